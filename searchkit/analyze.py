@@ -1,0 +1,426 @@
+"""Text analysis: NFKC, script runs and language, identifiers, and the token analyzers.
+
+Japanese runs go through SudachiPy (sudachidict-core); Russian and Latin runs are split into
+``\\w+`` words, lower-cased and Snowball-stemmed (PyStemmer). Identifiers such as ``ATL-1655``,
+``#412``, ``v2.3.1`` or ``PR 88`` are kept whole as tokens besides their parts (SPEC E2, H12).
+SudachiPy and PyStemmer are imported lazily, on the first text that needs them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+ANALYZER_VERSION = 1
+"""Bumped whenever the tokens produced for the same text and parameters change."""
+
+SPLIT_MODES: tuple[str, ...] = ("A", "B", "C")
+LANGUAGES: tuple[str, ...] = ("ja", "ru", "en")
+ROUTES: tuple[str, ...] = ("script", "ja", "ru", "en")
+
+# --- scripts ----------------------------------------------------------------------------------
+
+# Kana, kanji, iteration marks, prolonged sound mark: the letters of Japanese.
+_JA_LETTERS = (
+    "\u3005-\u3007\u303b"  # 々 〆 〇 〻
+    "\u3040-\u309f"  # hiragana
+    "\u30a0-\u30ff"  # katakana, ・ and ー included
+    "\u31f0-\u31ff"  # katakana phonetic extensions
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs (ext. A, unified, compatibility)
+    "\uff66-\uff9f"  # half-width katakana (NFKC widens them)
+    "\U00020000-\U0003ffff"  # CJK ideographs, supplementary planes
+)
+# Japanese punctuation and symbols: CJK symbols block (、。「」『』〜 ...), kanbun, enclosed CJK,
+# CJK compatibility, the remaining half-width CJK punctuation.
+_JA_PUNCT = "\u3001-\u3004\u3008-\u303a\u303c-\u303f\u3190-\u319f\u31c0-\u31ef\u3200-\u33ff\uff61-\uff65"
+_JA = _JA_LETTERS + _JA_PUNCT
+_CYRILLIC = "\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f"
+
+_RUN_RE = re.compile(
+    rf"(?P<ja>[{_JA}]+)|(?P<ru>[{_CYRILLIC}]+)|(?P<en>(?:(?![{_JA}{_CYRILLIC}])[^\W\d_])+)"
+)
+_JA_LETTER_RE = re.compile(rf"[{_JA_LETTERS}]")
+_CYRILLIC_RE = re.compile(rf"[{_CYRILLIC}]")
+_LETTER_RE = re.compile(r"[^\W\d_]")
+
+# Weights per character in detect_language: a kana/kanji carries more than a letter, and Latin
+# names, code and IDs appear inside Russian and Japanese text far more often than the reverse.
+_LANG_WEIGHTS = {"ja": 3.0, "ru": 2.0, "en": 1.0}
+
+_WORD_RE = re.compile(r"\w+")
+
+# --- identifiers ------------------------------------------------------------------------------
+
+_ID_RE = re.compile(
+    r"(?<![A-Za-z0-9_])(?:"
+    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?#?(?P<kwn>\d+)"  # PR 88, PR-88, pr#88, Issue 12
+    r"|(?P<key>[A-Z]{2}[A-Z0-9_]*-\d+)"  # ATL-1655, AB2-7 (starts with two capitals)
+    r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3, v2.3.1
+    r")(?![A-Za-z0-9_])"
+    r"|(?<![A-Za-z0-9_#&])(?P<num>#\d+)(?![A-Za-z0-9_])"  # #412 (not C#412, not &#412;)
+)
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC: full-width ``ＡＴＬ－１６５５`` becomes ``ATL-1655``, half-width kana widen."""
+    if not isinstance(text, str):
+        raise TypeError(f"normalize expects str, got {type(text).__name__}")
+    return unicodedata.normalize("NFKC", text)
+
+
+def script_runs(text: str) -> list[tuple[str, str]]:
+    """Split ``text`` into maximal runs of one script: ``ja``, ``ru`` (Cyrillic), ``en`` (the rest).
+
+    Letters decide the script; digits, spaces and punctuation join the run before them (or the
+    first run, at the start of the text). Japanese punctuation (、。「」) counts as Japanese.
+    The runs' texts concatenate back to ``text``; text without letters is one ``en`` run and
+    empty text gives ``[]``.
+    """
+    spans = _run_spans(text)
+    return [(lang, text[a:b]) for lang, a, b in spans]
+
+
+def _run_spans(text: str) -> list[tuple[str, int, int]]:
+    runs: list[list[Any]] = []
+    for m in _RUN_RE.finditer(text):
+        lang = m.lastgroup
+        if not runs:
+            runs.append([lang, 0, m.end()])
+        elif runs[-1][0] == lang:
+            runs[-1][2] = m.end()
+        else:
+            runs[-1][2] = m.start()
+            runs.append([lang, m.start(), m.end()])
+    if runs:
+        runs[-1][2] = len(text)
+    elif text:
+        runs.append(["en", 0, len(text)])
+    return [(str(lang), a, b) for lang, a, b in runs]
+
+
+def detect_language(text: str) -> str:
+    """The dominant language of ``text``: ``ja``, ``ru`` or ``en``.
+
+    Counts kana/kanji, Cyrillic and other letters after NFKC, identifiers left out, weighted
+    3 : 2 : 1 (Latin words are common inside Japanese and Russian text, rarely the reverse);
+    ties go ja > ru > en.
+    Text without letters is ``en``.
+    """
+    text = _ID_RE.sub(" ", normalize(text))
+    ja = len(_JA_LETTER_RE.findall(text))
+    ru = len(_CYRILLIC_RE.findall(text))
+    en = len(_LETTER_RE.findall(text)) - ja - ru
+    scores = {"ja": ja * _LANG_WEIGHTS["ja"], "ru": ru * _LANG_WEIGHTS["ru"], "en": en * _LANG_WEIGHTS["en"]}
+    best = max(scores.values())
+    if best <= 0:
+        return "en"
+    return next(lang for lang in LANGUAGES if scores[lang] == best)
+
+
+def _canonical_id(m: re.Match[str]) -> str:
+    if m.group("kw"):
+        return f"{m.group('kw').upper()}-{m.group('kwn')}"
+    if m.group("ver"):
+        return "v" + m.group("ver")[1:]
+    return m.group("key") or m.group("num")
+
+
+def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
+    for m in _ID_RE.finditer(text):
+        yield m.start(), m.end(), _canonical_id(m)
+
+
+def extract_identifiers(text: str) -> list[str]:
+    """Task and document numbers named in ``text``, canonical, de-duplicated, in order of appearance.
+
+    Recognised after NFKC: ``LETTERS-digits`` with two or more capitals (``ATL-1655``), ``#digits``
+    (``#412``), versions ``vX.Y[.Z...]`` (``v2.3.1``), and ``PR|MR|ISSUE|TASK <n>`` in any case,
+    with a space, hyphen or ``#`` or nothing before the number, canonicalised to ``PR-88``.
+    """
+    seen: dict[str, None] = {}
+    for _, _, ident in _iter_ids(normalize(text)):
+        seen.setdefault(ident, None)
+    return list(seen)
+
+
+# --- lazily loaded, per-process / per-thread backends ----------------------------------------
+
+_local = threading.local()
+_dict_lock = threading.Lock()
+_dictionary: dict[int, Any] = {}  # pid -> sudachipy.Dictionary
+
+
+def _sudachi_dictionary() -> Any:
+    pid = os.getpid()
+    d = _dictionary.get(pid)
+    if d is None:
+        with _dict_lock:
+            d = _dictionary.get(pid)
+            if d is None:
+                try:
+                    from sudachipy import Dictionary
+                except ImportError as exc:  # pragma: no cover - dependency is required
+                    raise ImportError(
+                        "Japanese analysis needs SudachiPy: pip install sudachipy sudachidict-core"
+                    ) from exc
+                d = Dictionary(dict="core")
+                _dictionary.clear()
+                _dictionary[pid] = d
+    return d
+
+
+class _Sudachi:
+    """A SudachiPy tokenizer for one split mode, plus the POS table; one per thread."""
+
+    MAX_CHARS = 12_000  # 4 bytes/char at most in UTF-8: always under Sudachi's 49,149-byte limit
+
+    def __init__(self, mode: str) -> None:
+        from sudachipy import SplitMode
+
+        d = _sudachi_dictionary()
+        self.mode_a = SplitMode.A
+        self.tokenizer = d.tokenizer(getattr(SplitMode, mode), fields={"pos", "normalized_form", "split_a"})
+        top: list[str] = []
+        while (pos := d.pos_of(len(top))) is not None:
+            top.append(pos[0])
+        self.pos_top = top
+
+    def morphemes(self, text: str) -> Iterator[tuple[int, Any]]:
+        """(offset of the chunk in ``text``, morpheme) pairs; ``m.begin()`` is chunk-relative."""
+        offset = 0
+        for chunk in _chunks(text, self.MAX_CHARS):
+            for m in self.tokenizer.tokenize(chunk):
+                yield offset, m
+            offset += len(chunk)
+
+
+_CHUNK_CUTS = re.compile(r"[。！？!?\n]+|\s+")
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    """Cut ``text`` into pieces of at most ``size`` chars, after a sentence end or space if any."""
+    start, n = 0, len(text)
+    while n - start > size:
+        window = text[start : start + size]
+        cut = 0
+        for m in _CHUNK_CUTS.finditer(window, size // 2):
+            cut = m.end()
+        end = start + (cut if cut else size)
+        yield text[start:end]
+        start = end
+    if start < n:
+        yield text[start:]
+
+
+def _sudachi(mode: str) -> _Sudachi:
+    cache = getattr(_local, "sudachi", None)
+    if cache is None or cache[0] != os.getpid():
+        cache = (os.getpid(), {})
+        _local.sudachi = cache
+    tok = cache[1].get(mode)
+    if tok is None:
+        tok = cache[1][mode] = _Sudachi(mode)
+    return tok
+
+
+def _stemmer(lang: str) -> Any:
+    stemmers = getattr(_local, "stemmers", None)
+    if stemmers is None:
+        stemmers = _local.stemmers = {}
+    st = stemmers.get(lang)
+    if st is None:
+        try:
+            import Stemmer
+        except ImportError as exc:  # pragma: no cover - dependency is required
+            raise ImportError("Russian/English stemming needs PyStemmer: pip install PyStemmer") from exc
+        st = stemmers[lang] = Stemmer.Stemmer({"ru": "russian", "en": "english"}[lang])
+    return st
+
+
+# --- the analyzer -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Analyzer:
+    """Turns text into index or query tokens for BM25.
+
+    Args:
+        split_mode: Sudachi split mode for Japanese, ``A`` (short units), ``B`` or ``C`` (long units).
+        expand_a_units: at index time, a unit that Sudachi splits into several A units also emits
+            those A units (analysis-sudachi's "search mode"); queries never expand.
+        use_normalized_form: Sudachi's normalized form (``行き`` -> ``行く``) instead of the surface.
+        stop_pos: first-level Sudachi parts of speech dropped (particles, auxiliaries, punctuation,
+            whitespace by default).
+        stem: Snowball stems (PyStemmer) for Russian and Latin words; words are lower-cased either way.
+        keep_identifiers: emit ``ATL-1655``, ``#412``, ``v2.3.1``, ``PR 88`` whole (lower-cased,
+            canonical, e.g. ``pr-88``) before their parts.
+        route: ``script`` analyses each script run with its own language (ja: Sudachi, ru: Russian
+            stemmer, Latin and the rest: English stemmer); ``ja``/``ru``/``en`` send the whole text
+            through that one analyzer, as a per-language notebook recipe does.
+
+    The peer baseline (BASELINE.md) is ``Analyzer(route=LANG, expand_a_units=False,
+    keep_identifiers=False)``: Sudachi mode C, normalized form, particles / auxiliaries /
+    punctuation dropped for ja; Snowball stems of lower-cased ``\\w+`` words for ru/en.
+    """
+
+    split_mode: str = "C"
+    expand_a_units: bool = True
+    use_normalized_form: bool = True
+    stop_pos: tuple[str, ...] = ("助詞", "助動詞", "補助記号", "空白")
+    stem: bool = True
+    keep_identifiers: bool = True
+    route: str = "script"
+
+    def __post_init__(self) -> None:
+        if self.split_mode not in SPLIT_MODES:
+            raise ValueError(f"Analyzer split_mode must be one of {SPLIT_MODES}, got {self.split_mode!r}")
+        if self.route not in ROUTES:
+            raise ValueError(f"Analyzer route must be one of {ROUTES}, got {self.route!r}")
+        for name in ("expand_a_units", "use_normalized_form", "stem", "keep_identifiers"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"Analyzer {name} must be a bool, got {getattr(self, name)!r}")
+        stop = self.stop_pos
+        if isinstance(stop, str) or not all(isinstance(p, str) for p in stop):
+            raise TypeError(f"Analyzer stop_pos must be a sequence of POS names (str), got {stop!r}")
+        object.__setattr__(self, "stop_pos", tuple(stop))
+
+    def index_tokens(self, text: str) -> list[str]:
+        """Tokens of a document (with A-unit expansion when ``expand_a_units``)."""
+        return self._tokens(text, expand=self.expand_a_units and self.split_mode != "A")
+
+    def query_tokens(self, text: str) -> list[str]:
+        """Tokens of a query (never A-unit expansion)."""
+        return self._tokens(text, expand=False)
+
+    def params(self) -> dict[str, Any]:
+        """The analyzer's identity as plain JSON data (for config and index fingerprints)."""
+        return {
+            "analyzer_version": ANALYZER_VERSION,
+            "split_mode": self.split_mode,
+            "expand_a_units": self.expand_a_units,
+            "use_normalized_form": self.use_normalized_form,
+            "stop_pos": list(self.stop_pos),
+            "stem": self.stem,
+            "keep_identifiers": self.keep_identifiers,
+            "route": self.route,
+        }
+
+    # -- internals --
+
+    def _tokens(self, text: str, *, expand: bool) -> list[str]:
+        if not isinstance(text, str):
+            raise TypeError(f"Analyzer expects str text, got {type(text).__name__}")
+        text = normalize(text)
+        out: list[str] = []
+        if not self.keep_identifiers:
+            self._plain(text, expand, out)
+            return out
+        pos = 0
+        for start, end, ident in _iter_ids(text):
+            self._plain(text[pos:start], expand, out)
+            out.append(ident.lower())
+            self._words(ident, "en", out)
+            pos = end
+        self._plain(text[pos:], expand, out)
+        return out
+
+    def _plain(self, text: str, expand: bool, out: list[str]) -> None:
+        if not text:
+            return
+        if self.route != "script":
+            self._analyze(self.route, text, expand, out)
+            return
+        for lang, a, b in _run_spans(text):
+            self._analyze(lang, text[a:b], expand, out)
+
+    def _analyze(self, lang: str, text: str, expand: bool, out: list[str]) -> None:
+        if lang == "ja":
+            self._japanese(text, expand, out)
+        else:
+            self._words(text, lang, out)
+
+    def _words(self, text: str, lang: str, out: list[str]) -> None:
+        words = _WORD_RE.findall(text.lower())
+        if words and self.stem:
+            words = _stemmer(lang).stemWords(words)
+        out.extend(words)
+
+    def _japanese(self, text: str, expand: bool, out: list[str]) -> None:
+        sud = _sudachi(self.split_mode)
+        pos_top, stop, norm = sud.pos_top, self.stop_pos, self.use_normalized_form
+        for _, m in sud.morphemes(text):
+            if pos_top[m.part_of_speech_id()] in stop:
+                continue
+            tok = (m.normalized_form() if norm else m.surface()).lower()
+            if tok:
+                out.append(tok)
+            if expand and m.end() - m.begin() > 1:
+                parts = m.split(sud.mode_a)
+                if len(parts) > 1:
+                    for p in parts:
+                        if pos_top[p.part_of_speech_id()] in stop:
+                            continue
+                        sub = (p.normalized_form() if norm else p.surface()).lower()
+                        if sub and sub != tok:
+                            out.append(sub)
+
+
+_CONTENT_STOP = ("助詞", "助動詞", "補助記号", "空白")
+_HIRAGANA_ONLY = re.compile("[\u3040-\u309f\u30fc]+")
+
+
+def content_words(text: str) -> list[str]:
+    """Split a (Japanese) phrase at particles, auxiliaries, punctuation and spaces.
+
+    Hiragana-only words other than nouns (``する``, ``つい`` of ``について``) separate pieces too.
+
+    Returns the surface forms (after NFKC) of the contiguous stretches left between them,
+    de-duplicated in order: ``満月の周期の計算`` -> ``['満月', '周期', '計算']``. Identifiers
+    (``ATL-1655``) stay whole pieces of their own. Used to retry a zero-hit phrase (SPEC T5).
+    """
+    text = normalize(text)
+    pieces: dict[str, None] = {}
+
+    def add(piece: str) -> None:
+        piece = piece.strip()
+        if piece:
+            pieces.setdefault(piece, None)
+
+    def phrase(segment: str) -> None:
+        if not segment.strip():
+            return
+        sud = _sudachi("C")
+        span_start = span_end = None
+        for offset, m in sud.morphemes(segment):
+            top = sud.pos_top[m.part_of_speech_id()]
+            if top in _CONTENT_STOP or (top != "名詞" and _HIRAGANA_ONLY.fullmatch(m.surface())):
+                if span_start is not None:
+                    add(segment[span_start:span_end])
+                span_start = None
+                continue
+            if span_start is None:
+                span_start = offset + m.begin()
+            span_end = offset + m.end()
+        if span_start is not None:
+            add(segment[span_start:span_end])
+
+    pos = 0
+    for start, end, _ in _iter_ids(text):
+        phrase(text[pos:start])
+        add(text[start:end])
+        pos = end
+    phrase(text[pos:])
+    return list(pieces)
+
+
+__all__ = [
+    "Analyzer",
+    "content_words",
+    "detect_language",
+    "extract_identifiers",
+    "normalize",
+    "script_runs",
+]

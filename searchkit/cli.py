@@ -1,0 +1,175 @@
+"""The ``searchkit`` command: index, search, eval, config, history, tasks."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+
+class CLIError(Exception):
+    """An error the CLI prints as one line (exit status 2)."""
+
+
+def _load_config(path: str | None):
+    from searchkit.config import SearchConfig
+
+    return SearchConfig.load(path) if path else SearchConfig()
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4f}"
+    return str(v)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from searchkit.searcher import Searcher
+
+    config = _load_config(args.config)
+    if args.dataset:
+        from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+
+        ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
+        records = ds.records
+        report = None
+    elif args.workspace:
+        from searchkit.ingest.workspace import load_workspace
+
+        load = load_workspace(args.workspace)
+        records = load.records
+        report = load.report
+    else:
+        raise CLIError("give --dataset DIR or --workspace DIR")
+    s = Searcher.build(records, config, show_progress=not args.quiet)
+    s.save(args.out)
+    print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
+    if report is not None:
+        for line in report.lines() if hasattr(report, "lines") else []:
+            print(line, file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from searchkit.searcher import Filters, Searcher
+
+    config = _load_config(args.config) if args.config else None
+    s = Searcher.load(args.index, config)
+    filters = Filters(kinds=tuple(args.kinds.split(",")) if args.kinds else None, since=args.since, until=args.until)
+    res = s.search(args.query, k=args.k, filters=filters)
+    if args.json:
+        print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))
+        return 0
+    for w in res.warnings:
+        print(f"! {w.message}")
+    for h in res.hits:
+        parts = " ".join(f"{n}={h.scores[n]:.4f}(#{h.ranks[n]})" for n in sorted(h.scores))
+        print(f"{h.rank:>3}. {h.score:.4f}  {h.record.ref or h.record.id}  {h.record.title[:60]}  [{parts}]")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.evaluate.run import evaluate_dataset
+
+    config = _load_config(args.config)
+    ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
+    report = evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json)
+    if args.json:
+        print(json.dumps(report.to_dict(with_queries=args.queries), ensure_ascii=False, indent=2))
+        return 0
+    c = report.counts
+    print(f"dataset {report.dataset}  split {report.split}  config {report.config_fingerprint}")
+    print(f"{c['records']} records; {c['queries']} queries ({c['answerable']} answerable, {c['unanswerable']} unanswerable)")
+    rows = [("all", report.metrics)] + sorted(report.by_lang.items())
+    names = list(report.metrics)
+    print(f"{'':8}" + "".join(f"{n:>10}" for n in names))
+    for label, m in rows:
+        print(f"{label:8}" + "".join(f"{_fmt(m[n]):>10}" for n in names))
+    na = report.no_answer
+    print("no-answer: " + "  ".join(f"{k} {_fmt(v)}" for k, v in na.items()))
+    t = report.timing
+    print(f"index {t['index_s']:.1f}s; query p50 {t['query_ms_p50']:.1f} ms, p95 {t['query_ms_p95']:.1f} ms")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from searchkit.config import SearchConfig
+
+    if args.action == "show":
+        cfg = _load_config(args.file)
+        print(cfg.to_json())
+    elif args.action == "validate":
+        if not args.file:
+            raise CLIError("config validate needs FILE")
+        cfg = SearchConfig.load(args.file)
+        print(f"{args.file}: valid (fingerprint {cfg.fingerprint()}, index fingerprint {cfg.index_fingerprint()})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="searchkit", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    pi = sub.add_parser("index", help="build an index folder from a dataset or a workspace")
+    src = pi.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", help="dataset folder (BEIR layout) or name")
+    src.add_argument("--workspace", help="workspace folder (WORKSPACE.md layout)")
+    pi.add_argument("--out", required=True, help="index folder to write (atomically)")
+    pi.add_argument("--split", default="dev")
+    pi.add_argument("--config", help="SearchConfig JSON file")
+    pi.add_argument("--quiet", action="store_true", help="no progress bars")
+    pi.set_defaults(func=cmd_index)
+
+    ps = sub.add_parser("search", help="search an index folder")
+    ps.add_argument("--index", required=True)
+    ps.add_argument("query")
+    ps.add_argument("--k", type=int, default=10)
+    ps.add_argument("--kinds", help="comma-separated kinds")
+    ps.add_argument("--since")
+    ps.add_argument("--until")
+    ps.add_argument("--config", help="query-time config (index part must match)")
+    ps.add_argument("--json", action="store_true")
+    ps.set_defaults(func=cmd_search)
+
+    pe = sub.add_parser("eval", help="index a dataset, run its queries, print metrics")
+    pe.add_argument("--dataset", required=True, help="dataset folder or name (datasets/ or ../shared/data)")
+    pe.add_argument("--split", default="dev", choices=["dev", "test"])
+    pe.add_argument("--config", help="SearchConfig JSON file")
+    pe.add_argument("--json", action="store_true", help="print one JSON object")
+    pe.add_argument("--queries", action="store_true", help="with --json: include per-query outcomes")
+    pe.add_argument("--quiet", action="store_true")
+    pe.set_defaults(func=cmd_eval)
+
+    pc = sub.add_parser("config", help="show or validate a SearchConfig")
+    pc.add_argument("action", choices=["show", "validate"])
+    pc.add_argument("file", nargs="?")
+    pc.set_defaults(func=cmd_config)
+
+    for mod in ("searchkit.tools.history_cli", "searchkit.tools.tasks_cli"):
+        try:
+            m = __import__(mod, fromlist=["add_subparsers"])
+        except ImportError:
+            continue
+        m.add_subparsers(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rc = args.func(args)
+    except CLIError as exc:
+        print(f"searchkit: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError, OSError) as exc:
+        print(f"searchkit {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return int(rc or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

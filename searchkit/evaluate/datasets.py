@@ -1,0 +1,543 @@
+"""Labeled datasets on disk (SPEC E3; DESIGN.md "Dataset format"): load, validate, split.
+
+Layout (BEIR's, extended)::
+
+    DIR/corpus.jsonl        {"_id", "title", "text", kind?, space?, date?, ref?, owner?, visibility?, ...}
+    DIR/queries.jsonl       {"_id", "text", lang?, answerable?, kinds?, since?, until?, spaces?,
+                             caller?, category?, split?}
+    DIR/qrels/<split>.tsv   header ``query-id<TAB>corpus-id<TAB>score``, graded 0-3
+
+Which queries belong to a split (one rule, applied in order):
+
+1. a query with rows in ``qrels/<split>.tsv`` belongs to that split;
+2. else a query with a ``split`` field belongs to the split it names;
+3. else an unanswerable query (``answerable: false``) with no rows in any qrels file goes to ``dev``
+   or ``test`` by a stable hash of its id (first byte of SHA-256 even -> dev, odd -> test);
+4. else (an answerable query without rows anywhere, as in public BEIR sets whose queries file
+   lists every split) it belongs to no split and is dropped.
+
+Contradictions are errors: rows in two split files, rows in one split while its ``split`` field names
+another, an answerable query whose ``split`` file holds no positive row for it, an unanswerable query
+with a positive row.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
+
+from searchkit.records import KINDS, VISIBILITIES, Record
+
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "Query",
+    "QRELS_HEADER",
+    "available_datasets",
+    "available_splits",
+    "datasets_dir",
+    "load_dataset",
+    "resolve_dataset",
+    "shared_data_dir",
+]
+
+QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
+MIN_SCORE, MAX_SCORE = 0, 3
+QUERY_KINDS: tuple[str, ...] = KINDS + ("doc",)
+HASH_SPLITS: tuple[str, str] = ("dev", "test")
+
+_LAYOUT = (
+    "expected layout: DIR/corpus.jsonl, DIR/queries.jsonl, DIR/qrels/<split>.tsv "
+    "(BEIR format, see DESIGN.md 'Dataset format')"
+)
+_RECORD_KEYS = ("_id", "title", "text", "kind", "space", "date", "ref", "owner", "visibility")
+
+
+class DatasetError(ValueError):
+    """A dataset folder is missing a file or holds a bad line; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One labeled query.
+
+    Args:
+        id: the query's ``_id``.
+        text: what is searched.
+        lang: language code (``ru``/``ja``/``en``...) or None when the file does not say.
+        answerable: False when the corpus holds no answer (the right behaviour is a weak-match warning).
+        kinds: only these record kinds are searched (None: all).
+        since, until: ISO dates, ``until`` exclusive (None: open).
+        spaces: ``"all"``, a tuple of space slugs, or None.
+        caller: user id of who searches (privacy, H15), or None.
+        category: free label for breakdowns; defaults to ``answerable`` / ``unanswerable``.
+    """
+
+    id: str
+    text: str
+    lang: str | None = None
+    answerable: bool = True
+    kinds: tuple[str, ...] | None = None
+    since: str | None = None
+    until: str | None = None
+    spaces: str | tuple[str, ...] | None = None
+    caller: str | None = None
+    category: str = "answerable"
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A dataset folder loaded for one split.
+
+    ``records`` holds the whole corpus; ``queries`` only the queries of ``split``; ``qrels`` maps a
+    query id to {corpus id: graded score} from ``qrels/<split>.tsv``.
+    """
+
+    name: str
+    path: Path
+    split: str
+    records: tuple[Record, ...]
+    queries: tuple[Query, ...]
+    qrels: Mapping[str, Mapping[str, int]]
+
+    def answerable_queries(self) -> tuple[Query, ...]:
+        """The queries with ``answerable`` true (those ranking metrics are computed over)."""
+        return tuple(q for q in self.queries if q.answerable)
+
+    def unanswerable_queries(self) -> tuple[Query, ...]:
+        """The queries the corpus cannot answer (no-answer metrics)."""
+        return tuple(q for q in self.queries if not q.answerable)
+
+    def to_ranx_qrels(self) -> dict[str, dict[str, int]]:
+        """Plain ``{query_id: {doc_id: score}}`` of the answerable queries, for ``ranx.Qrels(...)``.
+
+        ranx is slow to import, so the caller builds the ``Qrels`` object.
+        """
+        return {q.id: dict(self.qrels.get(q.id, {})) for q in self.answerable_queries()}
+
+    def stats(self) -> dict[str, Any]:
+        """Counts: records (by kind, by lang), queries (by lang, by category, answerable or not)."""
+
+        def breakdown(key) -> dict[str, dict[str, int]]:
+            out: dict[str, dict[str, int]] = {}
+            for q in self.queries:
+                row = out.setdefault(key(q), {"queries": 0, "answerable": 0, "unanswerable": 0})
+                row["queries"] += 1
+                row["answerable" if q.answerable else "unanswerable"] += 1
+            return dict(sorted(out.items()))
+
+        answerable = sum(q.answerable for q in self.queries)
+        return {
+            "name": self.name,
+            "split": self.split,
+            "records": len(self.records),
+            "records_by_kind": dict(sorted(Counter(r.kind for r in self.records).items())),
+            "records_by_lang": dict(
+                sorted(Counter(str(r.fields.get("lang") or "und") for r in self.records).items())
+            ),
+            "queries": len(self.queries),
+            "answerable": answerable,
+            "unanswerable": len(self.queries) - answerable,
+            "qrels_rows": sum(len(v) for v in self.qrels.values()),
+            "by_lang": breakdown(lambda q: q.lang or "und"),
+            "by_category": breakdown(lambda q: q.category),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# loading
+
+
+def available_splits(path: str | os.PathLike) -> tuple[str, ...]:
+    """Names of the splits a dataset folder has (``qrels/<split>.tsv``), sorted."""
+    qrels_dir = Path(path) / "qrels"
+    if not qrels_dir.is_dir():
+        return ()
+    return tuple(sorted(p.stem for p in qrels_dir.glob("*.tsv") if p.is_file()))
+
+
+def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
+    """Load and validate the dataset folder ``path`` for ``split``.
+
+    Raises:
+        DatasetError: a missing file (naming it and the expected layout) or a bad line (naming the
+            file and the line number).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+    corpus_path = _required(root, "corpus.jsonl")
+    queries_path = _required(root, "queries.jsonl")
+    splits = available_splits(root)
+    if not splits:
+        raise DatasetError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}")
+    if split not in splits:
+        raise DatasetError(
+            f"{root / 'qrels' / (split + '.tsv')} not found: split {split!r} is not in this dataset; "
+            f"available splits: {', '.join(splits)}"
+        )
+
+    records = _load_corpus(corpus_path)
+    doc_ids = {r.id for r in records}
+    queries, query_lines, declared = _load_queries(queries_path)
+
+    # every qrels file is validated: split membership depends on all of them
+    all_qrels: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
+    for name in splits:
+        all_qrels[name] = _load_qrels(root / "qrels" / f"{name}.tsv", query_lines, doc_ids)
+
+    membership = _assign_splits(queries, query_lines, declared, all_qrels, queries_path, root)
+    kept = tuple(q for q in queries if membership.get(q.id) == split)
+    qrels = MappingProxyType(
+        {
+            qid: MappingProxyType({doc: score for doc, (score, _line) in rows.items()})
+            for qid, rows in all_qrels[split].items()
+        }
+    )
+    return Dataset(name=root.resolve().name, path=root, split=split, records=records,
+                   queries=kept, qrels=qrels)
+
+
+def _required(root: Path, name: str) -> Path:
+    p = root / name
+    if not p.is_file():
+        raise DatasetError(f"dataset folder {root} has no {name}; {_LAYOUT}")
+    return p
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Non-blank lines with their 1-based numbers; a bad byte sequence names its line."""
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{path}, line {lineno}: not valid UTF-8 ({exc.reason})") from None
+            if lineno == 1:
+                text = text.lstrip("\ufeff")
+            if text.strip():
+                yield lineno, text.rstrip("\r\n")
+
+
+def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, text in _lines(path):
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
+        yield lineno, row
+
+
+def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
+    if "_id" not in row:
+        raise DatasetError(f"{path}, line {lineno}: missing required field '_id'")
+    value = row["_id"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {value!r}")
+    if any(c in value for c in "\t\r\n"):
+        raise DatasetError(f"{path}, line {lineno}: '_id' {value!r} contains a tab or newline")
+    return value
+
+
+def _optional_str(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise DatasetError(f"{path}, line {lineno}: {key!r} must be a string, got {value!r}")
+    return value
+
+
+def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str | None:
+    value = _optional_str(row, key, path, lineno)
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            date.fromisoformat(value)
+        else:
+            datetime.fromisoformat(value)
+    except ValueError:
+        raise DatasetError(
+            f"{path}, line {lineno}: {key!r} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {value!r}"
+        ) from None
+    return value
+
+
+def _check_duplicate(seen: dict[str, int], ident: str, path: Path, lineno: int, what: str) -> None:
+    if ident in seen:
+        raise DatasetError(f"{path}, line {lineno}: duplicate {what} {ident!r} (first on line {seen[ident]})")
+    seen[ident] = lineno
+
+
+def _load_corpus(path: Path) -> tuple[Record, ...]:
+    records: list[Record] = []
+    seen: dict[str, int] = {}
+    for lineno, row in _json_rows(path):
+        ident = _id_of(row, path, lineno)
+        _check_duplicate(seen, ident, path, lineno, "document id")
+        if "text" not in row:
+            raise DatasetError(f"{path}, line {lineno}: document {ident!r} is missing required field 'text'")
+        text = row["text"]
+        if not isinstance(text, str):
+            raise DatasetError(f"{path}, line {lineno}: 'text' of {ident!r} must be a string, got {text!r}")
+        kind = _optional_str(row, "kind", path, lineno) or "doc"
+        if kind not in QUERY_KINDS:
+            raise DatasetError(
+                f"{path}, line {lineno}: unknown kind {kind!r}; valid kinds: {', '.join(QUERY_KINDS)}"
+            )
+        visibility = _optional_str(row, "visibility", path, lineno) or "shared"
+        if visibility not in VISIBILITIES:
+            raise DatasetError(
+                f"{path}, line {lineno}: visibility must be one of {', '.join(VISIBILITIES)}, got {visibility!r}"
+            )
+        records.append(
+            Record(
+                id=ident,
+                kind=kind,
+                space=_optional_str(row, "space", path, lineno) or "",
+                date=_iso_date(row, "date", path, lineno),
+                title=_optional_str(row, "title", path, lineno) or "",
+                ref=_optional_str(row, "ref", path, lineno) or ident,
+                text=text,
+                owner=_optional_str(row, "owner", path, lineno),
+                visibility=visibility,
+                fields={k: v for k, v in row.items() if k not in _RECORD_KEYS},
+            )
+        )
+    if not records:
+        raise DatasetError(f"{path}: the corpus is empty")
+    return tuple(records)
+
+
+def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, str]]:
+    queries: list[Query] = []
+    lines: dict[str, int] = {}
+    declared: dict[str, str] = {}
+    for lineno, row in _json_rows(path):
+        ident = _id_of(row, path, lineno)
+        _check_duplicate(lines, ident, path, lineno, "query id")
+        if "text" not in row:
+            raise DatasetError(f"{path}, line {lineno}: query {ident!r} is missing required field 'text'")
+        text = row["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise DatasetError(f"{path}, line {lineno}: 'text' of query {ident!r} must be a non-empty string")
+        answerable = row.get("answerable", True)
+        if not isinstance(answerable, bool):
+            raise DatasetError(
+                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {answerable!r}"
+            )
+        kinds = row.get("kinds")
+        if kinds is not None:
+            if isinstance(kinds, str):
+                kinds = [kinds]
+            if not isinstance(kinds, list) or not kinds or any(k not in QUERY_KINDS for k in kinds):
+                raise DatasetError(
+                    f"{path}, line {lineno}: 'kinds' must be a non-empty list of {', '.join(QUERY_KINDS)}; "
+                    f"got {row.get('kinds')!r}"
+                )
+            kinds = tuple(kinds)
+        spaces = row.get("spaces")
+        if spaces is not None and spaces != "all":
+            if not isinstance(spaces, list) or not spaces or not all(isinstance(s, str) and s for s in spaces):
+                raise DatasetError(
+                    f"{path}, line {lineno}: 'spaces' must be \"all\" or a non-empty list of space slugs, "
+                    f"got {spaces!r}"
+                )
+            spaces = tuple(spaces)
+        split = row.get("split")
+        if split is not None:
+            if not isinstance(split, str) or not split.strip():
+                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {split!r}")
+            declared[ident] = split
+        category = _optional_str(row, "category", path, lineno) or ("answerable" if answerable else "unanswerable")
+        queries.append(
+            Query(
+                id=ident,
+                text=text,
+                lang=_optional_str(row, "lang", path, lineno),
+                answerable=answerable,
+                kinds=kinds,
+                since=_iso_date(row, "since", path, lineno),
+                until=_iso_date(row, "until", path, lineno),
+                spaces=spaces,
+                caller=_optional_str(row, "caller", path, lineno),
+                category=category,
+            )
+        )
+    if not queries:
+        raise DatasetError(f"{path}: there are no queries")
+    return queries, lines, declared
+
+
+def _load_qrels(
+    path: Path, query_lines: Mapping[str, int], doc_ids: set[str]
+) -> dict[str, dict[str, tuple[int, int]]]:
+    """{query_id: {doc_id: (score, line)}} of one qrels file, validated."""
+    rows: dict[str, dict[str, tuple[int, int]]] = {}
+    header_seen = False
+    for lineno, text in _lines(path):
+        cols = text.split("\t")
+        if not header_seen:
+            if tuple(c.strip() for c in cols) != QRELS_HEADER:
+                raise DatasetError(
+                    f"{path}, line {lineno}: the header must be "
+                    f"{chr(9).join(QRELS_HEADER)!r} (tab-separated), got {text!r}"
+                )
+            header_seen = True
+            continue
+        if len(cols) != 3:
+            raise DatasetError(
+                f"{path}, line {lineno}: expected 3 tab-separated columns "
+                f"(query-id, corpus-id, score), got {len(cols)}: {text!r}"
+            )
+        qid, did, raw = (c.strip() for c in cols)
+        try:
+            score = int(raw)
+        except ValueError:
+            raise DatasetError(f"{path}, line {lineno}: score {raw!r} is not an integer (expected 0-3)") from None
+        if not MIN_SCORE <= score <= MAX_SCORE:
+            raise DatasetError(f"{path}, line {lineno}: score {score} is outside 0-3")
+        if qid not in query_lines:
+            raise DatasetError(f"{path}, line {lineno}: unknown query id {qid!r} (not in queries.jsonl)")
+        if did not in doc_ids:
+            raise DatasetError(f"{path}, line {lineno}: unknown corpus id {did!r} (not in corpus.jsonl)")
+        judged = rows.setdefault(qid, {})
+        if did in judged:
+            raise DatasetError(
+                f"{path}, line {lineno}: duplicate row for query {qid!r} and document {did!r} "
+                f"(first on line {judged[did][1]})"
+            )
+        judged[did] = (score, lineno)
+    if not header_seen:
+        raise DatasetError(f"{path}: empty file; the header must be {chr(9).join(QRELS_HEADER)!r}")
+    return rows
+
+
+def hash_split(query_id: str) -> str:
+    """The split of an unanswerable query with neither ``split`` field nor qrels rows: SHA-256 parity."""
+    return HASH_SPLITS[hashlib.sha256(query_id.encode("utf-8")).digest()[0] % 2]
+
+
+def _assign_splits(
+    queries: list[Query],
+    query_lines: Mapping[str, int],
+    declared: Mapping[str, str],
+    all_qrels: Mapping[str, Mapping[str, Mapping[str, tuple[int, int]]]],
+    queries_path: Path,
+    root: Path,
+) -> dict[str, str]:
+    membership: dict[str, str] = {}
+    for q in queries:
+        lineno = query_lines[q.id]
+        where = [name for name, rows in all_qrels.items() if q.id in rows]
+        if len(where) > 1:
+            files = " and ".join(
+                f"qrels/{n}.tsv line {min(line for _s, line in all_qrels[n][q.id].values())}" for n in where
+            )
+            raise DatasetError(
+                f"{queries_path}, line {lineno}: query {q.id!r} has rows in {files}; "
+                "a query belongs to one split"
+            )
+        own = declared.get(q.id)
+        if where:
+            split = where[0]
+            if own is not None and own != split:
+                raise DatasetError(
+                    f"{queries_path}, line {lineno}: query {q.id!r} says split {own!r} "
+                    f"but has rows in qrels/{split}.tsv"
+                )
+        elif own is not None:
+            split = own
+        elif not q.answerable:
+            split = hash_split(q.id)
+        else:
+            continue  # answerable and judged nowhere: in no split (public BEIR query files list all)
+        rows = all_qrels.get(split, {}).get(q.id, {})
+        positive = [line for score, line in rows.values() if score > 0]
+        if not q.answerable and positive:
+            raise DatasetError(
+                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: query {q.id!r} is "
+                f"'answerable: false' (queries.jsonl line {lineno}) but has a positive relevance score"
+            )
+        if q.answerable and split in all_qrels and not positive:
+            raise DatasetError(
+                f"{queries_path}, line {lineno}: answerable query {q.id!r} has no relevant document "
+                f"(score > 0) in qrels/{split}.tsv; add one or mark it 'answerable: false'"
+            )
+        membership[q.id] = split
+    return membership
+
+
+# ---------------------------------------------------------------------------------------------
+# finding datasets by name
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent.parent
+
+
+def datasets_dir() -> Path:
+    """The repository's own ``datasets/`` folder (it may not exist in an installed copy)."""
+    return _repo_root() / "datasets"
+
+
+def shared_data_dir() -> Path | None:
+    """``../shared/data`` next to the repository root (the real public dev sets), or None if absent."""
+    p = _repo_root().parent / "shared" / "data"
+    return p if p.is_dir() else None
+
+
+def _dataset_folders(parent: Path | None) -> dict[str, Path]:
+    if parent is None or not parent.is_dir():
+        return {}
+    return {
+        p.name: p
+        for p in sorted(parent.iterdir())
+        if p.is_dir() and (p / "corpus.jsonl").is_file() and (p / "queries.jsonl").is_file()
+    }
+
+
+def available_datasets() -> dict[str, Path]:
+    """Bare names ``resolve_dataset`` accepts: ``datasets/`` first, then the shared data folder."""
+    found = _dataset_folders(shared_data_dir())
+    found.update(_dataset_folders(datasets_dir()))
+    return dict(sorted(found.items()))
+
+
+def resolve_dataset(name_or_path: str | os.PathLike) -> Path:
+    """A dataset folder from a path or a bare name (looked up in ``datasets/``, then ``../shared/data``).
+
+    Raises:
+        DatasetError: nothing found; the message lists the available names.
+    """
+    p = Path(name_or_path)
+    if p.is_dir():
+        return p
+    raw = os.fspath(name_or_path)
+    is_bare = raw and os.sep not in raw and (os.altsep is None or os.altsep not in raw) and raw not in (".", "..")
+    if is_bare:
+        for parent in (datasets_dir(), shared_data_dir()):
+            if parent is not None and (parent / raw).is_dir():
+                return parent / raw
+    names = available_datasets()
+    shared = shared_data_dir()
+    shared_note = (
+        f"shared data folder: {shared}" if shared is not None
+        else f"the shared data folder {_repo_root().parent / 'shared' / 'data'} is absent"
+    )
+    listing = ", ".join(names) if names else "none"
+    raise DatasetError(
+        f"no dataset folder {raw!r}: give a folder path or one of the names: {listing} "
+        f"(looked in {datasets_dir()}; {shared_note})"
+    )

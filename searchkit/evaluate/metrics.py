@@ -1,0 +1,87 @@
+"""Metrics, backed by ranx (ranking) and scikit-learn (no-answer separation).
+
+Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank, ranx's ``mrr@10``),
+``R@100`` (recall). Nothing here hand-computes a standard metric.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+RANKING_METRICS: dict[str, str] = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "R@100": "recall@100"}
+"""Our metric names -> ranx metric names."""
+
+
+def _ranx_objects(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]):
+    from ranx import Qrels, Run
+
+    q = {qid: {d: int(s) for d, s in docs.items() if int(s) > 0} for qid, docs in qrels.items()}
+    q = {qid: docs for qid, docs in q.items() if docs}
+    r = {qid: dict(run.get(qid, {})) for qid in q}
+    # ranx cannot hold an empty ranking: a query with no results gets one impossible doc
+    r = {qid: (docs if docs else {"__none__": 0.0}) for qid, docs in r.items()}
+    return Qrels(q), Run(r)
+
+
+def ranking_metrics(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str] = tuple(RANKING_METRICS),
+) -> dict[str, float]:
+    """Mean of each metric over the queries that have positive judgements."""
+    from ranx import evaluate
+
+    unknown = [m for m in metrics if m not in RANKING_METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; valid: {list(RANKING_METRICS)}")
+    q, r = _ranx_objects(qrels, run)
+    if len(q.keys()) == 0:
+        return {m: float("nan") for m in metrics}
+    res = evaluate(q, r, [RANKING_METRICS[m] for m in metrics], make_comparable=True)
+    if len(metrics) == 1:
+        res = {RANKING_METRICS[metrics[0]]: res}
+    return {m: float(res[RANKING_METRICS[m]]) for m in metrics}
+
+
+def per_query_metrics(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str] = tuple(RANKING_METRICS),
+) -> dict[str, dict[str, float]]:
+    """``{query_id: {metric: value}}`` for the judged queries (for significance tests)."""
+    from ranx import evaluate
+
+    q, r = _ranx_objects(qrels, run)
+    out: dict[str, dict[str, float]] = {qid: {} for qid in q.keys()}
+    for m in metrics:
+        vals = evaluate(q, r, RANKING_METRICS[m], return_mean=False, make_comparable=True)
+        for qid, v in zip(q.keys(), vals):
+            out[qid][m] = float(v)
+    return out
+
+
+def no_answer_metrics(answerable: Sequence[bool], answer_prob: Sequence[float], warned: Sequence[bool]) -> dict[str, float]:
+    """How well the weak-match signal separates answerable from unanswerable queries.
+
+    ``AUROC`` of P(answer) against the label (0.5 = chance), ``AP-noanswer`` (average
+    precision of flagging unanswerable queries, by 1 - P), and for the warning as fired:
+    ``warn-precision`` / ``warn-recall`` over unanswerable queries and ``false-warn-rate``
+    over answerable ones.
+    """
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y = [bool(a) for a in answerable]
+    out: dict[str, float] = {}
+    if len(set(y)) == 2:
+        out["AUROC"] = float(roc_auc_score(y, list(answer_prob)))
+        out["AP-noanswer"] = float(average_precision_score([not a for a in y], [1 - p for p in answer_prob]))
+    else:
+        out["AUROC"] = float("nan")
+        out["AP-noanswer"] = float("nan")
+    tp = sum(1 for a, w in zip(y, warned) if w and not a)
+    fp = sum(1 for a, w in zip(y, warned) if w and a)
+    fn = sum(1 for a, w in zip(y, warned) if not w and not a)
+    n_ans = sum(y)
+    out["warn-precision"] = tp / (tp + fp) if tp + fp else float("nan")
+    out["warn-recall"] = tp / (tp + fn) if tp + fn else float("nan")
+    out["false-warn-rate"] = fp / n_ans if n_ans else float("nan")
+    return out

@@ -1,0 +1,291 @@
+"""On-disk embedding cache: nothing is embedded twice across runs (SPEC H16, issue 2 item 5).
+
+SQLite, one row per (embedder fingerprint, kind, sha256 of the text) holding the float32 vector.
+Missing texts are embedded in batches; each batch is stored in one transaction as soon as it is
+done, so an interrupted run keeps every finished batch and never a partial one.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .embedders import Embedder, EmbeddingError
+
+__all__ = ["EmbeddingCache", "CacheStats", "CachedEmbedder", "default_cache_path", "KINDS"]
+
+KINDS = ("query", "passage")
+_PLURAL = {"query": "queries", "passage": "passages"}
+_SCHEMA_VERSION = 1
+_LOOKUP_CHUNK = 500  # bound on SQL variables per SELECT
+
+
+def default_cache_path() -> Path:
+    """The cache file to use when none is given: ``$SEARCHKIT_CACHE`` or
+    ``~/.cache/searchkit/embeddings.sqlite``. Creates nothing."""
+    env = os.environ.get("SEARCHKIT_CACHE")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "searchkit" / "embeddings.sqlite"
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """Counts since this cache object was opened, over distinct texts of each call.
+
+    ``hits``: texts found in the cache; ``misses``: texts that had to be embedded (and were
+    stored); ``entries``: rows in the cache now.
+    """
+
+    hits: int
+    misses: int
+    entries: int
+
+
+def _text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class EmbeddingCache:
+    """SQLite cache of embeddings keyed by (embedder fingerprint, kind, sha256(text)).
+
+    Args:
+        path: the SQLite file (its folder is created), or None for an in-memory cache that
+            persists nothing. WAL journal mode, so other processes can read while one writes.
+
+    Raises:
+        ValueError: ``path`` exists but is not a searchkit embedding cache.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+        self.path = None if path is None else Path(path).expanduser()
+        self._lock = threading.RLock()
+        self._hits = 0
+        self._misses = 0
+        if self.path is None:
+            target = ":memory:"
+        else:
+            if self.path.is_dir():
+                raise ValueError(f"embedding cache path {self.path} is a folder; give a file path")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            target = str(self.path)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
+        self._conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            self._setup()
+        except sqlite3.DatabaseError as e:
+            self._conn.close()
+            raise ValueError(f"embedding cache {self.path}: not a usable SQLite cache ({e})") from None
+
+    def _setup(self) -> None:
+        c = self._conn
+        if self.path is not None:
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute("PRAGMA synchronous=NORMAL")
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == 0 and not tables:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.execute(
+                    "CREATE TABLE IF NOT EXISTS embeddings ("
+                    " fingerprint TEXT NOT NULL, kind TEXT NOT NULL, text_sha256 BLOB NOT NULL,"
+                    " dim INTEGER NOT NULL, vector BLOB NOT NULL,"
+                    " PRIMARY KEY (fingerprint, kind, text_sha256)) WITHOUT ROWID"
+                )
+                c.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        elif version != _SCHEMA_VERSION or "embeddings" not in tables:
+            raise sqlite3.DatabaseError(
+                f"schema version {version} with tables {sorted(tables)}; expected version "
+                f"{_SCHEMA_VERSION} with an 'embeddings' table (delete the file to rebuild the cache)"
+            )
+
+    # -- public ----------------------------------------------------------------
+    def embed(
+        self,
+        embedder: Embedder,
+        texts: Sequence[str],
+        kind: str,
+        batch_size: int = 32,
+        show_progress: bool = True,
+        desc: str | None = None,
+    ) -> np.ndarray:
+        """Embeddings of ``texts`` (float32, ``(len(texts), dim)``, in input order), embedding
+        only texts not cached yet under ``embedder.fingerprint()`` and ``kind``.
+
+        Identical texts are embedded once. Missing texts go to the embedder in batches of
+        ``batch_size`` (a tqdm bar counts them unless ``show_progress`` is false or all are
+        cached); each batch is validated (shape, finite values) and committed in its own
+        transaction before the next one starts.
+
+        Args:
+            embedder: any :class:`~searchkit.index.embedders.Embedder`.
+            texts: the texts (a sequence of ``str``).
+            kind: ``"query"`` or ``"passage"`` (selects ``embed_queries`` / ``embed_passages``).
+
+        Raises:
+            ValueError / TypeError: bad ``kind``, ``batch_size`` or texts.
+            EmbeddingError: the embedder failed or returned a wrong shape or non-finite values;
+                batches finished before it stay cached, nothing of the failed batch is stored.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a sequence of strings, not a single string")
+        items = list(texts)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+        if not items:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+
+        fp = embedder.fingerprint()
+        keys = [_text_key(t) for t in items]
+        first: dict[bytes, str] = {}
+        for key, text in zip(keys, items):
+            first.setdefault(key, text)
+        with self._lock:
+            found = self._lookup(fp, kind, list(first))
+            missing = [k for k in first if k not in found]
+            self._hits += len(found)
+            if missing:
+                self._fill(embedder, fp, kind, [(k, first[k]) for k in missing], found,
+                           batch_size, show_progress, desc or f"embedding {_PLURAL[kind]} ({embedder.name})")
+        dims = {v.shape[0] for v in found.values()}
+        if len(dims) != 1:
+            raise EmbeddingError(
+                f"embedding cache {self._where()}: vectors of fingerprint {fp[:12]}… have mixed "
+                f"dimensions {sorted(dims)}; the embedder's fingerprint must change with its dim"
+            )
+        out = np.empty((len(items), dims.pop()), dtype=np.float32)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out
+
+    def stats(self) -> CacheStats:
+        """Hits and misses since this object was opened, and the number of cached vectors."""
+        return CacheStats(self._hits, self._misses, len(self))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "EmbeddingCache":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"EmbeddingCache({self._where()})"
+
+    # -- internals -------------------------------------------------------------
+    def _where(self) -> str:
+        return str(self.path) if self.path is not None else ":memory:"
+
+    def _lookup(self, fp: str, kind: str, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for i in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[i:i + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT text_sha256, dim, vector FROM embeddings WHERE fingerprint=? AND kind=?"
+                f" AND text_sha256 IN ({marks})", (fp, kind, *chunk))
+            for key, dim, blob in rows:
+                vec = np.frombuffer(blob, dtype="<f4")
+                if vec.shape[0] != dim:
+                    raise EmbeddingError(f"embedding cache {self._where()}: a stored vector is corrupt "
+                                         f"({vec.shape[0]} floats, expected {dim})")
+                found[bytes(key)] = vec.astype(np.float32, copy=False)
+        return found
+
+    def _fill(self, embedder: Embedder, fp: str, kind: str, todo: list[tuple[bytes, str]],
+              found: dict[bytes, np.ndarray], batch_size: int, show_progress: bool, desc: str) -> None:
+        from tqdm.auto import tqdm
+
+        embed = embedder.embed_queries if kind == "query" else embedder.embed_passages
+        with tqdm(total=len(todo), desc=desc, unit="text", disable=not show_progress) as bar:
+            for start in range(0, len(todo), batch_size):
+                batch = todo[start:start + batch_size]
+                vectors = _checked(embed([t for _, t in batch]), len(batch), embedder)
+                rows = [(fp, kind, key, vectors.shape[1], vectors[i].astype("<f4").tobytes())
+                        for i, (key, _) in enumerate(batch)]
+                c = self._conn
+                c.execute("BEGIN IMMEDIATE")
+                try:
+                    c.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+                    c.execute("COMMIT")
+                except BaseException:
+                    c.execute("ROLLBACK")
+                    raise
+                for i, (key, _) in enumerate(batch):
+                    found[key] = vectors[i]
+                self._misses += len(batch)
+                bar.update(len(batch))
+
+
+def _checked(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
+    arr = np.asarray(vectors)
+    if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 1:
+        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned shape "
+                             f"{arr.shape} for {n} texts; expected ({n}, dim)")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float32)
+    if not np.isfinite(arr).all():
+        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned NaN or infinity")
+    return arr
+
+
+class CachedEmbedder:
+    """An :class:`Embedder` that answers through an :class:`EmbeddingCache` (same name, dim and
+    fingerprint as the wrapped embedder), so indexes and searchers need not know about caching.
+
+    Args:
+        embedder: the embedder to wrap.
+        cache: the cache to read and fill.
+        batch_size: texts per call to the wrapped embedder.
+        show_progress: show a tqdm bar while embedding passages (queries never show one).
+    """
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache, batch_size: int = 32,
+                 show_progress: bool = True) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.batch_size = batch_size
+        self.show_progress = show_progress
+        self.name = embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    def fingerprint(self) -> str:
+        return self.embedder.fingerprint()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.cache.embed(self.embedder, texts, "query", self.batch_size, show_progress=False)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.cache.embed(self.embedder, texts, "passage", self.batch_size,
+                                show_progress=self.show_progress)
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.embedder!r}, {self.cache!r})"

