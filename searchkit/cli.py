@@ -36,19 +36,36 @@ def cmd_index(args: argparse.Namespace) -> int:
         records = ds.records
         report = None
     elif args.workspace:
-        from searchkit.ingest.workspace import load_workspace
-
-        load = load_workspace(args.workspace)
-        records = load.records
-        report = load.report
+        return _index_workspace(args, config)
     else:
         raise CLIError("give --dataset DIR or --workspace DIR")
+    if args.update:
+        raise CLIError("--update works with --workspace")
     s = Searcher.build(records, config, show_progress=not args.quiet)
     s.save(args.out)
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
-    if report is not None:
-        for line in report.lines() if hasattr(report, "lines") else []:
-            print(line, file=sys.stderr)
+    return 0
+
+
+def _index_workspace(args: argparse.Namespace, config) -> int:
+    from searchkit.tools.history import HistoryIndex
+
+    if args.update:
+        idx = HistoryIndex.load(args.out, config if args.config else None)
+        rep = idx.update(args.workspace, show_progress=not args.quiet)
+        print(rep.line(), file=sys.stderr)
+    else:
+        idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet)
+    idx.save(args.out)
+    s = idx.searcher
+    print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
+    if idx.report is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(idx.report.counts.items()))
+        print(f"records by kind: {counts}", file=sys.stderr)
+        for sk in idx.report.skips:
+            print(f"skipped {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
+        for sk in idx.report.notes:
+            print(f"note {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
     return 0
 
 
@@ -120,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("--out", required=True, help="index folder to write (atomically)")
     pi.add_argument("--split", default="dev")
     pi.add_argument("--config", help="SearchConfig JSON file")
+    pi.add_argument("--update", action="store_true", help="with --workspace: update the index at --out in place (H3)")
     pi.add_argument("--quiet", action="store_true", help="no progress bars")
     pi.set_defaults(func=cmd_index)
 
@@ -153,7 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
             m = __import__(mod, fromlist=["add_subparsers"])
         except ImportError:
             continue
+        before = set(sub.choices)
         m.add_subparsers(sub)
+        for name in set(sub.choices) - before:
+            if sub.choices[name].get_default("func") is None:
+                sub.choices[name].set_defaults(func=m.run)
     return p
 
 

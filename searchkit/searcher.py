@@ -322,8 +322,11 @@ class Searcher:
         return out, sig
 
     # -- persistence ----------------------------------------------------------------------
-    def save(self, folder: str | Path) -> Path:
-        """Save to ``folder`` atomically: a temporary folder renamed into place when complete."""
+    def save(self, folder: str | Path, *, extra_files: Mapping[str, str] | None = None) -> Path:
+        """Save to ``folder`` atomically: a temporary folder renamed into place when complete.
+
+        ``extra_files`` (name -> text) are written into the same folder (e.g. a workspace's
+        spaces), inside the same atomic step."""
         from searchkit import __version__
         from searchkit.util import atomic_directory
 
@@ -349,6 +352,8 @@ class Searcher:
                 self.bm25.save(tmp / "bm25")
             if self.dense is not None:
                 self.dense.save(tmp / "dense")
+            for name, text in (extra_files or {}).items():
+                (tmp / name).write_text(text, encoding="utf-8")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
         return folder
 

@@ -283,7 +283,7 @@ class DenseIndex:
             index = faiss.read_index(str(index_path))
         except RuntimeError as e:
             raise ValueError(f"dense index file {index_path} is unreadable: {str(e).splitlines()[0]}") from None
-        index = faiss.downcast_index(index)
+        # read_index already returns the concrete class (downcasting again would drop ownership)
         expected_type = faiss.IndexHNSWFlat if params.kind == "hnsw" else faiss.IndexFlatIP
         if not isinstance(index, expected_type) or index.metric_type != faiss.METRIC_INNER_PRODUCT:
             raise ValueError(f"dense index file {index_path} holds a {type(index).__name__}, "

@@ -63,9 +63,9 @@ def create_trigram_table(conn: sqlite3.Connection, name: str, columns: Sequence[
     Raises:
         RuntimeError: FTS5 or the trigram tokenizer is not available (message says what to install).
     """
-    cols = ", ".join(_ident(c, "column name") for c in columns)
     if not columns:
         raise ValueError("columns must name at least one column")
+    cols = ", ".join(_ident(c, "column name") for c in columns)
     exists = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_ident(name, "table name"),)
     ).fetchone()

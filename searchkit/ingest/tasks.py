@@ -146,6 +146,11 @@ def indexed_text(comment: Mapping[str, Any]) -> str | None:
     Body for indexed kinds, ``tool: NAME`` for a tool run (never its arguments or output),
     plus ``attachments: a.pdf, b.png`` (file names only); then NFKC and redaction.
     """
+    text = _unredacted_index_text(comment)
+    return None if text is None else redact(text)
+
+
+def _unredacted_index_text(comment: Mapping[str, Any]) -> str | None:
     if not_indexed_reason(comment) is not None:
         return None
     if comment.get("kind") == "progress" and comment.get("progress_type") == TOOL_PROGRESS_TYPE:
@@ -155,8 +160,7 @@ def indexed_text(comment: Mapping[str, Any]) -> str | None:
     names = _attachment_names(comment.get("attachments") or ())
     if names:
         text = f"{text}\nattachments: {', '.join(names)}" if text else f"attachments: {', '.join(names)}"
-    text = redact(normalize(text).replace("\x00", " "))
-    return text
+    return normalize(text).replace("\x00", " ")
 
 
 def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
@@ -245,15 +249,14 @@ def add_comments(
             attachments = row.get("attachments") or []
             if not isinstance(attachments, (list, tuple)):
                 raise TaskStoreError(f"{w}: attachments must be a list of file names, got {attachments!r}")
-            text = indexed_text(row)
+            raw = _unredacted_index_text(row)
+            text = None if raw is None else redact(raw)
             if text is None:
                 reason = not_indexed_reason(row) or "unknown"
                 skipped[reason] = skipped.get(reason, 0) + 1
             else:
                 indexed += 1
-                raw = normalize(str(row.get("body") or ""))
-                if redact(raw) != raw:
-                    redacted += 1
+                redacted += text != raw
             conn.execute(
                 "INSERT OR REPLACE INTO comments(id, task, author, kind, progress_type, tool, body,"
                 " attachments, ts, ts_utc, indexed, folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

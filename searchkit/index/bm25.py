@@ -1,0 +1,629 @@
+"""BM25 over a sparse matrix of precomputed per-(document, term) contributions.
+
+The bm25s idea (Lù 2024, "BM25S: Orders of magnitude faster lexical search via eager sparse
+scoring", arXiv:2407.03618), written for searchkit's own analyzers: every (doc, term) BM25
+contribution is computed once at index time into a CSC matrix (docs x vocab), so a query only
+slices the columns of its terms and sums them. Tokens come in already analysed (lists of str).
+
+Variants live in ``VARIANTS``; each is two or three tiny pure functions (idf, tf weight, weight
+of an absent term). ``okapi``, ``bm25l`` and ``bm25plus`` reproduce rank_bm25 0.2.2
+(``BM25Okapi``, ``BM25L``, ``BM25Plus``) score for score; ``lucene`` is Lucene 8+'s BM25Similarity
+(with exact rather than lossy-encoded document lengths).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+_FORMAT = "searchkit.bm25"
+_FORMAT_VERSION = 1
+_JSON_NAME = "bm25.json"
+_NPZ_NAME = "bm25.npz"
+_DTYPES = {"float32": np.float32, "float64": np.float64}
+_TINY = float(np.nextafter(0.0, 1.0))  # smallest positive float64: "x >= _TINY" is "x > 0"
+
+
+@dataclass(frozen=True)
+class BM25Params:
+    """BM25 hyperparameters: ``k1`` (tf saturation), ``b`` (length normalisation), ``epsilon``
+    (Okapi's idf floor factor), ``delta`` (BM25L / BM25+ lower bound)."""
+
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25
+    delta: float = 1.0
+
+
+# --------------------------------------------------------------------------- variant functions
+# idf(df, n_docs, p) -> idf per vocabulary term; tf(tf, rel_len, p) -> weight of a present term,
+# where rel_len = doc_len / avgdl; absent(p) -> weight (times idf) every document gets for a query
+# term it does not contain (0 except BM25+ as rank_bm25 computes it).
+
+
+def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+    idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+    if idf.size == 0:
+        return idf
+    floor = p.epsilon * float(idf.mean())
+    return np.where(idf < 0, floor, idf)
+
+
+def _idf_lucene(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+def _idf_bm25l(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+    return math.log(n_docs + 1) - np.log(df + 0.5)
+
+
+def _idf_bm25plus(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+    return np.log((n_docs + 1) / df)
+
+
+def _tf_okapi(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+    return tf * (p.k1 + 1) / (tf + p.k1 * (1 - p.b + p.b * rel_len))
+
+
+def _tf_lucene(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+    return tf / (tf + p.k1 * (1 - p.b + p.b * rel_len))
+
+
+def _tf_bm25l(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+    ctd = tf / (1 - p.b + p.b * rel_len)
+    return tf * (p.k1 + 1) * (ctd + p.delta) / (p.k1 + ctd + p.delta)
+
+
+def _absent_none(p: BM25Params) -> float:
+    return 0.0
+
+
+def _absent_delta(p: BM25Params) -> float:
+    return p.delta
+
+
+@dataclass(frozen=True)
+class BM25Variant:
+    """One BM25 variant: the score of doc d for query q is
+    ``sum over query tokens t (with multiplicity) of idf(t) * (tf(t, d) + absent)`` where ``tf``
+    is 0 for a term d lacks. ``formula`` states it in words for ``repr``/docs."""
+
+    name: str
+    idf: Callable[[np.ndarray, int, BM25Params], np.ndarray]
+    tf: Callable[[np.ndarray, np.ndarray, BM25Params], np.ndarray]
+    absent: Callable[[BM25Params], float]
+    formula: str
+
+
+VARIANTS: dict[str, BM25Variant] = {
+    "okapi": BM25Variant(
+        "okapi",
+        _idf_okapi,
+        _tf_okapi,
+        _absent_none,
+        "Robertson et al. (TREC-3, 1994) as rank_bm25.BM25Okapi: idf = ln((N-n+0.5)/(n+0.5)), a "
+        "negative idf replaced by epsilon * mean idf over the vocabulary; "
+        "tf part = tf*(k1+1) / (tf + k1*(1-b+b*dl/avgdl))",
+    ),
+    "lucene": BM25Variant(
+        "lucene",
+        _idf_lucene,
+        _tf_lucene,
+        _absent_none,
+        "Lucene 8+ BM25Similarity: idf = ln(1 + (N-n+0.5)/(n+0.5)); "
+        "tf part = tf / (tf + k1*(1-b+b*dl/avgdl)) (exact dl, not Lucene's lossy norm encoding)",
+    ),
+    "bm25l": BM25Variant(
+        "bm25l",
+        _idf_bm25l,
+        _tf_bm25l,
+        _absent_none,
+        "Lv & Zhai (CIKM 2011) as rank_bm25.BM25L computes it: idf = ln(N+1) - ln(n+0.5); "
+        "ctd = tf/(1-b+b*dl/avgdl); tf part = tf*(k1+1)*(ctd+delta)/(k1+ctd+delta) (the leading "
+        "tf factor is rank_bm25's, not the paper's)",
+    ),
+    "bm25plus": BM25Variant(
+        "bm25plus",
+        _idf_bm25plus,
+        _tf_okapi,
+        _absent_delta,
+        "Lv & Zhai (CIKM 2011) as rank_bm25.BM25Plus computes it: idf = ln((N+1)/n); "
+        "contribution = idf * (delta + tf*(k1+1)/(k1*(1-b+b*dl/avgdl) + tf)), the delta part "
+        "given to every document, containing the term or not",
+    ),
+}
+
+
+def get_variant(name: str) -> BM25Variant:
+    """The registered variant called ``name``; ValueError listing the valid names otherwise."""
+    try:
+        return VARIANTS[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown BM25 variant {name!r}; valid variants: {', '.join(sorted(VARIANTS))}"
+        ) from None
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def _check_params(k1: Any, b: Any, epsilon: Any, delta: Any) -> BM25Params:
+    def number(name: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"BM25 parameter {name} must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"BM25 parameter {name} must be finite, got {value!r}")
+        return float(value)
+
+    p = BM25Params(number("k1", k1), number("b", b), number("epsilon", epsilon), number("delta", delta))
+    if p.k1 < 0:
+        raise ValueError(f"BM25 parameter k1 must be >= 0, got {k1!r}")
+    if not 0.0 <= p.b <= 1.0:
+        raise ValueError(f"BM25 parameter b must be in [0, 1], got {b!r}")
+    if p.delta < 0:
+        raise ValueError(f"BM25 parameter delta must be >= 0, got {delta!r}")
+    return p
+
+
+def _dtype_name(dtype: Any) -> str:
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name not in _DTYPES:
+        raise ValueError(f"BM25 dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+    return name
+
+
+def _query_list(query_tokens: Iterable[str]) -> list:
+    if isinstance(query_tokens, (str, bytes)):
+        raise ValueError(
+            f"query_tokens must be a list of tokens, got the string {query_tokens[:50]!r}; "
+            "analyze the query first"
+        )
+    return list(query_tokens)
+
+
+# --------------------------------------------------------------------------- the index
+
+
+class BM25Index:
+    """A BM25 index: a docs x vocab CSC matrix of precomputed contributions.
+
+    Build with :meth:`BM25Index.build`; load with :meth:`BM25Index.load`. ``vocab`` maps a term to
+    its column, ``matrix`` is the ``scipy.sparse.csc_array`` (explicit zeros kept: a stored entry
+    means "the doc contains the term"), ``idf`` the idf per column.
+    """
+
+    def __init__(
+        self,
+        *,
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        idf: np.ndarray,
+        doc_len: np.ndarray,
+        vocab: dict[str, int],
+        variant: str,
+        params: BM25Params,
+    ) -> None:
+        from scipy import sparse
+
+        self._variant = get_variant(variant)
+        self._p = params
+        self._vocab = vocab
+        self._n_docs = int(doc_len.shape[0])
+        self._doc_len = doc_len
+        self._idf = idf
+        self.matrix = sparse.csc_array(
+            (data, indices, indptr), shape=(self._n_docs, len(vocab)), copy=False
+        )
+        # Query path reads the raw arrays (no scipy dispatch per query).
+        self._data = self.matrix.data
+        self._indices = self.matrix.indices
+        self._indptr = self.matrix.indptr
+        absent = float(self._variant.absent(params))
+        self._offset = idf * absent if absent else None
+        total = int(doc_len.sum())
+        self._avgdl = total / self._n_docs if self._n_docs else 0.0
+
+    # ----------------------------------------------------------------------- build
+
+    @classmethod
+    def build(
+        cls,
+        corpus_tokens: Sequence[Sequence[str]],
+        *,
+        variant: str = "okapi",
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        delta: float = 1.0,
+        dtype: Any = np.float32,
+        show_progress: bool = False,
+    ) -> "BM25Index":
+        """Index ``corpus_tokens`` (one list of analysed tokens per document).
+
+        Args:
+            corpus_tokens: documents as token lists; row i of the index is document i.
+            variant: a name in ``VARIANTS`` (okapi, lucene, bm25l, bm25plus).
+            k1, b: the usual BM25 knobs (k1 >= 0, 0 <= b <= 1).
+            epsilon: Okapi only: a negative idf becomes ``epsilon * mean idf``.
+            delta: BM25L / BM25+ only (rank_bm25's own defaults are 0.5 for BM25L, 1 for BM25+).
+            dtype: float32 (default, half the memory) or float64 (exact parity).
+            show_progress: show a tqdm bar over the documents.
+
+        Returns:
+            The index. An empty corpus is allowed (every query then finds nothing).
+        """
+        spec = get_variant(variant)
+        params = _check_params(k1, b, epsilon, delta)
+        dtype_name = _dtype_name(dtype)
+        if isinstance(corpus_tokens, (str, bytes)):
+            raise ValueError("corpus_tokens must be a sequence of token lists, got a string")
+        docs = corpus_tokens if isinstance(corpus_tokens, Sequence) else list(corpus_tokens)
+        n_docs = len(docs)
+        for i, doc in enumerate(docs):
+            if isinstance(doc, (str, bytes)):
+                raise ValueError(
+                    f"corpus_tokens[{i}] is a string ({doc[:50]!r}), not a list of tokens; "
+                    "analyze the documents first"
+                )
+        doc_len = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
+
+        rows: Iterable = docs
+        if show_progress:
+            from tqdm.auto import tqdm
+
+            rows = tqdm(docs, total=n_docs, desc="BM25 index", unit="doc")
+        term_ids: defaultdict = defaultdict()
+        term_ids.default_factory = term_ids.__len__  # new term -> next column, in C
+        flat = np.fromiter(
+            map(term_ids.__getitem__, chain.from_iterable(rows)),
+            dtype=np.int64,
+            count=int(doc_len.sum()),
+        )
+        vocab = dict(term_ids)
+        bad = next((t for t in vocab if not isinstance(t, str)), None)
+        if bad is not None:
+            raise ValueError(f"tokens must be str, got {type(bad).__name__} {bad!r} in corpus_tokens")
+        n_terms = len(vocab)
+
+        # (term, doc) pairs sorted term-major -> CSC order; counts are term frequencies.
+        if n_docs and flat.size:
+            key = flat * n_docs
+            key += np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
+            del flat
+            pairs, tf = np.unique(key, return_counts=True)
+            del key
+            term = pairs // n_docs
+            doc = pairs - term * n_docs
+            del pairs
+        else:
+            term = doc = tf = np.zeros(0, dtype=np.int64)
+        df = np.bincount(term, minlength=n_terms)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+
+        idf = np.asarray(spec.idf(df.astype(np.float64), n_docs, params), dtype=np.float64)
+        avgdl = float(doc_len.sum()) / n_docs if n_docs else 0.0
+        if tf.size:
+            rel_len = doc_len[doc] / avgdl
+            weight = spec.tf(tf.astype(np.float64), rel_len, params)
+            data = (idf[term] * weight).astype(_DTYPES[dtype_name])
+        else:
+            data = np.zeros(0, dtype=_DTYPES[dtype_name])
+        index_dtype = np.int32 if max(n_docs, data.size) < 2**31 - 1 else np.int64
+        return cls(
+            data=data,
+            indices=doc.astype(index_dtype),
+            indptr=indptr.astype(index_dtype),
+            idf=idf,
+            doc_len=doc_len,
+            vocab=vocab,
+            variant=spec.name,
+            params=params,
+        )
+
+    # ----------------------------------------------------------------------- facts
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """Term -> column of ``matrix`` (do not mutate)."""
+        return self._vocab
+
+    @property
+    def n_docs(self) -> int:
+        """Number of documents (rows)."""
+        return self._n_docs
+
+    @property
+    def avgdl(self) -> float:
+        """Mean document length in tokens."""
+        return self._avgdl
+
+    @property
+    def idf(self) -> np.ndarray:
+        """idf per column (float64), after the variant's floor."""
+        return self._idf
+
+    @property
+    def variant(self) -> str:
+        """The variant's registry name."""
+        return self._variant.name
+
+    def params(self) -> dict[str, Any]:
+        """The build settings: variant, k1, b, epsilon, delta, dtype (JSON-ready)."""
+        return {"variant": self._variant.name, **asdict(self._p), "dtype": self._data.dtype.name}
+
+    def __repr__(self) -> str:
+        return (
+            f"BM25Index(variant={self._variant.name!r}, n_docs={self._n_docs}, "
+            f"n_terms={len(self._vocab)}, nnz={self._data.size})"
+        )
+
+    # ----------------------------------------------------------------------- query
+
+    def _columns(self, query_tokens: Iterable[str]) -> tuple[list[int], list[int]]:
+        """Distinct in-vocabulary columns of the query and each one's multiplicity."""
+        get = self._vocab.get
+        counts: dict[int, int] = {}
+        for tok in _query_list(query_tokens):
+            col = get(tok)
+            if col is not None:
+                counts[col] = counts.get(col, 0) + 1
+        return list(counts), list(counts.values())
+
+    def _gather(self, cols: list[int], mult: list[int]) -> tuple[np.ndarray, np.ndarray, list]:
+        """Row indices (intp) and weighted contributions (float64) of the columns, concatenated,
+        and each column's [start, end) posting bounds in the matrix."""
+        ptr, idx, data = self._indptr, self._indices, self._data
+        bounds = ptr[np.asarray(cols)[:, None] + np.arange(2)].tolist()
+        rows = [idx[s:e] for s, e in bounds]
+        vals = [data[s:e] if m == 1 else data[s:e] * m for (s, e), m in zip(bounds, mult)]
+        return (
+            np.concatenate(rows, dtype=np.intp, casting="safe"),
+            np.concatenate(vals, dtype=np.float64, casting="safe"),
+            bounds,
+        )
+
+    def _offset_total(self, cols: list[int], mult: list[int]) -> float:
+        if self._offset is None or not cols:
+            return 0.0
+        return float(self._offset[cols] @ np.asarray(mult, dtype=np.float64))
+
+    def scores(self, query_tokens: Iterable[str]) -> np.ndarray:
+        """BM25 score of every document for the query (float64, length ``n_docs``).
+
+        Query tokens count with multiplicity (``["a", "a"]`` scores twice ``["a"]``), as in
+        rank_bm25; tokens outside the vocabulary add nothing.
+        """
+        cols, mult = self._columns(query_tokens)
+        if not cols:
+            return np.zeros(self._n_docs, dtype=np.float64)
+        rows, vals, _ = self._gather(cols, mult)
+        out = np.bincount(rows, weights=vals, minlength=self._n_docs)
+        off = self._offset_total(cols, mult)
+        if off:
+            out += off
+        return out
+
+    def top_k(
+        self,
+        query_tokens: Iterable[str],
+        k: int,
+        allowed: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` documents for the query.
+
+        A document is a candidate when it contains at least one query term (whatever its score:
+        with few documents Okapi's idf can be 0, or negative when the mean idf is negative, and
+        a matching document is still returned) and, when ``allowed`` is given, ``allowed[doc]``
+        is True; a filtered-out document never takes a slot. Candidates are ordered by score
+        descending, ties by lower document index. Scores equal :meth:`scores`.
+
+        Args:
+            query_tokens: analysed query tokens.
+            k: how many to return at most (>= 0).
+            allowed: optional bool mask of length ``n_docs``.
+
+        Returns:
+            (doc indices int64, scores float64), best first, at most ``k`` of each.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        if allowed is not None:
+            allowed = np.asarray(allowed)
+            if allowed.dtype != np.bool_ or allowed.shape != (self._n_docs,):
+                raise ValueError(
+                    f"allowed must be a bool array of shape ({self._n_docs},), got dtype "
+                    f"{allowed.dtype} shape {allowed.shape}"
+                )
+        k = int(k)
+        cols, mult = self._columns(query_tokens)
+        if not cols or k == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        rows, vals, bounds = self._gather(cols, mult)
+        n = self._n_docs
+        if rows.size * 8 < n:
+            # Few postings: score the candidates only (a sort of the postings, no O(n_docs) pass).
+            cand, inv = np.unique(rows, return_inverse=True)
+            sc = np.bincount(inv.ravel(), weights=vals, minlength=cand.size)
+            if allowed is not None:
+                keep = allowed[cand]
+                cand, sc = cand[keep], sc[keep]
+            idx, top = _best(cand, sc, k)
+        elif bool((self._idf[cols] > 0).all()):
+            # Every stored contribution is > 0 here, so "contains a query term" is "sum > 0":
+            # select straight on the dense sums.
+            dense = np.bincount(rows, weights=vals, minlength=n)
+            if allowed is not None:
+                np.multiply(dense, allowed, out=dense)
+            # A lower bound on the k-th best score: the k-th best among the postings of the
+            # shortest column holding >= k documents (a subset of the candidates).
+            floor = _TINY
+            probe_bounds = [(e - s, s, e) for s, e in bounds if e - s >= k]
+            if probe_bounds:
+                _, s, e = min(probe_bounds)
+                probe = dense[self._indices[s:e]]
+                probe = probe[probe > 0] if allowed is not None else probe
+                if probe.size >= k:
+                    floor = max(np.partition(probe, probe.size - k)[probe.size - k], _TINY)
+            cand = np.flatnonzero(dense >= floor)
+            idx, top = _best(cand, dense[cand], k)
+        else:
+            dense = np.bincount(rows, weights=vals, minlength=n)
+            hit = np.zeros(n, dtype=np.bool_)
+            hit[rows] = True
+            if allowed is not None:
+                hit &= allowed
+            cand = np.flatnonzero(hit)
+            idx, top = _best(cand, dense[cand], k)
+        off = self._offset_total(cols, mult)
+        return idx, (top + off if off else top)
+
+    def matched_terms(self, query_tokens: Iterable[str], doc_index: int) -> int:
+        """How many distinct query terms occur in document ``doc_index``."""
+        if isinstance(doc_index, bool) or not isinstance(doc_index, (int, np.integer)):
+            raise ValueError(f"doc_index must be an integer, got {doc_index!r}")
+        if not 0 <= doc_index < self._n_docs:
+            raise ValueError(f"doc_index {doc_index} out of range for {self._n_docs} documents")
+        cols, _ = self._columns(query_tokens)
+        ptr, idx = self._indptr, self._indices
+        found = 0
+        for c in cols:
+            col = idx[ptr[c] : ptr[c + 1]]
+            pos = int(np.searchsorted(col, doc_index))
+            found += pos < col.size and int(col[pos]) == doc_index
+        return found
+
+    def matched_counts(self, query_tokens: Iterable[str]) -> np.ndarray:
+        """For every document, how many distinct query terms it contains (int64, ``n_docs``)."""
+        cols, _ = self._columns(query_tokens)
+        if not cols:
+            return np.zeros(self._n_docs, dtype=np.int64)
+        rows, _, _ = self._gather(cols, [1] * len(cols))
+        return np.bincount(rows, minlength=self._n_docs)
+
+    # ----------------------------------------------------------------------- persistence
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        """Write ``bm25.npz`` (arrays) and ``bm25.json`` (params, vocabulary) into ``folder``.
+
+        Each file is written to a temporary name and renamed, so a crash leaves no half file.
+        No pickle. Returns the folder.
+        """
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        vocab_list = [""] * len(self._vocab)
+        for term, col in self._vocab.items():
+            vocab_list[col] = term
+        meta = {
+            "format": _FORMAT,
+            "format_version": _FORMAT_VERSION,
+            "params": self.params(),
+            "n_docs": self._n_docs,
+            "n_terms": len(vocab_list),
+            "nnz": int(self._data.size),
+            "vocab": vocab_list,
+        }
+        npz_tmp = folder / f".{_NPZ_NAME}.tmp"
+        with open(npz_tmp, "wb") as fh:
+            np.savez(
+                fh,
+                data=self._data,
+                indices=self._indices,
+                indptr=self._indptr,
+                idf=self._idf,
+                doc_len=self._doc_len,
+            )
+        json_tmp = folder / f".{_JSON_NAME}.tmp"
+        json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        os.replace(npz_tmp, folder / _NPZ_NAME)
+        os.replace(json_tmp, folder / _JSON_NAME)
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike) -> "BM25Index":
+        """Load an index written by :meth:`save`; ValueError/FileNotFoundError naming the file
+        when something is missing, malformed or from another format version."""
+        folder = Path(folder)
+        json_path, npz_path = folder / _JSON_NAME, folder / _NPZ_NAME
+        for path in (json_path, npz_path):
+            if not path.is_file():
+                raise FileNotFoundError(f"BM25 index file missing: {path}")
+        try:
+            meta = json.loads(json_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{json_path}: not valid JSON ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+            raise ValueError(f"{json_path}: not a searchkit BM25 index (format {_FORMAT!r} expected)")
+        if meta.get("format_version") != _FORMAT_VERSION:
+            raise ValueError(
+                f"{json_path}: format_version {meta.get('format_version')!r}, this searchkit reads "
+                f"{_FORMAT_VERSION}; rebuild the index"
+            )
+        try:
+            p = meta["params"]
+            variant = get_variant(p["variant"]).name
+            params = _check_params(p["k1"], p["b"], p["epsilon"], p["delta"])
+            dtype = _DTYPES[_dtype_name(p["dtype"])]
+            vocab_list = meta["vocab"]
+            n_docs = int(meta["n_docs"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{json_path}: missing or malformed field {exc}") from None
+        try:
+            with np.load(npz_path, allow_pickle=False) as z:
+                arrays = {name: z[name] for name in ("data", "indices", "indptr", "idf", "doc_len")}
+        except (OSError, ValueError, KeyError) as exc:
+            raise ValueError(f"{npz_path}: unreadable BM25 arrays ({exc})") from None
+        n_terms = len(vocab_list)
+        vocab = {term: col for col, term in enumerate(vocab_list)}
+        problems = []
+        if len(vocab) != n_terms:
+            problems.append("vocab lists a term twice")
+        if arrays["indptr"].shape != (n_terms + 1,):
+            problems.append(f"indptr has {arrays['indptr'].shape[0]} entries, vocab {n_terms} terms")
+        elif arrays["data"].shape != arrays["indices"].shape or arrays["data"].shape[0] != int(
+            arrays["indptr"][-1]
+        ):
+            problems.append("data/indices lengths disagree with indptr")
+        if arrays["doc_len"].shape != (n_docs,):
+            problems.append(f"doc_len has {arrays['doc_len'].shape} entries, n_docs is {n_docs}")
+        if arrays["idf"].shape != (n_terms,):
+            problems.append("idf length differs from the vocabulary")
+        if arrays["data"].dtype != dtype:
+            problems.append(f"data dtype {arrays['data'].dtype} but params say {p['dtype']}")
+        if problems:
+            raise ValueError(f"{folder}: inconsistent BM25 index: {'; '.join(problems)}")
+        return cls(
+            data=arrays["data"],
+            indices=arrays["indices"],
+            indptr=arrays["indptr"],
+            idf=arrays["idf"],
+            doc_len=arrays["doc_len"],
+            vocab=vocab,
+            variant=variant,
+            params=params,
+        )
+
+
+def _best(cand: np.ndarray, sc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top ``k`` of candidates ``cand`` (ascending doc indices) with scores ``sc``: score desc,
+    then lower index."""
+    if cand.size > k:
+        # Everything scoring at least the k-th best value, so boundary ties are all seen.
+        kth = np.partition(sc, cand.size - k)[cand.size - k]
+        keep = sc >= kth
+        cand, sc = cand[keep], sc[keep]
+    order = np.lexsort((cand, -sc))[:k]
+    return cand[order].astype(np.int64, copy=False), sc[order]
+

@@ -1,0 +1,210 @@
+"""Rank fusion for one query: several retrievers' runs (doc id -> score) in, one fused run out.
+
+Modelled on ranx's ``fuse`` (Bassani & Romelli, "ranx.fuse: A Python Library for Metasearch",
+CIKM 2022) and kept score-for-score equal to it for ``rrf`` and min-max ``wsum``, but for a single
+query, in plain Python (ranx itself is not imported: numba makes it slow to load).
+
+A run is a mapping ``doc_id -> score`` (higher is better); ``runs`` maps a run name (``"bm25"``,
+``"dense"``) to its run. Methods live in ``FUSION_METHODS``, score normalisers in ``NORMALIZERS``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from typing import Callable, Mapping
+
+Run = Mapping[str, float]
+
+
+# --------------------------------------------------------------------------- normalisers
+
+
+def minmax(run: Run) -> dict[str, float]:
+    """Min-max normalisation: ``(s - min) / max(max - min, 1e-9)`` over the run's scores.
+
+    As ranx's ``min-max`` norm: a run whose scores are all equal (a single document included)
+    maps every document to 0.
+    """
+    if not run:
+        return {}
+    lo, hi = min(run.values()), max(run.values())
+    den = max(hi - lo, 1e-9)
+    return {doc: (s - lo) / den for doc, s in run.items()}
+
+
+def zscore(run: Run) -> dict[str, float]:
+    """Z-score normalisation: ``(s - mean) / max(std, 1e-9)`` with the population standard
+    deviation (ddof=0), as ranx's ``zmuv`` norm (Montague & Aslam, CIKM 2001)."""
+    if not run:
+        return {}
+    n = len(run)
+    mean = math.fsum(run.values()) / n
+    std = math.sqrt(math.fsum((s - mean) ** 2 for s in run.values()) / n)
+    den = max(std, 1e-9)
+    return {doc: (s - mean) / den for doc, s in run.items()}
+
+
+def identity(run: Run) -> dict[str, float]:
+    """No normalisation: the scores as given."""
+    return dict(run)
+
+
+NORMALIZERS: dict[str, Callable[[Run], dict[str, float]]] = {
+    "minmax": minmax,
+    "zscore": zscore,
+    "none": identity,
+}
+
+
+def normalize(run: Run, norm: str) -> dict[str, float]:
+    """Normalise one run with the normaliser called ``norm`` (see ``NORMALIZERS``)."""
+    return _lookup(NORMALIZERS, norm, "normaliser")(run)
+
+
+# --------------------------------------------------------------------------- ranks
+
+
+def ranks(run: Run) -> dict[str, int]:
+    """1-based ranks of a run: score descending, ties by doc id ascending.
+
+    (ranx keeps tied documents in their insertion order instead; with distinct scores, or ties
+    listed in id order, the two agree.)
+    """
+    ordered = sorted(run.items(), key=lambda item: (-item[1], item[0]))
+    return {doc: i for i, (doc, _) in enumerate(ordered, start=1)}
+
+
+def rank_fused(fused: Run) -> list[tuple[str, float]]:
+    """A fused run as a list of ``(doc_id, score)``: score descending, then doc id ascending."""
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def rrf(runs: Mapping[str, Run], k: float = 60) -> dict[str, float]:
+    """Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, "Reciprocal rank fusion outperforms
+    Condorcet and individual rank learning methods", SIGIR 2009).
+
+    ``score(d) = sum over runs r containing d of 1 / (k + rank_r(d))``, ranks 1-based from the
+    run's scores (ties by doc id, see :func:`ranks`); a run that lacks d adds nothing.
+
+    Args:
+        runs: run name -> (doc id -> score).
+        k: the smoothing constant (>= 0; the paper's 60 by default).
+    """
+    if not _is_number(k) or k < 0:
+        raise ValueError(f"rrf parameter k must be a finite number >= 0, got {k!r}")
+    fused: dict[str, float] = {}
+    for run in runs.values():
+        for doc, r in ranks(run).items():
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + r)
+    return fused
+
+
+def wsum(
+    runs: Mapping[str, Run],
+    weights: Mapping[str, float] | None = None,
+    norm: str = "minmax",
+) -> dict[str, float]:
+    """Weighted sum (convex combination) of normalised scores (Fox & Shaw, "Combination of
+    multiple searches", TREC-2 1994, CombSUM; weighted as in Bartell et al. 1994).
+
+    ``score(d) = sum over runs r of w_r * norm_r(d)``, where ``norm_r`` is the run's scores after
+    the normaliser ``norm`` (see ``NORMALIZERS``) and a run lacking d contributes 0, as in ranx's
+    ``wsum``. Weights are divided by their sum, so they form a convex combination.
+
+    Args:
+        runs: run name -> (doc id -> score).
+        weights: run name -> weight (>= 0, not all 0), one per run; equal weights if omitted.
+        norm: ``minmax`` (default), ``zscore`` or ``none``.
+    """
+    normaliser = _lookup(NORMALIZERS, norm, "normaliser")
+    w = _weights(runs, weights)
+    fused: dict[str, float] = {}
+    for name, run in runs.items():
+        for doc, s in normaliser(run).items():
+            fused[doc] = fused.get(doc, 0.0) + w[name] * s
+    return fused
+
+
+FUSION_METHODS: dict[str, Callable[..., dict[str, float]]] = {
+    "rrf": rrf,
+    "wsum": wsum,
+}
+
+
+def fuse(runs: Mapping[str, Run], method: str = "rrf", **params) -> dict[str, float]:
+    """Fuse several runs of one query into one run (doc id -> fused score).
+
+    Args:
+        runs: run name -> (doc id -> score), higher is better. Empty runs are fine.
+        method: a name in ``FUSION_METHODS`` (``rrf``, ``wsum``).
+        **params: the method's own parameters (``rrf``: k; ``wsum``: weights, norm).
+
+    Returns:
+        doc id -> fused score, over every document of every run. Order it with
+        :func:`rank_fused`.
+    """
+    fn = _lookup(FUSION_METHODS, method, "fusion method")
+    accepted = [p for p in inspect.signature(fn).parameters if p != "runs"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"fusion method {method!r} got unknown parameter(s) {', '.join(unknown)}; "
+            f"it accepts: {', '.join(accepted)}"
+        )
+    return fn(_check_runs(runs), **params)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _is_number(x: object) -> bool:
+    """A finite real number (Python or NumPy), not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _lookup(registry: Mapping[str, Callable], name: str, what: str) -> Callable:
+    try:
+        return registry[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(sorted(registry))}") from None
+
+
+def _check_runs(runs: Mapping[str, Run]) -> dict[str, dict[str, float]]:
+    """The runs with every score as a Python float; ValueError naming a bad run or score."""
+    if not isinstance(runs, Mapping):
+        raise ValueError(f"runs must map a run name to {{doc_id: score}}, got {type(runs).__name__}")
+    clean: dict[str, dict[str, float]] = {}
+    for name, run in runs.items():
+        if not isinstance(run, Mapping):
+            raise ValueError(f"run {name!r} must map doc_id -> score, got {type(run).__name__}")
+        for doc, s in run.items():
+            if not _is_number(s):
+                raise ValueError(f"run {name!r}: score of {doc!r} must be a finite number, got {s!r}")
+        clean[name] = {doc: float(s) for doc, s in run.items()}
+    return clean
+
+
+def _weights(runs: Mapping[str, Run], weights: Mapping[str, float] | None) -> dict[str, float]:
+    if weights is None:
+        return {name: 1.0 / len(runs) for name in runs} if runs else {}
+    if not isinstance(weights, Mapping):
+        raise ValueError(f"wsum weights must map run name -> weight, got {type(weights).__name__}")
+    missing = sorted(set(runs) - set(weights))
+    extra = sorted(set(weights) - set(runs))
+    if missing or extra:
+        raise ValueError(
+            f"wsum weights must name exactly the runs {sorted(runs)}; "
+            f"missing {missing}, unknown {extra}"
+        )
+    for name, w in weights.items():
+        if not _is_number(w) or w < 0:
+            raise ValueError(f"wsum weight of run {name!r} must be a finite number >= 0, got {w!r}")
+    total = math.fsum(weights.values())
+    if runs and total <= 0:
+        raise ValueError("wsum weights are all 0; give at least one run a positive weight")
+    return {name: w / total for name, w in weights.items()}

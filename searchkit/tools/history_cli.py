@@ -1,0 +1,66 @@
+"""``searchkit history``: the history search tool from the command line (issue 3 item 7)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_subparsers(sub) -> None:
+    p = sub.add_parser("history", help="history search over a workspace (SPEC H)")
+    p.add_argument("query")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--workspace", help="workspace folder (indexed in memory, embeddings cached)")
+    src.add_argument("--index", help="an index built by `searchkit index --workspace`")
+    p.add_argument("--caller", help="user id of the person searching (omit in a shared container)")
+    p.add_argument("--container", choices=["personal", "shared"], default="personal")
+    p.add_argument("--space", help="slug of the space the search runs in (default: the caller's first space)")
+    p.add_argument("--kinds", help="comma-separated: digest,chat,log,file,source,page,app")
+    p.add_argument("--since", help="ISO date, inclusive")
+    p.add_argument("--until", help="ISO date, exclusive")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--spaces", help='"all" or comma-separated slugs')
+    p.add_argument("--lang", choices=["ru", "en", "ja"], help="message language (default: the query's)")
+    p.add_argument("--config", help="SearchConfig JSON file")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from searchkit.cli import CLIError, _load_config
+    from searchkit.tools.history import HistoryIndex, HistorySearchError
+
+    config = _load_config(args.config) if args.config else None
+    if args.index:
+        idx = HistoryIndex.load(args.index, config)
+    else:
+        idx = HistoryIndex.build(args.workspace, config, show_progress=sys.stderr.isatty())
+    space = args.space
+    if space is None:
+        mine = sorted(s for s, info in idx.spaces.items() if args.caller in info.members)
+        if not mine:
+            raise CLIError(f"--caller {args.caller!r} is a member of no space; give --space")
+        space = mine[0]
+    spaces = None
+    if args.spaces:
+        spaces = "all" if args.spaces == "all" else [s for s in args.spaces.split(",") if s]
+    try:
+        ans = idx.search(
+            args.query,
+            kinds=args.kinds.split(",") if args.kinds else None,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+            spaces=spaces,
+            caller=args.caller if args.container == "personal" else None,
+            container=args.container,
+            space=space,
+            lang=args.lang,
+        )
+    except HistorySearchError as exc:
+        raise CLIError(str(exc)) from None
+    if args.json:
+        print(json.dumps(ans.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(ans.text)
+    return 0

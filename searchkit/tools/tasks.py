@@ -1,0 +1,591 @@
+"""Workspace task search (SPEC T, seed 003): ``task_search``, ``around_ref``, ``list_tasks``, ``render``.
+
+Search runs over the indexed (normalised, redacted) text of the other tasks' comments in the
+caller's space. The space boundary and the exclusion of the current task are conditions of the
+SQL query itself (T1). Terms are quoted one by one for FTS5 (T4); a term shorter than three
+characters sends the whole query down the LIKE path, same any/all meaning, newest first. An
+``any`` search that finds nothing is split at particles and punctuation (Sudachi parts of
+speech) and run once more (T5). ``around_ref`` returns raw comment text with its neighbours (T6).
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from searchkit.index import fts
+from searchkit.ingest import tasks as store
+
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 32
+DEFAULT_LIMIT, MAX_LIMIT = 10, 30
+MAX_CONTEXT = 5
+AROUND_DEFAULT_CONTEXT = 1
+"""``around_ref`` without ``context`` reads one comment either side (the seed's example)."""
+DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT = 20, 50
+FILTER_KINDS: tuple[str, ...] = ("request", "comment", "interjection", "result", "ask", "progress", "handoff")
+LIST_STATES: tuple[str, ...] = ("open", "closed")
+EXCERPT_CHARS = 160
+
+_REF = re.compile(r"comment:([0-9]+)", re.ASCII)
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+_MAX_ID = 2**63 - 1
+
+
+class TaskSearchError(ValueError):
+    """A bad parameter; ``param`` names it (``query``, ``around_ref``, ``limit``...)."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(f"{param}: {message}")
+        self.param = param
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """Who is calling: the space, the current task (excluded from results), the signed-in owner.
+
+    ``owner=None`` (a no-auth run) or ``subtask=True`` makes the tools answer with T8's message.
+    """
+
+    space: str
+    current_task: int | None
+    owner: str | None
+    subtask: bool = False
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask`` or ``no_fts5``."""
+
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unavailable": self.reason}
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One comment as ``around_ref`` and ``context`` show it: raw, unredacted text."""
+
+    comment_id: int
+    task_id: int
+    author: str
+    kind: str
+    ts: str
+    text: str
+    is_target: bool = False
+
+
+@dataclass(frozen=True)
+class TaskHit:
+    """A matching comment: refs, task title, author/kind/time, a redacted excerpt, raw neighbours."""
+
+    task_id: int
+    task_title: str
+    comment_id: int
+    author: str
+    kind: str
+    ts: str
+    excerpt: str
+    context: tuple[Comment, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits of a query. ``method`` is ``fts`` (bm25 order) or ``like`` (newest first);
+    ``split_from`` holds the original query when the zero-hit split ran (T5)."""
+
+    query: str
+    terms: tuple[str, ...]
+    match_mode: str
+    method: str
+    hits: tuple[TaskHit, ...]
+    split_from: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AroundResult:
+    """A comment and its neighbours within its task (``comments`` in time order)."""
+
+    task_id: int
+    task_title: str
+    comment_id: int
+    context: int
+    comments: tuple[Comment, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    task_id: int
+    title: str
+    state: str
+    piece: str
+    updated: str | None
+
+
+@dataclass(frozen=True)
+class TaskList:
+    """Other tasks of the space, newest first (T7)."""
+
+    space: str
+    state: str | None
+    tasks: tuple[TaskSummary, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- validation
+
+def _check_context(ctx: TaskContext) -> Unavailable | None:
+    if not isinstance(ctx, TaskContext):
+        raise TypeError(f"ctx must be a TaskContext, got {type(ctx).__name__}")
+    if not ctx.owner:
+        return Unavailable("no_auth")
+    if ctx.subtask:
+        return Unavailable("subtask")
+    if not isinstance(ctx.space, str) or not ctx.space.strip():
+        raise TaskSearchError("space", f"must be a non-empty space slug, got {ctx.space!r}")
+    if ctx.current_task is not None:
+        _check_id(ctx.current_task, "current_task")
+    return None
+
+
+def _check_id(value: Any, param: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_ID:
+        raise TaskSearchError(param, f"must be a positive integer task id, got {value!r}")
+    return value
+
+
+def _check_int(value: Any, param: str, lo: int, hi: int, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TaskSearchError(param, f"must be an integer from {lo} to {hi}, got {value!r}")
+    if not lo <= value <= hi:
+        raise TaskSearchError(param, f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def _check_text(value: Any, param: str, max_chars: int) -> str:
+    if not isinstance(value, str):
+        raise TaskSearchError(param, f"must be a string, got {type(value).__name__}")
+    if "\x00" in value:
+        raise TaskSearchError(param, "must not contain NUL characters")
+    if not value.strip():
+        raise TaskSearchError(param, "must not be empty")
+    if len(value) > max_chars:
+        raise TaskSearchError(
+            param, f"is {len(value):,} characters long; at most {max_chars:,} are allowed (use one or a few keywords)"
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TaskSearchError(param, "is not valid Unicode text (lone surrogate)") from None
+    return value
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """Terms of a query: NFKC-normalised, split on whitespace, duplicates dropped (order kept)."""
+    seen: dict[str, None] = {}
+    for t in store.normalize(query).split():
+        seen.setdefault(t, None)
+    return tuple(seen)
+
+
+def parse_ref(ref: Any) -> int:
+    """The comment id of an ``around_ref`` (``comment:<id>``); anything else is a TaskSearchError."""
+    if not isinstance(ref, str):
+        raise TaskSearchError("around_ref", f'must be a string "comment:<id>", got {type(ref).__name__}')
+    m = _REF.fullmatch(ref.strip())
+    if not m or not 1 <= int(m.group(1)) <= _MAX_ID:
+        shown = ref if len(ref) <= 60 else ref[:57] + "..."
+        raise TaskSearchError("around_ref", f'must look like "comment:88", got {shown!r}')
+    return int(m.group(1))
+
+
+# --------------------------------------------------------------------------- zero-hit split (T5)
+
+def split_compound(text: str) -> tuple[str, ...]:
+    """Split ``text`` at particles, auxiliary verbs, punctuation and spaces (Sudachi POS, T5).
+
+    ``満月の周期の計算`` -> ``("満月", "周期", "計算")``; runs of other morphemes stay whole
+    (``ログイン画面の改修`` -> ``("ログイン画面", "改修")``). Delegates to
+    ``searchkit.analyze.content_words``.
+    """
+    from searchkit.analyze import content_words
+
+    return tuple(content_words(text))
+
+
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _split_terms(terms: Sequence[str]) -> tuple[str, ...]:
+    """Split the Japanese terms (those holding kana or kanji); other terms stay as they are."""
+    seen: dict[str, None] = {}
+    for t in terms:
+        for p in split_compound(t) if _JAPANESE.search(t) else (t,):
+            seen.setdefault(p, None)
+    return tuple(seen)
+
+
+# --------------------------------------------------------------------------- excerpts
+
+def _fold_map(text: str) -> tuple[str, list[int]]:
+    out, pos = [], []
+    for i, ch in enumerate(text):
+        f = store.fold(ch)
+        out.append(f)
+        pos.extend([i] * len(f))
+    return "".join(out), pos
+
+
+def excerpt(text: str, terms: Sequence[str], max_chars: int = EXCERPT_CHARS) -> str:
+    """The sentence of ``text`` holding the first match of any term, cut to ``max_chars``, as ``…s…``."""
+    folded, pos = _fold_map(text)
+    hits = [folded.find(store.fold(t)) for t in terms]
+    hits = [h for h in hits if h >= 0]
+    at = pos[min(hits)] if hits else 0
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() <= at:
+            start = m.end()
+        else:
+            break
+    m = _SENTENCE_END.search(text, max(at, start))
+    end = m.start() if m else len(text)
+    if end - start > max_chars:
+        start = max(start, min(at - max_chars // 3, end - max_chars))
+        end = min(end, start + max_chars)
+    snippet = " ".join(text[start:end].split())
+    return f"…{snippet}…"
+
+
+# --------------------------------------------------------------------------- SQL
+
+_HIT_COLUMNS = "c.id, c.task, t.title, c.author, c.kind, c.ts, c.indexed"
+
+
+def _scope(ctx: TaskContext, kind: str | None, author: str | None, task_id: int | None) -> tuple[str, list[Any]]:
+    where = ["t.space = ?"]
+    params: list[Any] = [ctx.space]
+    if ctx.current_task is not None:
+        where.append("t.id <> ?")
+        params.append(ctx.current_task)
+    if kind is not None:
+        where.append("c.kind = ?")
+        params.append(kind)
+    if author is not None:
+        where.append("c.author = ?")
+        params.append(author)
+    if task_id is not None:
+        where.append("t.id = ?")
+        params.append(task_id)
+    return " AND ".join(where), params
+
+
+def _run_query(
+    conn: sqlite3.Connection, ctx: TaskContext, terms: Sequence[str], mode: str, limit: int,
+    kind: str | None, author: str | None, task_id: int | None,
+) -> tuple[str, list[tuple]]:
+    scope, params = _scope(ctx, kind, author, task_id)
+    if fts.needs_like(terms):
+        op = f" {fts.match_operator(mode)} "
+        likes = op.join("c.folded LIKE ? ESCAPE '\\'" for _ in terms)
+        sql = (
+            f"SELECT {_HIT_COLUMNS} FROM comments c JOIN tasks t ON t.id = c.task"
+            f" WHERE c.folded IS NOT NULL AND ({likes}) AND {scope}"
+            " ORDER BY c.ts_utc DESC, c.id DESC LIMIT ?"
+        )
+        args = [fts.like_pattern(store.fold(t)) for t in terms] + params + [limit]
+        return "like", conn.execute(sql, args).fetchall()
+    table = store.FTS_TABLE
+    sql = (
+        f"SELECT {_HIT_COLUMNS} FROM {table} JOIN comments c ON c.id = {table}.rowid"
+        f" JOIN tasks t ON t.id = c.task WHERE {table} MATCH ? AND {scope}"
+        f" ORDER BY bm25({table}), c.ts_utc DESC, c.id DESC LIMIT ?"
+    )
+    args = [fts.match_expression(terms, mode)] + params + [limit]
+    return "fts", conn.execute(sql, args).fetchall()
+
+
+def _comment(row: tuple, target: int | None = None) -> Comment:
+    cid, task, author, kind, ts, body = row
+    return Comment(int(cid), int(task), author, kind, ts, body, is_target=cid == target)
+
+
+def _neighbours(conn: sqlite3.Connection, comment_id: int, context: int) -> tuple[Comment, ...]:
+    """The comment and ``context`` comments of its task either side, in time order."""
+    row = conn.execute("SELECT task, ts_utc FROM comments WHERE id = ?", (comment_id,)).fetchone()
+    task, ts_utc = row
+    cols = "id, task, author, kind, ts, body"
+    before = conn.execute(
+        f"SELECT {cols} FROM comments WHERE task = ? AND (ts_utc, id) < (?, ?)"
+        " ORDER BY ts_utc DESC, id DESC LIMIT ?",
+        (task, ts_utc, comment_id, context),
+    ).fetchall()
+    this = conn.execute(f"SELECT {cols} FROM comments WHERE id = ?", (comment_id,)).fetchone()
+    after = conn.execute(
+        f"SELECT {cols} FROM comments WHERE task = ? AND (ts_utc, id) > (?, ?)"
+        " ORDER BY ts_utc, id LIMIT ?",
+        (task, ts_utc, comment_id, context),
+    ).fetchall()
+    rows = list(reversed(before)) + [this] + after
+    return tuple(_comment(r, comment_id) for r in rows)
+
+
+# --------------------------------------------------------------------------- the tools
+
+def task_search(
+    conn: sqlite3.Connection,
+    ctx: TaskContext,
+    *,
+    query: str | None = None,
+    around_ref: str | None = None,
+    match_mode: str | None = None,
+    context: int | None = None,
+    limit: int | None = None,
+    kind: str | None = None,
+    author: str | None = None,
+    task_id: int | None = None,
+) -> SearchResult | AroundResult | Unavailable:
+    """Search the other tasks of ``ctx.space`` (SPEC T1–T6), or read around a comment.
+
+    Exactly one of ``query`` and ``around_ref`` (``"comment:<id>"``). ``match_mode`` ``any``
+    (default, OR) or ``all`` (AND); ``context`` 0–5 raw neighbours per hit (default 0; 1 for
+    ``around_ref``); ``limit`` 1–30 (default 10, query mode only); filters ``kind``, ``author``,
+    ``task_id`` (query mode only).
+
+    Returns:
+        ``SearchResult`` / ``AroundResult``, or ``Unavailable`` where the tool cannot run (T8).
+    Raises:
+        TaskSearchError: a bad parameter; ``.param`` names it. Nothing is searched.
+    """
+    unavailable = _check_context(ctx)
+    if unavailable:
+        return unavailable
+    if (query is None) == (around_ref is None):
+        got = "both" if query is not None else "neither"
+        raise TaskSearchError("query/around_ref", f"give exactly one of query and around_ref (got {got})")
+    if around_ref is not None:
+        for name, value in (("match_mode", match_mode), ("limit", limit), ("kind", kind),
+                            ("author", author), ("task_id", task_id)):
+            if value is not None:
+                raise TaskSearchError(name, "applies to query mode only; it cannot be used with around_ref")
+        return read_around(conn, ctx, around_ref, context=context)
+
+    query = _check_text(query, "query", MAX_QUERY_CHARS)
+    mode = "any" if match_mode is None else match_mode
+    if mode not in fts.MATCH_OPERATORS:
+        raise TaskSearchError("match_mode", f"must be one of {', '.join(fts.MATCH_OPERATORS)}, got {mode!r}")
+    ctx_n = _check_int(context, "context", 0, MAX_CONTEXT, 0)
+    lim = _check_int(limit, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)
+    if kind is not None and kind not in FILTER_KINDS:
+        raise TaskSearchError("kind", f"must be one of {', '.join(FILTER_KINDS)}, got {kind!r}")
+    if author is not None:
+        author = _check_text(author, "author", 200).strip()
+    if task_id is not None:
+        _check_id(task_id, "task_id")
+        if task_id == ctx.current_task:
+            raise TaskSearchError(
+                "task_id", f"{task_id} is the current task; this tool searches the other tasks of the space"
+            )
+    terms = query_terms(query)
+    if len(terms) > MAX_TERMS:
+        raise TaskSearchError("query", f"has {len(terms)} terms; at most {MAX_TERMS} (use one or a few keywords)")
+    if not store.has_fts(conn):
+        return Unavailable("no_fts5")
+
+    method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
+    split_from = None
+    if not rows and mode == "any":
+        parts = _split_terms(terms)
+        if parts and parts != terms:
+            split_from = " ".join(terms)
+            terms = parts
+            method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
+
+    hits = tuple(
+        TaskHit(
+            task_id=int(r[1]), task_title=r[2], comment_id=int(r[0]), author=r[3], kind=r[4], ts=r[5],
+            excerpt=excerpt(r[6], terms),
+            context=_neighbours(conn, int(r[0]), ctx_n) if ctx_n else (),
+        )
+        for r in rows
+    )
+    return SearchResult(" ".join(terms), terms, mode, method, hits, split_from)
+
+
+def read_around(
+    conn: sqlite3.Connection, ctx: TaskContext, ref: str, *, context: int | None = None
+) -> AroundResult | Unavailable:
+    """The raw text of comment ``ref`` (``"comment:<id>"``) and ``context`` neighbours each side.
+
+    A comment outside ``ctx.space`` answers exactly as one that does not exist.
+    """
+    unavailable = _check_context(ctx)
+    if unavailable:
+        return unavailable
+    cid = parse_ref(ref)
+    n = _check_int(context, "context", 0, MAX_CONTEXT, AROUND_DEFAULT_CONTEXT)
+    row = conn.execute(
+        "SELECT c.task, t.title FROM comments c JOIN tasks t ON t.id = c.task WHERE c.id = ? AND t.space = ?",
+        (cid, ctx.space),
+    ).fetchone()
+    if row is None:
+        raise TaskSearchError("around_ref", f"comment:{cid} was not found in space {ctx.space!r}")
+    if row[0] == ctx.current_task:
+        raise TaskSearchError(
+            "around_ref", f"comment:{cid} belongs to the current task; this tool reads the other tasks of the space"
+        )
+    return AroundResult(int(row[0]), row[1], cid, n, _neighbours(conn, cid, n))
+
+
+def list_tasks(
+    conn: sqlite3.Connection, ctx: TaskContext, *, state: str | None = None, limit: int | None = None
+) -> TaskList | Unavailable:
+    """Other tasks of ``ctx.space``, most recently updated first (T7); ``limit`` 1–50, default 20."""
+    unavailable = _check_context(ctx)
+    if unavailable:
+        return unavailable
+    if state is not None and state not in LIST_STATES:
+        raise TaskSearchError("state", f"must be one of {', '.join(LIST_STATES)}, got {state!r}")
+    lim = _check_int(limit, "limit", 1, MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+    where = ["space = ?"]
+    params: list[Any] = [ctx.space]
+    if ctx.current_task is not None:
+        where.append("id <> ?")
+        params.append(ctx.current_task)
+    if state is not None:
+        where.append("state = ?")
+        params.append(state)
+    rows = conn.execute(
+        f"SELECT id, title, state, piece, updated FROM tasks WHERE {' AND '.join(where)}"
+        " ORDER BY updated_utc IS NULL, updated_utc DESC, id DESC LIMIT ?",
+        params + [lim],
+    ).fetchall()
+    return TaskList(ctx.space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows))
+
+
+# --------------------------------------------------------------------------- rendering
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "ja": {
+        "no_auth": "このコンテキストでは利用できません(サインインしたオーナーに紐づかない実行です)。",
+        "subtask": "このコンテキストでは利用できません(subtask 実行です)。",
+        "no_fts5": "この環境の SQLite は FTS5(trigram)に対応していないため、ワークスペースのタスク検索は利用できません。",
+        "split": "注記: 「{original}」は 0 件だったため、助詞・句読点で分割した「{split}」で再検索しました。",
+        "none": "該当するコメントはありませんでした。",
+        "hint": '前後の文脈をさらに確認するには around_ref: "comment:<id>" を指定してください。',
+        "around": '## Workspace Task Search — task:{task} "{title}" (comment:{comment} 前後 {n} 件)',
+        "list": "## Workspace Tasks (space: {space}{state}, {n} 件)",
+        "state_open": "進行中",
+        "state_closed": "完了",
+        "updated": "最終更新",
+        "list_none": "他のタスクはありません。",
+        "list_hint": "中身を検索するには query と task_id を指定してください。",
+    },
+    "en": {
+        "no_auth": "Not available in this context (the run has no signed-in owner).",
+        "subtask": "Not available in this context (a subtask run).",
+        "no_fts5": "Workspace task search is not available: this SQLite has no FTS5 with the trigram tokenizer.",
+        "split": 'Note: "{original}" found nothing, so it was split at particles and punctuation and searched again as "{split}".',
+        "none": "No matching comments.",
+        "hint": 'To read the surrounding comments, pass around_ref: "comment:<id>".',
+        "around": '## Workspace Task Search — task:{task} "{title}" (comment:{comment}, {n} neighbouring comment(s))',
+        "list": "## Workspace Tasks (space: {space}{state}, {n} task(s))",
+        "state_open": "open",
+        "state_closed": "closed",
+        "updated": "updated",
+        "list_none": "There are no other tasks.",
+        "list_hint": "To search inside a task, pass query with task_id.",
+    },
+}
+"""Message catalogue by language."""
+
+
+def _messages(lang: str) -> Mapping[str, str]:
+    try:
+        return MESSAGES[lang]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown language {lang!r}; valid: {', '.join(sorted(MESSAGES))}") from None
+
+
+def _q(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def _indent(text: str, pad: str = "  ") -> str:
+    lines = text.splitlines() or [""]
+    return "\n".join(pad + line for line in lines)
+
+
+def _comment_block(c: Comment, pad: str = "") -> str:
+    mark = " ←" if c.is_target else ""
+    return f"{pad}- comment:{c.comment_id} {c.author}/{c.kind} {c.ts}{mark}\n{_indent(c.text, pad + '  ')}"
+
+
+def _render_search(r: SearchResult, m: Mapping[str, str]) -> str:
+    out = []
+    if r.split_from is not None:
+        out += [m["split"].format(original=r.split_from, split=r.query), ""]
+    out += [f'## Workspace Task Search Results (query: "{_q(r.query)}", {len(r.hits)} hit(s))', ""]
+    if not r.hits:
+        out.append(m["none"])
+        return "\n".join(out) + "\n"
+    for h in r.hits:
+        out.append(f'- task:{h.task_id} "{_q(h.task_title)}" / comment:{h.comment_id} {h.author}/{h.kind} {h.ts}')
+        out.append(f"  {h.excerpt}")
+        out += [_comment_block(c, "  ") for c in h.context]
+    out += ["", m["hint"]]
+    return "\n".join(out) + "\n"
+
+
+def _render_around(r: AroundResult, m: Mapping[str, str]) -> str:
+    head = m["around"].format(task=r.task_id, title=_q(r.task_title), comment=r.comment_id, n=len(r.comments) - 1)
+    return "\n".join([head, ""] + [_comment_block(c) for c in r.comments]) + "\n"
+
+
+def _render_list(r: TaskList, m: Mapping[str, str]) -> str:
+    state = f", state: {r.state}" if r.state else ""
+    out = [m["list"].format(space=r.space, state=state, n=len(r.tasks)), ""]
+    if not r.tasks:
+        return "\n".join(out + [m["list_none"]]) + "\n"
+    for t in r.tasks:
+        out.append(
+            f'- task:{t.task_id} "{_q(t.title)}" {m["state_" + t.state]} / piece: {t.piece or "-"}'
+            f' / {m["updated"]} {t.updated or "-"}'
+        )
+    out += ["", m["list_hint"]]
+    return "\n".join(out) + "\n"
+
+
+def _render_unavailable(r: Unavailable, m: Mapping[str, str]) -> str:
+    return m[r.reason] + "\n"
+
+
+_RENDERERS: dict[type, Callable[[Any, Mapping[str, str]], str]] = {
+    SearchResult: _render_search,
+    AroundResult: _render_around,
+    TaskList: _render_list,
+    Unavailable: _render_unavailable,
+}
+
+
+def render(result: SearchResult | AroundResult | TaskList | Unavailable, lang: str = "ja") -> str:
+    """Markdown for a tool result, in the seed's layout; ``lang`` is ``ja`` or ``en``."""
+    m = _messages(lang)
+    try:
+        fn = _RENDERERS[type(result)]
+    except KeyError:
+        raise TypeError(f"cannot render {type(result).__name__}; expected one of "
+                        f"{', '.join(t.__name__ for t in _RENDERERS)}") from None
+    return fn(result, m)
