@@ -159,6 +159,17 @@ class QueryConfig:
 
 
 @dataclass(frozen=True)
+class TasksConfig:
+    """Task search (SPEC T): ``ranker`` ``fts5`` (the seed's FTS5 trigram bm25 order) or
+    ``searcher`` (the core Searcher over the same indexed text, for research)."""
+
+    ranker: str = "fts5"
+
+    def __post_init__(self) -> None:
+        _choice("tasks.ranker", self.ranker, ("fts5", "searcher"))
+
+
+@dataclass(frozen=True)
 class SearchConfig:
     """The whole tree. ``SearchConfig()`` is the shipped default."""
 
@@ -171,6 +182,7 @@ class SearchConfig:
     weak_match: WeakMatchConfig = field(default_factory=WeakMatchConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     query: QueryConfig = field(default_factory=QueryConfig)
+    tasks: TasksConfig = field(default_factory=TasksConfig)
 
     def __post_init__(self) -> None:
         if self.schema_version != SCHEMA_VERSION:

@@ -267,7 +267,8 @@ class Searcher:
     def _fuse(self, c: "_Candidates") -> list[tuple[int, float]]:
         from searchkit.rank.fusion import fuse, rank_fused
 
-        runs = {name: {str(r): s for r, s in run.items()} for name, run in c.record_runs.items() if run}
+        # zero-padded keys: fusion breaks ties by id, and "10" must not sort before "9"
+        runs = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in c.record_runs.items() if run}
         if not runs:
             return []
         if len(runs) == 1:

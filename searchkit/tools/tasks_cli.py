@@ -45,6 +45,8 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--kind", default=None, help=f"one of {', '.join(tools.FILTER_KINDS)}")
     s.add_argument("--author", default=None)
     s.add_argument("--task-id", type=int, default=None)
+    s.add_argument("--config", default=None,
+                   help="SearchConfig JSON; tasks.ranker=searcher ranks with the core Searcher (hybrid)")
 
     a = sub.add_parser("around", help='read a comment and its neighbours: "comment:<id>"')
     a.add_argument("ref")
@@ -99,9 +101,18 @@ def _tool(args: argparse.Namespace) -> int:
     try:
         ctx = _context(args)
         if args.tasks_command == "search":
+            ranker = None
+            if getattr(args, "config", None):
+                from searchkit.config import SearchConfig
+
+                cfg = SearchConfig.load(args.config)
+                if cfg.tasks.ranker == "searcher":
+                    from searchkit.tools.task_ranker import HybridTaskRanker
+
+                    ranker = HybridTaskRanker(conn, ctx.space, cfg)
             result = tools.task_search(
                 conn, ctx, query=args.query, match_mode=args.match_mode, context=args.context,
-                limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id,
+                limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id, ranker=ranker,
             )
         elif args.tasks_command == "around":
             result = tools.task_search(conn, ctx, around_ref=args.ref, context=args.context)
