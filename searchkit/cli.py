@@ -126,6 +126,32 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Fit the weak-match model on the tune half of eval runs; report on the other half."""
+    from searchkit.evaluate.tune import DEFAULT_FEATURES, fit_weak_match, from_eval_json, half_of, score_weak_match
+
+    rows = []
+    for path in args.runs:
+        try:
+            rows.extend(from_eval_json(json.loads(Path(path).read_text(encoding="utf-8"))))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CLIError(f"cannot read eval run {path}: {exc}") from None
+    tune = [r for r in rows if half_of(r.query_id) == "tune"]
+    report = [r for r in rows if half_of(r.query_id) == "report"]
+    features = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
+    wm = fit_weak_match(tune, features, C=args.C, target_false_warn=args.target_false_warn)
+    base = _load_config(args.config)
+    cfg = base.replace(weak_match=wm)
+    out = {"fitted_on": "tune half", "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
+           "report_half": {"all": score_weak_match(report, wm)}}
+    for g in sorted({r.group for r in rows}):
+        out["report_half"][g] = score_weak_match([r for r in report if r.group == g], wm)
+    if args.out:
+        cfg.save(args.out)
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchkit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -165,6 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("action", choices=["show", "validate"])
     pc.add_argument("file", nargs="?")
     pc.set_defaults(func=cmd_config)
+
+    pt = sub.add_parser("tune", help="fit the weak-match model (H11) on eval runs (tune half; report half held out)")
+    pt.add_argument("what", choices=["weak-match"])
+    pt.add_argument("--runs", nargs="+", required=True, help="outputs of `searchkit eval --json --queries`")
+    pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
+    pt.add_argument("--features", help="comma-separated feature names (searchkit.rank.signals.FEATURES)")
+    pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
+    pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
+    pt.add_argument("--out", help="write the tuned SearchConfig here")
+    pt.set_defaults(func=cmd_tune)
 
     for mod in ("searchkit.tools.history_cli", "searchkit.tools.tasks_cli"):
         try:

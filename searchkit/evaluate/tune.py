@@ -1,0 +1,103 @@
+"""Fitting the weak-match model (H11) on labelled queries, with a held-out half to report on.
+
+Queries are split into a *tune* half and a *report* half by a salted hash of their id, so the
+split is stable and independent of the dataset's own dev/test split. ``fit_weak_match`` fits a
+scikit-learn ``LogisticRegression`` (standardised features, balanced classes) on the tune half
+and folds the scaler back into raw-feature coefficients, so ``WeakMatchConfig`` stays a plain
+``sigmoid(intercept + coef · x)`` that production can compute without scikit-learn. Figures are
+only ever reported on the report half.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from searchkit.config import WeakMatchConfig
+
+DEFAULT_FEATURES: tuple[str, ...] = (
+    "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
+)
+SALT = "searchkit-tune-v1"
+
+
+def half_of(query_id: str, salt: str = SALT) -> str:
+    """``tune`` or ``report``: a stable 50/50 split by a salted sha256 of the query id."""
+    h = hashlib.sha256(f"{salt}:{query_id}".encode("utf-8")).digest()
+    return "tune" if h[0] % 2 == 0 else "report"
+
+
+@dataclass(frozen=True)
+class LabelledSignals:
+    """One query's features and whether the space can answer it."""
+
+    query_id: str
+    answerable: bool
+    signals: Mapping[str, float]
+    group: str = ""
+
+
+def from_eval_json(report: Mapping[str, Any]) -> list[LabelledSignals]:
+    """Rows from ``searchkit eval --json --queries`` output."""
+    if "queries" not in report:
+        raise ValueError(f"eval report of {report.get('dataset')!r} has no per-query rows; run eval with --json --queries")
+    return [
+        LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"])
+        for q in report["queries"]
+    ]
+
+
+def _matrix(rows: Sequence[LabelledSignals], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    X = np.array([[float(r.signals.get(f, 0.0)) for f in features] for r in rows], dtype=float)
+    y = np.array([1 if r.answerable else 0 for r in rows], dtype=int)
+    return X, y
+
+
+def fit_weak_match(
+    rows: Iterable[LabelledSignals],
+    features: Sequence[str] = DEFAULT_FEATURES,
+    *,
+    C: float = 1.0,
+    target_false_warn: float | None = None,
+) -> WeakMatchConfig:
+    """Fit on ``rows`` (use the tune half). The threshold is 0.5 on the balanced model, or, with
+    ``target_false_warn``, the largest threshold whose false-warning rate on answerable rows stays
+    within that target."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    rows = list(rows)
+    X, y = _matrix(rows, features)
+    if len(set(y.tolist())) < 2:
+        raise ValueError("fitting weak match needs both answerable and unanswerable queries")
+    scaler = StandardScaler().fit(X)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=1000, random_state=0)
+    lr.fit((X - scaler.mean_) / scale, y)
+    coef = lr.coef_[0] / scale
+    intercept = float(lr.intercept_[0] - np.sum(lr.coef_[0] * scaler.mean_ / scale))
+    threshold = 0.5
+    if target_false_warn is not None:
+        p = 1.0 / (1.0 + np.exp(-(X @ coef + intercept)))
+        pa = np.sort(p[y == 1])
+        k = int(np.floor(target_false_warn * len(pa)))
+        threshold = float(pa[k]) if k < len(pa) else 1.0
+    return WeakMatchConfig(
+        enabled=True,
+        features=tuple(features),
+        coef=tuple(float(c) for c in coef),
+        intercept=intercept,
+        threshold=threshold,
+    )
+
+
+def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> dict[str, float]:
+    """No-answer metrics of ``cfg`` on ``rows`` (use the report half)."""
+    from searchkit.evaluate.metrics import no_answer_metrics
+    from searchkit.rank.signals import answer_probability
+
+    rows = list(rows)
+    probs = [answer_probability(r.signals, cfg) if r.signals else 0.0 for r in rows]
+    return no_answer_metrics([r.answerable for r in rows], probs, [p < cfg.threshold for p in probs])
