@@ -128,6 +128,10 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Fit the weak-match model on the tune half of eval runs; report on the other half."""
+    if args.what == "fusion":
+        return _tune_fusion(args)
+    if not args.runs:
+        raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
     from searchkit.evaluate.tune import DEFAULT_FEATURES, fit_weak_match, from_eval_json, half_of, score_weak_match
 
     rows = []
@@ -149,6 +153,27 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.out:
         cfg.save(args.out)
     print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _tune_fusion(args: argparse.Namespace) -> int:
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.evaluate.tune import tune_fusion
+
+    if not args.dataset:
+        raise CLIError("tune fusion needs --dataset (one or more)")
+    base = _load_config(args.config)
+    datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
+    trials = tune_fusion(datasets, base, show_progress=True)
+    best = trials[0]
+    table = [
+        {"settings": t.settings, "tune_mean": round(t.tune_mean, 4), "report_mean": round(t.report_mean, 4),
+         "report": {k: round(v, 4) for k, v in t.report.items()}}
+        for t in trials
+    ]
+    if args.out:
+        base.replace(**best.settings).save(args.out)
+    print(json.dumps({"picked_on": "tune half (mean nDCG@10)", "best": table[0], "trials": table}, indent=2, ensure_ascii=False))
     return 0
 
 
@@ -192,9 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("file", nargs="?")
     pc.set_defaults(func=cmd_config)
 
-    pt = sub.add_parser("tune", help="fit the weak-match model (H11) on eval runs (tune half; report half held out)")
-    pt.add_argument("what", choices=["weak-match"])
-    pt.add_argument("--runs", nargs="+", required=True, help="outputs of `searchkit eval --json --queries`")
+    pt = sub.add_parser("tune", help="fit weak match (H11) or pick fusion settings on the tune half; report half held out")
+    pt.add_argument("what", choices=["weak-match", "fusion"])
+    pt.add_argument("--runs", nargs="+", help="weak-match: outputs of `searchkit eval --json --queries`")
+    pt.add_argument("--dataset", action="append", help="fusion: a dataset to tune on (repeatable)")
     pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
     pt.add_argument("--features", help="comma-separated feature names (searchkit.rank.signals.FEATURES)")
     pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")

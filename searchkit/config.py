@@ -106,6 +106,9 @@ class FusionConfig:
     norm: str = "minmax"
     bm25_weight: float = 0.5
     dense_weight: float = 0.5
+    fill_missing: bool = True
+    """For score fusion (not RRF): a candidate one retriever did not return gets that
+    retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
 
     def __post_init__(self) -> None:
         _at_least("fusion.rrf_k", self.rrf_k, 0)

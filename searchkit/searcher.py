@@ -128,6 +128,9 @@ class Searcher:
         self._passage_record = np.fromiter(
             (self._rec_index[p.record_id] for p in self.passages), dtype=np.int64, count=len(self.passages)
         )
+        order = np.argsort(self._passage_record, kind="stable")
+        bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
+        self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -190,6 +193,16 @@ class Searcher:
                 vectors, kind=d.index, hnsw_m=d.hnsw_m, ef_construction=d.ef_construction, ef_search=d.ef_search
             )
         return cls(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache, analyzer=analyzer)
+
+    def with_config(self, config: SearchConfig) -> "Searcher":
+        """The same indexes searched under another config whose index part is the same
+        (query-time knobs only: depths, fusion, warnings, diversity)."""
+        if config.index_fingerprint() != self.config.index_fingerprint():
+            raise IndexMismatchError(
+                "with_config: the new config changes analysis, passages, BM25 weights or the embedder; build a new index"
+            )
+        return Searcher(config, self.records, self.passages, bm25=self.bm25, dense=self.dense,
+                        embedder=self.embedder, cache=self.cache, analyzer=self.analyzer)
 
     # -- searching ------------------------------------------------------------------------
     def validate_query(self, query: Any) -> str:
@@ -268,14 +281,17 @@ class Searcher:
         from searchkit.rank.fusion import fuse, rank_fused
 
         # zero-padded keys: fusion breaks ties by id, and "10" must not sort before "9"
-        runs = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in c.record_runs.items() if run}
+        record_runs = {name: run for name, run in c.record_runs.items() if run}
+        f = self.config.fusion
+        if f.method != "rrf" and f.fill_missing and len(record_runs) > 1:
+            record_runs = self._filled(record_runs, c)
+        runs = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in record_runs.items()}
         if not runs:
             return []
         if len(runs) == 1:
             (run,) = runs.values()
             fused = dict(run)
         else:
-            f = self.config.fusion
             if f.method == "rrf":
                 fused = fuse(runs, "rrf", k=f.rrf_k)
             else:
@@ -283,6 +299,33 @@ class Searcher:
                 fused = fuse(runs, f.method, weights={n: weights.get(n, 0.0) for n in runs}, norm=f.norm)
         c.fused = {int(r): s for r, s in fused.items()}
         return [(int(r), float(s)) for r, s in rank_fused(fused)]
+
+    def _filled(self, runs: dict[str, dict[int, float]], c: "_Candidates") -> dict[str, dict[int, float]]:
+        """Each run completed over the union of candidates with the retriever's exact
+        record score (its best passage), so score fusion compares like with like."""
+        union = set().union(*runs.values())
+        out = {}
+        for name, run in runs.items():
+            missing = [ri for ri in union if ri not in run]
+            if not missing:
+                out[name] = run
+                continue
+            pis = [self._record_passages[ri] for ri in missing]
+            flat = np.concatenate(pis)
+            if name == "bm25":
+                vals = self.bm25.scores(c.query_tokens)[flat]
+            elif name == "dense":
+                vals = self.dense.scores_for(c.qvec, flat)
+            else:  # pragma: no cover - only two retrievers today
+                out[name] = run
+                continue
+            filled = dict(run)
+            pos = 0
+            for ri, p in zip(missing, pis):
+                filled[ri] = float(np.max(vals[pos:pos + len(p)]))
+                pos += len(p)
+            out[name] = filled
+        return out
 
     def _hits(self, ranked: list[tuple[int, float]], c: "_Candidates") -> list[Hit]:
         hits = []

@@ -60,3 +60,42 @@ def test_needs_both_classes():
     rows = [r for r in _rows() if r.answerable]
     with pytest.raises(ValueError, match="both"):
         fit_weak_match(rows, ("dense_top1",))
+
+
+def test_tune_fusion_picks_on_the_tune_half_only(monkeypatch, tmp_path):
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.evaluate.tune import tune_fusion
+
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "c.sqlite"))
+    ds = load_dataset(resolve_dataset("mini"))
+    base = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    grid = [{"fusion.method": "rrf", "fusion.rrf_k": 60},
+            {"fusion.method": "wsum", "fusion.norm": "zscore", "fusion.bm25_weight": 0.9, "fusion.dense_weight": 0.1}]
+    trials = tune_fusion([ds], base, grid, show_progress=False)
+    assert len(trials) == 2
+    assert trials[0].tune_mean >= trials[1].tune_mean
+    assert set(trials[0].tune) == set(trials[0].report) == {"mini"}
+    # the two halves are different query sets, so their figures are computed separately
+    assert all(0 <= v <= 1 for t in trials for v in list(t.tune.values()) + list(t.report.values()))
+
+
+def test_filled_scores_equal_the_retrievers_exact_scores(tmp_path):
+    from searchkit.config import SearchConfig
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.records import Record
+    from searchkit.searcher import Searcher
+
+    recs = [Record(id=f"d{i}", text=t) for i, t in enumerate(
+        ["alpha beta", "gamma delta", "alpha alpha gamma", "epsilon", "beta zeta", "eta theta"])]
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing", "depth": 1}, "bm25": {"depth": 1},
+                                  "fusion": {"method": "wsum", "norm": "none"}})
+    s = Searcher.build(recs, cfg, cache=EmbeddingCache(None))
+    res = s.search("alpha gamma", k=6)
+    qv = s.embed_query("alpha gamma")
+    full_bm25 = s.bm25.scores(s.analyzer.query_tokens("alpha gamma"))
+    for h in res.hits:
+        i = s.records.index(h.record)
+        dense = float(s.dense.scores_for(qv, np.array([i]))[0])
+        # fused = 0.5 * bm25 + 0.5 * dense with exact (filled) scores for both retrievers
+        assert h.score == pytest.approx(0.5 * full_bm25[i] + 0.5 * dense, rel=1e-5)

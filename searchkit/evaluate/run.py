@@ -98,6 +98,13 @@ def evaluate_dataset(
     index_s = time.perf_counter() - t0
 
     queries = list(dataset.queries)
+    if getattr(searcher, "dense", None) is not None and getattr(searcher, "cache", None) is not None:
+        # embed every query text in batches first (parallel across texts, cached); the
+        # per-query searches below then only look them up
+        searcher.cache.embed(
+            searcher.embedder, sorted({q.text.strip() for q in queries if q.text.strip()}), "query",
+            batch_size=searcher.config.dense.batch_size, show_progress=show_progress, desc="embed queries",
+        )
     it = queries
     if show_progress:
         from tqdm.auto import tqdm

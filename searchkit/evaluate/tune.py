@@ -101,3 +101,65 @@ def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> d
     rows = list(rows)
     probs = [answer_probability(r.signals, cfg) if r.signals else 0.0 for r in rows]
     return no_answer_metrics([r.answerable for r in rows], probs, [p < cfg.threshold for p in probs])
+
+
+FUSION_GRID: tuple[dict[str, Any], ...] = tuple(
+    [{"fusion.method": "rrf", "fusion.rrf_k": k} for k in (10, 30, 60)]
+    + [
+        {"fusion.method": "wsum", "fusion.norm": norm, "fusion.bm25_weight": round(w, 2), "fusion.dense_weight": round(1 - w, 2)}
+        for norm in ("minmax", "zscore")
+        for w in (0.2, 0.3, 0.4, 0.5, 0.6)
+    ]
+)
+"""The fusion settings ``tune_fusion`` tries by default (query-time knobs only)."""
+
+
+@dataclass(frozen=True)
+class FusionTrial:
+    """One grid point: its settings and mean nDCG@10 per half and per dataset."""
+
+    settings: Mapping[str, Any]
+    tune: Mapping[str, float]
+    report: Mapping[str, float]
+
+    @property
+    def tune_mean(self) -> float:
+        return float(np.mean(list(self.tune.values())))
+
+    @property
+    def report_mean(self) -> float:
+        return float(np.mean(list(self.report.values())))
+
+
+def tune_fusion(
+    datasets: Sequence[Any],
+    base: Any = None,
+    grid: Sequence[Mapping[str, Any]] = FUSION_GRID,
+    *,
+    metric: str = "nDCG@10",
+    show_progress: bool = True,
+) -> list[FusionTrial]:
+    """Evaluate every grid point on every dataset (one index per dataset, reused across the
+    grid), scoring the tune and report halves separately. Pick on ``tune_mean`` only; the
+    report half is what may be quoted. Returns the trials sorted by ``tune_mean``, best first."""
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.run import evaluate_dataset, summarize
+    from searchkit.searcher import Searcher
+
+    base = base or SearchConfig()
+    searchers = [Searcher.build(ds.records, base, show_progress=show_progress) for ds in datasets]
+    trials = []
+    for settings in grid:
+        cfg = base.replace(**settings)
+        tune_m, report_m = {}, {}
+        for ds, s in zip(datasets, searchers):
+            rep = evaluate_dataset(ds, cfg, searcher=s.with_config(cfg), show_progress=False)
+            halves = {"tune": [], "report": []}
+            for o in rep.outcomes:
+                halves[half_of(f"{ds.name}:{o.query_id}")].append(o)
+            tune_m[ds.name] = summarize(ds, cfg, halves["tune"]).metrics[metric]
+            report_m[ds.name] = summarize(ds, cfg, halves["report"]).metrics[metric]
+        trials.append(FusionTrial(dict(settings), tune_m, report_m))
+        if show_progress:
+            print(f"{settings}: tune {trials[-1].tune_mean:.4f}  report {trials[-1].report_mean:.4f}", flush=True)
+    return sorted(trials, key=lambda t: -t.tune_mean)
