@@ -848,8 +848,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{', '.join(f'{x:.2f}' for x in env['loadavg_end'])}; wall {env['wall_s']:.0f} s")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in env["versions"].items()))
     print("OpenMP env: " + ", ".join(f"{k}={v if v is not None else '(unset)'}" for k, v in env["omp_env"].items()))
-    print(f"corpus: {model.source}; synthetic passages drawn per language from the real unigram "
-          f"distribution and lengths (seed {args.seed})")
+    print(f"corpus: {model.source}; synthetic passages drawn per language from its unigram "
+          f"distribution and passage lengths (seed {args.seed})")
     print(f"queries: {query_source}\n")
     print(table)
     print()

@@ -242,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from searchkit._omp import prefer_passive_wait
+
+    prefer_passive_wait()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

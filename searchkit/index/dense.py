@@ -32,6 +32,9 @@ def _faiss() -> Any:
     CPUs this process may run on)."""
     global _faiss_mod
     if _faiss_mod is None:
+        from searchkit._omp import prefer_passive_wait
+
+        prefer_passive_wait()
         import faiss
 
         _faiss_mod = faiss
@@ -42,6 +45,9 @@ def _faiss() -> Any:
 
 def set_faiss_threads(n: int | None = None) -> int:
     """Set FAISS's OpenMP thread count (None: the CPUs available to this process). Returns it."""
+    from searchkit._omp import prefer_passive_wait
+
+    prefer_passive_wait()
     import faiss
 
     if n is None:

