@@ -9,6 +9,12 @@ Variants live in ``VARIANTS``; each is two or three tiny pure functions (idf, tf
 of an absent term). ``okapi``, ``bm25l`` and ``bm25plus`` reproduce rank_bm25 0.2.2
 (``BM25Okapi``, ``BM25L``, ``BM25Plus``) score for score; ``lucene`` is Lucene 8+'s BM25Similarity
 (with exact rather than lossy-encoded document lengths).
+
+Queries run in a numba kernel when numba imports (it is compiled on first use and cached on
+disk): it accumulates the query's columns into a per-thread score buffer, keeps the best k of
+the touched documents in a bounded heap and clears what it touched, in one pass over the
+postings. Without numba, or with ``SEARCHKIT_NO_NUMBA=1`` in the environment at import (or
+``bm25.USE_NUMBA = False``), the same results come from numpy.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from itertools import chain
@@ -190,6 +197,151 @@ def _query_list(query_tokens: Iterable[str]) -> list:
             "analyze the query first"
         )
     return list(query_tokens)
+
+
+# --------------------------------------------------------------------------- numba kernels
+# Plain functions here, compiled by ``_kernels()`` on first use (numba is imported only then).
+# Both accumulate exactly as the numpy path does: column by column in query order, each posting
+# ``data * multiplicity`` computed in the data's dtype and added to a float64 sum.
+
+USE_NUMBA: bool = os.environ.get("SEARCHKIT_NO_NUMBA", "").strip().lower() not in (
+    "1", "true", "yes", "on"
+)
+_KERNELS: Any = None  # None: not tried yet; False: numba unavailable; else (top_k, scores)
+_KERNELS_LOCK = threading.Lock()
+_SCRATCH = threading.local()  # per thread: (score sums, touched flags, touched list), kept clear
+_NO_MASK = np.zeros(0, dtype=np.bool_)
+
+
+def _accumulate_kernel(indptr, indices, data, cols, weights, out):  # pragma: no cover - jitted
+    for c in range(cols.shape[0]):
+        col = cols[c]
+        w = weights[c]
+        for j in range(indptr[col], indptr[col + 1]):
+            out[indices[j]] += data[j] * w
+
+
+def _top_k_kernel(
+    indptr, indices, data, cols, weights, k, offset, allowed, use_mask, acc, seen, touched
+):  # pragma: no cover - jitted
+    # 1. sums of the touched documents into acc (clear on entry), first touches listed in order
+    n_touched = 0
+    for c in range(cols.shape[0]):
+        col = cols[c]
+        w = weights[c]
+        for j in range(indptr[col], indptr[col + 1]):
+            d = indices[j]
+            if seen[d] == 0:
+                seen[d] = 1
+                touched[n_touched] = d
+                n_touched += 1
+            acc[d] += data[j] * w
+    # 2. a min-heap of the best h, its root the worst kept: lower score, then higher doc index.
+    # Every touched entry of acc/seen is cleared on the way, so the buffers leave clear.
+    h = min(k, n_touched)
+    hs = np.empty(h, dtype=np.float64)
+    hd = np.empty(h, dtype=np.int64)
+    size = 0
+    for t in range(n_touched):
+        d = np.int64(touched[t])
+        s = acc[d] + offset
+        acc[d] = 0.0
+        seen[d] = 0
+        if use_mask and not allowed[d]:
+            continue
+        if size < h:
+            pos = size
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                ps = hs[parent]
+                if s < ps or (s == ps and d > hd[parent]):
+                    hs[pos] = ps
+                    hd[pos] = hd[parent]
+                    pos = parent
+                else:
+                    break
+            hs[pos] = s
+            hd[pos] = d
+        elif s > hs[0] or (s == hs[0] and d < hd[0]):
+            pos = 0
+            while True:
+                child = 2 * pos + 1
+                if child >= size:
+                    break
+                right = child + 1
+                if right < size and (
+                    hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
+                ):
+                    child = right
+                cs = hs[child]
+                if cs < s or (cs == s and hd[child] > d):
+                    hs[pos] = cs
+                    hd[pos] = hd[child]
+                    pos = child
+                else:
+                    break
+            hs[pos] = s
+            hd[pos] = d
+    # 3. pop the worst into the last free slot: best first.
+    out_s = np.empty(size, dtype=np.float64)
+    out_d = np.empty(size, dtype=np.int64)
+    while size > 0:
+        size -= 1
+        out_s[size] = hs[0]
+        out_d[size] = hd[0]
+        s = hs[size]
+        d = hd[size]
+        pos = 0
+        while True:
+            child = 2 * pos + 1
+            if child >= size:
+                break
+            right = child + 1
+            if right < size and (
+                hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
+            ):
+                child = right
+            cs = hs[child]
+            if cs < s or (cs == s and hd[child] > d):
+                hs[pos] = cs
+                hd[pos] = hd[child]
+                pos = child
+            else:
+                break
+        if size > 0:
+            hs[pos] = s
+            hd[pos] = d
+    return out_d, out_s
+
+
+def _kernels() -> Any:
+    """The compiled (top_k, accumulate) kernels, or None when numba is off or cannot import.
+    numba compiles each dtype combination on its first call (about a second) and caches it in
+    ``__pycache__``; later processes load it from there."""
+    global _KERNELS
+    if not USE_NUMBA:
+        return None
+    if _KERNELS is None:
+        with _KERNELS_LOCK:
+            if _KERNELS is None:
+                try:
+                    import numba
+                except ImportError:
+                    _KERNELS = False
+                else:
+                    jit = numba.njit(cache=True, nogil=True)
+                    _KERNELS = (jit(_top_k_kernel), jit(_accumulate_kernel))
+    return _KERNELS or None
+
+
+def _scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """This thread's clear score buffer, touched flags and touched list, for >= ``n`` docs."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0].shape[0] < n:
+        bufs = (np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.int64))
+        _SCRATCH.bufs = bufs
+    return bufs
 
 
 # --------------------------------------------------------------------------- the index
@@ -409,8 +561,20 @@ class BM25Index:
         cols, mult = self._columns(query_tokens)
         if not cols:
             return np.zeros(self._n_docs, dtype=np.float64)
-        rows, vals, _ = self._gather(cols, mult)
-        out = np.bincount(rows, weights=vals, minlength=self._n_docs)
+        kernels = _kernels()
+        if kernels is not None:
+            out = np.zeros(self._n_docs, dtype=np.float64)
+            kernels[1](
+                self._indptr,
+                self._indices,
+                self._data,
+                np.array(cols, dtype=np.int64),
+                np.array(mult, dtype=self._data.dtype),
+                out,
+            )
+        else:
+            rows, vals, _ = self._gather(cols, mult)
+            out = np.bincount(rows, weights=vals, minlength=self._n_docs)
         off = self._offset_total(cols, mult)
         if off:
             out += off
@@ -451,6 +615,30 @@ class BM25Index:
         cols, mult = self._columns(query_tokens)
         if not cols or k == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        off = self._offset_total(cols, mult)
+        kernels = _kernels()
+        if kernels is not None:
+            acc, seen, touched = _scratch(self._n_docs)
+            return kernels[0](
+                self._indptr,
+                self._indices,
+                self._data,
+                np.array(cols, dtype=np.int64),
+                np.array(mult, dtype=self._data.dtype),
+                k,
+                off,
+                _NO_MASK if allowed is None else allowed,
+                allowed is not None,
+                acc,
+                seen,
+                touched,
+            )
+        return self._top_k_numpy(cols, mult, k, allowed, off)
+
+    def _top_k_numpy(
+        self, cols: list[int], mult: list[int], k: int, allowed: np.ndarray | None, off: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``top_k`` without numba: the same documents, order and scores."""
         rows, vals, bounds = self._gather(cols, mult)
         n = self._n_docs
         if rows.size * 8 < n:
@@ -460,7 +648,6 @@ class BM25Index:
             if allowed is not None:
                 keep = allowed[cand]
                 cand, sc = cand[keep], sc[keep]
-            idx, top = _best(cand, sc, k)
         elif bool((self._idf[cols] > 0).all()):
             # Every stored contribution is > 0 here, so "contains a query term" is "sum > 0":
             # select straight on the dense sums.
@@ -468,17 +655,18 @@ class BM25Index:
             if allowed is not None:
                 np.multiply(dense, allowed, out=dense)
             # A lower bound on the k-th best score: the k-th best among the postings of the
-            # shortest column holding >= k documents (a subset of the candidates).
+            # shortest column holding >= k documents (a subset of the candidates). Not with an
+            # offset: rounding in "sum + offset" can tie sums below the bound with the k-th.
             floor = _TINY
             probe_bounds = [(e - s, s, e) for s, e in bounds if e - s >= k]
-            if probe_bounds:
+            if probe_bounds and not off:
                 _, s, e = min(probe_bounds)
                 probe = dense[self._indices[s:e]]
                 probe = probe[probe > 0] if allowed is not None else probe
                 if probe.size >= k:
                     floor = max(np.partition(probe, probe.size - k)[probe.size - k], _TINY)
             cand = np.flatnonzero(dense >= floor)
-            idx, top = _best(cand, dense[cand], k)
+            sc = dense[cand]
         else:
             dense = np.bincount(rows, weights=vals, minlength=n)
             hit = np.zeros(n, dtype=np.bool_)
@@ -486,9 +674,9 @@ class BM25Index:
             if allowed is not None:
                 hit &= allowed
             cand = np.flatnonzero(hit)
-            idx, top = _best(cand, dense[cand], k)
-        off = self._offset_total(cols, mult)
-        return idx, (top + off if off else top)
+            sc = dense[cand]
+        # Select on the final scores (with the offset), so ties are ties of the returned values.
+        return _best(cand, sc + off if off else sc, k)
 
     def matched_terms(self, query_tokens: Iterable[str], doc_index: int) -> int:
         """How many distinct query terms occur in document ``doc_index``."""

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from searchkit.config import SearchConfig
 from searchkit.records import KINDS, Hit, Record, Result, Warning
 from searchkit.tools.messages import LANGS, message
+from searchkit.errors import ParameterError
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 10
@@ -28,12 +29,8 @@ SHORT_CHARS = 300
 CANDIDATES = 60
 
 
-class HistorySearchError(ValueError):
+class HistorySearchError(ParameterError):
     """A bad parameter (H7): ``param`` names it; nothing was searched."""
-
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(f"{param}: {message}")
-        self.param = param
 
 
 @dataclass(frozen=True)

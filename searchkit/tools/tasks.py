@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from searchkit.index import fts
 from searchkit.ingest import tasks as store
+from searchkit.errors import ParameterError
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
@@ -33,12 +34,8 @@ _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
 _MAX_ID = 2**63 - 1
 
 
-class TaskSearchError(ValueError):
+class TaskSearchError(ParameterError):
     """A bad parameter; ``param`` names it (``query``, ``around_ref``, ``limit``...)."""
-
-    def __init__(self, param: str, message: str) -> None:
-        super().__init__(f"{param}: {message}")
-        self.param = param
 
 
 @dataclass(frozen=True)
