@@ -211,6 +211,7 @@ _KERNELS: Any = None  # None: not tried yet; False: numba unavailable; else (top
 _KERNELS_LOCK = threading.Lock()
 _SCRATCH = threading.local()  # per thread: (score sums, touched flags, touched list), kept clear
 _NO_MASK = np.zeros(0, dtype=np.bool_)
+_DENSE_RATIO = 2  # positive queries scan all docs once postings * ratio >= n_docs
 
 
 def _accumulate_kernel(indptr, indices, data, cols, weights, out):  # pragma: no cover - jitted
@@ -222,67 +223,96 @@ def _accumulate_kernel(indptr, indices, data, cols, weights, out):  # pragma: no
 
 
 def _top_k_kernel(
-    indptr, indices, data, cols, weights, k, offset, allowed, use_mask, acc, seen, touched
+    indptr, indices, data, cols, weights, col_positive, n_docs, k, offset, allowed, use_mask,
+    acc, seen, touched,
 ):  # pragma: no cover - jitted
-    # 1. sums of the touched documents into acc (clear on entry), first touches listed in order
-    n_touched = 0
+    # acc (float64) and seen (uint8) are all zero on entry and on return; touched is scratch.
+    # Query "positive" (every stored value of its columns > 0): a doc is touched iff acc > 0,
+    # so the postings only accumulate. Otherwise touched docs are listed without a branch.
+    positive = True
+    n_post = 0
+    for c in range(cols.shape[0]):
+        positive = positive and col_positive[cols[c]]
+        n_post += indptr[cols[c] + 1] - indptr[cols[c]]
+    dense = positive and n_post * _DENSE_RATIO >= n_docs
+    # 1. accumulate, column by column in query order (bit-identical to the numpy path)
+    m = 0  # candidates to scan: docs 0..n_docs-1 (dense) or touched[0..m)
     for c in range(cols.shape[0]):
         col = cols[c]
         w = weights[c]
-        for j in range(indptr[col], indptr[col + 1]):
-            d = indices[j]
-            if seen[d] == 0:
+        if dense:
+            for j in range(indptr[col], indptr[col + 1]):
+                acc[indices[j]] += data[j] * w
+        elif positive:  # every posting listed; repeats then read acc == 0 and drop out
+            for j in range(indptr[col], indptr[col + 1]):
+                d = indices[j]
+                touched[m] = d
+                m += 1
+                acc[d] += data[j] * w
+        else:
+            for j in range(indptr[col], indptr[col + 1]):
+                d = indices[j]
+                touched[m] = d
+                m += 1 - seen[d]
                 seen[d] = 1
-                touched[n_touched] = d
-                n_touched += 1
-            acc[d] += data[j] * w
-    # 2. a min-heap of the best h, its root the worst kept: lower score, then higher doc index.
-    # Every touched entry of acc/seen is cleared on the way, so the buffers leave clear.
-    h = min(k, n_touched)
+                acc[d] += data[j] * w
+    if dense:
+        m = n_docs
+    # 2. best h in a min-heap (hs, hd) whose root is the worst kept: lower score, then higher
+    # doc index. thr is the root's score once full; the hot test "key >= thr" stays a single
+    # predictable branch (key is a select on "touched", not a branch of its own).
+    lo = 0.0 if positive else -np.inf
+    h = min(k, m)
     hs = np.empty(h, dtype=np.float64)
     hd = np.empty(h, dtype=np.int64)
     size = 0
-    for t in range(n_touched):
-        d = np.int64(touched[t])
-        s = acc[d] + offset
+    thr = -np.inf
+    for t in range(m):
+        d = np.int64(t) if dense else np.int64(touched[t])
+        raw = acc[d]
         acc[d] = 0.0
         seen[d] = 0
-        if use_mask and not allowed[d]:
-            continue
-        if size < h:
-            pos = size
-            size += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                ps = hs[parent]
-                if s < ps or (s == ps and d > hd[parent]):
-                    hs[pos] = ps
-                    hd[pos] = hd[parent]
-                    pos = parent
-                else:
-                    break
-            hs[pos] = s
-            hd[pos] = d
-        elif s > hs[0] or (s == hs[0] and d < hd[0]):
-            pos = 0
-            while True:
-                child = 2 * pos + 1
-                if child >= size:
-                    break
-                right = child + 1
-                if right < size and (
-                    hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
-                ):
-                    child = right
-                cs = hs[child]
-                if cs < s or (cs == s and hd[child] > d):
-                    hs[pos] = cs
-                    hd[pos] = hd[child]
-                    pos = child
-                else:
-                    break
-            hs[pos] = s
-            hd[pos] = d
+        key = raw + offset if raw > lo else np.nan  # NaN fails every comparison
+        if key >= thr:
+            if use_mask and not allowed[d]:
+                continue
+            if size < h:
+                pos = size
+                size += 1
+                while pos > 0:
+                    parent = (pos - 1) >> 1
+                    ps = hs[parent]
+                    if key < ps or (key == ps and d > hd[parent]):
+                        hs[pos] = ps
+                        hd[pos] = hd[parent]
+                        pos = parent
+                    else:
+                        break
+                hs[pos] = key
+                hd[pos] = d
+                if size == h:
+                    thr = hs[0]
+            elif key > hs[0] or d < hd[0]:  # key >= thr == hs[0] here
+                pos = 0
+                while True:
+                    child = 2 * pos + 1
+                    if child >= size:
+                        break
+                    right = child + 1
+                    if right < size and (
+                        hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
+                    ):
+                        child = right
+                    cs = hs[child]
+                    if cs < key or (cs == key and hd[child] > d):
+                        hs[pos] = cs
+                        hd[pos] = hd[child]
+                        pos = child
+                    else:
+                        break
+                hs[pos] = key
+                hd[pos] = d
+                thr = hs[0]
     # 3. pop the worst into the last free slot: best first.
     out_s = np.empty(size, dtype=np.float64)
     out_d = np.empty(size, dtype=np.int64)
@@ -290,7 +320,7 @@ def _top_k_kernel(
         size -= 1
         out_s[size] = hs[0]
         out_d[size] = hd[0]
-        s = hs[size]
+        key = hs[size]
         d = hd[size]
         pos = 0
         while True:
@@ -303,14 +333,14 @@ def _top_k_kernel(
             ):
                 child = right
             cs = hs[child]
-            if cs < s or (cs == s and hd[child] > d):
+            if cs < key or (cs == key and hd[child] > d):
                 hs[pos] = cs
                 hd[pos] = hd[child]
                 pos = child
             else:
                 break
         if size > 0:
-            hs[pos] = s
+            hs[pos] = key
             hd[pos] = d
     return out_d, out_s
 
@@ -339,7 +369,7 @@ def _scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """This thread's clear score buffer, touched flags and touched list, for >= ``n`` docs."""
     bufs = getattr(_SCRATCH, "bufs", None)
     if bufs is None or bufs[0].shape[0] < n:
-        bufs = (np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.uint8), np.zeros(n, dtype=np.int64))
+        bufs = (np.zeros(n, np.float64), np.zeros(n, np.uint8), np.zeros(n + 1, np.int64))
         _SCRATCH.bufs = bufs
     return bufs
 
@@ -382,6 +412,11 @@ class BM25Index:
         self._data = self.matrix.data
         self._indices = self.matrix.indices
         self._indptr = self.matrix.indptr
+        # Columns whose every stored contribution is > 0 (the kernel's fast path).
+        self._col_positive = np.ones(len(vocab), dtype=np.bool_)
+        not_positive = np.flatnonzero(~(self._data > 0))
+        if not_positive.size:
+            self._col_positive[np.searchsorted(self._indptr, not_positive, side="right") - 1] = False
         absent = float(self._variant.absent(params))
         self._offset = idf * absent if absent else None
         total = int(doc_len.sum())
@@ -625,6 +660,8 @@ class BM25Index:
                 self._data,
                 np.array(cols, dtype=np.int64),
                 np.array(mult, dtype=self._data.dtype),
+                self._col_positive,
+                self._n_docs,
                 k,
                 off,
                 _NO_MASK if allowed is None else allowed,
