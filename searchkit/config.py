@@ -142,8 +142,8 @@ class WeakMatchConfig:
 class DiversityConfig:
     """H8: up to ``per_kind`` cards of each kind that is close enough stay in the answer.
 
-    A kind's card is "close enough" when its fused score is at least ``min_relative_score`` times
-    the top card's fused score.
+    A kind's card is "close enough" when its fused score, min-max normalised over the candidate
+    list (top = 1, last = 0), is at least ``min_relative_score``.
     """
 
     enabled: bool = True

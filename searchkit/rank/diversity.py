@@ -1,10 +1,13 @@
 """Kind diversity (H8): one kind does not crowd out the others.
 
 Cards come by relevance. A kind that has fewer than ``per_kind`` cards in the top ``limit`` but
-has further candidates that are close enough to the question (fused score at least
-``min_relative_score`` times the top card's) gets up to ``per_kind`` cards, each in place of the
+has further candidates that are close enough to the question gets up to ``per_kind`` cards, each in place of the
 weakest card of a kind that has more than ``per_kind`` cards ("more than enough"). When no kind
 has more than enough, nothing is replaced. The answer stays ordered by relevance.
+
+"Close enough" is scale-free, so it means the same under RRF and under score fusion: a candidate's
+fused score, min-max normalised over the candidate list (top = 1, last = 0), must be at least
+``min_relative_score``.
 """
 from __future__ import annotations
 
@@ -24,9 +27,9 @@ def diversify(hits: Sequence[Hit], limit: int, *, per_kind: int = 2, min_relativ
     chosen = list(hits[:limit])
     if not chosen or per_kind < 1:
         return _renumber(chosen)
-    top = chosen[0].score
-    floor = top * min_relative_score if top > 0 else top
-    rest = [h for h in hits[limit:] if h.score >= floor]
+    top, low = hits[0].score, min(h.score for h in hits)
+    span = top - low
+    rest = [h for h in hits[limit:] if span > 0 and (h.score - low) / span >= min_relative_score]
     counts = Counter(h.record.kind for h in chosen)
     for cand in rest:
         kind = cand.record.kind
