@@ -161,5 +161,8 @@ def tune_fusion(
             report_m[ds.name] = summarize(ds, cfg, halves["report"]).metrics[metric]
         trials.append(FusionTrial(dict(settings), tune_m, report_m))
         if show_progress:
-            print(f"{settings}: tune {trials[-1].tune_mean:.4f}  report {trials[-1].report_mean:.4f}", flush=True)
+            import sys
+
+            print(f"{settings}: tune {trials[-1].tune_mean:.4f}  report {trials[-1].report_mean:.4f}",
+                  file=sys.stderr, flush=True)
     return sorted(trials, key=lambda t: -t.tune_mean)
