@@ -442,6 +442,7 @@ class Searcher:
             from searchkit.index.bm25 import BM25Index
 
             bm25 = BM25Index.load(folder / "bm25")
+            bm25.warm_up()  # compile (or load from numba's cache) now, not in the first live query
         if config.dense.enabled:
             from searchkit.index.dense import DenseIndex
 

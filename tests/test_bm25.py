@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +18,27 @@ import rank_bm25
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from searchkit.index import bm25 as bm25_module
 from searchkit.index.bm25 import VARIANTS, BM25Index, get_variant
+
+try:
+    import numba  # noqa: F401
+
+    PATHS = ["numba", "numpy"]
+except ImportError:  # the numpy fallback is then the only path
+    PATHS = ["numpy"]
+
+
+@contextlib.contextmanager
+def query_path(path):
+    """Run queries on the numba kernels or on the numpy fallback."""
+    saved = bm25_module.USE_NUMBA
+    bm25_module.USE_NUMBA = path == "numba"
+    try:
+        assert (bm25_module._kernels() is not None) == (path == "numba")
+        yield
+    finally:
+        bm25_module.USE_NUMBA = saved
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -183,6 +208,7 @@ def _brute_top_k(ix, q, k, allowed):
     return order, scores[order]
 
 
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     corpus=st.lists(st.lists(st.sampled_from("abcdef"), max_size=6), min_size=1, max_size=25),
@@ -191,41 +217,198 @@ def _brute_top_k(ix, q, k, allowed):
     k=st.integers(0, 8),
     variant=st.sampled_from(sorted(VARIANTS)),
     mask_seed=st.one_of(st.none(), st.integers(0, 2**16)),
+    dtype=st.sampled_from([np.float32, np.float64]),
 )
-def test_top_k_equals_brute_force(corpus, padding, query, k, variant, mask_seed):
+def test_top_k_equals_brute_force(path, corpus, padding, query, k, variant, mask_seed, dtype):
     corpus = corpus + [[]] * padding
-    ix = BM25Index.build(corpus, variant=variant, dtype=np.float64)
+    ix = BM25Index.build(corpus, variant=variant, dtype=dtype)
     allowed = None
     if mask_seed is not None:
         allowed = np.random.default_rng(mask_seed).random(len(corpus)) < 0.6
-    idx, sc = ix.top_k(query, k, allowed=allowed)
-    want_idx, want_sc = _brute_top_k(ix, query, k, allowed)
+    with query_path(path):
+        idx, sc = ix.top_k(query, k, allowed=allowed)
+        want_idx, want_sc = _brute_top_k(ix, query, k, allowed)
+    assert idx.dtype == np.int64 and sc.dtype == np.float64
     assert idx.tolist() == want_idx
-    np.testing.assert_allclose(sc, want_sc, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(sc, want_sc)  # bit for bit the scores() values
 
 
-def test_large_corpus_both_paths_agree_with_brute_force():
+@pytest.mark.parametrize("path", PATHS)
+def test_large_corpus_agrees_with_brute_force(path):
     rng = np.random.default_rng(7)
     vocab = [f"w{i}" for i in range(300)]
     p = 1 / np.arange(1, 301) ** 1.1
     p /= p.sum()
-    corpus = [list(rng.choice(vocab, size=rng.integers(0, 40), p=p)) for _ in range(3000)]
+    corpus = [list(rng.choice(vocab, size=rng.integers(0, 40), p=p)) for _ in range(3001)]
     ix = BM25Index.build(corpus, dtype=np.float64)
-    allowed = rng.random(3000) < 0.5
-    for q in (["w0", "w1"], ["w250"], ["w3", "w299", "w0"], ["w120", "w121"]):
+    allowed = rng.random(3001) < 0.5
+    # common terms (many postings: every document read) to rare ones (the postings re-read)
+    for q in (["w0", "w1"], ["w250"], ["w3", "w299", "w0"], ["w120", "w121"], ["w7"] * 3 + ["w40"]):
         for mask in (None, allowed):
-            idx, sc = ix.top_k(q, 10, allowed=mask)
-            want_idx, want_sc = _brute_top_k(ix, q, 10, mask)
+            for k in (1, 10, 3001):
+                with query_path(path):
+                    idx, sc = ix.top_k(q, k, allowed=mask)
+                    want_idx, want_sc = _brute_top_k(ix, q, k, mask)
+                assert idx.tolist() == want_idx
+                np.testing.assert_array_equal(sc, want_sc)
+
+
+@pytest.mark.skipif("numba" not in PATHS, reason="numba is not installed")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=10), min_size=1, max_size=40),
+    copies=st.integers(1, 4),  # repeated documents tie exactly
+    query=st.lists(st.sampled_from("abcdefghz"), max_size=90),  # > 64 tokens: sort-based dedup
+    k=st.integers(1, 200),
+    variant=st.sampled_from(sorted(VARIANTS)),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    mask_seed=st.one_of(st.none(), st.integers(0, 2**16)),
+)
+def test_numba_and_numpy_paths_give_identical_results(
+    docs, copies, query, k, variant, dtype, mask_seed
+):
+    ix = BM25Index.build(docs * copies, variant=variant, dtype=dtype)
+    allowed = None
+    if mask_seed is not None:
+        allowed = np.random.default_rng(mask_seed).random(ix.n_docs) < 0.5
+    out = {}
+    for path in ("numba", "numpy"):
+        with query_path(path):
+            out[path] = (ix.top_k(query, k, allowed=allowed), ix.scores(query))
+    (idx_a, sc_a), full_a = out["numba"]
+    (idx_b, sc_b), full_b = out["numpy"]
+    np.testing.assert_array_equal(full_a, full_b)
+    np.testing.assert_array_equal(idx_a, idx_b)
+    np.testing.assert_array_equal(sc_a, sc_b)
+    np.testing.assert_array_equal(sc_a, full_a[idx_a])
+    assert not bm25_module._scratch(ix.n_docs).any()  # the kernel left its buffer clear
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_long_queries_with_repeats(path):
+    # Over 64 query tokens the kernel finds distinct columns by sorting; the order of first
+    # appearance (the summation order) and the multiplicities must not change.
+    rng = np.random.default_rng(11)
+    vocab = [f"v{i}" for i in range(40)]
+    corpus = [list(rng.choice(vocab, size=rng.integers(0, 25))) for _ in range(300)]
+    for dtype in (np.float32, np.float64):
+        ix = BM25Index.build(corpus, variant="bm25plus", dtype=dtype)
+        for n_tokens in (65, 66, 200, 1000):
+            q = list(rng.choice(vocab + ["oov1", "oov2"], size=n_tokens, p=None))
+            with query_path(path):
+                idx, sc = ix.top_k(q, 15)
+                full = ix.scores(q)
+            with query_path("numpy"):
+                want_full = ix.scores(q)
+            want_idx, want_sc = _brute_top_k(ix, q, 15, None)
+            np.testing.assert_array_equal(full, want_full)
             assert idx.tolist() == want_idx
-            np.testing.assert_allclose(sc, want_sc)
+            np.testing.assert_array_equal(sc, want_sc)
+            ref = rank_bm25.BM25Plus(corpus, k1=1.5, b=0.75, delta=1.0).get_scores(q)
+            np.testing.assert_allclose(full, ref, rtol=1e-5 if dtype == np.float32 else 1e-9)
 
 
-def test_bm25plus_top_k_scores_include_the_delta_offset():
+@pytest.mark.skipif("numba" not in PATHS, reason="numba is not installed")
+def test_numba_top_k_is_thread_safe():
+    rng = np.random.default_rng(3)
+    vocab = [f"t{i}" for i in range(60)]
+    indexes = [
+        BM25Index.build([list(rng.choice(vocab, size=rng.integers(1, 30))) for _ in range(n)])
+        for n in (500, 2000)
+    ]
+    queries = [list(rng.choice(vocab, size=rng.integers(1, 6))) for _ in range(40)]
+    with query_path("numba"):
+        want = [[ix.top_k(q, 7) for q in queries] for ix in indexes]
+        errors = []
+
+        def worker(seed):
+            order = np.random.default_rng(seed).permutation(len(queries))
+            for _ in range(5):
+                for i in order:
+                    for ix, expected in zip(indexes, want):
+                        got = ix.top_k(queries[i], 7)
+                        same = all(np.array_equal(a, b) for a, b in zip(got, expected[i]))
+                        if not same:
+                            errors.append((seed, i))
+
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not errors
+
+
+def test_env_switch_forces_the_numpy_fallback():
+    code = (
+        "from searchkit.index import bm25; import numpy as np; "
+        "ix = bm25.BM25Index.build([['x'], ['y'], ['y'], ['y'], ['x', 'x']]); "
+        "print(bm25.USE_NUMBA, bm25._kernels(), ix.warm_up(), ix.top_k(['x'], 5)[0].tolist())"
+    )
+    env = {**os.environ, "SEARCHKIT_NO_NUMBA": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "None", "False", "[4,", "0]"]
+
+
+def test_warm_up_reports_the_path():
+    ix = BM25Index.build(TINY)
+    with query_path("numpy"):
+        assert ix.warm_up() is False
+    if "numba" in PATHS:
+        with query_path("numba"):
+            assert ix.warm_up() is True
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_bm25plus_top_k_scores_include_the_delta_offset(path):
     ix = BM25Index.build(TINY, variant="bm25plus", dtype=np.float64)
-    q = ["cat", "dog"]
-    idx, sc = ix.top_k(q, 3)
-    np.testing.assert_allclose(sc, ix.scores(q)[idx])
-    assert set(idx.tolist()) <= {0, 1, 5, 6}  # docs without cat/dog get only the offset
+    q = ["cat", "dog", "cat"]
+    with query_path(path):
+        idx, sc = ix.top_k(q, 10)
+        full = ix.scores(q)
+    np.testing.assert_array_equal(sc, full[idx])
+    assert sorted(idx.tolist()) == [0, 1, 5, 6]  # docs without cat/dog get only the offset
+    offset_only = float(ix.idf[ix.vocab["cat"]] * 2 + ix.idf[ix.vocab["dog"]])  # delta = 1
+    assert full[2] == full[3] == pytest.approx(offset_only)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("padding", [0, 60])  # 60 empty docs: the few-postings path
+def test_ties_across_columns_go_to_the_lower_index(path, padding):
+    # "a", "b", "c" each in one doc of the same length: three exactly equal scores, met in
+    # query order c, b, a, i.e. the lowest doc index last.
+    ix = BM25Index.build([["a"], ["b"], ["c"]] + [["z"]] * 3 + [[]] * padding)
+    with query_path(path):
+        assert ix.top_k(["c", "b", "a"], 1)[0].tolist() == [0]
+        assert ix.top_k(["c", "b", "a"], 2)[0].tolist() == [0, 1]
+        assert ix.top_k(["c", "b", "a", "z"], 4)[0].tolist() == [0, 1, 2, 3]
+    # the same with zero and negative scores (idf 0 for a and b, Okapi's floor below 0 for
+    # x): the general path, which lists the touched docs
+    neg = BM25Index.build([["a", "x"], ["b", "x"], ["x"], ["a", "b"]] * 2)
+    q = ["x", "b", "a"]
+    assert (neg.scores(q) < 0).any() and (neg.scores(["a"]) == 0).all()
+    for k in (1, 3, 5, 8):
+        with query_path(path):
+            idx, sc = neg.top_k(q, k)
+            want_idx, want_sc = _brute_top_k(neg, q, k, None)
+        assert idx.tolist() == want_idx
+        np.testing.assert_array_equal(sc, want_sc)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_top_k_with_negative_and_zero_contributions(path):
+    # mean idf < 0: Okapi's floor is negative, so matching docs can score below 0 (and 0).
+    ix = BM25Index.build([["a", "b"], ["a", "b"], ["a"], ["c"]], dtype=np.float32)
+    assert (ix.idf[[ix.vocab["a"], ix.vocab["b"]]] <= 0).all()
+    with query_path(path):
+        for q in (["a"], ["a", "b"], ["b", "c"], ["a", "c", "a"]):
+            for k in (1, 2, 9):
+                idx, sc = ix.top_k(q, k)
+                want_idx, want_sc = _brute_top_k(ix, q, k, None)
+                assert idx.tolist() == want_idx
+                np.testing.assert_array_equal(sc, want_sc)
 
 
 # --------------------------------------------------------------------------- matched terms
@@ -269,6 +452,16 @@ def test_load_reports_missing_and_foreign_files(tmp_path):
         BM25Index.load(tmp_path)
     (tmp_path / "bm25.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
+        BM25Index.load(tmp_path)
+
+
+def test_load_rejects_rows_outside_the_documents(tmp_path):
+    BM25Index.build(TINY).save(tmp_path)
+    with np.load(tmp_path / "bm25.npz") as z:
+        arrays = dict(z)
+    arrays["indices"][3] = len(TINY)  # one past the last document
+    np.savez(tmp_path / "bm25.npz", **arrays)
+    with pytest.raises(ValueError, match=r"indices outside \[0, n_docs=7\)"):
         BM25Index.load(tmp_path)
 
 

@@ -10,11 +10,12 @@ of an absent term). ``okapi``, ``bm25l`` and ``bm25plus`` reproduce rank_bm25 0.
 (``BM25Okapi``, ``BM25L``, ``BM25Plus``) score for score; ``lucene`` is Lucene 8+'s BM25Similarity
 (with exact rather than lossy-encoded document lengths).
 
-Queries run in a numba kernel when numba imports (it is compiled on first use and cached on
-disk): it accumulates the query's columns into a per-thread score buffer, keeps the best k of
-the touched documents in a bounded heap and clears what it touched, in one pass over the
-postings. Without numba, or with ``SEARCHKIT_NO_NUMBA=1`` in the environment at import (or
-``bm25.USE_NUMBA = False``), the same results come from numpy.
+Queries run in numba kernels when numba imports (compiled on first use, cached on disk; see
+:meth:`BM25Index.warm_up`). ``top_k`` sums the query's columns into a per-thread float64
+buffer, then keeps the best k in a bounded heap while clearing the buffer, reading either
+every document (many postings) or the postings again (few). Without numba, or with
+``SEARCHKIT_NO_NUMBA=1`` in the environment at import (or ``bm25.USE_NUMBA = False`` at run
+time), numpy gives bit-identical results, only slower.
 """
 
 from __future__ import annotations
@@ -200,119 +201,219 @@ def _query_list(query_tokens: Iterable[str]) -> list:
 
 
 # --------------------------------------------------------------------------- numba kernels
-# Plain functions here, compiled by ``_kernels()`` on first use (numba is imported only then).
-# Both accumulate exactly as the numpy path does: column by column in query order, each posting
-# ``data * multiplicity`` computed in the data's dtype and added to a float64 sum.
+# Plain functions, compiled by ``_kernels()`` on first use (numba is imported only then). They
+# sum exactly as the numpy path does, so results are bit-identical: column by column in order
+# of first appearance in the query, each posting's ``data * multiplicity`` computed in the
+# data's dtype and added to a float64 sum; BM25+'s offset is summed in the same order.
 
 USE_NUMBA: bool = os.environ.get("SEARCHKIT_NO_NUMBA", "").strip().lower() not in (
     "1", "true", "yes", "on"
 )
 _KERNELS: Any = None  # None: not tried yet; False: numba unavailable; else (top_k, scores)
 _KERNELS_LOCK = threading.Lock()
-_SCRATCH = threading.local()  # per thread: (score sums, touched flags, touched list), kept clear
+_SCRATCH = threading.local()  # per thread: a float64 buffer of >= n_docs zeros, kept clear
+_EMPTY_F8 = np.zeros(0, dtype=np.float64)
 _NO_MASK = np.zeros(0, dtype=np.bool_)
-_DENSE_RATIO = 2  # positive queries scan all docs once postings * ratio >= n_docs
+_DENSE_RATIO = 4  # a positive query scans every doc once postings * ratio >= n_docs
 
 
 def _accumulate_kernel(indptr, indices, data, cols, weights, out):  # pragma: no cover - jitted
     for c in range(cols.shape[0]):
         col = cols[c]
         w = weights[c]
-        for j in range(indptr[col], indptr[col + 1]):
-            out[indices[j]] += data[j] * w
+        if w == 1:
+            for j in range(indptr[col], indptr[col + 1]):
+                out[indices[j]] += data[j]
+        else:
+            for j in range(indptr[col], indptr[col + 1]):
+                out[indices[j]] += data[j] * w
 
 
 def _top_k_kernel(
-    indptr, indices, data, cols, weights, col_positive, n_docs, k, offset, allowed, use_mask,
-    acc, seen, touched,
+    indptr, indices, data, ids, col_positive, offsets, n_docs, k, allowed, acc
 ):  # pragma: no cover - jitted
-    # acc (float64) and seen (uint8) are all zero on entry and on return; touched is scratch.
-    # Query "positive" (every stored value of its columns > 0): a doc is touched iff acc > 0,
-    # so the postings only accumulate. Otherwise touched docs are listed without a branch.
+    # ids: the query's columns, -1 for a token outside the vocabulary. offsets: BM25+'s
+    # per-column offset, or empty. allowed: the mask, or empty. acc: >= n_docs float64 zeros,
+    # left all zero on return. indices are unsigned (no negative-index wraparound code).
+
+    # 0. distinct columns in order of first appearance, with multiplicities
+    n_ids = ids.shape[0]
+    cols = np.empty(n_ids, dtype=np.int64)
+    mult = np.zeros(n_ids, dtype=np.int64)
+    n_cols = 0
+    if n_ids <= 64:
+        for i in range(n_ids):
+            c = ids[i]
+            if c >= 0:
+                j = 0
+                while j < n_cols and cols[j] != c:
+                    j += 1
+                cols[j] = c
+                mult[j] += 1
+                n_cols = max(n_cols, j + 1)
+    else:
+        order = np.argsort(ids, kind="mergesort")  # stable: a group starts at its first use
+        firsts = np.empty(n_ids, dtype=np.int64)
+        g = 0
+        while g < n_ids:
+            e = g + 1
+            while e < n_ids and ids[order[e]] == ids[order[g]]:
+                e += 1
+            if ids[order[g]] >= 0:
+                firsts[n_cols] = order[g]
+                mult[n_cols] = e - g
+                n_cols += 1
+            g = e
+        by_first = np.argsort(firsts[:n_cols])
+        counts = mult[:n_cols].copy()
+        for i in range(n_cols):
+            cols[i] = ids[firsts[by_first[i]]]
+            mult[i] = counts[by_first[i]]
+    out_d = np.empty(0, dtype=np.int64)
+    out_s = np.empty(0, dtype=np.float64)
+    if n_cols == 0:
+        return out_d, out_s
+    weights = np.empty(n_cols, dtype=data.dtype)
+    offset = 0.0
     positive = True
     n_post = 0
-    for c in range(cols.shape[0]):
+    for c in range(n_cols):
+        weights[c] = mult[c]
+        if offsets.shape[0]:
+            offset += offsets[cols[c]] * mult[c]
         positive = positive and col_positive[cols[c]]
         n_post += indptr[cols[c] + 1] - indptr[cols[c]]
+    use_mask = allowed.shape[0] > 0
+    # "positive": every stored value of the query's columns is > 0, so a doc is touched iff
+    # its sum is > 0 and the postings need no bookkeeping beyond the sums.
     dense = positive and n_post * _DENSE_RATIO >= n_docs
-    # 1. accumulate, column by column in query order (bit-identical to the numpy path)
-    m = 0  # candidates to scan: docs 0..n_docs-1 (dense) or touched[0..m)
-    for c in range(cols.shape[0]):
-        col = cols[c]
-        w = weights[c]
-        if dense:
-            for j in range(indptr[col], indptr[col + 1]):
-                acc[indices[j]] += data[j] * w
-        elif positive:  # every posting listed; repeats then read acc == 0 and drop out
-            for j in range(indptr[col], indptr[col + 1]):
-                d = indices[j]
-                touched[m] = d
-                m += 1
-                acc[d] += data[j] * w
-        else:
+
+    # 1. accumulate
+    touched = np.empty(0, dtype=np.int64)
+    m = 0
+    if positive:
+        for c in range(n_cols):
+            col = cols[c]
+            w = weights[c]
+            if w == 1:
+                for j in range(indptr[col], indptr[col + 1]):
+                    acc[indices[j]] += data[j]
+            else:
+                for j in range(indptr[col], indptr[col + 1]):
+                    acc[indices[j]] += data[j] * w
+    else:  # list each touched doc once, branch-free: the slot is reused unless the doc is new
+        touched = np.empty(n_docs + 1, dtype=np.int64)
+        seen = np.zeros(n_docs, dtype=np.uint8)
+        for c in range(n_cols):
+            col = cols[c]
+            w = weights[c]
             for j in range(indptr[col], indptr[col + 1]):
                 d = indices[j]
                 touched[m] = d
                 m += 1 - seen[d]
                 seen[d] = 1
                 acc[d] += data[j] * w
-    if dense:
-        m = n_docs
-    # 2. best h in a min-heap (hs, hd) whose root is the worst kept: lower score, then higher
-    # doc index. thr is the root's score once full; the hot test "key >= thr" stays a single
-    # predictable branch (key is a select on "touched", not a branch of its own).
-    lo = 0.0 if positive else -np.inf
-    h = min(k, m)
+
+    # 2. the best h in a min-heap (hs, hd) whose root is the worst kept: lower score, then
+    # higher doc index; thr is the root's score once the heap is full. The hot test compares
+    # a raw sum with rthr, a bound at or below every raw sum that can reach thr (and above 0
+    # for a positive query, so untouched docs fail it); "key >= thr" is then checked exactly.
+    # Every visited sum is cleared on the way.
+    h = min(k, n_post if positive else m)
     hs = np.empty(h, dtype=np.float64)
     hd = np.empty(h, dtype=np.int64)
-    size = 0
-    thr = -np.inf
-    for t in range(m):
-        d = np.int64(t) if dense else np.int64(touched[t])
-        raw = acc[d]
-        acc[d] = 0.0
-        seen[d] = 0
-        key = raw + offset if raw > lo else np.nan  # NaN fails every comparison
-        if key >= thr:
-            if use_mask and not allowed[d]:
-                continue
+    raw_floor = _TINY if positive else -np.inf
+    state = np.array([-np.inf, raw_floor])  # thr, rthr
+
+    def offer(raw, d, size):  # inlined by numba; returns the new heap size
+        key = raw + offset
+        if key < state[0] or (use_mask and not allowed[d]):
+            return size
+        if size < h:
+            pos = size
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                ps = hs[parent]
+                if key < ps or (key == ps and d > hd[parent]):
+                    hs[pos] = ps
+                    hd[pos] = hd[parent]
+                    pos = parent
+                else:
+                    break
+            hs[pos] = key
+            hd[pos] = d
             if size < h:
-                pos = size
-                size += 1
-                while pos > 0:
-                    parent = (pos - 1) >> 1
-                    ps = hs[parent]
-                    if key < ps or (key == ps and d > hd[parent]):
-                        hs[pos] = ps
-                        hd[pos] = hd[parent]
-                        pos = parent
-                    else:
-                        break
-                hs[pos] = key
-                hd[pos] = d
-                if size == h:
-                    thr = hs[0]
-            elif key > hs[0] or d < hd[0]:  # key >= thr == hs[0] here
-                pos = 0
-                while True:
-                    child = 2 * pos + 1
-                    if child >= size:
-                        break
-                    right = child + 1
-                    if right < size and (
-                        hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
-                    ):
-                        child = right
-                    cs = hs[child]
-                    if cs < key or (cs == key and hd[child] > d):
-                        hs[pos] = cs
-                        hd[pos] = hd[child]
-                        pos = child
-                    else:
-                        break
-                hs[pos] = key
-                hd[pos] = d
-                thr = hs[0]
+                return size
+        elif key > hs[0] or d < hd[0]:  # key >= thr == hs[0] here
+            pos = 0
+            while True:
+                child = 2 * pos + 1
+                if child >= size:
+                    break
+                right = child + 1
+                if right < size and (
+                    hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
+                ):
+                    child = right
+                cs = hs[child]
+                if cs < key or (cs == key and hd[child] > d):
+                    hs[pos] = cs
+                    hd[pos] = hd[child]
+                    pos = child
+                else:
+                    break
+            hs[pos] = key
+            hd[pos] = d
+        else:
+            return size
+        state[0] = hs[0]
+        state[1] = max(raw_floor, hs[0] - offset - (abs(hs[0]) + abs(offset)) * 1e-15)
+        return size
+
+    size = 0
+    rthr = raw_floor
+    if dense:  # every doc, 8 at a time: one max decides whether to look closer
+        n_full = n_docs - n_docs % 8
+        for b in range(0, n_full, 8):
+            top = acc[b]
+            for i in range(b + 1, b + 8):
+                top = acc[i] if acc[i] > top else top
+            if top >= rthr:
+                for d in range(b, b + 8):
+                    raw = acc[d]
+                    acc[d] = 0.0
+                    if raw >= rthr:
+                        size = offer(raw, d, size)
+                        rthr = state[1]
+            else:
+                for d in range(b, b + 8):
+                    acc[d] = 0.0
+        for d in range(n_full, n_docs):
+            raw = acc[d]
+            acc[d] = 0.0
+            if raw >= rthr:
+                size = offer(raw, d, size)
+                rthr = state[1]
+    elif positive:  # the postings again; a repeat reads the cleared 0 and fails the test
+        for c in range(n_cols):
+            col = cols[c]
+            for j in range(indptr[col], indptr[col + 1]):
+                d = np.int64(indices[j])
+                raw = acc[d]
+                acc[d] = 0.0
+                if raw >= rthr:
+                    size = offer(raw, d, size)
+                    rthr = state[1]
+    else:
+        for t in range(m):
+            d = touched[t]
+            raw = acc[d]
+            acc[d] = 0.0
+            if raw >= rthr:
+                size = offer(raw, d, size)
+                rthr = state[1]
+
     # 3. pop the worst into the last free slot: best first.
     out_s = np.empty(size, dtype=np.float64)
     out_d = np.empty(size, dtype=np.int64)
@@ -347,7 +448,7 @@ def _top_k_kernel(
 
 def _kernels() -> Any:
     """The compiled (top_k, accumulate) kernels, or None when numba is off or cannot import.
-    numba compiles each dtype combination on its first call (about a second) and caches it in
+    numba compiles each dtype combination on its first call (a few seconds) and caches it in
     ``__pycache__``; later processes load it from there."""
     global _KERNELS
     if not USE_NUMBA:
@@ -365,13 +466,12 @@ def _kernels() -> Any:
     return _KERNELS or None
 
 
-def _scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """This thread's clear score buffer, touched flags and touched list, for >= ``n`` docs."""
-    bufs = getattr(_SCRATCH, "bufs", None)
-    if bufs is None or bufs[0].shape[0] < n:
-        bufs = (np.zeros(n, np.float64), np.zeros(n, np.uint8), np.zeros(n + 1, np.int64))
-        _SCRATCH.bufs = bufs
-    return bufs
+def _scratch(n: int) -> np.ndarray:
+    """This thread's float64 buffer of >= ``n`` zeros (the kernels leave it zero)."""
+    acc = getattr(_SCRATCH, "acc", None)
+    if acc is None or acc.shape[0] < n:
+        acc = _SCRATCH.acc = np.zeros(n, dtype=np.float64)
+    return acc
 
 
 # --------------------------------------------------------------------------- the index
@@ -412,11 +512,14 @@ class BM25Index:
         self._data = self.matrix.data
         self._indices = self.matrix.indices
         self._indptr = self.matrix.indptr
+        # The kernels index with unsigned row numbers (no negative-index wraparound code).
+        self._uindices = self._indices.view(np.dtype(self._indices.dtype.str.replace("i", "u")))
         # Columns whose every stored contribution is > 0 (the kernel's fast path).
         self._col_positive = np.ones(len(vocab), dtype=np.bool_)
         not_positive = np.flatnonzero(~(self._data > 0))
         if not_positive.size:
-            self._col_positive[np.searchsorted(self._indptr, not_positive, side="right") - 1] = False
+            owner = np.searchsorted(self._indptr, not_positive, side="right") - 1
+            self._col_positive[owner] = False
         absent = float(self._variant.absent(params))
         self._offset = idf * absent if absent else None
         total = int(doc_len.sum())
@@ -557,6 +660,19 @@ class BM25Index:
             f"n_terms={len(self._vocab)}, nnz={self._data.size})"
         )
 
+    def warm_up(self) -> bool:
+        """Compile the query kernels for this index's dtypes now (or load them from numba's
+        on-disk cache), so the first real query does not pay for it: a few seconds the very
+        first time, well under a second from the cache. Returns whether the numba kernels
+        are in use (False: numba is off or missing, and queries run on numpy)."""
+        if _kernels() is None:
+            return False
+        if self._vocab:
+            token = next(iter(self._vocab))
+            self.top_k([token], 1)
+            self.scores([token])
+        return True
+
     # ----------------------------------------------------------------------- query
 
     def _columns(self, query_tokens: Iterable[str]) -> tuple[list[int], list[int]]:
@@ -583,9 +699,12 @@ class BM25Index:
         )
 
     def _offset_total(self, cols: list[int], mult: list[int]) -> float:
-        if self._offset is None or not cols:
-            return 0.0
-        return float(self._offset[cols] @ np.asarray(mult, dtype=np.float64))
+        """BM25+'s constant part, summed in query order (as the kernel sums it)."""
+        off = 0.0
+        if self._offset is not None:
+            for c, m in zip(cols, mult):
+                off += float(self._offset[c]) * m
+        return off
 
     def scores(self, query_tokens: Iterable[str]) -> np.ndarray:
         """BM25 score of every document for the query (float64, length ``n_docs``).
@@ -601,7 +720,7 @@ class BM25Index:
             out = np.zeros(self._n_docs, dtype=np.float64)
             kernels[1](
                 self._indptr,
-                self._indices,
+                self._uindices,
                 self._data,
                 np.array(cols, dtype=np.int64),
                 np.array(mult, dtype=self._data.dtype),
@@ -646,31 +765,32 @@ class BM25Index:
                     f"allowed must be a bool array of shape ({self._n_docs},), got dtype "
                     f"{allowed.dtype} shape {allowed.shape}"
                 )
+            flags = allowed.flags
+            if not (flags.c_contiguous and flags.writeable):  # one compiled kernel for all
+                allowed = allowed.copy()
         k = int(k)
-        cols, mult = self._columns(query_tokens)
-        if not cols or k == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        off = self._offset_total(cols, mult)
         kernels = _kernels()
-        if kernels is not None:
-            acc, seen, touched = _scratch(self._n_docs)
-            return kernels[0](
-                self._indptr,
-                self._indices,
-                self._data,
-                np.array(cols, dtype=np.int64),
-                np.array(mult, dtype=self._data.dtype),
-                self._col_positive,
-                self._n_docs,
-                k,
-                off,
-                _NO_MASK if allowed is None else allowed,
-                allowed is not None,
-                acc,
-                seen,
-                touched,
-            )
-        return self._top_k_numpy(cols, mult, k, allowed, off)
+        if kernels is None:
+            cols, mult = self._columns(query_tokens)
+            if not cols or k == 0:
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+            return self._top_k_numpy(cols, mult, k, allowed, self._offset_total(cols, mult))
+        get = self._vocab.get
+        ids = np.array([get(t, -1) for t in _query_list(query_tokens)], dtype=np.int64)
+        if k == 0 or ids.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        return kernels[0](
+            self._indptr,
+            self._uindices,
+            self._data,
+            ids,
+            self._col_positive,
+            _EMPTY_F8 if self._offset is None else self._offset,
+            self._n_docs,
+            k,
+            _NO_MASK if allowed is None else allowed,
+            _scratch(self._n_docs),
+        )
 
     def _top_k_numpy(
         self, cols: list[int], mult: list[int], k: int, allowed: np.ndarray | None, off: float
@@ -685,7 +805,7 @@ class BM25Index:
             if allowed is not None:
                 keep = allowed[cand]
                 cand, sc = cand[keep], sc[keep]
-        elif bool((self._idf[cols] > 0).all()):
+        elif bool(self._col_positive[cols].all()):
             # Every stored contribution is > 0 here, so "contains a query term" is "sum > 0":
             # select straight on the dense sums.
             dense = np.bincount(rows, weights=vals, minlength=n)
@@ -821,6 +941,14 @@ class BM25Index:
             arrays["indptr"][-1]
         ):
             problems.append("data/indices lengths disagree with indptr")
+        else:  # the compiled query kernels index with these unchecked
+            ptr, idx = arrays["indptr"], arrays["indices"]
+            if ptr.dtype.kind != "i" or idx.dtype.kind != "i":
+                problems.append(f"indptr/indices must be integers, got {ptr.dtype}/{idx.dtype}")
+            elif ptr[0] != 0 or (np.diff(ptr) < 0).any():
+                problems.append("indptr does not start at 0 and never decrease")
+            elif idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n_docs):
+                problems.append(f"indices outside [0, n_docs={n_docs})")
         if arrays["doc_len"].shape != (n_docs,):
             problems.append(f"doc_len has {arrays['doc_len'].shape} entries, n_docs is {n_docs}")
         if arrays["idf"].shape != (n_terms,):
