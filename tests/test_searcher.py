@@ -29,6 +29,7 @@ def test_hits_carry_each_retrievers_score_and_rank(searcher):
 
 
 def test_rrf_fused_score_is_sum_of_reciprocal_ranks(searcher):
+    searcher = searcher.with_config(searcher.config.replace(**{"fusion.method": "rrf"}))
     res = searcher.search("export script report", k=6)
     for h in res.hits:
         expect = sum(1.0 / (60 + r) for r in h.ranks.values())
