@@ -89,7 +89,7 @@ def test_filled_scores_equal_the_retrievers_exact_scores(tmp_path):
     recs = [Record(id=f"d{i}", text=t) for i, t in enumerate(
         ["alpha beta", "gamma delta", "alpha alpha gamma", "epsilon", "beta zeta", "eta theta"])]
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing", "depth": 1}, "bm25": {"depth": 1},
-                                  "fusion": {"method": "wsum", "norm": "none"}})
+                                  "fusion": {"method": "wsum", "norm": "none", "bm25_weight": 0.5, "dense_weight": 0.5}})
     s = Searcher.build(recs, cfg, cache=EmbeddingCache(None))
     res = s.search("alpha gamma", k=6)
     qv = s.embed_query("alpha gamma")
