@@ -17,7 +17,9 @@ args=(); for s in $SETS; do args+=(--dataset "$s"); done
 for s in $SETS; do
   .venv/bin/searchkit eval --dataset "$s" --config "$OUT/fusion.json" --json --queries > "$OUT/eval_$s.json"
 done
-# 3. weak-match model fitted on the tune half, scored on the report half
+.venv/bin/searchkit eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries > "$OUT/eval_mini.json"
+# 3. weak-match model fitted on the tune half (every dataset and class weighing the same; the
+#    workspace-like mini dev split included), scored on the report half
 .venv/bin/searchkit tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" \
   --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 echo "tuned config: $OUT/tuned.json (copy its fusion and weak_match sections into searchkit/config.py defaults)"

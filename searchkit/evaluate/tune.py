@@ -61,10 +61,12 @@ def fit_weak_match(
     *,
     C: float = 1.0,
     target_false_warn: float | None = None,
+    balance_groups: bool = True,
 ) -> WeakMatchConfig:
     """Fit on ``rows`` (use the tune half). The threshold is 0.5 on the balanced model, or, with
     ``target_false_warn``, the largest threshold whose false-warning rate on answerable rows stays
-    within that target."""
+    within that target. With ``balance_groups`` every (group, class) cell weighs the same in the
+    fit, so a small workspace-like set counts as much as a large Wikipedia one."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
@@ -74,8 +76,17 @@ def fit_weak_match(
         raise ValueError("fitting weak match needs both answerable and unanswerable queries")
     scaler = StandardScaler().fit(X)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=1000, random_state=0)
-    lr.fit((X - scaler.mean_) / scale, y)
+    if balance_groups:
+        from collections import Counter
+
+        cells = Counter((r.group, int(r.answerable)) for r in rows)
+        weight = np.array([1.0 / cells[(r.group, int(r.answerable))] for r in rows])
+        weight *= len(rows) / weight.sum()
+        lr = LogisticRegression(C=C, max_iter=1000, random_state=0)
+        lr.fit((X - scaler.mean_) / scale, y, sample_weight=weight)
+    else:
+        lr = LogisticRegression(C=C, class_weight="balanced", max_iter=1000, random_state=0)
+        lr.fit((X - scaler.mean_) / scale, y)
     coef = lr.coef_[0] / scale
     intercept = float(lr.intercept_[0] - np.sum(lr.coef_[0] * scaler.mean_ / scale))
     threshold = 0.5
