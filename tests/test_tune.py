@@ -99,3 +99,20 @@ def test_filled_scores_equal_the_retrievers_exact_scores(tmp_path):
         dense = float(s.dense.scores_for(qv, np.array([i]))[0])
         # fused = 0.5 * bm25 + 0.5 * dense with exact (filled) scores for both retrievers
         assert h.score == pytest.approx(0.5 * full_bm25[i] + 0.5 * dense, rel=1e-5)
+
+
+def test_balance_groups_gives_a_small_dataset_an_equal_say():
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(600):  # a big corpus: answerable queries have top-1 around 0.85, unanswerable 0.80
+        ans = bool(i % 2)
+        rows.append(LabelledSignals(f"a{i}", ans, {"dense_top1": rng.normal(0.85 if ans else 0.80, 0.01)}, "big"))
+    for i in range(40):  # a small workspace-like set: everything scores lower (0.78 vs 0.72)
+        ans = bool(i % 2)
+        rows.append(LabelledSignals(f"b{i}", ans, {"dense_top1": rng.normal(0.78 if ans else 0.72, 0.01)}, "small"))
+    small_answerable = [r for r in rows if r.group == "small" and r.answerable]
+    pooled = fit_weak_match(rows, ("dense_top1",), balance_groups=False)
+    balanced = fit_weak_match(rows, ("dense_top1",), balance_groups=True)
+    # pooled, the big set decides and every small-set answerable query looks unanswerable
+    assert score_weak_match(small_answerable, pooled)["false-warn-rate"] > 0.9
+    assert score_weak_match(small_answerable, balanced)["false-warn-rate"] < score_weak_match(small_answerable, pooled)["false-warn-rate"]
