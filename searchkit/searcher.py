@@ -339,8 +339,9 @@ class Searcher:
     def _best_passage(self, ri: int, c: "_Candidates") -> int:
         """The record's passage with the best passage-level RRF over the retrievers."""
         best, best_score = None, -math.inf
+        k = self.config.fusion.rrf_k
         for pi in c.record_passages.get(ri, ()):
-            s = sum(1.0 / (60 + c.passage_ranks[n][pi]) for n in c.passage_ranks if pi in c.passage_ranks[n])
+            s = sum(1.0 / (k + c.passage_ranks[n][pi]) for n in c.passage_ranks if pi in c.passage_ranks[n])
             if s > best_score or (s == best_score and best is not None and pi < best):
                 best, best_score = pi, s
         if best is None:  # pragma: no cover - every ranked record came from some passage

@@ -74,7 +74,12 @@ class EvalReport:
 
     def run(self) -> dict[str, dict[str, float]]:
         """The run as ``{query_id: {doc_id: score}}`` (scores decrease with rank)."""
-        return {o.query_id: {d: float(len(o.ranking) - i) for i, d in enumerate(o.ranking)} for o in self.outcomes}
+        return _run_of(self.outcomes)
+
+
+def _run_of(outcomes) -> dict[str, dict[str, float]]:
+    """Rankings as a ranx-style run; scores are rank-derived, so tied fused scores keep our order."""
+    return {o.query_id: {d: float(len(o.ranking) - i) for i, d in enumerate(o.ranking)} for o in outcomes}
 
 
 def evaluate_dataset(
@@ -152,7 +157,7 @@ def _visible_to(caller: str):
 def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], *, index_s: float = 0.0) -> EvalReport:
     """Metrics of a list of outcomes (also used to re-score a subset, e.g. one language)."""
     qrels = {qid: dict(d) for qid, d in dataset.qrels.items()}
-    run = {o.query_id: {d: float(len(o.ranking) - i) for i, d in enumerate(o.ranking)} for o in outcomes}
+    run = _run_of(outcomes)
     answerable_ids = {o.query_id for o in outcomes if o.answerable}
     qrels_a = {qid: d for qid, d in qrels.items() if qid in answerable_ids}
     metrics = ranking_metrics(qrels_a, run) if qrels_a else {m: float("nan") for m in RANKING_METRICS}

@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from searchkit.util import atomic_write_text
+
 __all__ = ["DenseIndex", "DenseParams", "INDEX_KINDS", "set_faiss_threads"]
 
 _FORMAT_VERSION = 1
@@ -259,7 +261,7 @@ class DenseIndex:
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-        _atomic_write_text(out / _META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(out / _META_FILE, json.dumps(meta, indent=2, sort_keys=True) + "\n")
         return out
 
     @classmethod
@@ -363,13 +365,3 @@ def _ranked(idx: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def _empty() -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
 
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
