@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 """Bumped whenever the tokens produced for the same text and parameters change."""
 
 SPLIT_MODES: tuple[str, ...] = ("A", "B", "C")
@@ -56,18 +56,28 @@ _WORD_RE = re.compile(r"\w+")
 
 _ID_RE = re.compile(
     r"(?<![A-Za-z0-9_])(?:"
-    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?#?(?P<kwn>\d+)"  # PR 88, PR-88, pr#88, Issue 12
-    r"|(?P<key>[A-Z]{2}[A-Z0-9_]*-\d+)"  # ATL-1655, AB2-7 (starts with two capitals)
+    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>#?)(?P<kwn>\d+)"  # PR 88, PR-88, pr#88, Issue 12
+    r"|(?P<key>[A-Z]{2}[A-Z0-9_]*(?:-\d+)+)"  # ATL-1655, DOC-2026-117, AB2-7 (two capitals first)
+    r"|(?P<lkey>[A-Za-z]{2}[A-Za-z0-9_]*(?:-\d{3,})(?:-\d+)*)"  # atl-1656, Atl-1656 (hyphen, 3+ digits)
+    r"|(?P<cat>[A-Z]{2,})(?P<catn>\d{3,})"  # ATL1656 (capitals run into 3+ digits)
     r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3, v2.3.1
     r")(?![A-Za-z0-9_])"
     r"|(?<![A-Za-z0-9_#&])(?P<num>#\d+)(?![A-Za-z0-9_])"  # #412 (not C#412, not &#412;)
 )
+# Before NFKC: "№ 412" / "№412" is "#412" (NFKC would make it "No412"); dashes between a letter and
+# a digit ("ATL‐1656", "ATL–1656", "ATL−1656") are hyphens.
+_NUMERO_RE = re.compile(r"№[ \t\u00a0]*(?=[0-9０-９])")
+_ID_DASH_RE = re.compile(r"(?<=[A-Za-zＡ-Ｚａ-ｚ])[\u2010-\u2015\u2212\ufe58\ufe63](?=[0-9０-９])")
 
 
 def normalize(text: str) -> str:
-    """Unicode NFKC: full-width ``ＡＴＬ－１６５５`` becomes ``ATL-1655``, half-width kana widen."""
+    """Unicode NFKC: full-width ``ＡＴＬ－１６５５`` becomes ``ATL-1655``, half-width kana widen;
+    ``№412`` becomes ``#412`` and a dash between a letter and a digit a hyphen (``ATL–1655``)."""
     if not isinstance(text, str):
         raise TypeError(f"normalize expects str, got {type(text).__name__}")
+    if "№" in text:
+        text = _NUMERO_RE.sub("#", text)
+    text = _ID_DASH_RE.sub("-", text)
     return unicodedata.normalize("NFKC", text)
 
 
@@ -122,10 +132,23 @@ def detect_language(text: str) -> str:
 
 def _canonical_id(m: re.Match[str]) -> str:
     if m.group("kw"):
-        return f"{m.group('kw').upper()}-{m.group('kwn')}"
+        return f"{m.group('kw').upper()}-{int(m.group('kwn'))}"
     if m.group("ver"):
         return "v" + m.group("ver")[1:]
-    return m.group("key") or m.group("num")
+    if m.group("cat"):
+        return f"{m.group('cat')}-{m.group('catn')}"
+    if m.group("key"):
+        return m.group("key")
+    if m.group("lkey"):
+        return m.group("lkey").upper()
+    return m.group("num")
+
+
+def _aliases(m: re.Match[str], canonical: str) -> tuple[str, ...]:
+    """Other canonical forms the same mention stands for: ``Issue #412`` also names ``#412``."""
+    if m.group("kw") and m.group("hash"):
+        return (canonical, f"#{int(m.group('kwn'))}")
+    return (canonical,)
 
 
 def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
@@ -136,14 +159,45 @@ def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
 def extract_identifiers(text: str) -> list[str]:
     """Task and document numbers named in ``text``, canonical, de-duplicated, in order of appearance.
 
-    Recognised after NFKC: ``LETTERS-digits`` with two or more capitals (``ATL-1655``), ``#digits``
-    (``#412``), versions ``vX.Y[.Z...]`` (``v2.3.1``), and ``PR|MR|ISSUE|TASK <n>`` in any case,
-    with a space, hyphen or ``#`` or nothing before the number, canonicalised to ``PR-88``.
+    Recognised after ``normalize`` (NFKC; ``№412`` is ``#412``): ``LETTERS-digits[-digits...]``
+    with two or more capitals (``ATL-1655``, ``DOC-2026-117``), the same in any case with a hyphen
+    and at least three digits (``atl-1656`` -> ``ATL-1656``), capitals run into three or more digits
+    (``ATL1656`` -> ``ATL-1656``), ``#digits`` (``#412``), versions ``vX.Y[.Z...]`` (``v2.3.1``),
+    and ``PR|MR|ISSUE|TASK <n>`` in any case, with a space, hyphen or ``#`` or nothing before the
+    number, canonicalised to ``PR-88``.
     """
     seen: dict[str, None] = {}
     for _, _, ident in _iter_ids(normalize(text)):
         seen.setdefault(ident, None)
     return list(seen)
+
+
+def identifier_mentions(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """``(canonical, aliases)`` for each distinct identifier ``text`` names, in order; the
+    aliases include the canonical form (``Issue #412`` -> ``("ISSUE-412", ("ISSUE-412", "#412"))``)."""
+    seen: dict[str, tuple[str, ...]] = {}
+    for m in _ID_RE.finditer(normalize(text)):
+        canonical = _canonical_id(m)
+        old = seen.get(canonical, ())
+        seen[canonical] = tuple(dict.fromkeys(old + _aliases(m, canonical)))
+    return list(seen.items())
+
+
+def identifier_forms(text: str) -> frozenset[str]:
+    """Every canonical identifier ``text`` mentions, with aliases (``Issue #412`` gives
+    ``ISSUE-412`` and ``#412``). Two spellings of one identifier have the same canonical form;
+    ``ATL-16`` is not ``ATL-1650`` and ``v2.3`` is not ``v2.3.1`` (H12)."""
+    forms: set[str] = set()
+    for m in _ID_RE.finditer(normalize(text)):
+        forms.update(_aliases(m, _canonical_id(m)))
+    return frozenset(forms)
+
+
+def canonical_identifier(ident: str) -> str:
+    """The canonical form of one identifier as written (``atl1656`` stays as given when it is
+    not recognised; ``ＡＴＬ－１６５６`` and ``ATL1656`` give ``ATL-1656``)."""
+    found = extract_identifiers(ident)
+    return found[0] if len(found) == 1 else normalize(ident).strip()
 
 
 # --- lazily loaded, per-process / per-thread backends ----------------------------------------
@@ -420,7 +474,10 @@ __all__ = [
     "Analyzer",
     "content_words",
     "detect_language",
+    "canonical_identifier",
     "extract_identifiers",
+    "identifier_forms",
+    "identifier_mentions",
     "normalize",
     "script_runs",
 ]

@@ -10,7 +10,6 @@ probability that the space has an answer; the warning fires when ``p < threshold
 from __future__ import annotations
 
 import math
-import unicodedata
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -139,35 +138,30 @@ def weak_match_warning(features: Mapping[str, float], cfg: "WeakMatchConfig") ->
     return Warning(code="weak_match", message="Weak match: no card stands out from the rest.", detail=detail)
 
 
-def _norm(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-def _loose(ident: str) -> str:
-    return "".join(ch for ch in _norm(ident) if ch.isalnum())
-
-
 def mentions(text: str, ident: str) -> bool:
-    """Whether ``text`` mentions identifier ``ident`` (NFKC, case-insensitive; ``PR 88`` = ``PR-88``)."""
-    from searchkit.analyze import extract_identifiers
+    """Whether ``text`` mentions identifier ``ident`` (H12).
 
-    nt = _norm(text)
-    if _norm(ident) in nt:
-        return True
-    loose = _loose(ident)
-    return any(_loose(i) == loose for i in extract_identifiers(text))
+    Identifiers are compared in canonical form, never as substrings: ``ATL-1650`` does not
+    mention ``ATL-16``, ``#412`` not ``#41``, ``v2.3.1`` not ``v2.3``; ``atl-1656``, ``ATL1656``,
+    ``ＡＴＬ－１６５６`` all mention ``ATL-1656``, ``№412`` mentions ``#412``.
+    """
+    from searchkit.analyze import canonical_identifier, identifier_forms
+
+    return canonical_identifier(ident) in identifier_forms(text)
 
 
 def missing_ids(query: str, hits: Sequence[Hit]) -> list[str]:
-    """H12: IDs in the query (after NFKC) that no returned card's full text mentions."""
-    from searchkit.analyze import extract_identifiers
+    """H12: identifiers in the query that no returned card mentions (title or full text), canonical."""
+    from searchkit.analyze import identifier_forms, identifier_mentions
 
-    ids = extract_identifiers(query)
-    out = []
-    for ident in ids:
-        if not any(mentions(h.record.text, ident) or mentions(h.record.title, ident) for h in hits):
-            out.append(ident)
-    return out
+    wanted = identifier_mentions(query)
+    if not wanted:
+        return []
+    found: set[str] = set()
+    for h in hits:
+        found |= identifier_forms(h.record.title)
+        found |= identifier_forms(h.record.text)
+    return [ident for ident, aliases in wanted if not found.intersection(aliases)]
 
 
 def missing_ids_warning(query: str, hits: Sequence[Hit]) -> Warning | None:

@@ -1,0 +1,107 @@
+"""H12: identifiers are compared canonically, never as substrings (issue 7 item 1)."""
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from searchkit.analyze import canonical_identifier, extract_identifiers, identifier_forms
+from searchkit.rank.signals import mentions, missing_ids
+from searchkit.records import Hit, Passage, Record
+
+
+def _hit(text: str, title: str = "card") -> Hit:
+    r = Record(id="r", text=text, title=title)
+    return Hit(record=r, score=1.0, rank=1, passage=Passage("r", 0, text, 0, len(text)))
+
+
+@pytest.mark.parametrize(
+    "text, ident",
+    [
+        ("see ATL-1650 for details", "ATL-16"),
+        ("ticket #412 is open", "#41"),
+        ("merged PR-88 yesterday", "PR-8"),
+        ("released v2.3.1", "v2.3"),
+        ("released v2.3", "v2.3.1"),
+        ("DOC-2026-117 signed", "DOC-2026"),
+        ("DOC-2026-117 signed", "DOC-2026-118"),
+        ("DOC-2026-117 signed", "DOC-2027-117"),
+    ],
+)
+def test_a_longer_or_different_number_is_not_a_mention(text, ident):
+    assert not mentions(text, ident)
+
+
+@pytest.mark.parametrize(
+    "text, ident",
+    [
+        ("задача atl-1656 закрыта", "ATL-1656"),
+        ("задача ATL1656 закрыта", "ATL-1656"),
+        ("задача ＡＴＬ－１６５６ закрыта", "ATL-1656"),
+        ("задача ATL–1656 закрыта", "ATL-1656"),  # en dash
+        ("договор №412", "#412"),
+        ("договор № 412", "#412"),
+        ("договор ＃４１２", "#412"),
+        ("see Issue #412", "#412"),
+        ("pr#88 merged", "PR-88"),
+        ("PR 88 merged", "PR-88"),
+        ("DOC-2026-117 signed", "DOC-2026-117"),
+        ("release v2.3.1", "v2.3.1"),
+    ],
+)
+def test_spellings_of_one_identifier_are_the_same_identifier(text, ident):
+    assert mentions(text, ident)
+
+
+def test_multi_group_ids_are_read_whole():
+    assert extract_identifiers("DOC-2026-118 NDA") == ["DOC-2026-118"]
+    assert missing_ids("DOC-2027-117 NDA", [_hit("DOC-2026-117 signed")]) == ["DOC-2027-117"]
+    assert missing_ids("DOC-2026-118 NDA", [_hit("DOC-2026-117 signed")]) == ["DOC-2026-118"]
+    assert missing_ids("DOC-2026-117 NDA", [_hit("x", title="DOC-2026-117")]) == []
+
+
+def test_query_aliases_count_as_mentioned():
+    # "Issue #412" in the query is satisfied by a card saying "#412", and the other way round
+    assert missing_ids("Issue #412 status", [_hit("status of #412")]) == []
+    assert missing_ids("#412 status", [_hit("Issue #412 is done")]) == []
+
+
+def test_plain_words_are_not_identifiers():
+    assert extract_identifiers("top-10 utf-8 covid-19 mp3 C#412 &#412; 2024 3.14") == []
+
+
+_PREFIX = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=5)
+_NUM = st.integers(min_value=100, max_value=99999)
+
+
+def _spellings(prefix: str, n: int) -> list[str]:
+    full = unicodedata.normalize("NFKC", f"{prefix}-{n}")
+    wide = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in full)
+    return [f"{prefix}-{n}", f"{prefix.lower()}-{n}", f"{prefix}{n}", wide, f"{prefix}\u2013{n}"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix=_PREFIX, n=_NUM, m=_NUM, spelling=st.integers(0, 4), other=st.integers(0, 4))
+def test_mention_iff_same_canonical_identifier(prefix, n, m, spelling, other):
+    card = f"заметка про {_spellings(prefix, n)[spelling]} и прочее"
+    query_id = _spellings(prefix, m)[other]
+    assert canonical_identifier(query_id) == f"{prefix}-{m}"
+    assert mentions(card, query_id) == (n == m)
+    assert (missing_ids(f"где {query_id}?", [_hit(card)]) == []) == (n == m)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.lists(st.integers(1, 9999), min_size=1, max_size=3), b=st.lists(st.integers(1, 9999), min_size=1, max_size=3))
+def test_number_groups_compare_whole(a, b):
+    ida = "DOC-" + "-".join(map(str, a))
+    idb = "DOC-" + "-".join(map(str, b))
+    assert identifier_forms(f"see {ida}.") == {ida}
+    assert mentions(f"see {ida}.", idb) == (a == b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(1, 99999), m=st.integers(1, 99999))
+def test_hash_numbers_and_versions(n, m):
+    assert mentions(f"тикет №{n} открыт", f"#{m}") == (n == m)
+    assert mentions(f"release v{n}.{m}", f"v{n}.{m}")
+    assert not mentions(f"release v{n}.{m}.1", f"v{n}.{m}")
