@@ -28,19 +28,25 @@ def _fmt(v: Any) -> str:
 def cmd_index(args: argparse.Namespace) -> int:
     from searchkit.searcher import Searcher
 
+    from searchkit.index import store
+
     config = _load_config(args.config)
     if args.dataset:
         from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 
-        ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
+        if args.update:
+            raise CLIError("--update works with --workspace")
+        where = resolve_dataset(args.dataset)
+        store.check_target(args.out, [where])
+        ds = load_dataset(where, split=args.split)
         records = ds.records
-        report = None
     elif args.workspace:
+        store.check_target(args.out, [args.workspace])
+        if args.update and not store.is_index(args.out):
+            raise CLIError(f"--update: {args.out!r} holds no index to update; build one first (without --update)")
         return _index_workspace(args, config)
     else:
         raise CLIError("give --dataset DIR or --workspace DIR")
-    if args.update:
-        raise CLIError("--update works with --workspace")
     s = Searcher.build(records, config, show_progress=not args.quiet)
     s.save(args.out)
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
@@ -243,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from searchkit._omp import prefer_passive_wait
+    from searchkit.index.embedders import EmbeddingError
 
     prefer_passive_wait()
     parser = build_parser()
@@ -251,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rc = args.func(args)
     except CLIError as exc:
         print(f"searchkit: {exc}", file=sys.stderr)
+        return 2
+    except EmbeddingError as exc:  # H16: an embedding provider (or all of them) failed: one line, no traceback
+        print(f"searchkit {args.command}: embedding failed: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except (ValueError, FileNotFoundError, OSError) as exc:
         print(f"searchkit {args.command}: {exc}", file=sys.stderr)

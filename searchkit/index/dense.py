@@ -182,7 +182,7 @@ class DenseIndex:
 
     # -- search ----------------------------------------------------------------
     def search(self, qvec: np.ndarray, k: int,
-               allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+               allowed: np.ndarray | None = None, *, exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` docs with the highest inner product with ``qvec``.
 
         Args:
@@ -192,6 +192,8 @@ class DenseIndex:
                 a slot. Exact for ``flat``; for ``hnsw`` the allowed docs are scored exactly when
                 there are at most 10,000 of them, else the graph is searched with the mask as a
                 FAISS ``IDSelectorBitmap`` (and scored exactly should it come back short).
+            exact: score every allowed doc exactly whatever the index kind, so docs outside
+                ``allowed`` cannot change the result (an ANN graph walks through them).
 
         Returns:
             ``(idx, scores)``: int64 doc rows and float32 scores, best first (ties by row).
@@ -201,7 +203,7 @@ class DenseIndex:
         mask = self._check_mask(allowed)
         if k == 0 or self.n == 0:
             return _empty()
-        if self.kind == "flat":
+        if self.kind == "flat" or exact:
             return self._exact_subset(q, k, None if mask is None else np.flatnonzero(mask))
         faiss = _faiss()
         if mask is None:

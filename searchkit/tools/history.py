@@ -50,6 +50,8 @@ class Card:
             "ref": r.ref,
             "space": r.space,
             "snippet": self.snippet,
+            "chat": r.fields.get("chat") if r.kind == "digest" else None,
+            "table": r.fields.get("table") if r.kind == "app" else None,
             "score": self.hit.score,
             "scores": dict(self.hit.scores),
             "ranks": dict(self.hit.ranks),
@@ -104,6 +106,7 @@ class HistoryIndex:
         self.searcher = searcher
         self.spaces = dict(spaces)
         self.report = report
+        self._visibility = _VisibilityTable(searcher.records)
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -143,6 +146,7 @@ class HistoryIndex:
         s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress)
         after = cache.stats().misses if cache is not None else 0
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
+        self._visibility = _VisibilityTable(s.records)
         return UpdateReport(added, changed, removed, unchanged, int(after - before))
 
     # -- persistence ----------------------------------------------------------------------
@@ -164,22 +168,22 @@ class HistoryIndex:
 
     @classmethod
     def load(cls, folder: str | Path, config: SearchConfig | None = None, *, embedder: Any = None, cache: Any = None) -> "HistoryIndex":
-        from searchkit.ingest.workspace import SpaceInfo
-        from searchkit.searcher import Searcher
+        """Load the current version of a history index folder (its records, spaces and Searcher
+        from one version, never mixed with a version a writer publishes meanwhile)."""
+        from searchkit.index import store
+        from searchkit.searcher import IndexMismatchError, Searcher
 
-        folder = Path(folder)
-        wpath = folder / "workspace.json"
-        if not wpath.is_file():
-            raise FileNotFoundError(f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`")
-        s = Searcher.load(folder, config, embedder=embedder, cache=cache)
-        raw = json.loads(wpath.read_text(encoding="utf-8"))["spaces"]
-        spaces = {
-            slug: SpaceInfo(
-                slug=d["slug"], title=d.get("title", ""), members=tuple(d.get("members", ())),
-                container=d.get("container", "shared"), history_search=bool(d.get("history_search", True)),
-            )
-            for slug, d in raw.items()
-        }
+        with store.reading(folder) as version:
+            if not (version / "workspace.json").is_file():
+                raise FileNotFoundError(
+                    f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`"
+                )
+            s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
+            try:
+                raw = json.loads((version / "workspace.json").read_text(encoding="utf-8"))["spaces"]
+                spaces = {slug: _space_info(slug, d) for slug, d in raw.items()}
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                raise IndexMismatchError(f"{folder}: workspace.json is damaged; rebuild the index") from None
         return cls(s, spaces)
 
     # -- the tool -------------------------------------------------------------------------
@@ -197,34 +201,47 @@ class HistoryIndex:
         space: str,
         lang: str | None = None,
     ) -> HistoryAnswer:
-        """history_search (H6-H15). ``container`` is ``personal`` (a person's container, where
-        ``spaces`` may name other spaces of the caller) or ``shared`` (a workspace container:
-        no person behind it, only ``space`` is searched, personal chats never returned);
-        ``space`` is the slug of the space the search runs in. Raises ``HistorySearchError``
-        naming the parameter on bad input, before anything is searched."""
+        """history_search (H6-H15). ``container`` is ``personal`` (a person's container:
+        ``caller`` is required, and ``spaces`` may name other spaces of the caller) or ``shared``
+        (a workspace container: no person behind it, only ``space`` is searched, personal chats
+        never returned); ``space`` is the slug of the space the search runs in. Raises
+        ``HistorySearchError`` naming the parameter on bad input, before anything is searched.
+
+        Privacy (H14, H15): the search sees only the records of the searched spaces that the
+        caller may see, and BM25's term statistics are computed over those alone, so no card,
+        score, count or message depends on anything the caller may not see."""
         from searchkit.analyze import detect_language
-        from searchkit.ingest.policy import can_see, searchable_spaces
+        from searchkit.ingest.policy import searchable_spaces
         from searchkit.rank.diversity import diversify
         from searchkit.rank.signals import missing_ids_warning
         from searchkit.searcher import Filters, QueryError
 
+        if container not in ("personal", "shared"):
+            raise HistorySearchError("container", f"must be 'personal' or 'shared', got {_shown(container)}")
+        if container == "personal":
+            if caller is None:
+                raise HistorySearchError("caller", "required in a personal container: the user id of the person searching")
+            if not isinstance(caller, str) or not caller.strip():
+                raise HistorySearchError("caller", f"must be a user id, got {_shown(caller)}")
+        if not isinstance(space, str) or not space:
+            raise HistorySearchError("space", f"must be a space slug, got {_shown(space)}")
         q = _check_query(query, self.searcher)
         kinds_t = _check_kinds(kinds)
         since_d = _check_date("since", since)
         until_d = _check_date("until", until)
-        if since_d and until_d and since_d >= until_d:
+        if since_d and until_d and _instant(since_d) >= _instant(until_d):
             raise HistorySearchError("until", f"must be later than since ({since_d}), got {until_d} (until is exclusive)")
-        if container not in ("personal", "shared"):
-            raise HistorySearchError("container", f"must be 'personal' or 'shared', got {container!r}")
         if container == "shared" and spaces is not None:
             raise HistorySearchError("spaces", "not available in a shared workspace container: it searches its own space only")
         lim = _check_limit(limit, spaces is not None)
         if lang is not None and lang not in LANGS:
-            raise HistorySearchError("lang", f"must be one of {list(LANGS)}, got {lang!r}")
+            raise HistorySearchError("lang", f"must be one of {list(LANGS)}, got {_shown(lang)}")
         lang = lang or _lang_of(detect_language(q))
         who = caller if container == "personal" else None
         try:
-            searched, skipped = searchable_spaces(self.spaces, who, spaces, space)
+            searched, skipped = searchable_spaces(
+                self.spaces, who, spaces, space, activity=self._visibility.latest(who) if who else None
+            )
         except ValueError as exc:
             text = str(exc)
             param = "spaces" if text.startswith("spaces") else "space"
@@ -234,15 +251,10 @@ class HistoryIndex:
         warnings: list[Warning] = []
         signals: Mapping[str, float] = {}
         if searched:
-            filters = Filters(
-                kinds=kinds_t,
-                since=since_d,
-                until=until_d,
-                spaces=tuple(searched),
-                visible=lambda r: can_see(r, who, container),
-            )
+            filters = Filters(kinds=kinds_t, since=since_d, until=until_d)
+            scope = self._visibility.scope(searched, who)
             try:
-                res = self.searcher.search(q, k=max(CANDIDATES, lim * 4), filters=filters)
+                res = self.searcher.search(q, k=max(CANDIDATES, lim * 4), filters=filters, scope=scope)
             except QueryError as exc:  # pragma: no cover - checked above
                 raise HistorySearchError("query", str(exc)) from None
             d = self.searcher.config.diversity
@@ -255,17 +267,78 @@ class HistoryIndex:
             if m is not None:
                 warnings.append(m)
             signals = res.signals
-        if spaces is not None:
-            header = _header(lang, searched, skipped)
-        else:
-            header = []
+        header: list[str] = []
+        if spaces is not None or skipped or not searched:
+            own = self._own_spaces(who) if who and not searched else None
+            header = _header(lang, searched, skipped, own)
         cards = tuple(Card(h, _snippet(h, full=i < TOP_FULL)) for i, h in enumerate(hits))
         result = Result(
             query=q, hits=tuple(hits), warnings=tuple(warnings), notes=tuple(header),
             config_fingerprint=self.searcher.config.fingerprint(), signals=signals,
         )
-        text = render(result, cards, lang, header)
+        text = render(result, cards, lang, header, searched=bool(searched))
         return HistoryAnswer(result, cards, text, lang, tuple(searched), tuple(skipped))
+
+    def _own_spaces(self, caller: str) -> list[str]:
+        """The caller's searchable spaces (shown when nothing could be searched)."""
+        return sorted(s for s, info in self.spaces.items() if caller in info.members and info.history_search)
+
+
+class _VisibilityTable:
+    """Per-record space, visibility and owner as arrays, for fast scope masks (H14, H15)."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        import numpy as np
+
+        spaces = sorted({r.space for r in records})
+        owners = sorted({r.owner for r in records if r.owner is not None})
+        self._space_ix = {s: i for i, s in enumerate(spaces)}
+        self._owner_ix = {o: i for i, o in enumerate(owners)}
+        self.space = np.fromiter((self._space_ix[r.space] for r in records), dtype=np.int64, count=len(records))
+        self.personal = np.fromiter((r.visibility != "shared" for r in records), dtype=bool, count=len(records))
+        self.owner = np.fromiter(
+            (self._owner_ix.get(r.owner, -1) if r.owner is not None else -1 for r in records),
+            dtype=np.int64, count=len(records),
+        )
+        latest: dict[tuple[str, str | None], str] = {}
+        for r in records:
+            if not r.date:
+                continue
+            key = (r.space, r.owner if r.visibility != "shared" else None)
+            if r.date > latest.get(key, ""):
+                latest[key] = r.date
+        self._latest = latest
+
+    def scope(self, spaces: Sequence[str], caller: str | None):
+        """Records of ``spaces`` that ``caller`` may see (None: a shared container, no personal
+        record at all; else shared records and the caller's own personal ones)."""
+        import numpy as np
+
+        wanted = [self._space_ix[s] for s in spaces if s in self._space_ix]
+        in_space = np.isin(self.space, np.asarray(wanted, dtype=np.int64))
+        own = self._owner_ix.get(caller, -2) if caller is not None else -2
+        return in_space & (~self.personal | (self.owner == own))
+
+    def latest(self, caller: str) -> dict[str, str]:
+        """Space -> the newest date among the records ``caller`` may see there."""
+        out: dict[str, str] = {}
+        for (space, owner), day in self._latest.items():
+            if owner is None or owner == caller:
+                if day > out.get(space, ""):
+                    out[space] = day
+        return out
+
+
+def _space_info(slug: str, d: Mapping[str, Any]) -> Any:
+    from searchkit.ingest.workspace import SpaceInfo
+
+    members = d.get("members", ())
+    if not isinstance(d, Mapping) or not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+        raise ValueError(f"space {slug!r}")
+    return SpaceInfo(
+        slug=str(d["slug"]), title=str(d.get("title", "")), members=tuple(members),
+        container=d.get("container", "shared"), history_search=d.get("history_search", True) is True,
+    )
 
 
 def _content(r: Record) -> tuple:
@@ -294,21 +367,38 @@ def _check_kinds(kinds: Any) -> tuple[str, ...] | None:
         raise HistorySearchError("kinds", f"give a non-empty list of kinds from {list(KINDS)}")
     for k in kinds:
         if k not in KINDS:
-            raise HistorySearchError("kinds", f"unknown kind {k!r}; valid kinds: {list(KINDS)}")
+            raise HistorySearchError("kinds", f"unknown kind {_shown(k)}; valid kinds: {list(KINDS)}")
     return tuple(dict.fromkeys(kinds))
 
 
 def _check_date(param: str, value: Any) -> str | None:
+    """An ISO date (``YYYY-MM-DD``) or date-time; a date-time without an offset is UTC."""
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise HistorySearchError(param, f"expected an ISO date (YYYY-MM-DD), got {value!r}")
+    bad = HistorySearchError(param, f"expected an ISO date (YYYY-MM-DD) or date-time, got {_shown(value)}")
+    if not isinstance(value, str) or len(value) > 40:
+        raise bad
     try:
         if len(value) == 10:
             return _dt.date.fromisoformat(value).isoformat()
-        return _dt.datetime.fromisoformat(value).date().isoformat()
+        t = _dt.datetime.fromisoformat(value)
     except ValueError:
-        raise HistorySearchError(param, f"expected an ISO date (YYYY-MM-DD), got {value!r}") from None
+        raise bad from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_dt.timezone.utc)
+    return t.isoformat()
+
+
+def _instant(value: str) -> _dt.datetime:
+    """A checked since/until as an aware time (a date is its midnight, UTC)."""
+    if len(value) == 10:
+        return _dt.datetime.fromisoformat(value).replace(tzinfo=_dt.timezone.utc)
+    return _dt.datetime.fromisoformat(value)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check_limit(limit: Any, with_spaces: bool) -> int:
@@ -317,28 +407,65 @@ def _check_limit(limit: Any, with_spaces: bool) -> int:
         return DEFAULT_LIMIT_SPACES if with_spaces else DEFAULT_LIMIT
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= hi:
         extra = " with spaces" if with_spaces else ""
-        raise HistorySearchError("limit", f"must be an integer from 1 to {hi}{extra}, got {limit!r}")
+        raise HistorySearchError("limit", f"must be an integer from 1 to {hi}{extra}, got {_shown(limit)}")
     return limit
 
 
 def _snippet(hit: Hit, *, full: bool) -> str:
+    """The matched passage, cut to 1,500 (top three) or 300 characters (H9); a digest's
+    ``Chat: chat:<ses_id>`` line (H5) and a table row's ``Table: …`` line (H4) always end it."""
     p = hit.passage
-    text = hit.record.text[p.start:p.end].strip() if p.end > p.start else p.text.strip()
+    r = hit.record
+    text = r.text[p.start:p.end] if p.end > p.start else p.text
+    footer = pointer_line(r)
+    if footer:
+        body = text.rstrip()
+        if body.endswith(footer):
+            body = body[: -len(footer)]
+        text = body
+    text = text.strip()
     n = FULL_CHARS if full else SHORT_CHARS
     if len(text) > n:
-        return text[:n].rstrip() + "…"
+        text = text[:n].rstrip() + "…"
+    if footer:
+        return f"{text}\n{footer}" if text else footer
     return text
 
 
-def _header(lang: str, searched: Sequence[str], skipped: Sequence[tuple[str, str]]) -> list[str]:
+def pointer_line(record: Record) -> str | None:
+    """The line that points from a card to its source and must survive any cut: ``Chat:
+    chat:<ses_id>`` for a digest (H5), ``Table: NAME (columns)`` for a table row (H4)."""
+    last = record.text.rstrip().rsplit("\n", 1)[-1].strip()
+    if record.kind == "digest":
+        if last.startswith("Chat: chat:"):
+            return last
+        chat = record.fields.get("chat")
+        return f"Chat: chat:{chat}" if chat else None
+    if record.kind == "app":
+        if last.startswith("Table: "):
+            return last
+        table = record.fields.get("table")
+        if table:
+            cols = record.fields.get("columns") or ()
+            return f"Table: {table} ({', '.join(str(c) for c in cols)})"
+    return None
+
+
+def _header(
+    lang: str, searched: Sequence[str], skipped: Sequence[tuple[str, str]], own: Sequence[str] | None = None
+) -> list[str]:
     first = message(lang, "searched", spaces=", ".join(searched)) if searched else message(lang, "searched_none")
     if skipped:
         items = message(lang, "skip_sep").join(message(lang, reason, slug=slug) for slug, reason in skipped)
         first += " " + message(lang, "skipped", items=items)
+    if own is not None and not searched:
+        first += " " + message(lang, "your_spaces", spaces=", ".join(own) or "—")
     return [first]
 
 
-def render(result: Result, cards: Sequence[Card], lang: str, header: Sequence[str] = ()) -> str:
+def render(
+    result: Result, cards: Sequence[Card], lang: str, header: Sequence[str] = (), *, searched: bool = True
+) -> str:
     """The answer as the seed shows it: header line, warnings, numbered cards, reminder."""
     lines = list(header)
     for w in result.warnings:
@@ -347,7 +474,8 @@ def render(result: Result, cards: Sequence[Card], lang: str, header: Sequence[st
         elif w.code == "missing_ids":
             lines.append(message(lang, "missing_ids", ids=", ".join(w.detail.get("ids", ()))))
     if not cards:
-        lines.append(message(lang, "nothing"))
+        if searched:
+            lines.append(message(lang, "nothing"))
         return "\n".join(lines) + "\n"
     lines.append("")
     for c in cards:

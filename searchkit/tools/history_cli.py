@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from searchkit.cli import CLIError, _load_config
     from searchkit.tools.history import HistoryIndex, HistorySearchError
 
+    if args.container == "personal" and not args.caller:
+        raise CLIError("caller: --caller is required in a personal container (the user id of the person searching)")
     config = _load_config(args.config) if args.config else None
     if args.index:
         idx = HistoryIndex.load(args.index, config)
@@ -37,17 +39,19 @@ def run(args: argparse.Namespace) -> int:
         idx = HistoryIndex.build(args.workspace, config, show_progress=sys.stderr.isatty())
     space = args.space
     if space is None:
+        if args.container == "shared":
+            raise CLIError("space: --space is required in a shared container")
         mine = sorted(s for s, info in idx.spaces.items() if args.caller in info.members)
         if not mine:
-            raise CLIError(f"--caller {args.caller!r} is a member of no space; give --space")
+            raise CLIError(f"space: --caller {args.caller!r} is a member of no space; give --space")
         space = mine[0]
     spaces = None
-    if args.spaces:
-        spaces = "all" if args.spaces == "all" else [s for s in args.spaces.split(",") if s]
+    if args.spaces is not None:
+        spaces = "all" if args.spaces == "all" else [s.strip() for s in args.spaces.split(",") if s.strip()]
     try:
         ans = idx.search(
             args.query,
-            kinds=args.kinds.split(",") if args.kinds else None,
+            kinds=[k.strip() for k in args.kinds.split(",")] if args.kinds is not None else None,
             since=args.since,
             until=args.until,
             limit=args.limit,
