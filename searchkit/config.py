@@ -342,6 +342,8 @@ class SearchConfig:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"config is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ConfigError("config is nested too deeply to be a SearchConfig") from None
         return cls.from_dict(data)
 
     @classmethod
