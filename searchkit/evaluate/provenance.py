@@ -68,6 +68,18 @@ def git_commit(start: str | Path | None = None) -> dict[str, Any] | None:
     return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
+def _relative(path: Any) -> str:
+    """A dataset path relative to the repository (``datasets/mini``, ``../shared/data/xquad-ru``):
+    nothing written names a machine path."""
+    import os
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return os.path.relpath(Path(path).resolve(), root)
+    except ValueError:
+        return Path(path).name
+
+
 def now() -> str:
     """The current UTC time, ISO 8601 to the second."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -77,7 +89,7 @@ def provenance(dataset: Any, config: Any, *, extra: dict[str, Any] | None = None
     """Everything that identifies a run over ``dataset`` under ``config``."""
     out = {
         "dataset": dataset.name,
-        "dataset_path": str(dataset.path),
+        "dataset_path": _relative(dataset.path),
         "split": dataset.split,
         "dataset_sha256": dataset_hash(dataset),
         "counts": {
