@@ -75,12 +75,52 @@ def _index_workspace(args: argparse.Namespace, config) -> int:
     return 0
 
 
+def _shown(value: str, limit: int = 60) -> str:
+    return repr(value) if len(value) <= limit else repr(value[: limit - 3] + "...")
+
+
+def _kinds_arg(value: str | None) -> tuple[str, ...] | None:
+    """``--kinds a,b`` checked against the record kinds (``doc`` for dataset documents)."""
+    from searchkit.records import KINDS
+
+    if value is None:
+        return None
+    kinds = tuple(k.strip() for k in value.split(","))
+    valid = KINDS + ("doc",)
+    bad = [k for k in kinds if k not in valid]
+    if not value.strip() or bad:
+        raise CLIError(f"--kinds: unknown kind {_shown(bad[0] if bad else value)}; valid kinds: {', '.join(valid)}")
+    return tuple(dict.fromkeys(kinds))
+
+
+def _date_arg(flag: str, value: str | None) -> str | None:
+    """An ISO date (``YYYY-MM-DD``) or date-time for ``flag``."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            return dt.date.fromisoformat(value).isoformat()
+        if len(value) <= 40:
+            return dt.datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise CLIError(f"{flag}: expected an ISO date (YYYY-MM-DD) or date-time, got {_shown(value)}")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from searchkit.searcher import Filters, Searcher
 
+    kinds = _kinds_arg(args.kinds)
+    since, until = _date_arg("--since", args.since), _date_arg("--until", args.until)
+    if since and until and since >= until:
+        raise CLIError(f"--until must be later than --since ({since}), got {until} (until is exclusive)")
+    if not 1 <= args.k <= 1000:
+        raise CLIError(f"--k must be from 1 to 1000, got {args.k}")
     config = _load_config(args.config) if args.config else None
     s = Searcher.load(args.index, config)
-    filters = Filters(kinds=tuple(args.kinds.split(",")) if args.kinds else None, since=args.since, until=args.until)
+    filters = Filters(kinds=kinds, since=since, until=until)
     res = s.search(args.query, k=args.k, filters=filters)
     if args.json:
         print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))

@@ -104,3 +104,24 @@ def test_tasks_cli(tmp_path, capsys, cfg_file):
     assert main(["tasks", "search", "認証フロー", "--db", str(db), "--space", "acme", "--current-task", "30",
                  "--config", str(hybrid), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "hybrid"
+
+
+@pytest.mark.parametrize(
+    "extra, flag",
+    [
+        (["--kinds", "email"], "--kinds"),
+        (["--kinds", ""], "--kinds"),
+        (["--since", "yesterday"], "--since"),
+        (["--until", "2026-13-01"], "--until"),
+        (["--since", "2026-11-01", "--until", "2026-10-01"], "--until"),
+        (["--k", "0"], "--k"),
+        (["--since", "x" * 10_000_000], "--since"),
+    ],
+)
+def test_search_refuses_bad_filters_naming_them(cfg_file, tmp_path, capsys, extra, flag):
+    idx = tmp_path / "mini.index"
+    assert main(["index", "--dataset", "mini", "--out", str(idx), "--config", str(cfg_file), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["search", "--index", str(idx), "отчёт", *extra]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and len(err) < 300 and len(err.strip().splitlines()) == 1
