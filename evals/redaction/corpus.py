@@ -1,0 +1,692 @@
+"""Synthetic corpora that measure redaction of indexed task text (SPEC T2, issue 7 item 10).
+
+Two corpora, both generated deterministically from templates and vocabularies with a fixed seed:
+
+* **planted**: sentences in English, Russian and Japanese, each carrying one or more planted
+  secrets in one of the forms in ``FORMS`` (a key word and a value, an e-mail address, a vendor
+  token, a private key…). Every planted secret must be gone after redaction.
+* **ordinary**: sentences of the same kind of conversation without a secret: the words
+  password, token, ключ, パスワード… in their ordinary senses, numbers, dates, versions like
+  v2.3.1, task ids like ATL-1655, file names, URLs without credentials. Redaction must leave
+  them as they are (at most 1% may change).
+
+Each form has several templates; the last template of every form (and a different seed) makes
+the ``heldout`` split, which the rules were not tuned on. All text is synthetic (no real
+secret, address or person); MIT, like the rest of the project.
+
+Run ``python evals/redaction/corpus.py`` to print the figures.
+"""
+from __future__ import annotations
+
+import base64
+import random
+import string
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+SEEDS = {"dev": 20261107, "heldout": 7100251}
+ISSUE_EXAMPLE = ("本番のパスワードは hunter2xyz です。APIキー: abcd1234efgh。пароль qwerty987. "
+                 "the api key = keyval12345")
+GENERATED = tuple(SEEDS)
+SPLITS = (*GENERATED, "handwritten")
+
+
+def _lang(text: str) -> str:
+    if any("\u3040" <= c <= "\u30ff" or "\u4e00" <= c <= "\u9fff" for c in text):
+        return "ja"
+    return "ru" if any("а" <= c.lower() <= "я" or c in "ёЁ" for c in text) else "en"
+
+
+@dataclass(frozen=True)
+class Planted:
+    text: str
+    secrets: tuple[str, ...]
+    form: str
+    lang: str
+
+
+@dataclass(frozen=True)
+class Ordinary:
+    text: str
+    form: str
+    lang: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Secret values
+# ---------------------------------------------------------------------------------------------
+
+_WORDS = ["hunter", "dragon", "sunset", "falcon", "winter", "orange", "matrix", "shadow", "rocket",
+          "silver", "tiger", "summer", "monkey", "cobalt", "nebula", "quartz", "maple", "zephyr"]
+_SYMS = "!@#$%&*?+"
+
+
+def _rand(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def _word_digits(rng: random.Random) -> str:
+    w = rng.choice(_WORDS)
+    if rng.random() < 0.3:
+        w = w.capitalize()
+    return w + _rand(rng, string.digits, rng.randint(1, 4)) + (_rand(rng, "xyzqk", rng.randint(0, 3)))
+
+
+def _alnum(rng: random.Random) -> str:
+    n = rng.randint(8, 20)
+    s = _rand(rng, string.ascii_letters + string.digits, n - 2)
+    return s + rng.choice(string.digits) + rng.choice(string.ascii_lowercase)
+
+
+def _with_symbol(rng: random.Random) -> str:
+    w = rng.choice(_WORDS).capitalize()
+    return w + _rand(rng, string.digits, 2) + rng.choice(_SYMS) + _rand(rng, string.ascii_letters, 3)
+
+
+def _lower_digits(rng: random.Random) -> str:
+    return _rand(rng, string.ascii_lowercase, rng.randint(4, 8)) + _rand(rng, string.digits, rng.randint(3, 6))
+
+
+def _hex(rng: random.Random, n: int = 32) -> str:
+    return _rand(rng, "0123456789abcdef", n)
+
+
+def password_value(rng: random.Random) -> str:
+    return rng.choice([_word_digits, _alnum, _with_symbol, _lower_digits])(rng)
+
+
+def pin_value(rng: random.Random) -> str:
+    while True:
+        v = _rand(rng, string.digits, rng.choice([4, 4, 6, 6, 8]))
+        if not (len(v) == 4 and v[:2] in ("19", "20")):
+            return v
+
+
+def vendor_token(rng: random.Random) -> tuple[str, str]:
+    a = string.ascii_letters + string.digits
+    kinds: list[tuple[str, Callable[[], str]]] = [
+        ("aws", lambda: rng.choice(["AKIA", "ASIA"]) + _rand(rng, string.ascii_uppercase + string.digits, 16)),
+        ("github", lambda: rng.choice(["ghp_", "gho_", "ghs_"]) + _rand(rng, a, 36)),
+        ("github_pat", lambda: "github_pat_" + _rand(rng, a + "_", 50)),
+        ("gitlab", lambda: "glpat-" + _rand(rng, a + "-_", 20)),
+        ("slack", lambda: rng.choice(["xoxb-", "xoxp-"]) + _rand(rng, string.digits, 12) + "-"
+         + _rand(rng, string.digits, 12) + "-" + _rand(rng, a, 24)),
+        ("stripe", lambda: rng.choice(["sk_live_", "rk_live_", "sk_test_"]) + _rand(rng, a, 24)),
+        ("twilio", lambda: rng.choice(["AC", "SK"]) + _hex(rng, 32)),
+        ("sendgrid", lambda: "SG." + _rand(rng, a + "-_", 22) + "." + _rand(rng, a + "-_", 43)),
+        ("npm", lambda: "npm_" + _rand(rng, a, 36)),
+        ("google", lambda: "AIza" + _rand(rng, a + "-_", 35)),
+        ("openai", lambda: rng.choice(["sk-proj-", "sk-ant-api03-", "sk-"]) + _rand(rng, a, 40)),
+        ("huggingface", lambda: "hf_" + _rand(rng, a, 34)),
+        ("telegram", lambda: _rand(rng, string.digits, 10) + ":AA" + _rand(rng, a + "_-", 33)),
+        ("mailchimp", lambda: _hex(rng, 32) + "-us" + str(rng.randint(1, 20))),
+        ("square", lambda: "sq0csp-" + _rand(rng, a + "-_", 43)),
+        ("pypi", lambda: "pypi-AgEIcHlwaS5vcmc" + _rand(rng, a + "-_", 70)),
+    ]
+    name, make = rng.choice(kinds)
+    return name, make()
+
+
+def jwt_value(rng: random.Random) -> str:
+    def seg(obj: str) -> str:
+        return base64.urlsafe_b64encode(obj.encode()).decode().rstrip("=")
+    header = seg('{"alg":"HS256","typ":"JWT"}')
+    body = seg('{"sub":"%d","name":"user%d","iat":%d}' % (rng.randint(1, 10**6), rng.randint(1, 999),
+                                                          rng.randint(10**9, 2 * 10**9)))
+    sig = _rand(rng, string.ascii_letters + string.digits + "-_", 43)
+    return f"{header}.{body}.{sig}"
+
+
+def private_key_block(rng: random.Random) -> tuple[str, str]:
+    kind = rng.choice(["RSA ", "EC ", "OPENSSH ", "", "DSA "])
+    body = "\n".join(
+        base64.b64encode(bytes(rng.randrange(256) for _ in range(48))).decode() for _ in range(rng.randint(2, 4))
+    )
+    return f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----", body.split("\n")[0]
+
+
+def high_entropy(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return _hex(rng, rng.choice([32, 40, 64]))
+    while True:
+        s = base64.b64encode(bytes(rng.randrange(256) for _ in range(rng.choice([24, 30, 33])))).decode()
+        if any(c.isdigit() for c in s) and any(c.isupper() for c in s) and any(c.islower() for c in s):
+            return s
+
+
+_LOCAL = {"en": ["alice", "bob.smith", "ops-team", "j.doe+ci", "sales", "m.garcia"],
+          "ru": ["ivan", "иван", "маша.петрова", "support", "олег-к", "a.sidorov"],
+          "ja": ["taro", "用户", "山田", "hanako.s", "しごと", "yamada-t"]}
+_DOMAINS = {"en": ["example.com", "acme.example", "mail.example.org", "bücher.example", "corp.example.co.uk"],
+            "ru": ["пример.рф", "почта.рус", "example.ru", "компания.онлайн", "mail.example.su"],
+            "ja": ["例子.广告", "例え.jp", "example.co.jp", "会社.コム", "テスト.みんな"]}
+
+
+def email(rng: random.Random, lang: str) -> str:
+    return f"{rng.choice(_LOCAL[lang])}@{rng.choice(_DOMAINS[lang])}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Planted templates: form -> lang -> templates; {kw} a key word, {v} the value
+# ---------------------------------------------------------------------------------------------
+
+KW = {
+    "en": ["password", "Password", "PASSWORD", "passcode", "token", "Token", "API key", "api key", "API_KEY",
+           "secret", "access token", "client secret", "passphrase", "Api-Key", "auth token", "db password"],
+    "ru": ["пароль", "Пароль", "ПАРОЛЬ", "токен", "Токен", "ключ", "ключ API", "API-ключ", "секретный ключ",
+           "токен доступа", "секрет", "ключ доступа"],
+    "ja": ["パスワード", "トークン", "APIキー", "シークレット", "アクセストークン", "パスコード", "API キー",
+           "ＡＰＩキー", "秘密鍵", "管理者パスワード"],
+}
+KW_INFLECTED_RU = [
+    ("войти с паролем {v}", "паролем"), ("смена пароля на {v}", "пароля"), ("значение токена: {v}", "токена"),
+    ("по ключу API {v} всё работает", "ключ"), ("проверь API-ключ {v} ещё раз", "API-ключ"),
+    ("с токеном {v} запрос проходит", "токеном"), ("к паролю {v} добавили цифру", "паролю"),
+    ("в пароле {v} есть ошибка", "пароле"), ("ключом {v} подписан релиз", "ключом"),
+]
+
+PLANTED_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "kw_colon": {
+        "en": ["{kw}: {v}", "New {kw}: {v} (rotate after the demo)", "staging {kw}={v}", "{kw} = {v}, thanks",
+               "Here it is — {kw}:{v}"],
+        "ru": ["{kw}: {v}", "Новый {kw}: {v}, не теряйте", "{kw}={v}", "Вот {kw} — {v}", "{kw} : {v} (до пятницы)"],
+        "ja": ["{kw}：{v}", "{kw}: {v} です", "新しい{kw}={v}", "{kw}:{v}（本番用）", "【{kw}】{v}"],
+    },
+    "kw_word": {
+        "en": ["the {kw} is {v}", "The {kw} was changed to {v} yesterday", "{kw} is now {v}",
+               "I set the {kw} to {v}.", "ok so the {kw} is {v} for now"],
+        "ru": ["{kw} это {v}", "{kw} — {v}", "{kw} теперь {v}", "{kw} поменяли на {v}", "наш {kw} сейчас {v}"],
+        "ja": ["{kw}は {v} です", "{kw}は{v}です。", "{kw}を {v} に変更しました", "{kw}が {v} になりました",
+               "{kw}は、{v} でお願いします"],
+    },
+    "kw_space": {
+        "en": ["{kw} {v}", "use {kw} {v} for now", "{kw} {v} works", "login admin {kw} {v}", "try {kw} {v}"],
+        "ru": ["{kw} {v}", "держи {kw} {v}", "логин admin {kw} {v}", "{kw} {v} подходит", "вот {kw} {v} для теста"],
+        "ja": ["{kw} {v}", "{kw} {v} を使ってください", "ログイン admin {kw} {v}", "仮の{kw} {v} です",
+               "{kw} {v} で入れます"],
+    },
+    "kw_quoted": {
+        "en": ['the {kw} is "{v}"', "{kw}: '{v}'", 'set {kw} to "{v}"', '"{kw}": "{v}"', "the {kw} is `{v}`"],
+        "ru": ["{kw} «{v}»", "{kw}: \"{v}\"", "{kw} — «{v}»", "\"{kw}\": \"{v}\"", "{kw} это '{v}'"],
+        "ja": ["{kw}は「{v}」です", "{kw}：『{v}』", "{kw}は \"{v}\" です", "{kw}を「{v}」に設定", "{kw}は“{v}”"],
+    },
+    "kw_qualified": {
+        "en": ["the {kw} for the staging db is {v}", "{kw} for prod: {v}", "the {kw} we use is {v}",
+               "{kw} (prod): {v}", "the {kw} to the wiki is {v}"],
+        "ru": ["{kw} от почты: {v}", "{kw} от базы — {v}", "{kw} для стенда: {v}", "{kw} (прод): {v}",
+               "{kw} от сервера это {v}"],
+        "ja": ["{kw}は以下です: {v}", "{kw}（本番）: {v}", "{kw}は次の通り：{v}", "{kw}（検証環境）：{v}",
+               "{kw}は下記です：{v}"],
+    },
+    "kw_reverse": {
+        "en": ["use {v} as the {kw}", "{v} is the new {kw}", "{v} is the {kw}", "take {v} as your {kw}",
+               "{v} was the old {kw}"],
+        "ru": ["{v} — это {kw}", "{v} это новый {kw}", "используй {v} как {kw}", "{v} в качестве {kw}a",
+               "{v} — это наш {kw}"],
+        "ja": ["{v} を{kw}に設定しました", "{v}を新しい{kw}として登録", "{v} を{kw}に変更", "{v}を{kw}として使用",
+               "{v} を仮の{kw}に"],
+    },
+    "pin": {
+        "en": ["PIN: {v}", "the PIN is {v}", "pin code {v}", "PIN {v} for the office door", "Card PIN: {v}"],
+        "ru": ["ПИН-код {v}", "пин-код: {v}", "PIN-код карты — {v}", "ПИН {v}", "пин {v} от сейфа"],
+        "ja": ["暗証番号は {v} です", "暗証番号：{v}", "暗証番号 {v}", "PINコードは{v}です", "金庫の暗証番号は{v}"],
+    },
+    "email": {
+        "en": ["write to {v} please", "cc {v} on the report", "{v} owns this", "contact: {v}", "<{v}> sent it"],
+        "ru": ["пишите на {v}", "копию на {v}", "{v} отвечает за отчёт", "контакт: {v}", "адрес {v} в рассылке"],
+        "ja": ["{v} まで連絡してください", "連絡先：{v}", "担当は {v} です", "{v}に送付済み", "CC: {v}"],
+    },
+    "vendor_token": {
+        "en": ["use {v} for the deploy", "export GH={v}", "the bot uses {v}", "{v}", "leaked {v} in the log"],
+        "ru": ["вот {v} для деплоя", "в логе {v}", "используй {v}", "переменная X={v}", "засветился {v}"],
+        "ja": ["{v} をデプロイに使用", "ログに {v} が出ていた", "{v}", "環境変数 X={v}", "{v}を設定済み"],
+    },
+    "jwt": {
+        "en": ["Authorization header had {v}", "jwt {v}", "cookie session={v}", "sample {v}", "got {v} back"],
+        "ru": ["в заголовке {v}", "jwt {v}", "кука session={v}", "пример {v}", "вернулся {v}"],
+        "ja": ["ヘッダーに {v}", "jwt {v}", "クッキー session={v}", "例 {v}", "{v} が返ってきた"],
+    },
+    "private_key": {
+        "en": ["here is the key:\n{v}", "{v}", "id_rsa:\n{v}\nthanks", "pasted {v}", "key {v}"],
+        "ru": ["вот ключ:\n{v}", "{v}", "id_rsa:\n{v}\nспасибо", "вставил {v}", "файл {v}"],
+        "ja": ["鍵です:\n{v}", "{v}", "id_rsa:\n{v}\nよろしく", "貼り付け {v}", "ファイル {v}"],
+    },
+    "url_credentials": {
+        "en": ["clone https://{u}:{v}@git.example.com/r.git", "db at postgres://{u}:{v}@db.example:5432/app",
+               "proxy http://{u}:{v}@proxy.example:3128", "see https://{u}:{v}@ci.example/job", "ftp://{u}:{v}@files.example"],
+        "ru": ["клонируй https://{u}:{v}@git.example.com/r.git", "база postgres://{u}:{v}@db.example:5432/app",
+               "прокси http://{u}:{v}@proxy.example:3128", "смотри https://{u}:{v}@ci.example/job", "ftp://{u}:{v}@files.example"],
+        "ja": ["https://{u}:{v}@git.example.com/r.git をクローン", "DB は postgres://{u}:{v}@db.example:5432/app",
+               "プロキシ http://{u}:{v}@proxy.example:3128", "https://{u}:{v}@ci.example/job を参照", "ftp://{u}:{v}@files.example"],
+    },
+    "high_entropy": {
+        "en": ["checksum-free blob {v}", "the value was {v}", "{v}", "paste: {v}", "copied {v} from the console"],
+        "ru": ["значение {v}", "строка {v} из консоли", "{v}", "вставка: {v}", "скопировал {v}"],
+        "ja": ["値は {v}", "コンソールから {v}", "{v}", "貼り付け: {v}", "{v} をコピー"],
+    },
+    "config_line": {
+        "en": ["DB_PASSWORD={v}", "export GITHUB_TOKEN={v}", '{{"api_key": "{v}"}}', "Authorization: Bearer {v}",
+               "client_secret: {v}"],
+        "ru": ["DB_PASSWORD={v} в .env", "export API_TOKEN={v}", '{{"password": "{v}"}}', "Authorization: Bearer {v}",
+               "secret_key = '{v}'"],
+        "ja": ["DB_PASSWORD={v} を設定", "export SLACK_BOT_TOKEN={v}", '{{"token": "{v}"}}',
+               "Authorization: Bearer {v}", "aws_secret_access_key = {v}"],
+    },
+    "kw_inflected": {"ru": [t for t, _ in KW_INFLECTED_RU]},
+}
+
+FORMS = tuple(PLANTED_TEMPLATES)
+
+
+def _split_templates(templates: list[str], split: str) -> list[str]:
+    return templates[-1:] if split == "heldout" else templates[:-1]
+
+
+def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
+    """The planted-secret corpus of ``split`` (``dev``, ``heldout`` or ``handwritten``)."""
+    if split == "handwritten":
+        return [Planted(text, (secret,), "handwritten", lang) for text, secret, lang in HANDWRITTEN_PLANTED]
+    rng = random.Random(SEEDS[split])
+    out: list[Planted] = []
+    for form, by_lang in PLANTED_TEMPLATES.items():
+        for lang, templates in by_lang.items():
+            tpls = _split_templates(templates, split)
+            for i in range(per_form_lang):
+                tpl = tpls[i % len(tpls)]
+                kw = rng.choice(KW[lang])
+                secrets: tuple[str, ...]
+                fmt: dict[str, str] = {"kw": kw}
+                if form in ("kw_colon", "kw_word", "kw_space", "kw_qualified", "kw_reverse", "kw_inflected"):
+                    v = password_value(rng)
+                    secrets = (v,)
+                elif form == "kw_quoted":
+                    v = password_value(rng) if rng.random() < 0.7 else " ".join(rng.sample(_WORDS, 3))
+                    secrets = (v,)
+                elif form == "pin":
+                    v = pin_value(rng)
+                    secrets = (v,)
+                elif form == "email":
+                    v = email(rng, lang)
+                    secrets = (v,)
+                elif form == "vendor_token":
+                    v = vendor_token(rng)[1]
+                    secrets = (v,)
+                elif form == "jwt":
+                    v = jwt_value(rng)
+                    secrets = (v,)
+                elif form == "private_key":
+                    v, line = private_key_block(rng)
+                    secrets = (line,)
+                elif form == "url_credentials":
+                    v = password_value(rng)
+                    fmt["u"] = rng.choice(["deploy", "admin", "ci", "ivan", "taro"])
+                    secrets = (v,)
+                elif form == "high_entropy":
+                    v = high_entropy(rng)
+                    secrets = (v,)
+                elif form == "config_line":
+                    v = password_value(rng) if rng.random() < 0.6 else _rand(rng, string.ascii_letters + string.digits, 32)
+                    secrets = (v,)
+                else:  # pragma: no cover
+                    raise ValueError(form)
+                fmt["v"] = v
+                out.append(Planted(tpl.format(**fmt), secrets, form, lang))
+    # mixed sentences with several secrets, the issue's own example among them
+    out.append(Planted(ISSUE_EXAMPLE, ("hunter2xyz", "abcd1234efgh", "qwerty987", "keyval12345"), "mixed", "ja"))
+    for _ in range(per_form_lang):
+        a, b, c = password_value(rng), pin_value(rng), email(rng, "ru")
+        out.append(Planted(f"Логин {rng.choice(['admin', 'ivan'])}, пароль: {a}, ПИН-код {b}, почта {c}",
+                           (a, b, c), "mixed", "ru"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Ordinary sentences
+# ---------------------------------------------------------------------------------------------
+
+_NAMES = {"en": ["Anna", "Boris", "Maria", "Ken", "Yuki", "Oleg"], "ru": ["Анна", "Борис", "Мария", "Олег", "Ирина"],
+          "ja": ["田中さん", "佐藤さん", "山田さん", "鈴木さん", "高橋さん"]}
+_FILES = ["report_2026-06.csv", "export.py", "notes/old-cp1251.txt", "config.yaml", "README.md",
+          "src/LoginForm2/index.tsx", "data/tasks.jsonl", "backup_v2.tar.gz", "token_usage.ipynb", "passwords_policy.pdf"]
+_URLS = ["https://example.com/docs/auth", "https://git.example.com/acme/api/pull/88", "http://localhost:8080/health",
+         "https://wiki.example.org/Password_policy", "https://status.example.com/incidents/412"]
+
+
+def _slots(rng: random.Random, lang: str) -> dict[str, str]:
+    y = rng.choice([2025, 2026, 2027])
+    return {
+        "n": str(rng.choice([3, 8, 12, 16, 20, 30, 90, 128, 512, 1024, 4096, 8192, 32000, 128000])),
+        "date": f"{y}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}",
+        "rudate": f"{rng.randint(1, 28):02d}.{rng.randint(1, 12):02d}.{y}",
+        "year": str(y),
+        "time": f"{rng.randint(0, 23):02d}:{rng.choice(['00', '15', '30', '45'])}",
+        "ver": f"v{rng.randint(0, 4)}.{rng.randint(0, 20)}.{rng.randint(0, 9)}",
+        "ver2": f"{rng.randint(1, 3)}.{rng.randint(0, 30)}",
+        "task": f"{rng.choice(['ATL', 'DOC', 'OPS', 'PR', 'SEC'])}-{rng.randint(10, 9999)}",
+        "issue": f"#{rng.randint(1, 999)}",
+        "file": rng.choice(_FILES),
+        "url": rng.choice(_URLS),
+        "name": rng.choice(_NAMES[lang]),
+        "pct": f"{rng.randint(1, 99)}%",
+        "money": f"{rng.randint(1, 999)},{rng.randint(0, 999):03d}",
+        "size": f"{rng.randint(1, 512)}{rng.choice(['MB', 'GB', 'ms', 'KB'])}",
+        "sha": _hex(rng, 7),
+    }
+
+
+ORDINARY_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "keyword_ordinary": {
+        "en": ["Please reset the password for {name} before {date}.",
+               "The password policy now requires {n} characters.",
+               "Token usage was {n} tokens on {date}.",
+               "The API key rotation is planned for {ver} ({task}).",
+               "We store the token in the vault, see {url}.",
+               "Password reset emails go out at {time}.",
+               "The secret to fast builds is caching, {pct} faster.",
+               "Pin numpy to {ver2} until {task} is fixed.",
+               "The token expired again, see {issue}.",
+               "Forgot password flow is broken on {ver}.",
+               "Password: changed by {name} on {date}.",
+               "The access token lifetime is 15 minutes now.",
+               "Do not paste the API key in chat, use the secret manager.",
+               "Secret rotation finished at {time}, no errors.",
+               "The token limit is {n} per request.",
+               "Passcode screens were redesigned in {task}.",
+               "Token: expired, we requested a new one.",
+               "The password field is hidden on mobile since {ver}.",
+               "Max tokens set to {n} for the summarizer.",
+               "Each API key belongs to one project."],
+        "ru": ["Сбросьте пароль для {name} до {rudate}.",
+               "Пароль должен быть не короче {n} символов.",
+               "Ключ к решению — кэширование.",
+               "Ключ от офиса у {name}.",
+               "Токен истёк, задача {task}.",
+               "Ключевой момент: релиз {ver}.",
+               "Сортировка по ключу created_at работает.",
+               "Обновили токен доступа, см. {task}.",
+               "Пароль: сменён {rudate}.",
+               "Ключ API хранится в секретах, не в коде.",
+               "Смена пароля раз в {n} дней.",
+               "Токенизатор режет текст на {n} токенов.",
+               "Пароль от почты {name} восстановил сам.",
+               "Секрет успеха прост: тесты и ревью.",
+               "Ключ — в сейфе у охраны.",
+               "ПИН-код теперь не нужен, вход по карте.",
+               "Токен бота перенесли в хранилище {rudate}.",
+               "Пароли храним только в хэшированном виде.",
+               "Ключ шифрования ротируется каждые {n} дней.",
+               "Пароль это не то место, где можно экономить."],
+        "ja": ["パスワードを変更してください（{task}）。",
+               "パスワードは {n} 文字以上にしてください。",
+               "トークンの有効期限は {n} 日です。",
+               "APIキーのローテーションは {date} に実施します。",
+               "暗証番号の入力画面を修正しました。",
+               "シークレットの管理は Vault に移行済みです。",
+               "パスワード：変更済み（{name}）",
+               "トークン数が {n} を超えるとエラーになります。",
+               "APIキーはチャットに貼らないでください。",
+               "パスワードリセットのメールは {time} に送信されます。",
+               "トークンが失効したので再発行しました。",
+               "パスワードは管理者に確認してください。",
+               "暗証番号は本人にしか分かりません。",
+               "アクセストークンの更新処理を {ver} で直しました。",
+               "パスワードポリシーの資料は {url} にあります。",
+               "シークレットは環境変数から読み込みます。",
+               "APIキーの発行手順を {file} にまとめました。",
+               "トークンは {n} 個までです。",
+               "パスワードの桁数は {n} 桁です。",
+               "秘密鍵は各自のマシンにのみ置いてください。"],
+    },
+    "numbers_ids": {
+        "en": ["Release {ver} shipped on {date} at {time}.", "Fixed in {task}, see {issue} and commit {sha}.",
+               "Revenue grew {pct} to ${money} in {year}.", "Latency dropped to {size} after {task}.",
+               "Upgrade pandas to {ver2} and rerun {file}.", "{task} and {issue} are duplicates.",
+               "Build {n} passed on {date}.", "Moved {file} under data/ in {ver}."],
+        "ru": ["Релиз {ver} вышел {rudate} в {time}.", "Исправлено в {task}, см. {issue}.",
+               "Выручка выросла на {pct} за {year} год.", "Задержка упала до {size} после {task}.",
+               "Обновите pandas до {ver2} и перезапустите {file}.", "{task} дублирует {issue}.",
+               "Сборка {n} прошла {rudate}.", "Файл {file} перенесли в {ver}."],
+        "ja": ["{ver} を {date} の {time} にリリースしました。", "{task} で修正済みです（{issue}）。",
+               "売上は {year} 年に {pct} 伸びました。", "{task} の後、レイテンシは {size} まで下がりました。",
+               "pandas を {ver2} に上げて {file} を再実行してください。", "{task} と {issue} は重複です。",
+               "ビルド {n} は {date} に成功しました。", "{file} を {ver} で移動しました。"],
+    },
+    "urls_files": {
+        "en": ["Docs are at {url}.", "Open {file} and check line {n}.", "The dashboard {url} is green.",
+               "Attached {file} for {name}.", "Compare {url} with {file}."],
+        "ru": ["Документация: {url}.", "Откройте {file}, строка {n}.", "Дашборд {url} зелёный.",
+               "Приложил {file} для {name}.", "Сравните {url} и {file}."],
+        "ja": ["資料は {url} です。", "{file} の {n} 行目を見てください。", "ダッシュボード {url} は正常です。",
+               "{name}向けに {file} を添付しました。", "{url} と {file} を比較してください。"],
+    },
+    "tech_prose": {
+        "en": ["Set LOG_LEVEL=debug and WORKERS={n} in {file}.",
+               "The tokenizer splits the query into {n} tokens before BM25.",
+               "Run `pytest -k redact -q` after changing {file}.",
+               "HttpClient2Factory now retries {n} times.",
+               "The embedding model is Qwen3-Embedding-8B behind an API.",
+               "We pass the auth token in a header, never in the URL.",
+               "Commit {sha} moved the password hashing to argon2id.",
+               "Use gpt-4o-mini for the summaries, it costs {pct} less.",
+               "Key rotation for ATL-1655 is tracked in {issue}.",
+               "The secret name is prod/db, the value lives in Vault.",
+               "Token counts per language: ru {n}, ja {n}, en {n}.",
+               "Password hashes use bcrypt with cost 12 since {ver}.",
+               "The access key ID is shown in the console, the secret only once.",
+               "Our API token budget is {n} calls per minute.",
+               "pin the base image to python:3.12-slim"],
+        "ru": ["Задайте LOG_LEVEL=debug и WORKERS={n} в {file}.",
+               "Токенизатор делит запрос на {n} токенов перед BM25.",
+               "После правки {file} запустите pytest -k redact.",
+               "Коммит {sha} перевёл хэширование паролей на argon2id.",
+               "Ключ идемпотентности передаём в заголовке Idempotency-Key.",
+               "Ключ партиции — customer_id, см. {task}.",
+               "У ключа API квота {n} запросов в минуту.",
+               "Пароль сменили {rudate} в {time}.",
+               "Токен действителен 24 часа.",
+               "Секрет хранится в Vault по пути kv/prod/db.",
+               "Версия токенизатора — {ver}.",
+               "API-ключ выдаёт администратор по заявке {task}.",
+               "Пароль и логин вводятся на странице /login.",
+               "Токены считаем через tiktoken {ver2}.",
+               "Ключ к успеху релиза {ver} — тесты."],
+        "ja": ["{file} に LOG_LEVEL=debug と WORKERS={n} を設定してください。",
+               "トークナイザーはクエリを {n} トークンに分割します。",
+               "{file} を変更したら pytest -k redact を実行してください。",
+               "コミット {sha} でパスワードのハッシュを argon2id に変更しました。",
+               "パスワード変更は {task} で対応済みです。",
+               "トークン上限は {n} です。",
+               "APIキーの期限は {date} です。",
+               "シークレットキーは Vault にあります。",
+               "パスワードは 2 回間違えるとロックされます。",
+               "PIN を 3 回間違えるとロックされます。",
+               "トークンは {ver} から仕様が変わりました。",
+               "APIキーは設定画面の「開発者」タブから発行できます。",
+               "パスワードは英数字8文字以上です。",
+               "トークンはGPT-4oで数えます。",
+               "パスワードを忘れた場合は{task}を参照してください。"],
+    },
+    "plain": {
+        "en": ["{name} asked to move the standup to {time}.", "Let's keep the login screen as it is.",
+               "The report for {year} is ready for review.", "We decided to drop the legacy importer.",
+               "Meeting notes from {date} are in the wiki."],
+        "ru": ["{name} просит перенести созвон на {time}.", "Экран входа оставляем как есть.",
+               "Отчёт за {year} готов к ревью.", "Решили отказаться от старого импортёра.",
+               "Заметки со встречи {rudate} лежат в вики."],
+        "ja": ["{name}から朝会を {time} に移したいと依頼がありました。", "ログイン画面はそのままにしてください。",
+               "{year} 年のレポートはレビュー待ちです。", "古いインポーターは廃止すると決めました。",
+               "満月の周期の計算は {file} にあります。"],
+    },
+}
+
+
+def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
+    """The ordinary-sentence corpus of ``split``: nothing in it may be redacted."""
+    if split == "handwritten":
+        return [Ordinary(text, "handwritten", _lang(text)) for text in HANDWRITTEN_ORDINARY]
+    rng = random.Random(SEEDS[split] + 1)
+    out: list[Ordinary] = []
+    for form, by_lang in ORDINARY_TEMPLATES.items():
+        for lang, templates in by_lang.items():
+            # held-out: every fifth template; dev: the rest
+            tpls = [t for i, t in enumerate(templates) if (i % 5 == 4) == (split == "heldout")]
+            for i in range(per_form_lang):
+                out.append(Ordinary(tpls[i % len(tpls)].format(**_slots(rng, lang)), form, lang))
+    return out
+
+
+# Hand-written sentences, written after the rules and never used to tune them (their first run:
+# 0 of 29 secrets survived, 0 of 60 ordinary sentences changed). The ``handwritten`` split.
+HANDWRITTEN_PLANTED: tuple[tuple[str, str, str], ...] = (
+    ('Password for Jenkins: J3nk!ns2026', 'J3nk!ns2026', 'en'),
+    ('the root password is now Xq7#pL2m', 'Xq7#pL2m', 'en'),
+    ('token=ya29.a0AfH6SMBx7fakefakefakefake123', 'a0AfH6SMBx7fakefakefakefake123', 'en'),
+    ('my passcode: 889123', '889123', 'en'),
+    ('PIN: 0451', '0451', 'en'),
+    ('pwd: s3cretPass', 's3cretPass', 'en'),
+    ('Пароль от Jenkins — J3nk1ns2026', 'J3nk1ns2026', 'ru'),
+    ('пароль администратора: Adm1nPass!', 'Adm1nPass', 'ru'),
+    ('новый токен: t0k3nV4lue99', 't0k3nV4lue99', 'ru'),
+    ('ключ доступа — AbC123dEf456', 'AbC123dEf456', 'ru'),
+    ('ключ: 7f3a9b2c1d4e', '7f3a9b2c1d4e', 'ru'),
+    ('секрет = Zz9yY8xX7', 'Zz9yY8xX7', 'ru'),
+    ('ПИН 0451', '0451', 'ru'),
+    ('пароль 7391', '7391', 'ru'),
+    ('パスワードは J3nk1ns2026 です', 'J3nk1ns2026', 'ja'),
+    ('パスワード：Adm1nPass!', 'Adm1nPass', 'ja'),
+    ('トークンは t0k3nV4lue99 です', 't0k3nV4lue99', 'ja'),
+    ('APIキー ab12cd34ef56gh78', 'ab12cd34ef56gh78', 'ja'),
+    ('暗証番号：0451', '0451', 'ja'),
+    ('シークレット：Zz9yY8xX7', 'Zz9yY8xX7', 'ja'),
+    ('admin password: correct-horse-battery-staple', 'correct-horse-battery-staple', 'en'),
+    ('DATABASE_URL=postgres://app:Sup3rS3cret@db:5432/app', 'Sup3rS3cret', 'en'),
+    ('aws_access_key_id = AKIAIOSFODNN7EXAMPL2', 'AKIAIOSFODNN7EXAMPL2', 'en'),
+    ('aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzEXAMPLEKEY', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzEXAMPLEKEY', 'en'),
+    ('hf token hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567', 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567', 'en'),
+    ('npm token npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789', 'npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789', 'en'),
+    ('send to петр@компания.рф', 'петр@компания.рф', 'ru'),
+    ('mail: taro.yamada@例え.jp', 'taro.yamada@例え.jp', 'ja'),
+    ('お問い合わせ：用户@例子.广告', '用户@例子.广告', 'ja'),
+)
+HANDWRITTEN_ORDINARY: tuple[str, ...] = (
+    'The keynote covered passkeys replacing passwords.',
+    'After the password change, SSO logins failed for 3 users.',
+    'We hit the token rate limit at 14:05 UTC.',
+    'Rotate secrets quarterly per SEC-204.',
+    'API key scopes: read, write, admin.',
+    'The secret ballot closes on Friday.',
+    'Token-level F1 improved from 0.71 to 0.78.',
+    'Use the refresh token flow from RFC 6749.',
+    'Private key material must never be logged.',
+    'Password hints are disabled in v4.0.0.',
+    'A PIN pad was installed at the reception.',
+    'Passphrase strength meter uses zxcvbn 4.4.2.',
+    'The token bucket refills 10 tokens per second.',
+    'Session tokens expire after 30 min of inactivity.',
+    'Keys and secrets are listed in docs/security.md.',
+    'Token: see the runbook, step 3.',
+    'Access key IDs start with AKIA, but do not paste them.',
+    'Store the API key in an env var named SERVICE_API_KEY.',
+    'Our password rules follow NIST 800-63B.',
+    'Forgot your PIN? Call the helpdesk at ext. 4410.',
+    'Пароль администратора хранится в сейфе.',
+    'Сменить пароль можно в профиле, раздел «Безопасность».',
+    'Токены доступа живут 15 минут.',
+    'Ключи от склада у кладовщика, звоните после 9:00.',
+    'Ключ продукта указан на коробке.',
+    'Пароль не должен совпадать с логином.',
+    'Вход по токену включили в версии 3.2.',
+    'Секреты передаём только через Vault.',
+    'Ключ к пониманию задачи — метрика nDCG@10.',
+    'Токенизация японского текста — через SudachiPy 0.6.8.',
+    'ПИН-код карты никому не сообщайте.',
+    'Пароль от гостевого Wi-Fi висит на стене.',
+    'Ключ шардирования — tenant_id, см. DOC-2026-117.',
+    'Ключ API лежит в переменной окружения OPENAI_API_KEY.',
+    'Токен обновляется автоматически каждые 55 минут.',
+    'Пароли пользователей хэшируются через bcrypt.',
+    'Секретарь принесёт ключи в 10:30.',
+    'Нужен новый ключ для стенда ATL-1700.',
+    'Токен истёк 2026-06-20, перевыпустили.',
+    'Пароль должен содержать заглавные буквы и цифры.',
+    'パスワードの有効期限は90日です。',
+    'パスワードを入力してログインしてください。',
+    'トークンが無効です（エラー 401）。',
+    'APIキーを再発行しました。詳細はATL-1655。',
+    '暗証番号を3回間違えるとカードがロックされます。',
+    'シークレットはGitHub Actionsの設定に登録済みです。',
+    'パスワードマネージャーは 1Password を使います。',
+    'トークン数は平均 512 です。',
+    '秘密鍵の置き場所は社内Wikiを参照。',
+    'パスワード変更画面のUIを v2.3.1 で刷新しました。',
+    'APIキーの権限は読み取り専用です。',
+    'トークンの形式は JWT です。',
+    'パスワードリセット機能のテストを追加しました。',
+    '暗証番号の桁数を4桁から6桁に変更。',
+    'シークレット情報はチャットに書かないでください。',
+    'パスワード：要確認',
+    'トークン：期限切れ',
+    'APIキー：未発行',
+    '鍵の受け渡しは 2026年6月20日 です。',
+    'トークン消費量のグラフを dashboard.html に追加。',
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------------------------
+
+def measure(redact: Callable[[str], str], split: str = "dev") -> dict:
+    """Counts for ``split``: planted secrets and how many survive; ordinary sentences and how many change."""
+    p = planted(split)
+    survivors = [(item, s) for item in p for s in item.secrets if s in redact(item.text)]
+    o = ordinary(split)
+    changed = [item for item in o if redact(item.text) != item.text]
+    return {
+        "split": split,
+        "planted_sentences": len(p),
+        "planted_secrets": sum(len(item.secrets) for item in p),
+        "planted_forms": len({item.form for item in p}),
+        "planted_langs": len({item.lang for item in p}),
+        "surviving": len(survivors),
+        "survivors": survivors,
+        "ordinary_sentences": len(o),
+        "falsely_redacted": len(changed),
+        "false_positives": changed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from searchkit.ingest.redact import redact
+
+    verbose = "-v" in (argv or sys.argv[1:])
+    worst = 0
+    totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
+    for split in SPLITS:
+        m = measure(redact, split)
+        totals["planted"] += m["planted_secrets"]
+        totals["surviving"] += m["surviving"]
+        totals["ordinary"] += m["ordinary_sentences"]
+        totals["changed"] += m["falsely_redacted"]
+        rate = m["falsely_redacted"] / m["ordinary_sentences"]
+        print(f"{split:11s} planted secrets: {m['planted_secrets']} in {m['planted_sentences']} sentences, "
+              f"{m['planted_forms']} forms, {m['planted_langs']} languages; surviving: {m['surviving']}")
+        print(f"{split:11s} ordinary sentences: {m['ordinary_sentences']}; falsely redacted: "
+              f"{m['falsely_redacted']} ({rate:.2%})")
+        if verbose:
+            for item, s in m["survivors"]:
+                print(f"   SURVIVED {item.form}/{item.lang}: {s!r} in {redact(item.text)!r}")
+            for item in m["false_positives"]:
+                print(f"   CHANGED {item.form}/{item.lang}: {item.text!r} -> {redact(item.text)!r}")
+        worst = max(worst, int(m["surviving"] > 0 or rate > 0.01))
+    print(f"total       planted secrets: {totals['planted']}, surviving: {totals['surviving']}; ordinary sentences: "
+          f"{totals['ordinary']}, falsely redacted: {totals['changed']} "
+          f"({totals['changed'] / totals['ordinary']:.2%})")
+    return worst
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
