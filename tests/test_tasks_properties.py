@@ -122,3 +122,115 @@ def test_hits_contain_the_terms(base_rows, term):
     expected = {row["id"] for row in base_rows
                 if all(t.casefold() in store.indexed_text(row).casefold() for t in terms)}
     assert {h.comment_id for h in r.hits} == expected
+
+
+# ------------------------------------------------------------------ T6 around_ref layout (issue 7 item 11)
+
+LINE_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    lines=st.lists(st.lists(LINE_TEXT, min_size=1, max_size=4), min_size=1, max_size=4),
+    target=st.integers(0, 3),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_around_layout_puts_the_text_inline_and_round_trips(lines, target, newline):
+    from searchkit.tools.tasks import AroundResult, Comment, render
+
+    texts = [newline.join(ls) for ls in lines]
+    target = min(target, len(texts) - 1)
+    comments = tuple(
+        Comment(100 + i, 7, "user", "request", f"2026-06-20T10:0{i}:00Z", text, is_target=i == target)
+        for i, text in enumerate(texts)
+    )
+    md = render(AroundResult(7, "t", 100 + target, len(texts) - 1, comments), "ja")
+    body = md.split("\n\n", 1)[1].rstrip("\n").split("\n")
+    heads = [i for i, line in enumerate(body) if line.startswith("- comment:")]
+    assert len(heads) == len(comments)  # a comment's own text never starts a new item
+    for n, (c, at) in enumerate(zip(comments, heads)):
+        end = heads[n + 1] if n + 1 < len(heads) else len(body)
+        prefix = f"- comment:{c.comment_id} user/request {c.ts}" + (" ←" if c.is_target else "")
+        head = body[at]
+        assert head.startswith(prefix)
+        first = head[len(prefix) + 1:] if len(head) > len(prefix) else ""
+        rest = body[at + 1:end]
+        assert all(line == "" or line.startswith("  ") for line in rest)
+        shown = "\n".join([first] + [line[2:] for line in rest])
+        expected = "\n".join(c.text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n"))
+        assert shown == expected
+
+
+# ------------------------------------------------------------------ import never re-homes (issue 7 item 12)
+
+ID = st.integers(1, 6)
+task_rows_st = st.lists(st.tuples(ID, st.sampled_from(SPACES)), max_size=5)
+comment_rows_st = st.lists(st.tuples(ID, ID), max_size=5)  # (comment id, task id)
+
+
+def _dump(conn):
+    return [conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall()
+            for t in ("spaces", "tasks", "comments", store.FTS_TABLE)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(old_tasks=task_rows_st, old_comments=comment_rows_st, new_tasks=task_rows_st, new_comments=comment_rows_st)
+def test_import_is_refused_whole_when_it_would_rehome_or_repeat_an_id(old_tasks, old_comments, new_tasks,
+                                                                        new_comments):
+    def tasks(rows):
+        return [{"id": i, "space": sp, "title": f"{sp}{i}", "state": "open"} for i, sp in rows]
+
+    def comments(rows):
+        return [{"id": c, "task": t, "author": "user", "kind": "request", "body": f"body {c} {t}",
+                 "ts": "2026-01-01T00:00:00Z"} for c, t in rows]
+
+    conn = store.connect(":memory:")
+    old_space = dict(old_tasks)  # the store as built from the old rows (later rows win, as a model)
+    store.add_tasks(conn, tasks(old_space.items()))
+    old_task_of = {c: t for c, t in old_comments if t in old_space}
+    store.add_comments(conn, comments(old_task_of.items()))
+    before = _dump(conn)
+
+    # reference model of the rules, in the order they are checked
+    reason = None
+    ids = [i for i, _ in new_tasks]
+    cids = [c for c, _ in new_comments]
+    space_after = {**old_space, **dict(new_tasks)}
+    if len(set(ids)) < len(ids):
+        reason = "task id"
+    elif len(set(cids)) < len(cids):
+        reason = "comment id"
+    elif any(i in old_space and old_space[i] != sp for i, sp in new_tasks):
+        reason = "cannot change space"
+    else:
+        for c, t in new_comments:
+            if t not in space_after:
+                reason = "does not exist"
+                break
+            if c in old_task_of and old_space[old_task_of[c]] != space_after[t]:
+                reason = "cannot move to another space"
+                break
+
+    def run():
+        store._transaction(conn, *store._validate(store._numbered(tasks(new_tasks), "task"),
+                                                  store._numbered(comments(new_comments), "comment")))
+
+    if reason is None:
+        run()
+        got = dict(conn.execute("SELECT id, space FROM tasks"))
+        assert got == space_after
+        for cid, tid in conn.execute("SELECT id, task FROM comments"):  # no comment changed space
+            if cid in old_task_of:
+                assert got[tid] == old_space[old_task_of[cid]]
+    else:
+        # duplicate ids are reported before the store is read; a store conflict names both spaces
+        with pytest.raises(store.TaskStoreError) as e:
+            run()
+        msg = str(e.value)
+        if reason in ("task id", "comment id"):
+            assert f"{reason} " in msg and "appears more than once" in msg
+        else:
+            assert reason in msg
+        if "space" in reason:
+            assert msg.count("space '") >= 2
+        assert _dump(conn) == before  # nothing imported

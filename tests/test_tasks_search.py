@@ -220,20 +220,36 @@ def test_long_query_message_is_actionable(conn):
 
 # ------------------------------------------------------------------ T6 around_ref
 
+SEED_AROUND = (  # seed 003, the second markdown example, line for line
+    '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 2 件)\n\n'
+    "- comment:86 user/comment 2026-06-20T09:55:00Z 質問なんですが、既存の認証部分は今回のスコープに入りますか?\n"
+    "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フローは変更しないでください。UI 差し替えのみでお願いします。\n"
+    "- comment:90 agent/progress 2026-06-20T10:02:00Z 了解しました。認証ロジックには触れずに進めます。\n"
+)
+
+
 def test_seed_example_around(conn):
-    r = task_search(conn, CTX, around_ref="comment:88")
+    # T3: context defaults to 0, for around_ref too; the seed's example reads one comment each side
+    r = task_search(conn, CTX, around_ref="comment:88", context=1)
     assert [c.comment_id for c in r.comments] == [86, 88, 90]
-    md = render(r, "ja")
-    assert md == (
-        '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 2 件)\n\n'
-        "- comment:86 user/comment 2026-06-20T09:55:00Z\n"
-        "  質問なんですが、既存の認証部分は今回のスコープに入りますか?\n"
-        "- comment:88 user/request 2026-06-20T10:00:00Z ←\n"
-        "  既存の認証フローは変更しないでください。UI 差し替えのみでお願いします。\n"
-        "- comment:90 agent/progress 2026-06-20T10:02:00Z\n"
-        "  了解しました。認証ロジックには触れずに進めます。\n"
-    )
+    assert render(r, "ja") == SEED_AROUND  # T6: text inline, after "← " for the target
     assert "(comment:88, 2 neighbouring comment(s))" in render(r, "en")
+
+
+def test_around_ref_default_context_is_0(conn):
+    r = task_search(conn, CTX, around_ref="comment:88")
+    assert r.context == 0 and [c.comment_id for c in r.comments] == [88]
+    assert render(r, "ja") == (
+        '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 0 件)\n\n'
+        "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フローは変更しないでください。UI 差し替えのみでお願いします。\n"
+    )
+    assert T.read_around(conn, CTX, "comment:88").comments == r.comments
+
+
+def test_context_of_a_hit_uses_the_same_inline_layout(conn):
+    md = render(task_search(conn, CTX, query="認証フロー", context=1), "ja")
+    assert "  - comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フローは変更しないでください。" in md
+    assert "  - comment:86 user/comment 2026-06-20T09:55:00Z 質問なんですが、" in md
 
 
 def test_around_returns_raw_text_and_context(conn):
@@ -339,5 +355,5 @@ def test_missing_fts5_answers_a_plain_message(tmp_path):
     assert r == T.Unavailable("no_fts5")
     assert "FTS5" in render(r, "ja") and "FTS5" in render(r, "en")
     # reading and listing need no FTS5
-    assert [c.comment_id for c in task_search(conn, CTX, around_ref="comment:88").comments] == [86, 88, 90]
+    assert [c.comment_id for c in task_search(conn, CTX, around_ref="comment:88", context=1).comments] == [86, 88, 90]
     assert len(list_tasks(conn, CTX).tasks) == 5

@@ -1,5 +1,6 @@
 """The task store (SPEC T1, T2): schema, importer, indexing rules, redaction, WAL."""
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -57,7 +58,10 @@ def test_attachments_add_file_names_only():
 
 def test_indexed_text_is_nfkc_and_redacted():
     text = store.indexed_text(_row(body="ＡＰＩ　キー　password=ｈｕｎｔｅｒ２ to ops@acme.example"))
-    assert text == "API キー password=[redacted] to [email]"
+    # NFKC first (full-width letters become ASCII, so the full-width secret is caught), then redaction;
+    # the exact redacted form belongs to searchkit.ingest.redact (tested in test_tasks_redact.py)
+    assert text.startswith("API キー ") and text.endswith(" to [email]") and "[redacted]" in text
+    assert "hunter2" not in text and "ｈｕｎｔｅｒ" not in text and "ops@acme" not in text
 
 
 def test_import_report_counts(demo):
@@ -141,8 +145,11 @@ def test_bad_jsonl_names_file_and_line(tmp_path):
     (tmp_path / "comments.jsonl").write_text("", encoding="utf-8")
     with pytest.raises(store.TaskStoreError, match=r"tasks.jsonl:3: not valid JSON"):
         store.import_dir(store.connect(":memory:"), tmp_path)
-    with pytest.raises(store.TaskStoreError, match="tasks.jsonl is missing"):
+    with pytest.raises(store.TaskStoreError, match="nowhere: no such folder"):
         store.import_dir(store.connect(":memory:"), tmp_path / "nowhere")
+    (tmp_path / "comments.jsonl").unlink()
+    with pytest.raises(store.TaskStoreError, match="comments.jsonl is missing"):
+        store.import_dir(store.connect(":memory:"), tmp_path)
 
 
 def test_failed_import_writes_nothing():
@@ -191,3 +198,285 @@ def test_demo_files_follow_the_format():
         row = json.loads(line)
         assert row["kind"] in store.COMMENT_KINDS
         assert set(row) <= {"id", "task", "author", "kind", "progress_type", "tool", "body", "attachments", "ts"}
+
+
+# ------------------------------------------------------------------ issue 7 item 12: no re-homing across spaces
+
+def _dump(conn):
+    return {
+        "tasks": conn.execute("SELECT * FROM tasks ORDER BY id").fetchall(),
+        "comments": conn.execute("SELECT * FROM comments ORDER BY id").fetchall(),
+        "fts": conn.execute(f"SELECT rowid, text FROM {store.FTS_TABLE} ORDER BY rowid").fetchall(),
+        "spaces": conn.execute("SELECT * FROM spaces ORDER BY slug").fetchall(),
+    }
+
+
+def _jsonl(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _folder(tmp_path, name, tasks, comments):
+    d = tmp_path / name
+    d.mkdir()
+    _jsonl(d / "tasks.jsonl", tasks)
+    _jsonl(d / "comments.jsonl", comments)
+    return d
+
+
+def test_duplicate_task_id_within_one_import_is_refused(demo, tmp_path):
+    before = _dump(demo)
+    src = _folder(tmp_path, "dup", [{"id": 77, "space": "acme", "state": "open"},
+                                    {"id": 77, "space": "globex", "state": "open"}], [])
+    with pytest.raises(store.TaskStoreError, match=r"tasks.jsonl:2: task id 77 appears more than once.*tasks.jsonl:1"):
+        store.import_dir(demo, src)
+    assert _dump(demo) == before
+
+
+def test_duplicate_comment_id_within_one_import_is_refused(demo, tmp_path):
+    before = _dump(demo)
+    src = _folder(tmp_path, "dup", [{"id": 77, "space": "acme", "state": "open"}],
+                  [_row(id=900, task=77), _row(id=900, task=77, body="二度目")])
+    with pytest.raises(store.TaskStoreError, match=r"comments.jsonl:2: comment id 900 appears more than once"):
+        store.import_dir(demo, src)
+    assert _dump(demo) == before
+    with pytest.raises(store.TaskStoreError, match="comment id 5 appears more than once"):
+        store.add_comments(demo, [_row(id=5, task=12), _row(id=5, task=12)])
+    assert _dump(demo) == before
+
+
+def test_task_cannot_change_space(demo, tmp_path):
+    # the issue's reproduction: task 12 of acme re-imported under globex
+    before = _dump(demo)
+    src = _folder(tmp_path, "move", [{"id": 99, "space": "globex", "state": "open"},
+                                     {"id": 12, "space": "globex", "title": "乗っ取り", "state": "open"}],
+                  [_row(id=901, task=99)])
+    with pytest.raises(store.TaskStoreError) as e:
+        store.import_dir(demo, src)
+    msg = str(e.value)
+    assert "task 12" in msg and "'acme'" in msg and "'globex'" in msg and "nothing imported" in msg
+    assert _dump(demo) == before  # task 99 and comment 901 were not imported either
+    with pytest.raises(store.TaskStoreError, match="task 12 belongs to space 'acme'"):
+        store.add_tasks(demo, [{"id": 12, "space": "globex", "state": "open"}])
+    assert _dump(demo) == before
+
+
+def test_comment_cannot_move_to_a_task_of_another_space(demo):
+    before = _dump(demo)
+    with pytest.raises(store.TaskStoreError) as e:
+        store.add_comments(demo, [_row(id=88, task=40, body="moved")])  # 88: task 12 (acme); 40: globex
+    msg = str(e.value)
+    assert "comment 88" in msg and "task 12" in msg and "'acme'" in msg and "task 40" in msg and "'globex'" in msg
+    assert _dump(demo) == before
+
+
+def test_same_space_reimport_and_moves_within_a_space_are_fine(demo):
+    store.add_tasks(demo, [{"id": 12, "space": "acme", "title": "改題", "state": "closed"}])
+    store.add_comments(demo, [_row(id=88, task=15, body="同じスペースの別タスクへ")])
+    assert demo.execute("SELECT title FROM tasks WHERE id = 12").fetchone()[0] == "改題"
+    assert demo.execute("SELECT task FROM comments WHERE id = 88").fetchone()[0] == 15
+
+
+# ------------------------------------------------------------------ issue 8 item 5: all or nothing
+
+class FailOnCommentInsert(sqlite3.Connection):
+    """A connection that dies while writing comments, after the tasks of the import were written."""
+
+    def executemany(self, sql, *args):
+        if sql.startswith("INSERT INTO comments"):
+            raise sqlite3.OperationalError("disk I/O error (simulated)")
+        return super().executemany(sql, *args)
+
+    def execute(self, sql, *args):
+        if sql.startswith("INSERT INTO comments"):
+            raise sqlite3.OperationalError("disk I/O error (simulated)")
+        return super().execute(sql, *args)
+
+
+def test_tasks_and_comments_commit_together(tmp_path):
+    db = tmp_path / "t.db"
+    base = store.connect(db)
+    base.execute("PRAGMA journal_mode = DELETE")
+    base.close()
+    conn = sqlite3.connect(db, factory=FailOnCommentInsert)
+    with pytest.raises(sqlite3.OperationalError, match="simulated"):
+        store.import_dir(conn, DEMO)
+    conn.close()
+    check = sqlite3.connect(db)
+    assert check.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0  # tasks rolled back with the comments
+    assert check.execute("SELECT count(*) FROM spaces").fetchone()[0] == 0
+
+
+def test_a_bad_comments_file_writes_no_task(tmp_path):
+    conn = store.connect(":memory:")
+    src = _folder(tmp_path, "bad", [{"id": 1, "space": "acme", "state": "open"}],
+                  [_row(id=1, task=1), _row(id=2, task=1, ts="yesterday")])
+    with pytest.raises(store.TaskStoreError, match=r"comments.jsonl:2: ts is not an ISO 8601 time"):
+        store.import_dir(conn, src)
+    assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+
+
+BAD_SOURCES = {
+    "invalid JSON": ('{"id": 1, "space": "acme"}\n{oops\n', None, "tasks.jsonl:2: not valid JSON"),
+    "not an object": ("[1, 2]\n", None, "tasks.jsonl:1: each line must be a JSON object"),
+    "deep nesting": ('{"id": 1, "space": "acme", "x": ' + "[" * 100000 + "]" * 100000 + "}\n", None,
+                     "tasks.jsonl:1: JSON nested too deeply"),
+    "non-UTF-8": (b'{"id": 1, "space": "\xff\xfe"}\n', None, "tasks.jsonl:1: not UTF-8 text"),
+    "kind as a list": (None, [_row(kind=["request"])], "comments.jsonl:1: kind must be a string"),
+    "lone surrogate": (None, '{"id": 1, "task": 1, "author": "user", "kind": "request", "body": "\\ud800",'
+                             ' "ts": "2026-06-20T10:00:00Z"}\n', "comments.jsonl:1: body is not valid Unicode"),
+    "unknown task": (None, [_row(task=5)], "comments.jsonl:1: task 5 does not exist"),
+    "bad task id": ('{"id": 0, "space": "acme"}\n', None, "tasks.jsonl:1: id must be a positive integer"),
+    "huge value": ('{"id": 1, "space": "acme", "state": "' + "x" * 1_000_000 + '"}\n', None,
+                   "tasks.jsonl:1: state must be one of"),
+    "bad created": ('{"id": 1, "space": "acme", "created": "soon", "updated": "2026-01-01"}\n', None,
+                    "tasks.jsonl:1: created is not an ISO 8601 time"),
+}
+
+
+def _write_source(d, tasks, comments):
+    d.mkdir()
+    for name, content, default in (("tasks.jsonl", tasks, '{"id": 1, "space": "acme", "state": "open"}\n'),
+                                   ("comments.jsonl", comments, "")):
+        content = default if content is None else content
+        if isinstance(content, list):
+            content = "".join(json.dumps(r) + "\n" for r in content)
+        (d / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
+    return d
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SOURCES))
+def test_bad_input_creates_no_store_and_leaves_an_old_one_unchanged(tmp_path, case):
+    tasks, comments, match = BAD_SOURCES[case]
+    src = _write_source(tmp_path / "src", tasks, comments)
+    new_db = tmp_path / "new" / "t.db"
+    with pytest.raises(store.TaskStoreError, match=match) as e:
+        store.import_into(new_db, src / "tasks.jsonl", src / "comments.jsonl")
+    assert len(str(e.value)) < 400  # never echoes a huge value
+    assert not (tmp_path / "new").exists()  # no empty database file, no folder
+    old = tmp_path / "old.db"
+    store.import_into(old, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    before = old.read_bytes()
+    with pytest.raises(store.TaskStoreError, match=match):
+        store.import_into(old, src / "tasks.jsonl", src / "comments.jsonl")
+    assert old.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.db", "src"]
+
+
+def test_missing_source_creates_nothing(tmp_path):
+    with pytest.raises(store.TaskStoreError, match="no such folder"):
+        store.source_files(tmp_path / "nowhere")
+    with pytest.raises(store.TaskStoreError, match="no such file"):
+        store.import_into(tmp_path / "t.db", tmp_path / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failure_while_writing_a_new_store_leaves_no_file(tmp_path, monkeypatch):
+    real = store._write
+
+    def dies(conn, tasks, comments):
+        real(conn, tasks, [])  # the tasks are written, then the process fails
+        raise sqlite3.OperationalError("disk full (simulated)")
+
+    monkeypatch.setattr(store, "_write", dies)
+    with pytest.raises(store.TaskStoreError, match="simulated"):
+        store.import_into(tmp_path / "runs" / "t.db", DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_store_is_complete_and_in_wal_mode(tmp_path):
+    db = tmp_path / "runs" / "t.db"  # the parent folder is created (README's `--db runs/tasks.sqlite`)
+    rep = store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert (rep.tasks, rep.comments, rep.indexed) == (7, 26, 23)
+    assert sorted(p.name for p in db.parent.iterdir()) == ["t.db"]  # no temporary file left
+    conn = store.open_readonly(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT count(*) FROM comments").fetchone()[0] == 26
+
+
+def test_stale_temp_files_of_killed_importers_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    stale = [tmp_path / f".t.db.import-{pid}-0badc0de.tmp", tmp_path / f".t.db.import-{pid}-0badc0de.tmp-wal"]
+    live = tmp_path / f".t.db.import-{os.getpid()}-00000001.tmp"  # an importer still running: kept
+    other = tmp_path / ".u.db.import-1-0badc0de.tmp"  # another store's: kept
+    for p in stale + [live, other]:
+        p.write_bytes(b"partial")
+    rep = store.import_into(tmp_path / "t.db", DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert rep.created
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "t.db"])
+    # a store created meanwhile by another importer: the next import into it cleans up too
+    stale[0].write_bytes(b"partial")
+    rep = store.import_into(tmp_path / "t.db", DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert not rep.created
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name, "t.db"])
+
+
+# ------------------------------------------------------------------ issue 8 item 6: locks and read-only readers
+
+def test_importer_waits_for_another_writer(tmp_path):
+    import threading
+
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        rep = store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl", timeout=20)
+    finally:
+        release.join()
+    assert rep.comments == 26
+
+
+def test_a_held_lock_is_reported_as_a_lock(tmp_path):
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(store.TaskStoreLocked, match="locked by another process.*nothing imported"):
+            store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl", timeout=0.3)
+    finally:
+        holder.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_readonly_open_never_writes_the_store(tmp_path, journal):
+    from searchkit.tools.tasks import TaskContext, list_tasks, task_search
+
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    if journal == "delete":
+        c = sqlite3.connect(db)
+        c.execute("PRAGMA journal_mode = DELETE")
+        c.close()
+    before = db.read_bytes()
+    conn = store.open_readonly(db)
+    ctx = TaskContext("acme", 30, "u")
+    assert [h.comment_id for h in task_search(conn, ctx, query="認証").hits] == [95, 88]
+    assert [h.comment_id for h in task_search(conn, ctx, query="認証フロー").hits] == [88]
+    assert [c.comment_id for c in task_search(conn, ctx, around_ref="comment:88").comments] == [88]
+    assert len(list_tasks(conn, ctx).tasks) == 5
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        conn.execute("INSERT INTO spaces(slug) VALUES ('x')")
+    conn.close()
+    assert db.read_bytes() == before
+    if journal == "delete":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]  # no -wal / -shm appeared
+
+
+def test_readonly_open_refuses_what_is_not_a_file(tmp_path):
+    with pytest.raises(store.TaskStoreError, match="does not exist"):
+        store.open_readonly(tmp_path / "missing.db")
+    with pytest.raises(store.TaskStoreError, match="not a regular file"):
+        store.open_readonly(tmp_path)
+    fifo = tmp_path / "fifo.db"
+    os.mkfifo(fifo)
+    with pytest.raises(store.TaskStoreError, match="not a regular file"):  # would block the open
+        store.open_readonly(fifo)

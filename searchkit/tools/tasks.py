@@ -22,8 +22,9 @@ MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 DEFAULT_LIMIT, MAX_LIMIT = 10, 30
 MAX_CONTEXT = 5
-AROUND_DEFAULT_CONTEXT = 1
-"""``around_ref`` without ``context`` reads one comment either side (the seed's example)."""
+AROUND_DEFAULT_CONTEXT = 0
+"""``around_ref`` without ``context`` reads the comment alone: the seed's default for ``context`` is 0
+(T3); its example shows ``context: 1``."""
 DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT = 20, 50
 FILTER_KINDS: tuple[str, ...] = ("request", "comment", "interjection", "result", "ask", "progress", "handoff")
 LIST_STATES: tuple[str, ...] = ("open", "closed")
@@ -151,6 +152,7 @@ def _check_context(ctx: TaskContext) -> Unavailable | None:
         return Unavailable("subtask")
     if not isinstance(ctx.space, str) or not ctx.space.strip():
         raise TaskSearchError("space", f"must be a non-empty space slug, got {ctx.space!r}")
+    _check_text(ctx.space, "space", 200)
     if ctx.current_task is not None:
         _check_id(ctx.current_task, "current_task")
     return None
@@ -547,14 +549,22 @@ def _q(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
-def _indent(text: str, pad: str = "  ") -> str:
-    lines = text.splitlines() or [""]
-    return "\n".join(pad + line for line in lines)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _comment_block(c: Comment, pad: str = "") -> str:
-    mark = " ←" if c.is_target else ""
-    return f"{pad}- comment:{c.comment_id} {c.author}/{c.kind} {c.ts}{mark}\n{_indent(c.text, pad + '  ')}"
+    """One comment in the seed's layout: ``- comment:<id> author/kind ts [← ]text`` on one line.
+
+    The raw text follows inline (after ``← `` for the target comment); a multi-line text continues
+    on the lines below, indented under its item.
+    """
+    first, *rest = _LINE_BREAK.split(c.text.rstrip("\r\n"))
+    parts = [f"{pad}- comment:{c.comment_id} {c.author}/{c.kind} {c.ts}"]
+    if c.is_target:
+        parts.append("←")
+    if first:
+        parts.append(first)
+    return "\n".join([" ".join(parts)] + [f"{pad}  {line}" if line else "" for line in rest])
 
 
 def _render_search(r: SearchResult, m: Mapping[str, str]) -> str:

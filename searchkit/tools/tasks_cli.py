@@ -67,6 +67,9 @@ def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
     im.add_argument("--tasks", default=None, help="tasks.jsonl (instead of a folder)")
     im.add_argument("--comments", default=None, help="comments.jsonl (instead of a folder)")
     im.add_argument("--db", required=True, help="task store to create or update (SQLite file)")
+    im.add_argument("--lock-timeout", type=float, default=store.DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
+                    help="how long to wait for another importer holding the store "
+                         f"(default {store.DEFAULT_LOCK_TIMEOUT:g})")
 
     p.set_defaults(func=run)
     return p
@@ -78,26 +81,27 @@ def _context(args: argparse.Namespace) -> tools.TaskContext:
 
 
 def _import(args: argparse.Namespace) -> int:
+    """All or nothing (issue 8 item 5): validated first, one transaction, no file left on failure."""
     if (args.source is None) == (args.tasks is None and args.comments is None):
         raise store.TaskStoreError("give a folder, or both --tasks and --comments (not both forms)")
-    conn = store.connect(args.db)
-    try:
-        if args.source is not None:
-            rep = store.import_dir(conn, args.source)
-        else:
-            if not (args.tasks and args.comments):
-                raise store.TaskStoreError("--tasks and --comments go together")
-            rep = store.import_jsonl(conn, args.tasks, args.comments)
-    finally:
-        conn.close()
+    if args.source is not None:
+        tasks_path, comments_path = store.source_files(args.source)
+    else:
+        if not (args.tasks and args.comments):
+            raise store.TaskStoreError("--tasks and --comments go together")
+        tasks_path, comments_path = args.tasks, args.comments
+    if not args.lock_timeout >= 0 or args.lock_timeout > 86400:
+        raise store.TaskStoreError(f"--lock-timeout must be from 0 to 86400 seconds, got {args.lock_timeout:g}")
+    rep = store.import_into(args.db, tasks_path, comments_path, timeout=args.lock_timeout)
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(rep.not_indexed.items())) or "none"
-    print(f"imported {rep.tasks} task(s), {rep.comments} comment(s) into {args.db}: "
+    print(f"imported {rep.tasks} task(s), {rep.comments} comment(s) into {args.db}"
+          f"{' (new store)' if rep.created else ''}: "
           f"{rep.indexed} indexed, {rep.redacted} redacted; not indexed: {skipped}")
     return 0
 
 
 def _tool(args: argparse.Namespace) -> int:
-    conn = store.connect(args.db, create=False)
+    conn = store.open_readonly(args.db)  # never written, journal mode untouched (issue 8 item 6)
     try:
         ctx = _context(args)
         if args.tasks_command == "search":
@@ -134,11 +138,15 @@ def run(args: argparse.Namespace) -> int:
     """Run a parsed ``tasks`` command; errors print ``searchkit tasks: error: ...`` and return 2."""
     try:
         return _COMMANDS[args.tasks_command](args)
-    except (tools.TaskSearchError, store.TaskStoreError, FileNotFoundError) as e:
+    except (tools.TaskSearchError, store.TaskStoreError, OSError) as e:
         print(f"searchkit tasks: error: {e}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:
-        print(f"searchkit tasks: error: {args.db}: not a readable task store ({e})", file=sys.stderr)
+        if store.is_lock_error(e):
+            print(f"searchkit tasks: error: {args.db}: the task store is locked by another process; try again",
+                  file=sys.stderr)
+        else:
+            print(f"searchkit tasks: error: {args.db}: not a readable task store ({e})", file=sys.stderr)
         return 2
 
 
