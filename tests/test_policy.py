@@ -42,8 +42,8 @@ def test_path_rules_fire(path, rule):
 
 
 @pytest.mark.parametrize("path", [
-    "notes/env.md", "my.env", "credentials.txt", "tokens.json", "scripts/token.py", "upload/a.md",
-    "notes/uploads.md", "git/config", "log.md",
+    "notes/env.md", "my.env", "notes/credentials-howto.md", "tokens.json", "scripts/token.py", "upload/a.md",
+    "notes/uploads.md", "git/config", "log.md", "keys.md", "notes/ssh.md", "secretary.md", "monkey.txt",
 ])
 def test_path_rules_spare_ordinary_files(path):
     assert DEFAULT_POLICY.path_skip(path) is None
@@ -51,7 +51,8 @@ def test_path_rules_spare_ordinary_files(path):
 
 def test_binary_reason():
     assert "NUL" in binary_reason(b"# title\x00rest")
-    assert "UTF-8" in binary_reason("выгрузка".encode("cp1251"))
+    assert binary_reason("Старая заметка: выгрузка по пятницам".encode("cp1251")) is None  # H1: text in cp1251
+    assert "PNG" in binary_reason(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     assert binary_reason("выгрузка 満月 export".encode("utf-8")) is None
     assert binary_reason(b"\xef\xbb\xbfBOM text") is None
     assert binary_reason(b"") is None
@@ -88,7 +89,7 @@ def test_data_tables_are_not_journals(name):
 
 def test_message_history_by_columns():
     cols = ["id", "channel", "sender", "text", "updated_at"]
-    assert DEFAULT_POLICY.table_skip("slack_dump", cols)[0] == "message_history_table"
+    assert DEFAULT_POLICY.table_skip("ops_dump", cols)[0] == "message_history_table"
     # a marketing table with a channel and a text column but no sender is data
     assert DEFAULT_POLICY.table_skip("ads", ["id", "channel", "text", "budget"]) is None
 

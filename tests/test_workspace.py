@@ -170,7 +170,6 @@ def test_spaces_and_users(demo):
     ("acme/scripts/token.json", "excluded_file"),
     ("acme/assets/logo.png", "binary"),
     ("acme/notes/broken.md", "binary"),
-    ("acme/notes/old-cp1251.txt", "binary"),
     ("acme/.space/app.sqlite:messages", "journal_table"),
     ("acme/.space/app.sqlite:audit_log", "journal_table"),
     ("research/.space/app.sqlite:events", "journal_table"),
@@ -286,7 +285,7 @@ def test_bad_inputs_are_reported(bad):
         ("s/.space/chats/ses_noowner.json", "bad_shape"),
         ("s/log.md", "log_no_headings"),
         ("s/notes/binary.md", "binary"),
-        ("s/notes/latin1.txt", "binary"),
+        ("s/notes/latin1.txt", "decoded"),  # H1: text in a legacy encoding is text
         ("s/.space/sources.jsonl:2", "bad_json"),
         ("s/.space/sources.jsonl:3", "bad_shape"),
         ("s/.space/pages/p1.json", "bad_json"),

@@ -1,20 +1,30 @@
 """Load a workspace folder (the format of WORKSPACE.md) into Records of the seven kinds (SPEC H1).
 
 One loader per kind; ``policy`` decides what is never indexed (H2). Bad input is reported in the
-``IndexingReport`` and the load goes on: nothing else is lost.
+``IndexingReport`` and the load goes on: nothing else is lost. In particular:
+
+- nothing is read through a symbolic link, and no path is read that resolves outside its own
+  space folder (``symlink``); anything that is not a regular file (a FIFO, a socket, a device) is
+  never opened (``special_file``), so a load cannot hang;
+- every item is capped (``too_large``, ``Policy.max_*``) and any error reading one item becomes
+  a skip of that item (``load_error``, ``bad_json``, ``bad_text``, ...), never a failed build;
+- an id claimed by two items is a skip for both (``duplicate_id``), never a winner: a shared chat
+  cannot take over the digests of someone's personal chat by claiming its ``ses_id``.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import sqlite3
+import stat
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from searchkit.ingest.policy import (
     CONTAINERS,
@@ -22,7 +32,7 @@ from searchkit.ingest.policy import (
     IndexingReport,
     Policy,
     Skip,
-    binary_reason,
+    decode_text,
 )
 from searchkit.records import KINDS, VISIBILITIES, Record
 
@@ -32,6 +42,10 @@ DIGEST_PARTS: tuple[tuple[str, str], ...] = (
 )
 LOG_HEADING = re.compile(r"^##[ \t]+(\d{4}-\d{2}-\d{2})(?![\d])[ \t]*[-—–:·|]*[ \t]*(.*?)\s*$")
 TITLE_CHARS = 80
+DETAIL_CHARS = 300
+"""A skip's detail is cut to this many characters (an error message may echo a huge value)."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -91,7 +105,7 @@ def load_workspace(
     Args:
         path: the workspace folder (``users.json`` and one folder per space slug).
         now: the time stamped on the report (default: the current UTC time).
-        policy: the never-index rules (H2); default ``DEFAULT_POLICY`` (30 tables, 200 rows).
+        policy: the never-index rules and caps (H2); default ``DEFAULT_POLICY``.
 
     Returns:
         A ``WorkspaceLoad``. Record ids are ``SLUG/KIND:KEY`` (e.g. ``acme/chat:ses_4f2a``,
@@ -108,100 +122,270 @@ def load_workspace(
     if not root.is_dir():
         raise NotADirectoryError(f"workspace {str(root)!r} is not a folder")
     out = _Collector(policy or DEFAULT_POLICY)
-    users = _load_users(root, out)
+    root_real = os.path.realpath(root)
+    users = _guard(out, "users.json", {}, _load_users, root, root_real, out)
     spaces: dict[str, SpaceInfo] = {}
-    for entry in sorted(root.iterdir(), key=lambda p: p.name):
-        if not entry.is_dir():
-            if entry.name != "users.json":
-                out.note(entry.name, "not_a_space", "a top-level file; ignored")
+    for name in sorted(os.listdir(root)):
+        entry = root / name
+        kind = _lkind(entry)
+        if not _utf8(name):
+            out.skip(name, "bad_text", "a name that is not valid UTF-8")
             continue
-        if entry.is_symlink():
-            out.skip(entry.name, "symlink", "a space folder that is a link")
+        if kind == "link":
+            out.skip(name, "symlink", "a link at the workspace's top level is never followed")
             continue
-        if out.policy.excluded_dir(entry.name):
-            out.skip(entry.name, "excluded_dir", f"{entry.name}/")
+        if kind == "special":
+            out.skip(name, "special_file", _special_detail(entry))
             continue
-        info = _load_space_info(entry, out)
+        if kind != "dir":
+            if name != "users.json":
+                out.note(name, "not_a_space", "a top-level file; ignored")
+            continue
+        ruled = out.policy.dir_skip(name)
+        if ruled:
+            out.skip(name, *ruled)
+            continue
+        sp = _Space(slug=name, folder=entry, real=os.path.join(root_real, name))
+        info = _guard(out, name, None, _load_space_info, sp, out)
         if info is None:
             continue
         spaces[info.slug] = info
-        _load_space(entry, info.slug, out)
+        _load_space(sp, out)
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     order = {kind: i for i, kind in enumerate(KINDS)}
-    out.records.sort(key=lambda r: (r.space, order.get(r.kind, len(order))))  # stable: load order within
+    records = sorted(out.records.values(), key=lambda r: (r.space, order.get(r.kind, len(order))))  # stable
     counts = {kind: 0 for kind in KINDS}
-    for record in out.records:
+    for record in records:
         counts[record.kind] = counts.get(record.kind, 0) + 1
     report = IndexingReport(skips=tuple(out.skips), notes=tuple(out.notes), counts=counts, loaded_at=stamp)
-    return WorkspaceLoad(records=tuple(out.records), spaces=spaces, users=users, report=report)
+    return WorkspaceLoad(records=tuple(records), spaces=spaces, users=users, report=report)
 
 
 # -- plumbing ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Space:
+    slug: str
+    folder: Path
+    real: str  # the folder's resolved path: nothing outside it is read
+
+    @property
+    def meta(self) -> Path:
+        return self.folder / ".space"
+
+
+def _safe(text: str, limit: int | None = None) -> str:
+    """Text that can always be encoded (lone surrogates escaped), cut to ``limit`` characters."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 class _Collector:
     """Mutable accumulator of one load (private; the result is frozen)."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.records: list[Record] = []
+        self.records: dict[str, Record] = {}
+        self.where: dict[str, str] = {}
+        self.contested: set[str] = set()
         self.skips: list[Skip] = []
         self.notes: list[Skip] = []
-        self._ids: set[str] = set()
 
     def skip(self, what: str, rule: str, detail: str = "") -> None:
-        self.skips.append(Skip(what, rule, detail))
+        self.skips.append(Skip(_safe(what), rule, _safe(detail, DETAIL_CHARS)))
 
     def note(self, what: str, rule: str, detail: str = "") -> None:
-        self.notes.append(Skip(what, rule, detail))
+        self.notes.append(Skip(_safe(what), rule, _safe(detail, DETAIL_CHARS)))
 
     def add(
         self, *, kind: str, space: str, key: str, ref: str, date: str | None, title: str, text: str,
         where: str, owner: str | None = None, visibility: str = "shared", fields: Mapping[str, Any] | None = None,
     ) -> bool:
+        """Add one record; False (and a skip) when it is empty, too large, not Unicode or contested."""
         text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             self.skip(where, "empty", f"{kind} {key!r} has no text")
             return False
-        rid = f"{space}/{kind}:{key}"
-        if rid in self._ids:
-            self.skip(where, "duplicate", f"{kind} {key!r} already loaded")
+        cap = self.policy.max_item_chars
+        if kind != "file" and len(text) > cap:  # files are capped by max_file_bytes
+            self.skip(where, "too_large", f"{kind} text of {len(text)} characters > max_item_chars {cap}")
             return False
-        self._ids.add(rid)
+        rid = f"{space}/{kind}:{key}"
+        if rid in self.contested:
+            self.skip(where, "duplicate_id", f"{kind} {key!r} is claimed by more than one item; none is indexed")
+            return False
         extra = dict(fields or {})
         extra["source_key"] = rid
-        extra["content_hash"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        self.records.append(Record(
-            id=rid, kind=kind, space=space, date=date, title=title or key, ref=ref, text=text,
-            owner=owner, visibility=visibility, fields=extra,
-        ))
+        try:
+            extra["content_hash"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            record = Record(
+                id=rid, kind=kind, space=space, date=date, title=title or key, ref=ref, text=text,
+                owner=owner, visibility=visibility, fields=extra,
+            )
+            json.dumps(record.to_dict(), ensure_ascii=False, default=str).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            self.skip(where, "bad_text", f"{kind} {key!r}: {exc.reason} at position {exc.start}")
+            return False
+        if rid in self.records:  # never a winner: both leave (H15: the more private one must not be shadowed)
+            del self.records[rid]
+            self.contested.add(rid)
+            detail = f"{kind} {key!r} is claimed by more than one item; none is indexed"
+            self.skip(self.where.pop(rid), "duplicate_id", detail)
+            self.skip(where, "duplicate_id", detail)
+            return False
+        self.records[rid] = record
+        self.where[rid] = where
         return True
+
+
+def _guard(out: _Collector, where: str, default: T, fn: Callable[..., T], *args: Any) -> T:
+    """Run one loader; any error becomes a ``load_error`` skip of ``where`` (H2: never fails the build)."""
+    try:
+        return fn(*args)
+    except RecursionError:
+        out.skip(where, "load_error", "nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - one bad item never fails the whole build
+        out.skip(where, "load_error", f"{type(exc).__name__}: {exc}")
+    return default
 
 
 _MISSING = object()
 
 
-def _read_text(path: Path, where: str, out: _Collector, *, rule_on_bad: str) -> str | None:
+def _lkind(path: Path) -> str:
+    """``missing`` | ``link`` | ``dir`` | ``file`` | ``special`` | ``error``, never following a link."""
     try:
-        data = path.read_bytes()
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError):
+        return "error"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISREG(mode):
+        return "file"
+    return "special"
+
+
+def _special_detail(path: Path) -> str:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        mode = 0
+    what = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "not a regular file")
+    return f"{what}; never opened"
+
+
+def _inside(path: Path, base_real: str) -> bool:
+    real = os.path.realpath(path)
+    return real == base_real or real.startswith(base_real.rstrip(os.sep) + os.sep)
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+
+
+def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: int, cap_name: str) -> bytes | None:
+    """The bytes of a regular file inside ``base_real``, at most ``cap``; else a skip and None.
+
+    A link is never followed, a FIFO / socket / device is never opened (no hang), a path that
+    resolves outside its space folder is refused, and a file over ``cap`` is not read.
+    """
+    try:
+        st = os.lstat(path)
     except OSError as exc:
         out.skip(where, "unreadable", str(exc.strerror or exc))
         return None
-    reason = binary_reason(data)
-    if reason:
-        out.skip(where, rule_on_bad, reason)
+    if stat.S_ISLNK(st.st_mode):
+        out.skip(where, "symlink", "a link is never followed")
         return None
-    return data.decode("utf-8").removeprefix("\ufeff")
+    if not stat.S_ISREG(st.st_mode):
+        out.skip(where, "special_file", _special_detail(path))
+        return None
+    if not _inside(path, base_real):
+        out.skip(where, "symlink", "resolves outside its own space folder; never read")
+        return None
+    if st.st_size > cap:
+        out.skip(where, "too_large", f"{st.st_size} bytes > {cap_name} {cap}")
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            out.skip(where, "symlink", "a link is never followed")
+        else:
+            out.skip(where, "unreadable", str(exc.strerror or exc))
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            out.skip(where, "special_file", "not a regular file; never read")
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while size <= cap:
+            chunk = os.read(fd, min(1 << 20, cap + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        out.skip(where, "unreadable", str(exc.strerror or exc))
+        return None
+    finally:
+        os.close(fd)
+    if size > cap:
+        out.skip(where, "too_large", f"more than {cap_name} {cap} bytes")
+        return None
+    return b"".join(chunks)
 
 
-def _read_json(path: Path, where: str, out: _Collector) -> Any:
-    text = _read_text(path, where, out, rule_on_bad="bad_json")
-    if text is None:
+def _read_text(
+    path: Path, where: str, out: _Collector, base_real: str, *, rule_on_bad: str, cap: int, cap_name: str,
+) -> tuple[str, str] | None:
+    """``(text, encoding)`` of a text file (any supported encoding, H1), else a skip and None."""
+    data = _read_bytes(path, where, out, base_real, cap, cap_name)
+    if data is None:
+        return None
+    decoded = decode_text(data, out.policy.text_encodings)
+    if decoded.text is None:
+        out.skip(where, rule_on_bad, decoded.reason or "not text")
+        return None
+    return decoded.text, decoded.encoding or "utf_8"
+
+
+def _read_json(path: Path, where: str, out: _Collector, base_real: str, *, cap: int | None = None) -> Any:
+    cap = cap or out.policy.max_file_bytes
+    read = _read_text(path, where, out, base_real, rule_on_bad="bad_json", cap=cap,
+                      cap_name="max_file_bytes" if cap == out.policy.max_file_bytes else "max_log_bytes")
+    if read is None:
         return _MISSING
+    return _parse_json(read[0], where, out)
+
+
+def _parse_json(text: str, where: str, out: _Collector) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         out.skip(where, "bad_json", f"line {exc.lineno} column {exc.colno}: {exc.msg}")
-        return _MISSING
+    except RecursionError:
+        out.skip(where, "bad_json", "nested too deeply")
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        out.skip(where, "bad_json", str(exc))
+    return _MISSING
 
 
 def _iso_day(value: Any) -> str | None:
@@ -238,18 +422,45 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _str(value: Any) -> str | None:
+    """A non-empty string, else None (fields given with a wrong type are ignored, never fatal)."""
+    return value if isinstance(value, str) and value else None
+
+
 def _lang(obj: Mapping[str, Any]) -> dict[str, Any]:
     lang = obj.get("lang")
     return {"lang": lang} if isinstance(lang, str) and lang else {}
 
 
+def _json_files(folder: Path, where: str, out: _Collector) -> list[Path]:
+    """The ``*.json`` entries of a folder, sorted; a folder that is a link is never listed."""
+    kind = _lkind(folder)
+    if kind == "missing":
+        return []
+    if kind == "link":
+        out.skip(where + "/", "symlink", "a folder link is never followed")
+        return []
+    if kind == "special":
+        out.skip(where, "special_file", _special_detail(folder))
+        return []
+    if kind != "dir":
+        out.skip(where, "bad_shape", "expected a folder")
+        return []
+    try:
+        names = os.listdir(folder)
+    except OSError as exc:
+        out.skip(where + "/", "unreadable", str(exc.strerror or exc))
+        return []
+    return [folder / n for n in sorted(names) if n.endswith(".json")]
+
+
 # -- users and spaces -------------------------------------------------------------------------
 
-def _load_users(root: Path, out: _Collector) -> dict[str, str]:
+def _load_users(root: Path, root_real: str, out: _Collector) -> dict[str, str]:
     path = root / "users.json"
-    if not path.is_file():
+    if _lkind(path) == "missing":
         return {}
-    data = _read_json(path, "users.json", out)
+    data = _read_json(path, "users.json", out, root_real)
     if data is _MISSING:
         return {}
     if not isinstance(data, list):
@@ -257,20 +468,32 @@ def _load_users(root: Path, out: _Collector) -> dict[str, str]:
         return {}
     users: dict[str, str] = {}
     for i, item in enumerate(data):
-        if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
-            users[item["id"]] = str(item.get("name") or item["id"])
+        if isinstance(item, dict) and _str(item.get("id")) and _utf8(item["id"]):
+            name = _as_text(item.get("name"))
+            users[item["id"]] = name if name and _utf8(name) else item["id"]
         else:
             out.skip(f"users.json[{i}]", "bad_shape", "a user needs a string \"id\"")
     return users
 
 
-def _load_space_info(folder: Path, out: _Collector) -> SpaceInfo | None:
-    slug = folder.name
-    path = folder / ".space" / "space.json"
-    if not path.is_file():
+def _load_space_info(sp: _Space, out: _Collector) -> SpaceInfo | None:
+    slug = sp.slug
+    meta_kind = _lkind(sp.meta)
+    if meta_kind == "missing":
         out.skip(slug, "not_a_space", "no .space/space.json")
         return None
-    data = _read_json(path, f"{slug}/.space/space.json", out)
+    if meta_kind == "link":
+        out.skip(f"{slug}/.space", "symlink", "the .space folder is a link; never followed")
+        out.skip(slug, "bad_space", ".space is a link, so membership is unknown; the whole space is left out")
+        return None
+    if meta_kind != "dir":
+        out.skip(slug, "bad_space", ".space is not a folder; the whole space is left out")
+        return None
+    path = sp.meta / "space.json"
+    if _lkind(path) == "missing":
+        out.skip(slug, "not_a_space", "no .space/space.json")
+        return None
+    data = _read_json(path, f"{slug}/.space/space.json", out, sp.real)
     if data is _MISSING:
         out.skip(slug, "bad_space", "space.json unusable; the whole space is left out")
         return None
@@ -280,9 +503,10 @@ def _load_space_info(folder: Path, out: _Collector) -> SpaceInfo | None:
         return None
     if data.get("slug") not in (None, slug):
         out.note(slug, "bad_shape", f"space.json slug {data['slug']!r} differs from the folder; using {slug!r}")
+    title = _as_text(data.get("title"))
     return SpaceInfo(
         slug=slug,
-        title=str(data.get("title") or slug),
+        title=title if title and _utf8(title) else slug,
         members=tuple(data.get("members") or ()),
         container=data.get("container", "shared"),
         history_search=data.get("history_search", True),
@@ -293,44 +517,40 @@ def _space_problem(data: Any) -> str | None:
     if not isinstance(data, dict):
         return "expected a JSON object"
     members = data.get("members", [])
-    if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+    if not isinstance(members, list) or not all(isinstance(m, str) and _utf8(m) for m in members):
         return "members must be a list of user ids"
-    if data.get("container", "shared") not in CONTAINERS:
-        return f"container must be one of {CONTAINERS}, got {data.get('container')!r}"
+    container = data.get("container", "shared")
+    if not isinstance(container, str) or container not in CONTAINERS:
+        return f"container must be one of {CONTAINERS}, got {container!r}"
     if not isinstance(data.get("history_search", True), bool):
         return "history_search must be true or false"
     return None
 
 
-def _load_space(folder: Path, slug: str, out: _Collector) -> None:
-    meta = folder / ".space"
-    file_dates = _load_file_dates(meta, slug, out)
-    chats = _load_chats(meta, slug, out)
-    _load_digests(meta, slug, chats, out)
-    _load_log(folder, slug, file_dates, out)
-    _load_files(folder, slug, file_dates, out)
-    _load_sources(meta, slug, out)
-    _load_pages(meta, slug, out)
-    _load_app(meta, slug, out)
+def _load_space(sp: _Space, out: _Collector) -> None:
+    slug = sp.slug
+    file_dates = _guard(out, f"{slug}/.space/files.json", {}, _load_file_dates, sp, out)
+    chats = _guard(out, f"{slug}/.space/chats/", _Chats(), _load_chats, sp, out)
+    _guard(out, f"{slug}/.space/digests/", None, _load_digests, sp, chats, out)
+    _guard(out, f"{slug}/log.md", None, _load_log, sp, file_dates, out)
+    _guard(out, f"{slug}/", None, _load_files, sp, file_dates, out)
+    _guard(out, f"{slug}/.space/sources.jsonl", None, _load_sources, sp, out)
+    _guard(out, f"{slug}/.space/pages/", None, _load_pages, sp, out)
+    _guard(out, f"{slug}/.space/app.sqlite", None, _load_app, sp, out)
 
 
-def _load_file_dates(meta: Path, slug: str, out: _Collector) -> dict[str, str]:
-    path = meta / "files.json"
-    if not path.is_file():
+def _load_file_dates(sp: _Space, out: _Collector) -> dict[str, str]:
+    path = sp.meta / "files.json"
+    if _lkind(path) == "missing":
         return {}
-    data = _read_json(path, f"{slug}/.space/files.json", out)
+    where = f"{sp.slug}/.space/files.json"
+    data = _read_json(path, where, out, sp.real)
     if data is _MISSING:
         return {}
     if not isinstance(data, dict):
-        out.skip(f"{slug}/.space/files.json", "bad_shape", "expected {\"path\": \"ISO time\"}; using file times")
+        out.skip(where, "bad_shape", "expected {\"path\": \"ISO time\"}; using file times")
         return {}
     return {str(k).replace("\\", "/").removeprefix("./"): v for k, v in data.items() if isinstance(v, str)}
-
-
-def _json_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted((p for p in folder.iterdir() if p.suffix == ".json" and p.is_file()), key=lambda p: p.name)
 
 
 # -- chats and digests ------------------------------------------------------------------------
@@ -344,48 +564,88 @@ class _ChatMeta:
     run: str
 
 
-def _load_chats(meta: Path, slug: str, out: _Collector) -> dict[str, _ChatMeta]:
-    chats: dict[str, _ChatMeta] = {}
-    for path in _json_files(meta / "chats"):
+@dataclass
+class _Chats:
+    """The chats of a space whose owner and visibility are known, and the ids in doubt."""
+
+    known: dict[str, _ChatMeta] | None = None
+    contested: dict[str, int] | None = None
+
+    def __post_init__(self) -> None:
+        self.known = self.known or {}
+        self.contested = self.contested or {}
+
+
+def _load_chats(sp: _Space, out: _Collector) -> _Chats:
+    """Load the chats; an id claimed by two chat files (or by a chat and an unusable chat file of
+    that name) is loaded for neither, and their digests are left out: no winner (H15)."""
+    slug = sp.slug
+    candidates: list[tuple[str, dict[str, Any], str]] = []
+    claims: dict[str, list[str]] = {}
+    for path in _json_files(sp.meta / "chats", f"{slug}/.space/chats", out):
         where = f"{slug}/.space/chats/{path.name}"
-        data = _read_json(path, where, out)
-        if data is _MISSING:
-            continue
-        problem = _chat_problem(data)
+        data = _guard(out, where, _MISSING, _read_json, path, where, out, sp.real)
+        problem = "unusable" if data is _MISSING else _chat_problem(data)
         if problem:
-            out.skip(where, "bad_shape", problem)
+            if data is not _MISSING:
+                out.skip(where, "bad_shape", problem)
+            # unusable: it may be the chat of its file name, or of the id it names; doubt stays doubt
+            for claimed in {path.stem, _str(data.get("ses_id")) if isinstance(data, dict) else None} - {None}:
+                claims.setdefault(claimed, []).append(where)
             continue
         ses_id = data.get("ses_id") or path.stem
-        if ses_id in chats:
-            out.skip(where, "duplicate", f"chat {ses_id!r} already loaded")
+        claims.setdefault(ses_id, []).append(where)
+        candidates.append((where, data, ses_id))
+    chats = _Chats(contested={sid: len(ws) for sid, ws in claims.items() if len(ws) > 1})
+    for where, data, ses_id in candidates:
+        if ses_id in chats.contested:
+            out.skip(where, "duplicate_id", f"chat {ses_id!r} is claimed by {chats.contested[ses_id]} chat files "
+                                            f"({', '.join(sorted(claims[ses_id]))}); none is indexed, nor its digests")
             continue
-        owner = data.get("owner")
-        visibility = data.get("visibility") or ("personal" if owner else "shared")
-        run = data.get("run") or "chat"
-        if run not in RUNS:
-            out.note(where, "bad_shape", f"run {run!r} is not one of {RUNS}; kept as given")
-        chat = _ChatMeta(ses_id, str(data.get("title") or ses_id), owner, visibility, run)
-        chats[ses_id] = chat
-        lines = [chat.title]
-        stamps: list[str] = []
-        for msg in data.get("messages", []):
-            if not isinstance(msg, dict):
-                out.note(where, "bad_shape", "a message that is not an object was left out")
-                continue
-            body = _as_text(msg.get("text"))
-            if isinstance(msg.get("ts"), str) and _iso_day(msg["ts"]):
-                stamps.append(msg["ts"])
-            if body:
-                lines.append(f"{msg.get('author') or msg.get('role') or 'unknown'}: {body}")
-        fields: dict[str, Any] = {"ses_id": ses_id, "run": run, "messages": len(lines) - 1, **_lang(data)}
-        if stamps:
-            fields["started"], fields["ts"] = stamps[0], stamps[-1]
-        out.add(
-            kind="chat", space=slug, key=ses_id, ref=f"chat:{ses_id}",
-            date=_iso_day(stamps[-1]) if stamps else _iso_day(data.get("ts")), title=chat.title,
-            text="\n".join(lines), where=where, owner=owner, visibility=visibility, fields=fields,
-        )
+        meta = _guard(out, where, None, _load_chat, slug, where, data, ses_id, out)
+        if meta is not None:
+            chats.known[ses_id] = meta
     return chats
+
+
+def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _Collector) -> _ChatMeta | None:
+    owner = data.get("owner")
+    visibility = data.get("visibility") or ("personal" if owner else "shared")
+    run = data.get("run") or "chat"
+    if not isinstance(run, str):
+        out.note(where, "bad_shape", "run is not a string; read as \"chat\"")
+        run = "chat"
+    elif run not in RUNS:
+        out.note(where, "bad_shape", f"run {run!r} is not one of {RUNS}; kept as given")
+    if not all(_utf8(s) for s in (ses_id, owner or "", run)):
+        out.skip(where, "bad_text", "ses_id, owner or run is not valid Unicode; the chat and its digests are left out")
+        return None
+    title = _as_text(data.get("title")) or ses_id
+    chat = _ChatMeta(ses_id, title if _utf8(title) else ses_id, owner, visibility, run)
+    lines = [chat.title]
+    stamps: list[str] = []
+    for msg in data.get("messages", []):
+        if not isinstance(msg, dict):
+            out.note(where, "bad_shape", "a message that is not an object was left out")
+            continue
+        body = _as_text(msg.get("text"))
+        ts = _str(msg.get("ts"))
+        if ts and _iso_day(ts):
+            stamps.append(ts)
+        if body:
+            who = _str(msg.get("author")) or _str(msg.get("role")) or "unknown"
+            lines.append(f"{who}: {body}")
+    fields: dict[str, Any] = {"ses_id": ses_id, "run": run, "messages": len(lines) - 1, **_lang(data)}
+    if stamps:
+        fields["started"], fields["ts"] = stamps[0], stamps[-1]
+    out.add(
+        kind="chat", space=slug, key=ses_id, ref=f"chat:{ses_id}",
+        date=_iso_day(stamps[-1]) if stamps else _iso_day(data.get("ts")), title=chat.title,
+        text="\n".join(lines), where=where, owner=owner, visibility=visibility, fields=fields,
+    )
+    # The chat's owner and visibility are known even when its text was skipped (too large, bad
+    # text): its digests keep them (H15).
+    return chat
 
 
 def _chat_problem(data: Any) -> str | None:
@@ -399,40 +659,67 @@ def _chat_problem(data: Any) -> str | None:
     if owner is not None and (not isinstance(owner, str) or not owner):
         return "owner must be a user id"
     visibility = data.get("visibility")
-    if visibility is not None and visibility not in VISIBILITIES:
+    if visibility is not None and (not isinstance(visibility, str) or visibility not in VISIBILITIES):
         return f"visibility must be one of {VISIBILITIES}, got {visibility!r}"
     if (visibility or ("personal" if owner else "shared")) == "personal" and not owner:
         return "a personal chat needs an owner"
     return None
 
 
-def _load_digests(meta: Path, slug: str, chats: Mapping[str, _ChatMeta], out: _Collector) -> None:
-    for path in _json_files(meta / "digests"):
-        where = f"{slug}/.space/digests/{path.name}"
-        data = _read_json(path, where, out)
-        if data is _MISSING:
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("ses_id"), str) or not data["ses_id"]:
-            out.skip(where, "bad_shape", "a digest needs a JSON object with a string ses_id")
-            continue
-        turn_id = data.get("turn_id") if isinstance(data.get("turn_id"), str) and data["turn_id"] else path.stem
-        chat = chats.get(data["ses_id"])
-        if chat is None:
-            out.skip(where, "orphan_digest", f"chat {data['ses_id']!r} is missing or unusable")
-            continue
-        lines = [f"{label}: {_as_text(data.get(key))}" for key, label in DIGEST_PARTS if _as_text(data.get(key))]
-        if not lines:
-            out.skip(where, "empty", f"digest {turn_id!r} has no asked/done/left/decided")
-            continue
-        lines.append(f"Chat: chat:{chat.ses_id}")  # H5
-        fields = {"chat": chat.ses_id, "turn": turn_id, "run": chat.run, **_lang(data)}
-        if isinstance(data.get("ts"), str):
-            fields["ts"] = data["ts"]
-        out.add(
-            kind="digest", space=slug, key=turn_id, ref=f"digest:{turn_id}", date=_iso_day(data.get("ts")),
-            title=_short(_as_text(data.get("asked"))) or chat.title, text="\n".join(lines), where=where,
-            owner=chat.owner, visibility=chat.visibility, fields=fields,  # H15: the chat's owner and visibility
-        )
+def _load_digests(sp: _Space, chats: _Chats, out: _Collector) -> None:
+    for path in _json_files(sp.meta / "digests", f"{sp.slug}/.space/digests", out):
+        where = f"{sp.slug}/.space/digests/{path.name}"
+        _guard(out, where, None, _load_digest, sp, path, where, chats, out)
+
+
+def _load_digest(sp: _Space, path: Path, where: str, chats: _Chats, out: _Collector) -> None:
+    data = _read_json(path, where, out, sp.real)
+    if data is _MISSING:
+        return
+    if not isinstance(data, dict) or not _str(data.get("ses_id")):
+        out.skip(where, "bad_shape", "a digest needs a JSON object with a string ses_id")
+        return
+    turn_id = _str(data.get("turn_id")) or path.stem
+    ses_id = data["ses_id"]
+    chat = chats.known.get(ses_id)
+    if chat is None:
+        if ses_id in chats.contested:
+            out.skip(where, "orphan_digest", f"chat {ses_id!r} is claimed by {chats.contested[ses_id]} chat files; "
+                                             "its owner and visibility are in doubt")
+        else:
+            out.skip(where, "orphan_digest", f"chat {ses_id!r} is missing or unusable")
+        return
+    owner, visibility = chat.owner, chat.visibility
+    d_owner, d_visibility = data.get("owner"), data.get("visibility")
+    if d_owner is not None or d_visibility is not None:  # a digest that says who it is for: the most private wins
+        if (d_owner is not None and not _str(d_owner)) or (d_visibility is not None and d_visibility not in VISIBILITIES):
+            out.skip(where, "bad_shape", "a digest's owner / visibility, when given, must be a user id / one of "
+                                         f"{VISIBILITIES}")
+            return
+        if visibility == "personal":
+            if d_owner not in (None, owner):
+                out.skip(where, "bad_shape", f"the digest names owner {d_owner!r}, its personal chat {owner!r}; "
+                                             "whose it is is in doubt")
+                return
+        elif d_visibility == "personal" or (d_visibility is None and d_owner is not None):
+            owner = d_owner or owner
+            if owner is None:
+                out.skip(where, "bad_shape", "a personal digest needs an owner")
+                return
+            visibility = "personal"
+    lines = [f"{label}: {_as_text(data.get(key))}" for key, label in DIGEST_PARTS if _as_text(data.get(key))]
+    if not lines:
+        out.skip(where, "empty", f"digest {turn_id!r} has no asked/done/left/decided")
+        return
+    lines.append(f"Chat: chat:{chat.ses_id}")  # H5
+    fields: dict[str, Any] = {"chat": chat.ses_id, "turn": turn_id, "run": chat.run, **_lang(data)}
+    if _str(data.get("ts")):
+        fields["ts"] = data["ts"]
+    out.add(
+        kind="digest", space=sp.slug, key=turn_id, ref=f"digest:{turn_id}", date=_iso_day(data.get("ts")),
+        title=_short(_as_text(data.get("asked"))) or chat.title, text="\n".join(lines), where=where,
+        owner=owner, visibility=visibility, fields=fields,  # H15: the chat's owner and visibility
+    )
 
 
 # -- log.md and files -------------------------------------------------------------------------
@@ -442,22 +729,27 @@ def _file_day(path: Path, rel: str, file_dates: Mapping[str, str]) -> tuple[str 
     if stamp and _iso_day(stamp):
         return _iso_day(stamp), stamp
     try:
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
-    except OSError:
+        mtime = datetime.fromtimestamp(os.lstat(path).st_mtime, timezone.utc).isoformat(timespec="seconds")
+    except (OSError, OverflowError, ValueError):
         return None, None
     return _iso_day(mtime), mtime
 
 
-def _load_log(folder: Path, slug: str, file_dates: Mapping[str, str], out: _Collector) -> None:
-    path = folder / "log.md"
+def _load_log(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> None:
+    slug = sp.slug
+    path = sp.folder / "log.md"
     where = f"{slug}/log.md"
-    if not path.is_file() or path.is_symlink():
-        if path.is_symlink():
-            out.skip(where, "symlink", "log.md is a link")
+    kind = _lkind(path)
+    if kind in ("missing", "dir"):
         return
-    text = _read_text(path, where, out, rule_on_bad="binary")
-    if text is None:
+    policy = out.policy
+    read = _read_text(path, where, out, sp.real, rule_on_bad="binary", cap=policy.max_log_bytes,
+                      cap_name="max_log_bytes")
+    if read is None:
         return
+    text, encoding = read
+    if encoding != "utf_8":
+        out.note(where, "decoded", f"decoded from {encoding}")
     days: dict[str, list[str]] = {}
     heads: dict[str, str] = {}
     current: str | None = None
@@ -480,6 +772,10 @@ def _load_log(folder: Path, slug: str, file_dates: Mapping[str, str], out: _Coll
         day, stamp = _file_day(path, "log.md", file_dates)
         if text.strip():
             out.note(where, "log_no_headings", "no '## YYYY-MM-DD' heading; indexed whole as one log record (ref log.md)")
+        secret = policy.secret_content(text)
+        if secret:
+            out.skip(where, "secret_content", f"holds {secret}")
+            return
         out.add(
             kind="log", space=slug, key="log.md", ref="log.md", date=day, title="log.md", text=text,
             where=where, fields={"source_path": "log.md", "whole_file": True, **({"modified": stamp} if stamp else {})},
@@ -490,6 +786,10 @@ def _load_log(folder: Path, slug: str, file_dates: Mapping[str, str], out: _Coll
     for day in sorted(days):
         body = "\n".join(days[day])
         rest = "\n".join(days[day][1:])
+        secret = policy.secret_content(body)
+        if secret:
+            out.skip(f"{where}#{day}", "secret_content", f"holds {secret}")
+            continue
         out.add(
             kind="log", space=slug, key=day, ref=f"log.md#{day}", date=day,
             title=heads[day] or _short(rest) or f"log.md {day}", text=body, where=f"{where}#{day}",
@@ -497,50 +797,69 @@ def _load_log(folder: Path, slug: str, file_dates: Mapping[str, str], out: _Coll
         )
 
 
-def _load_files(folder: Path, slug: str, file_dates: Mapping[str, str], out: _Collector) -> None:
+def _load_files(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> None:
     policy = out.policy
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+    slug = sp.slug
+
+    def unreadable(exc: OSError) -> None:
+        rel = os.path.relpath(exc.filename, sp.folder) if exc.filename else ""
+        out.skip(f"{slug}/{rel}/", "unreadable", str(exc.strerror or exc))
+
+    for dirpath, dirnames, filenames in os.walk(sp.folder, followlinks=False, onerror=unreadable):
         here = Path(dirpath)
-        rel_dir = here.relative_to(folder).as_posix()
+        rel_dir = here.relative_to(sp.folder).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         keep: list[str] = []
         for name in sorted(dirnames):
             if not rel_dir and name == ".space":
                 continue
-            if (here / name).is_symlink():
+            kind = _lkind(here / name)
+            ruled = policy.dir_skip(name)
+            if kind == "link":
                 out.skip(f"{slug}/{rel_dir}{name}/", "symlink", "a folder link is never followed")
-            elif policy.excluded_dir(name):
-                out.skip(f"{slug}/{rel_dir}{name}/", "excluded_dir", f"{name}/")
-            else:
+            elif ruled:
+                out.skip(f"{slug}/{rel_dir}{name}/", *ruled)
+            elif kind == "dir":
                 keep.append(name)
+            else:
+                filenames.append(name)  # changed under us: judged as a file (never opened unless regular)
         dirnames[:] = keep
         for name in sorted(filenames):
             rel = rel_dir + name
             if rel == "log.md":
                 continue
-            _load_file(here / name, rel, slug, file_dates, out)
+            _guard(out, f"{slug}/{rel}", None, _load_file, sp, here / name, rel, file_dates, out)
 
 
-def _load_file(path: Path, rel: str, slug: str, file_dates: Mapping[str, str], out: _Collector) -> None:
+def _load_file(sp: _Space, path: Path, rel: str, file_dates: Mapping[str, str], out: _Collector) -> None:
+    slug = sp.slug
     where = f"{slug}/{rel}"
-    if path.is_symlink():
+    policy = out.policy
+    kind = _lkind(path)
+    if kind == "link":
         out.skip(where, "symlink", "a file link is never followed")
         return
-    ruled = out.policy.path_skip(rel)
+    if kind == "special":
+        out.skip(where, "special_file", _special_detail(path))
+        return
+    if not _utf8(rel):
+        out.skip(where, "bad_text", "the file's path is not valid UTF-8")
+        return
+    ruled = policy.path_skip(rel)
     if ruled:
         out.skip(where, *ruled)
         return
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        out.skip(where, "unreadable", str(exc.strerror or exc))
+    read = _read_text(path, where, out, sp.real, rule_on_bad="binary", cap=policy.max_file_bytes,
+                      cap_name="max_file_bytes")
+    if read is None:
         return
-    if size > out.policy.max_file_bytes:
-        out.skip(where, "too_large", f"{size} bytes > {out.policy.max_file_bytes}")
+    text, encoding = read
+    secret = policy.secret_content(text)
+    if secret:
+        out.skip(where, "secret_content", f"holds {secret}")
         return
-    text = _read_text(path, where, out, rule_on_bad="binary")
-    if text is None:
-        return
+    if encoding != "utf_8" and text.strip():
+        out.note(where, "decoded", f"decoded from {encoding}")
     day, stamp = _file_day(path, rel, file_dates)
     fields: dict[str, Any] = {"source_path": rel}
     if stamp:
@@ -558,7 +877,7 @@ def _file_title(name: str, text: str) -> str:
         if match:
             return f"{name} · {_short(match.group(1))}"
     if lower.endswith((".html", ".htm")):
-        match = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        match = re.search(r"<title[^>]*>(.*?)</title>", text[:200_000], re.IGNORECASE | re.DOTALL)
         if match and match.group(1).strip():
             return f"{name} · {_short(match.group(1))}"
     return name
@@ -566,52 +885,64 @@ def _file_title(name: str, text: str) -> str:
 
 # -- sources and pages ------------------------------------------------------------------------
 
-def _load_sources(meta: Path, slug: str, out: _Collector) -> None:
-    path = meta / "sources.jsonl"
-    if not path.is_file():
+def _load_sources(sp: _Space, out: _Collector) -> None:
+    path = sp.meta / "sources.jsonl"
+    if _lkind(path) == "missing":
         return
-    where = f"{slug}/.space/sources.jsonl"
-    text = _read_text(path, where, out, rule_on_bad="bad_json")
-    if text is None:
+    where = f"{sp.slug}/.space/sources.jsonl"
+    policy = out.policy
+    read = _read_text(path, where, out, sp.real, rule_on_bad="bad_json", cap=policy.max_log_bytes,
+                      cap_name="max_log_bytes")
+    if read is None:
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(read[0].splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            out.skip(f"{where}:{number}", "bad_json", f"line {number}: {exc.msg}")
+        label = f"{where}:{number}"
+        if len(line) > policy.max_item_chars:
+            out.skip(label, "too_large", f"a line of {len(line)} characters > max_item_chars {policy.max_item_chars}")
             continue
-        if not isinstance(item, dict) or not isinstance(item.get("uuid"), str) or not item["uuid"]:
-            out.skip(f"{where}:{number}", "bad_shape", "a source needs a JSON object with a string uuid")
-            continue
-        uuid = item["uuid"]
-        title, url, summary = (_as_text(item.get(k)) for k in ("title", "url", "summary"))
-        out.add(
-            kind="source", space=slug, key=uuid, ref=f"source:{uuid}", date=_iso_day(item.get("added")),
-            title=title or url or uuid, text="\n".join(s for s in (title, url, summary) if s),
-            where=f"{where}:{number}", fields={"url": url, **_lang(item)} if url else _lang(item),
-        )
+        _guard(out, label, None, _load_source, sp.slug, label, line, out)
 
 
-def _load_pages(meta: Path, slug: str, out: _Collector) -> None:
-    for path in _json_files(meta / "pages"):
-        where = f"{slug}/.space/pages/{path.name}"
-        data = _read_json(path, where, out)
-        if data is _MISSING:
-            continue
-        if not isinstance(data, dict):
-            out.skip(where, "bad_shape", "a page must be a JSON object")
-            continue
-        uuid = data.get("uuid") if isinstance(data.get("uuid"), str) and data["uuid"] else path.stem
-        title = _as_text(data.get("title"))
-        body = data.get("body")
-        body_text = body.strip() if isinstance(body, str) else _as_text(body)
-        fields = {"type": data.get("type") or "page", **_lang(data)}
-        out.add(
-            kind="page", space=slug, key=uuid, ref=f"page:{uuid}", date=_iso_day(data.get("updated")),
-            title=title or uuid, text="\n\n".join(s for s in (title, body_text) if s), where=where, fields=fields,
-        )
+def _load_source(slug: str, label: str, line: str, out: _Collector) -> None:
+    item = _parse_json(line, label, out)
+    if item is _MISSING:
+        return
+    if not isinstance(item, dict) or not _str(item.get("uuid")):
+        out.skip(label, "bad_shape", "a source needs a JSON object with a string uuid")
+        return
+    uuid = item["uuid"]
+    title, url, summary = (_as_text(item.get(k)) for k in ("title", "url", "summary"))
+    out.add(
+        kind="source", space=slug, key=uuid, ref=f"source:{uuid}", date=_iso_day(item.get("added")),
+        title=title or url or uuid, text="\n".join(s for s in (title, url, summary) if s),
+        where=label, fields={"url": url, **_lang(item)} if url else _lang(item),
+    )
+
+
+def _load_pages(sp: _Space, out: _Collector) -> None:
+    for path in _json_files(sp.meta / "pages", f"{sp.slug}/.space/pages", out):
+        where = f"{sp.slug}/.space/pages/{path.name}"
+        _guard(out, where, None, _load_page, sp, path, where, out)
+
+
+def _load_page(sp: _Space, path: Path, where: str, out: _Collector) -> None:
+    data = _read_json(path, where, out, sp.real)
+    if data is _MISSING:
+        return
+    if not isinstance(data, dict):
+        out.skip(where, "bad_shape", "a page must be a JSON object")
+        return
+    uuid = _str(data.get("uuid")) or path.stem
+    title = _as_text(data.get("title"))
+    body = data.get("body")
+    body_text = body.strip() if isinstance(body, str) else _as_text(body)
+    fields = {"type": _str(data.get("type")) or "page", **_lang(data)}
+    out.add(
+        kind="page", space=sp.slug, key=uuid, ref=f"page:{uuid}", date=_iso_day(data.get("updated")),
+        title=title or uuid, text="\n\n".join(s for s in (title, body_text) if s), where=where, fields=fields,
+    )
 
 
 # -- app.sqlite -------------------------------------------------------------------------------
@@ -620,18 +951,39 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _load_app(meta: Path, slug: str, out: _Collector) -> None:
-    path = meta / "app.sqlite"
-    if not path.is_file():
+def _load_app(sp: _Space, out: _Collector) -> None:
+    path = sp.meta / "app.sqlite"
+    kind = _lkind(path)
+    if kind == "missing":
         return
-    where = f"{slug}/.space/app.sqlite"
+    where = f"{sp.slug}/.space/app.sqlite"
+    if kind == "link":
+        out.skip(where, "symlink", "a link is never followed")
+        return
+    if kind != "file":
+        out.skip(where, "special_file", _special_detail(path))
+        return
+    if not _inside(path, sp.real):
+        out.skip(where, "symlink", "resolves outside its own space folder; never opened")
+        return
+    for suffix in ("-wal", "-shm", "-journal"):  # SQLite opens these too
+        side = _lkind(path.with_name(path.name + suffix))
+        if side == "link":
+            out.skip(where, "symlink", f"app.sqlite{suffix} is a link; the database is not opened")
+            return
+        if side in ("special", "dir"):
+            out.skip(where, "special_file", f"app.sqlite{suffix} is not a regular file; the database is not opened")
+            return
     try:
-        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        conn = sqlite3.connect(Path(os.path.realpath(path)).as_uri() + "?mode=ro", uri=True)
     except sqlite3.Error as exc:
         out.skip(where, "bad_sqlite", str(exc))
         return
+    conn.text_factory = lambda b: b.decode("utf-8", "replace")  # a cell that is not UTF-8 never fails a table
     try:
-        _load_tables(conn, slug, where, out)
+        _load_tables(conn, sp.slug, where, out)
+    except sqlite3.Error as exc:
+        out.skip(where, "bad_sqlite", str(exc))
     finally:
         conn.close()
 
@@ -639,22 +991,36 @@ def _load_app(meta: Path, slug: str, out: _Collector) -> None:
 def _load_tables(conn: sqlite3.Connection, slug: str, where: str, out: _Collector) -> None:
     policy = out.policy
     try:
-        names = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-        )]
+        listed = conn.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ).fetchall()
     except sqlite3.Error as exc:
         out.skip(where, "bad_sqlite", f"cannot list tables: {exc}")
         return
+    names = [name for name, _ in listed]
+    virtual = {name for name, sql in listed if isinstance(sql, str) and re.match(r"\s*CREATE\s+VIRTUAL\s", sql, re.I)}
+    types: dict[str, str] = {}
+    try:  # SQLite >= 3.37 names shadow tables itself
+        types = {row[1]: row[2] for row in conn.execute("PRAGMA table_list") if row[0] == "main"}
+    except sqlite3.Error:
+        pass
+    virtual |= {n for n, t in types.items() if t == "virtual"}
     columns: dict[str, list[str]] = {}
     modified: dict[str, str | None] = {}
     for table in names:
         label = f"{where}:{table}"
+        if table in virtual:
+            out.skip(label, "virtual_table", "a virtual table mirrors or indexes other content; never indexed")
+            continue
+        if types.get(table) == "shadow":
+            out.skip(label, "shadow_table", "a shadow table of a virtual table")
+            continue
         try:
             cols = [r[1] for r in conn.execute(f"PRAGMA table_info({_quote(table)})")]
         except sqlite3.Error as exc:
             out.skip(label, "bad_sqlite", str(exc))
             continue
-        ruled = policy.table_skip(table, cols)
+        ruled = policy.table_skip(table, cols, virtual)
         if ruled:
             out.skip(label, *ruled)
             continue
@@ -676,7 +1042,8 @@ def _load_tables(conn: sqlite3.Connection, slug: str, where: str, out: _Collecto
         out.skip(f"{where}:{table}", "table_cap",
                  f"newest updated_at {modified[table]}; only the {policy.max_tables} most recently modified tables")
     for table in kept:
-        _load_rows(conn, slug, table, columns[table], f"{where}:{table}", out)
+        label = f"{where}:{table}"
+        _guard(out, label, None, _load_rows, conn, slug, table, columns[table], label, out)
 
 
 def _column(cols: list[str], name: str) -> str | None:
@@ -694,7 +1061,11 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
     id_col = _column(cols, "id")
     updated = _column(cols, "updated_at")
     order = f"{_quote(updated)} DESC, {_quote(id_col)} DESC" if updated else f"{_quote(id_col)} DESC"
-    select = ", ".join(_quote(c) for c in shown)
+    cap = policy.max_cell_chars
+    # a cell over the cap is never fetched: NULL in its place, and its length beside it
+    select = ", ".join(
+        f"CASE WHEN length({_quote(c)}) > {cap} THEN NULL ELSE {_quote(c)} END, length({_quote(c)})" for c in shown
+    )
     try:
         total = conn.execute(f"SELECT COUNT(*) FROM {_quote(table)}").fetchone()[0]
         rows = conn.execute(
@@ -707,22 +1078,39 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
         out.skip(label, "row_cap", f"{total - policy.max_rows} of {total} rows beyond the {policy.max_rows} newest")
     footer = f"Table: {table} ({', '.join(shown)})"  # H4
     for row in rows:
-        values = dict(zip(shown, row))
+        values = dict(zip(shown, row[0::2]))
+        lengths = dict(zip(shown, row[1::2]))
         row_id = values.get(id_col)
         if row_id is None:
-            out.skip(label, "bad_shape", "a row with a NULL id")
+            if (lengths.get(id_col) or 0) > cap:
+                out.skip(label, "too_large", f"a row whose id is longer than max_cell_chars {cap}")
+            else:
+                out.skip(label, "bad_shape", "a row with a NULL id")
             continue
-        lines = [f"{c}: {_cell(v)}" for c, v in values.items() if v is not None and not isinstance(v, bytes)]
-        lines.append(footer)
-        stamp = values.get(updated) if updated else None
-        fields: dict[str, Any] = {"table": table, "columns": tuple(shown), "row_id": row_id}
-        if stamp is not None:
-            fields["updated_at"] = str(stamp)
-        out.add(
-            kind="app", space=slug, key=f"{table}#{row_id}", ref=f"app:{table}#{row_id}",
-            date=_iso_day(str(stamp)) if stamp is not None else None, title=f"{table} #{row_id}",
-            text="\n".join(lines), where=f"{label}#{row_id}", fields=fields,
-        )
+        where = f"{label}#{row_id}"
+        for col, length in lengths.items():
+            if isinstance(length, int) and length > cap and values.get(col) is None:
+                out.skip(f"{where}.{col}", "too_large", f"a cell of {length} characters > max_cell_chars {cap}; "
+                                                        "left out of the card")
+        _guard(out, where, None, _add_row, slug, table, shown, values, id_col, updated, footer, where, out)
+
+
+def _add_row(
+    slug: str, table: str, shown: list[str], values: dict[str, Any], id_col: str | None, updated: str | None,
+    footer: str, where: str, out: _Collector,
+) -> None:
+    row_id = values.get(id_col)
+    lines = [f"{c}: {_cell(v)}" for c, v in values.items() if v is not None and not isinstance(v, bytes)]
+    lines.append(footer)
+    stamp = values.get(updated) if updated else None
+    fields: dict[str, Any] = {"table": table, "columns": tuple(shown), "row_id": row_id}
+    if stamp is not None:
+        fields["updated_at"] = str(stamp)
+    out.add(
+        kind="app", space=slug, key=f"{table}#{row_id}", ref=f"app:{table}#{row_id}",
+        date=_iso_day(str(stamp)) if stamp is not None else None, title=f"{table} #{row_id}",
+        text="\n".join(lines), where=where, fields=fields,
+    )
 
 
 def _cell(value: Any) -> str:
