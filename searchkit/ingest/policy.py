@@ -20,7 +20,7 @@ MAX_SPACES = 60
 CONTAINERS: tuple[str, ...] = ("personal", "shared")
 """Where a search runs: a person's own container, or a shared workspace container (H15)."""
 
-SKIP_REASONS: tuple[str, ...] = ("not_member", "history_search_off", "unknown")
+SKIP_REASONS: tuple[str, ...] = ("not_member", "history_search_off", "space_limit")
 """Codes ``searchable_spaces`` gives for a space it leaves out (H14)."""
 
 RULES: Mapping[str, str] = MappingProxyType({
@@ -681,6 +681,8 @@ def searchable_spaces(
     caller: str | None,
     requested: str | Sequence[str] | None,
     current: str,
+    *,
+    activity: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """The spaces a search covers, and those it skips with a reason code (H14).
 
@@ -691,20 +693,26 @@ def searchable_spaces(
         requested: the ``spaces`` parameter: None (only ``current``), ``"all"`` (every space
             the caller is a member of now) or a list of slugs.
         current: the slug of the space the search runs in.
+        activity: slug -> the newest date the caller can see in that space (ISO); decides which
+            spaces ``"all"`` searches when the caller is a member of more than ``MAX_SPACES``.
 
     Returns:
-        ``(searched, skipped)``: slugs in request order (``current`` first for ``"all"``), and
-        ``(slug, reason)`` with reason ``not_member`` | ``history_search_off`` | ``unknown``.
-        With ``"all"`` only the caller's own spaces are considered, so spaces the caller is not
-        in are not named.
+        ``(searched, skipped)``: slugs in request order (``current`` first, then the most
+        recently active, for ``"all"``), and ``(slug, reason)`` with reason ``not_member`` |
+        ``history_search_off`` | ``space_limit``. For a caller, a slug that names no space is
+        skipped as ``not_member`` too, so the answer never tells a space the caller is not in
+        from one that does not exist; ``history_search_off`` is told only of the caller's own
+        spaces. ``"all"`` counts only searchable spaces towards ``MAX_SPACES``: the first
+        ``MAX_SPACES`` are searched, the rest skipped as ``space_limit``.
 
     Raises:
-        ValueError: naming ``spaces`` for a malformed value, more than ``MAX_SPACES`` spaces,
-            or ``spaces`` given without a caller; naming ``current`` when it is unknown.
+        ValueError: naming ``spaces`` for a malformed value, more than ``MAX_SPACES`` slugs in
+            a list, or ``spaces`` given without a caller; naming ``current`` when the shared
+            container's own space is unknown.
     """
     if requested is None:
-        if current not in spaces:
-            raise ValueError(f"current: unknown space {current!r}; known spaces: {sorted(spaces)}")
+        if caller is None and current not in spaces:
+            raise ValueError(f"current: unknown space {_shown(current)}")
         return _sort_out([current], spaces, caller, member_check=caller is not None)
     if caller is None:
         raise ValueError(
@@ -713,29 +721,37 @@ def searchable_spaces(
         )
     if isinstance(requested, str):
         if requested != "all":
-            raise ValueError(f"spaces: expected \"all\" or a list of space slugs, got the string {requested!r}")
-        mine = sorted(s for s, info in spaces.items() if caller in info.members)
-        if current in mine:
-            mine.remove(current)
-            mine.insert(0, current)
-        if len(mine) > MAX_SPACES:
-            raise ValueError(
-                f"spaces: \"all\" covers {len(mine)} spaces, at most {MAX_SPACES} a search; pass a list of slugs"
-            )
-        return _sort_out(mine, spaces, caller, member_check=True)
+            raise ValueError(f"spaces: expected \"all\" or a list of space slugs, got the string {_shown(requested)}")
+        mine = [s for s, info in spaces.items() if caller in info.members]
+        recent = activity or {}
+        mine.sort(key=lambda s: (s != current, _desc(recent.get(s) or ""), s))
+        searched, skipped = _sort_out(mine, spaces, caller, member_check=True)
+        for slug in searched[MAX_SPACES:]:
+            skipped.append((slug, "space_limit"))
+        return searched[:MAX_SPACES], skipped
     if not isinstance(requested, (list, tuple)):
         raise ValueError(f"spaces: expected \"all\" or a list of space slugs, got {type(requested).__name__}")
     slugs: list[str] = []
     for slug in requested:
         if not isinstance(slug, str) or not slug:
-            raise ValueError(f"spaces: every item must be a non-empty space slug, got {slug!r}")
+            raise ValueError(f"spaces: every item must be a non-empty space slug, got {_shown(slug)}")
         if slug not in slugs:
             slugs.append(slug)
+        if len(slugs) > MAX_SPACES:
+            raise ValueError(f"spaces: more than {MAX_SPACES} spaces requested, at most {MAX_SPACES} a search")
     if not slugs:
         raise ValueError("spaces: the list is empty; give at least one space slug or \"all\"")
-    if len(slugs) > MAX_SPACES:
-        raise ValueError(f"spaces: {len(slugs)} spaces requested, at most {MAX_SPACES} a search")
     return _sort_out(slugs, spaces, caller, member_check=True)
+
+
+def _desc(text: str) -> tuple[int, ...]:
+    """A key that sorts ISO strings newest first."""
+    return tuple(-ord(ch) for ch in text) + (1,)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _sort_out(
@@ -745,9 +761,7 @@ def _sort_out(
     skipped: list[tuple[str, str]] = []
     for slug in slugs:
         info = spaces.get(slug)
-        if info is None:
-            skipped.append((slug, "unknown"))
-        elif member_check and caller not in info.members:
+        if info is None or (member_check and caller not in info.members):
             skipped.append((slug, "not_member"))
         elif not info.history_search:
             skipped.append((slug, "history_search_off"))
