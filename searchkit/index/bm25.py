@@ -24,6 +24,7 @@ import json
 import math
 import os
 import threading
+import zipfile
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from itertools import chain
@@ -956,7 +957,7 @@ class BM25Index:
                 raise FileNotFoundError(f"BM25 index file missing: {path}")
         try:
             meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ValueError(f"{json_path}: not valid JSON ({exc})") from None
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise ValueError(f"{json_path}: not a searchkit BM25 index (format {_FORMAT!r} expected)")
@@ -978,8 +979,8 @@ class BM25Index:
             with np.load(npz_path, allow_pickle=False) as z:
                 arrays = {name: z[name] for name in ("data", "indices", "indptr", "idf", "doc_len")}
                 tf = z["tf"] if "tf" in z.files else None
-        except (OSError, ValueError, KeyError) as exc:
-            raise ValueError(f"{npz_path}: unreadable BM25 arrays ({exc})") from None
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{npz_path}: unreadable BM25 arrays ({str(exc)[:100]})") from None
         n_terms = len(vocab_list)
         vocab = {term: col for col, term in enumerate(vocab_list)}
         problems = []

@@ -281,7 +281,7 @@ class DenseIndex:
                 raise FileNotFoundError(f"dense index file {p} is missing")
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
             raise ValueError(f"dense index metadata {meta_path} is unreadable: {e}") from None
         if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:
             got = meta.get("format_version") if isinstance(meta, dict) else None

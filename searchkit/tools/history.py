@@ -223,8 +223,12 @@ class HistoryIndex:
                 raise HistorySearchError("caller", "required in a personal container: the user id of the person searching")
             if not isinstance(caller, str) or not caller.strip():
                 raise HistorySearchError("caller", f"must be a user id, got {_shown(caller)}")
-        if not isinstance(space, str) or not space:
-            raise HistorySearchError("space", f"must be a space slug, got {_shown(space)}")
+        if not _is_slug(space):
+            raise HistorySearchError("space", f"must be a space slug (a folder name), got {_shown(space)}")
+        if isinstance(spaces, (list, tuple)):
+            for slug in spaces:
+                if not _is_slug(slug):
+                    raise HistorySearchError("spaces", f"every item must be a space slug (a folder name), got {_shown(slug)}")
         q = _check_query(query, self.searcher)
         kinds_t = _check_kinds(kinds)
         since_d = _check_date("since", since)
@@ -394,6 +398,12 @@ def _instant(value: str) -> _dt.datetime:
     if len(value) == 10:
         return _dt.datetime.fromisoformat(value).replace(tzinfo=_dt.timezone.utc)
     return _dt.datetime.fromisoformat(value)
+
+
+def _is_slug(value: Any) -> bool:
+    """A space slug is a folder name: 1-255 characters, no path separator or NUL."""
+    return isinstance(value, str) and 0 < len(value) <= 255 and not any(c in value for c in "/\\\x00") \
+        and value not in (".", "..")
 
 
 def _shown(value: Any, limit: int = 60) -> str:
