@@ -137,8 +137,8 @@ def test_mini_loads_with_documented_counts():
     assert len(dev.records) == 63
     assert {k: sum(r.kind == k for r in dev.records) for k in KINDS} == {k: 9 for k in KINDS}
     assert dev.stats()["records_by_lang"] == {"en": 21, "ja": 21, "ru": 21}
-    assert (len(dev.queries), len(dev.answerable_queries()), sum(map(len, dev.qrels.values()))) == (34, 25, 51)
-    assert (len(test.queries), len(test.answerable_queries()), sum(map(len, test.qrels.values()))) == (29, 23, 47)
+    assert (len(dev.queries), len(dev.answerable_queries()), sum(map(len, dev.qrels.values()))) == (37, 26, 52)
+    assert (len(test.queries), len(test.answerable_queries()), sum(map(len, test.qrels.values()))) == (31, 24, 49)
     assert not {q.id for q in dev.queries} & {q.id for q in test.queries}
     for ds in (dev, test):
         assert set(ds.stats()["by_lang"]) == {"ru", "ja", "en"}
@@ -187,6 +187,57 @@ def test_mini_missing_ids_appear_nowhere():
         assert ident in texts and ident not in corpus
     for ident in ("ATL-1702", "PR 88", "#412", "ATL-1655"):
         assert ident in corpus
+
+
+def test_mini_id_in_corpus_labels_agree_with_the_corpus():
+    """H12 label: every query that names an identifier carries ``id_in_corpus``, and the label
+    says whether the corpus mentions every id it names (canonical comparison, as the warning)."""
+    from searchkit.analyze import identifier_mentions
+    from searchkit.rank.signals import mentions
+
+    labelled = {}
+    for split in ("dev", "test"):
+        ds = load_dataset(MINI, split)
+        texts = [r.title + "\n" + r.text for r in ds.records]
+        for q in ds.queries:
+            ids = identifier_mentions(q.text)
+            assert bool(ids) == (q.id_in_corpus is not None), q.id
+            if ids:
+                labelled[q.id] = q.id_in_corpus
+                assert q.id_in_corpus == all(any(mentions(t, i) for t in texts) for i, _ in ids), q.id
+    assert sum(labelled.values()) == 5 and list(labelled.values()).count(False) == 7
+    # a near miss: ATL-1703 is absent although ATL-1702 is there
+    assert labelled["q-en-n6"] is False and labelled["q-ru-13"] is True
+
+
+def test_id_in_corpus_is_parsed_and_checked(tmp_path):
+    root = write_dataset(tmp_path / "ok", queries=[
+        {"_id": "q1", "text": "где скрипт выгрузки?", "lang": "ru"},
+        {"_id": "q2", "text": "what did we decide?", "lang": "en", "split": "test"},
+        {"_id": "q3", "text": "ATL-9999?", "answerable": False, "split": "dev", "id_in_corpus": False},
+    ])
+    q3 = {q.id: q for q in load_dataset(root).queries}["q3"]
+    assert q3.id_in_corpus is False
+    assert {q.id: q for q in load_dataset(root).queries}["q1"].id_in_corpus is None
+    bad = write_dataset(tmp_path / "bad", queries=[
+        {"_id": "q1", "text": "где скрипт выгрузки?", "id_in_corpus": "yes"},
+        {"_id": "q2", "text": "what did we decide?", "split": "test"},
+    ])
+    msg = error_of(bad)
+    assert "queries.jsonl, line 1" in msg and "id_in_corpus" in msg
+
+
+def test_load_corpus_needs_only_the_corpus(tmp_path):
+    root = tmp_path / "corpus-only"
+    root.mkdir()
+    (root / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "hello"}) + "\n", encoding="utf-8")
+    recs = dsmod.load_corpus(root)
+    assert [r.id for r in recs] == ["d1"]
+    with pytest.raises(DatasetError, match="no corpus.jsonl"):
+        dsmod.load_corpus(tmp_path)
+    (root / "corpus.jsonl").write_text("{bad\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="line 1"):
+        dsmod.load_corpus(root)
 
 
 # --------------------------------------------------------------------------- shared public sets

@@ -4,7 +4,7 @@ Layout (BEIR's, extended)::
 
     DIR/corpus.jsonl        {"_id", "title", "text", kind?, space?, date?, ref?, owner?, visibility?, ...}
     DIR/queries.jsonl       {"_id", "text", lang?, answerable?, kinds?, since?, until?, spaces?,
-                             caller?, category?, split?}
+                             caller?, category?, split?, id_in_corpus?}
     DIR/qrels/<split>.tsv   header ``query-id<TAB>corpus-id<TAB>score``, graded 0-3
 
 Which queries belong to a split (one rule, applied in order):
@@ -43,6 +43,7 @@ __all__ = [
     "available_splits",
     "datasets_dir",
     "hash_split",
+    "load_corpus",
     "load_dataset",
     "resolve_dataset",
     "shared_data_dir",
@@ -78,6 +79,9 @@ class Query:
         spaces: ``"all"``, a tuple of space slugs, or None.
         caller: user id of who searches (privacy, H15), or None.
         category: free label for breakdowns; defaults to ``answerable`` / ``unanswerable``.
+        id_in_corpus: on a query that names an identifier (ATL-1655, #412, PR 88): True when the
+            corpus mentions every identifier it names, False when it mentions one of them nowhere
+            (the label the missing-ID warning, H12, is measured against); None when not labelled.
     """
 
     id: str
@@ -90,6 +94,7 @@ class Query:
     spaces: str | tuple[str, ...] | None = None
     caller: str | None = None
     category: str = "answerable"
+    id_in_corpus: bool | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,6 +208,19 @@ def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
     )
     return Dataset(name=root.resolve().name, path=root, split=split, records=records,
                    queries=kept, qrels=qrels)
+
+
+def load_corpus(path: str | os.PathLike) -> tuple[Record, ...]:
+    """The records of a dataset folder's ``corpus.jsonl`` alone (what an index needs): no queries
+    or qrels are read, so a corpus-only folder works.
+
+    Raises:
+        DatasetError: the folder or its corpus is missing, or a corpus line is bad (file and line named).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+    return _load_corpus(_required(root, "corpus.jsonl"))
 
 
 def _required(root: Path, name: str) -> Path:
@@ -362,6 +380,11 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
                 raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {split!r}")
             declared[ident] = split
         category = _optional_str(row, "category", path, lineno) or ("answerable" if answerable else "unanswerable")
+        id_in_corpus = row.get("id_in_corpus")
+        if id_in_corpus is not None and not isinstance(id_in_corpus, bool):
+            raise DatasetError(
+                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {id_in_corpus!r}"
+            )
         queries.append(
             Query(
                 id=ident,
@@ -374,6 +397,7 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
                 spaces=spaces,
                 caller=_optional_str(row, "caller", path, lineno),
                 category=category,
+                id_in_corpus=id_in_corpus,
             )
         )
     if not queries:
