@@ -1,14 +1,24 @@
 """Metrics, backed by ranx (ranking) and scikit-learn (no-answer separation).
 
 Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank, ranx's ``mrr@10``),
-``R@100`` (recall). Nothing here hand-computes a standard metric.
+``R@k`` (recall at k), ``P@k`` (precision at k). Nothing here hand-computes a standard metric.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping, Sequence
 
-RANKING_METRICS: dict[str, str] = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "R@100": "recall@100"}
-"""Our metric names -> ranx metric names."""
+RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
+
+RANKING_METRICS: dict[str, str] = {
+    "nDCG@10": "ndcg@10",
+    "RR@10": "mrr@10",
+    **{f"R@{k}": f"recall@{k}" for k in RECALL_KS},
+}
+"""The ranking metrics every eval reports (SPEC E4): our names -> ranx metric names."""
+
+METRICS: dict[str, str] = {**RANKING_METRICS, "P@10": "precision@10"}
+"""Every metric name ``ranking_metrics`` accepts (the reported ones and a few more)."""
 
 
 def _ranx_objects(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]):
@@ -30,16 +40,20 @@ def ranking_metrics(
     """Mean of each metric over the queries that have positive judgements."""
     from ranx import evaluate
 
-    unknown = [m for m in metrics if m not in RANKING_METRICS]
-    if unknown:
-        raise ValueError(f"unknown metric {unknown[0]!r}; valid: {list(RANKING_METRICS)}")
+    _check_names(metrics)
     q, r = _ranx_objects(qrels, run)
     if len(q.keys()) == 0:
         return {m: float("nan") for m in metrics}
-    res = evaluate(q, r, [RANKING_METRICS[m] for m in metrics], make_comparable=True)
+    res = evaluate(q, r, [METRICS[m] for m in metrics], make_comparable=True)
     if len(metrics) == 1:
-        res = {RANKING_METRICS[metrics[0]]: res}
-    return {m: float(res[RANKING_METRICS[m]]) for m in metrics}
+        res = {METRICS[metrics[0]]: res}
+    return {m: float(res[METRICS[m]]) for m in metrics}
+
+
+def _check_names(metrics: Sequence[str]) -> None:
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise ValueError(f"unknown metric {unknown[0]!r}; valid: {list(METRICS)}")
 
 
 def per_query_metrics(
@@ -50,10 +64,13 @@ def per_query_metrics(
     """``{query_id: {metric: value}}`` for the judged queries (for significance tests)."""
     from ranx import evaluate
 
+    _check_names(metrics)
     q, r = _ranx_objects(qrels, run)
     out: dict[str, dict[str, float]] = {qid: {} for qid in q.keys()}
+    if not out:
+        return out
     for m in metrics:
-        vals = evaluate(q, r, RANKING_METRICS[m], return_mean=False, make_comparable=True)
+        vals = evaluate(q, r, METRICS[m], return_mean=False, make_comparable=True)
         for qid, v in zip(q.keys(), vals):
             out[qid][m] = float(v)
     return out
@@ -85,3 +102,33 @@ def no_answer_metrics(answerable: Sequence[bool], answer_prob: Sequence[float], 
     out["warn-recall"] = tp / (tp + fn) if tp + fn else float("nan")
     out["false-warn-rate"] = fp / n_ans if n_ans else float("nan")
     return out
+
+
+def missing_id_metrics(id_in_corpus: Sequence[bool], warned: Sequence[bool]) -> dict[str, float]:
+    """How well the missing-ID warning (H12) tells an identifier the corpus never mentions.
+
+    Over queries that name an identifier and carry the ``id_in_corpus`` label: the positive class
+    is "the corpus does not mention it". ``precision`` / ``recall`` of the warning as fired
+    (scikit-learn; nan when undefined), ``false-warn-rate`` (warned although the corpus mentions
+    every named id), and the counts.
+    """
+    from sklearn.metrics import precision_score, recall_score
+
+    absent = [not bool(x) for x in id_in_corpus]
+    fired = [bool(w) for w in warned]
+    if len(absent) != len(fired):
+        raise ValueError(f"{len(absent)} labels but {len(fired)} warnings")
+    out: dict[str, float] = {"queries": len(absent), "id_absent": sum(absent), "warned": sum(fired)}
+    nan = float("nan")
+    if not absent:
+        return {**out, "precision": nan, "recall": nan, "false-warn-rate": nan}
+    out["precision"] = float(precision_score(absent, fired, zero_division=nan)) if any(fired) else nan
+    out["recall"] = float(recall_score(absent, fired, zero_division=nan)) if any(absent) else nan
+    present = [f for a, f in zip(absent, fired) if not a]
+    out["false-warn-rate"] = (sum(present) / len(present)) if present else nan
+    return out
+
+
+def is_nan(x: float) -> bool:
+    """True for a float nan (what an undefined metric is)."""
+    return isinstance(x, float) and math.isnan(x)

@@ -1,19 +1,46 @@
 """Run a dataset's queries through the Searcher and measure them (SPEC E4).
 
-What is measured is what ships: the same ``Searcher`` and ``SearchConfig`` the tools use.
-Ranking metrics are over the answerable queries; the no-answer metrics read the weak-match
-probability of every query against its ``answerable`` label.
+What is measured is what ships: the same ``Searcher`` and ``SearchConfig`` the tools use, and with
+``as_tool=True`` the history tool's own path (scope, privacy, kind diversity H8, its card limit).
+Ranking metrics (nDCG@10, RR@10, R@1/5/10/20/100; ranx) are over the answerable queries, whole and
+broken down by language, category and kind; the no-answer metrics read the weak-match probability
+of every query against its ``answerable`` label; the missing-ID figures (H12) read the warning
+against the ``id_in_corpus`` label.
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.metrics import RANKING_METRICS, no_answer_metrics, per_query_metrics, ranking_metrics
+from searchkit.evaluate.metrics import (
+    RANKING_METRICS,
+    missing_id_metrics,
+    no_answer_metrics,
+    per_query_metrics,
+    ranking_metrics,
+)
+
+PATHS: tuple[str, ...] = ("searcher", "tool")
+"""What ``evaluate_dataset`` can measure: the Searcher itself, or the history tool's path."""
+
+EVAL_CALLER = "eval:member"
+"""On the tool path, the caller of a query that names none: a member of every space who owns
+nothing, so nobody's personal records are visible to it (H15)."""
+
+BREAKDOWNS: dict[str, Callable[[Mapping[str, Any]], Iterable[str]]] = {
+    "by_lang": lambda q: [q["lang"]] if q.get("lang") else [],
+    "by_category": lambda q: [q["category"]] if q.get("category") else [],
+    "by_kind": lambda q: list(q.get("relevant_kinds") or ()),
+    "by_kinds_filter": lambda q: list(q.get("kinds") or ()) or ["any"],
+}
+"""Groups of a query (a per-query row of ``EvalReport.to_dict(with_queries=True)``) in each
+breakdown: its language; its category; the kinds of its relevant records (a query with relevant
+records of two kinds is in both groups); its ``kinds`` filter (``any`` when it has none). A
+breakdown is reported when the answerable queries fall into more than one group."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +57,14 @@ class QueryOutcome:
     missing_ids: tuple[str, ...]
     latency_ms: float
     signals: Mapping[str, float] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ()
+    relevant_kinds: tuple[str, ...] = ()
+    id_in_corpus: bool | None = None
+
+    def row(self) -> dict[str, Any]:
+        """The fields breakdowns group by (see ``BREAKDOWNS``)."""
+        return {"lang": self.lang, "category": self.category, "kinds": list(self.kinds),
+                "relevant_kinds": list(self.relevant_kinds)}
 
 
 @dataclass(frozen=True)
@@ -43,15 +78,29 @@ class EvalReport:
     counts: Mapping[str, int]
     timing: Mapping[str, float]
     outcomes: tuple[QueryOutcome, ...] = ()
+    by_category: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    by_kind: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    by_kinds_filter: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    missing_id: Mapping[str, float] = field(default_factory=dict)
+    per_query: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    path: str = "searcher"
+    depth: int = 100
+
+    def breakdowns(self) -> dict[str, Mapping[str, Mapping[str, float]]]:
+        """``{"by_lang": {...}, "by_category": {...}, "by_kind": {...}, "by_kinds_filter": {...}}``."""
+        return {name: getattr(self, name) for name in BREAKDOWNS}
 
     def to_dict(self, with_queries: bool = False) -> dict[str, Any]:
         d = {
             "dataset": self.dataset,
             "split": self.split,
             "config_fingerprint": self.config_fingerprint,
+            "path": self.path,
+            "depth": self.depth,
             "metrics": dict(self.metrics),
             "no_answer": dict(self.no_answer),
-            "by_lang": {k: dict(v) for k, v in self.by_lang.items()},
+            "missing_id": dict(self.missing_id),
+            **{name: {k: dict(v) for k, v in groups.items()} for name, groups in self.breakdowns().items()},
             "counts": dict(self.counts),
             "timing": dict(self.timing),
         }
@@ -62,6 +111,10 @@ class EvalReport:
                     "lang": o.lang,
                     "category": o.category,
                     "answerable": o.answerable,
+                    "kinds": list(o.kinds),
+                    "relevant_kinds": list(o.relevant_kinds),
+                    "id_in_corpus": o.id_in_corpus,
+                    "metrics": dict(self.per_query[o.query_id]) if o.query_id in self.per_query else None,
                     "ranking": list(o.ranking[:10]),
                     "answer_probability": o.answer_probability,
                     "weak_match": o.weak_match,
@@ -91,16 +144,33 @@ def evaluate_dataset(
     cache: Any = None,
     depth: int = 100,
     show_progress: bool = True,
+    as_tool: bool = False,
 ) -> EvalReport:
     """Index ``dataset.records`` (unless ``searcher`` is given), run every query of the split,
-    and compute nDCG@10, RR@10, R@100 (answerable queries) and the no-answer metrics."""
+    and compute the ranking metrics (answerable queries), their breakdowns, the no-answer and
+    the missing-ID figures.
+
+    With ``as_tool`` (a workspace-style dataset: every record has a ``space``) each query goes
+    through ``HistoryIndex.search``, the path the history tool ships: the caller's spaces and
+    privacy (H14, H15; ``EVAL_CALLER`` when the query names no caller), kind diversity (H8) and
+    the tool's card limit (15 with ``spaces``), and the warnings computed over those cards.
+
+    Raises:
+        ValueError: ``as_tool`` on a dataset with records outside any space.
+    """
     from searchkit.searcher import Filters, Searcher
 
+    tool = _tool_for(dataset) if as_tool else None  # refuse before anything is built
     config = config or (searcher.config if searcher is not None else SearchConfig())
     t0 = time.perf_counter()
     if searcher is None:
         searcher = Searcher.build(dataset.records, config, embedder=embedder, cache=cache, show_progress=show_progress)
     index_s = time.perf_counter() - t0
+    if tool is not None:
+        tool = tool(searcher)
+        from searchkit.tools.history import MAX_LIMIT_SPACES
+
+        depth = MAX_LIMIT_SPACES
 
     queries = list(dataset.queries)
     if getattr(searcher, "dense", None) is not None and getattr(searcher, "cache", None) is not None:
@@ -115,21 +185,26 @@ def evaluate_dataset(
         from tqdm.auto import tqdm
 
         it = tqdm(queries, desc=f"queries {dataset.name}", unit="q")
+    kind_of = {r.id: r.kind for r in dataset.records}
     outcomes = []
     for q in it:
-        filters = None
-        if q.kinds or q.since or q.until or q.spaces or q.caller:
-            filters = Filters(
-                kinds=tuple(q.kinds) if q.kinds else None,
-                since=q.since,
-                until=q.until,
-                spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
-                visible=_visible_to(q.caller) if q.caller else None,
-            )
         s = time.perf_counter()
-        res = searcher.search(q.text, k=depth, filters=filters)
+        if tool is not None:
+            res = tool(q)
+        else:
+            filters = None
+            if q.kinds or q.since or q.until or q.spaces or q.caller:
+                filters = Filters(
+                    kinds=tuple(q.kinds) if q.kinds else None,
+                    since=q.since,
+                    until=q.until,
+                    spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
+                    visible=_visible_to(q.caller) if q.caller else None,
+                )
+            res = searcher.search(q.text, k=depth, filters=filters)
         ms = (time.perf_counter() - s) * 1000
         mi = res.warning("missing_ids")
+        relevant = dataset.qrels.get(q.id, {})
         outcomes.append(
             QueryOutcome(
                 query_id=q.id,
@@ -142,9 +217,49 @@ def evaluate_dataset(
                 missing_ids=tuple(mi.detail.get("ids", ())) if mi else (),
                 latency_ms=ms,
                 signals={k: float(v) for k, v in res.signals.items()},
+                kinds=tuple(q.kinds or ()),
+                relevant_kinds=tuple(sorted({kind_of[d] for d, g in relevant.items() if g > 0 and d in kind_of})),
+                id_in_corpus=q.id_in_corpus,
             )
         )
-    return summarize(dataset, searcher.config, outcomes, index_s=index_s)
+    return summarize(dataset, searcher.config, outcomes, index_s=index_s,
+                     path="tool" if tool is not None else "searcher", depth=depth)
+
+
+def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
+    """For ``as_tool``: a factory that, given the Searcher, returns ``query -> Result`` through
+    ``HistoryIndex.search``. Every space of the dataset has as members every record owner, every
+    query's caller and ``EVAL_CALLER``; history search is on in all of them."""
+    outside = [r.id for r in dataset.records if not r.space]
+    if outside:
+        raise ValueError(
+            f"--as-tool needs a workspace-style dataset (every record in a space); {dataset.name} has "
+            f"{len(outside)} record(s) without 'space', e.g. {outside[0]!r}"
+        )
+    from searchkit.ingest.workspace import SpaceInfo
+    from searchkit.tools.history import MAX_LIMIT_SPACES, HistoryIndex
+
+    people = {r.owner for r in dataset.records if r.owner} | {q.caller for q in dataset.queries if q.caller}
+    members = tuple(sorted(people | {EVAL_CALLER}))
+    slugs = sorted({r.space for r in dataset.records})
+    spaces = {s: SpaceInfo(slug=s, title=s, members=members) for s in slugs}
+
+    def build(searcher: Any) -> Callable[[Any], Any]:
+        index = HistoryIndex(searcher, spaces)
+
+        def run(q: Any) -> Any:
+            wanted = list(q.spaces) if isinstance(q.spaces, tuple) else "all"
+            home = wanted[0] if isinstance(wanted, list) else slugs[0]
+            answer = index.search(
+                q.text, kinds=list(q.kinds) if q.kinds else None, since=q.since, until=q.until,
+                limit=MAX_LIMIT_SPACES, spaces=wanted, caller=q.caller or EVAL_CALLER,
+                container="personal", space=home,
+            )
+            return answer.result
+
+        return run
+
+    return build
 
 
 def _visible_to(caller: str):
@@ -154,8 +269,18 @@ def _visible_to(caller: str):
     return lambda r: can_see(r, caller, "personal")
 
 
-def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], *, index_s: float = 0.0) -> EvalReport:
-    """Metrics of a list of outcomes (also used to re-score a subset, e.g. one language)."""
+def summarize(
+    dataset: Any,
+    config: SearchConfig,
+    outcomes: list[QueryOutcome],
+    *,
+    index_s: float = 0.0,
+    breakdowns: bool = True,
+    path: str = "searcher",
+    depth: int = 100,
+) -> EvalReport:
+    """Metrics of a list of outcomes (also used to re-score a subset, e.g. one half). With
+    ``breakdowns`` false, only the overall figures are computed (what tuning needs)."""
     qrels = {qid: dict(d) for qid, d in dataset.qrels.items()}
     run = _run_of(outcomes)
     answerable_ids = {o.query_id for o in outcomes if o.answerable}
@@ -164,14 +289,22 @@ def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], 
     no_answer = no_answer_metrics(
         [o.answerable for o in outcomes], [o.answer_probability for o in outcomes], [o.weak_match for o in outcomes]
     )
-    by_lang: dict[str, dict[str, float]] = {}
-    langs = sorted({o.lang for o in outcomes if o.lang})
-    if len(langs) > 1:
-        for lang in langs:
-            ids = {o.query_id for o in outcomes if o.lang == lang and o.answerable}
-            sub = {qid: d for qid, d in qrels_a.items() if qid in ids}
-            if sub:
-                by_lang[lang] = ranking_metrics(sub, run)
+    groups: dict[str, dict[str, dict[str, float]]] = {name: {} for name in BREAKDOWNS}
+    per_q: dict[str, dict[str, float]] = {}
+    missing: dict[str, float] = {}
+    if breakdowns:
+        for name, labels in BREAKDOWNS.items():
+            members: dict[str, set[str]] = {}
+            for o in outcomes:
+                if o.query_id in qrels_a:
+                    for g in labels(o.row()):
+                        members.setdefault(g, set()).add(o.query_id)
+            if len(members) > 1:
+                for g in sorted(members):
+                    groups[name][g] = ranking_metrics({q: qrels_a[q] for q in members[g]}, run)
+        per_q = per_query_metrics(qrels_a, run)
+        labelled = [o for o in outcomes if o.id_in_corpus is not None]
+        missing = missing_id_metrics([o.id_in_corpus for o in labelled], [bool(o.missing_ids) for o in labelled])
     lat = np.array([o.latency_ms for o in outcomes]) if outcomes else np.zeros(1)
     counts = {
         "queries": len(outcomes),
@@ -179,6 +312,7 @@ def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], 
         "unanswerable": sum(not o.answerable for o in outcomes),
         "judged": len(qrels_a),
         "records": len(dataset.records),
+        "id_labelled": sum(o.id_in_corpus is not None for o in outcomes),
     }
     timing = {
         "index_s": round(index_s, 3),
@@ -191,10 +325,17 @@ def summarize(dataset: Any, config: SearchConfig, outcomes: list[QueryOutcome], 
         config_fingerprint=config.fingerprint(),
         metrics=metrics,
         no_answer=no_answer,
-        by_lang=by_lang,
+        by_lang=groups["by_lang"],
         counts=counts,
         timing=timing,
         outcomes=tuple(outcomes),
+        by_category=groups["by_category"],
+        by_kind=groups["by_kind"],
+        by_kinds_filter=groups["by_kinds_filter"],
+        missing_id=missing,
+        per_query=per_q,
+        path=path,
+        depth=depth,
     )
 
 
