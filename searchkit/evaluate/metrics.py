@@ -5,7 +5,6 @@ Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank, ranx's ``
 """
 from __future__ import annotations
 
-import math
 from typing import Mapping, Sequence
 
 RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
@@ -127,8 +126,3 @@ def missing_id_metrics(id_in_corpus: Sequence[bool], warned: Sequence[bool]) -> 
     present = [f for a, f in zip(absent, fired) if not a]
     out["false-warn-rate"] = (sum(present) / len(present)) if present else nan
     return out
-
-
-def is_nan(x: float) -> bool:
-    """True for a float nan (what an undefined metric is)."""
-    return isinstance(x, float) and math.isnan(x)

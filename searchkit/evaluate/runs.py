@@ -1,0 +1,214 @@
+"""Run folders: one eval, written once, compared later (SPEC E4-E6; issue 9 section 1).
+
+``searchkit eval --out runs/NAME`` writes::
+
+    runs/NAME/metrics.json      what ``eval --json --queries`` prints (per-query values included)
+    runs/NAME/run.trec          the rankings, TREC six columns (qid Q0 docid rank score tag)
+    runs/NAME/config.json       the SearchConfig the run used
+    runs/NAME/provenance.json   dataset, split content hash, counts, fingerprints, git, versions, time
+
+The folder is written beside its destination under a temporary name and renamed into place, so a
+reader never sees half a run. An existing ``--out`` is replaced only when it is an empty folder or
+a run folder written here (its ``provenance.json`` carries ``RUN_FORMAT`` and it holds nothing but
+run files); anything else is refused, naming the path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = ["RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "check_run_target", "load_run", "trec_text",
+           "write_run"]
+
+RUN_FORMAT = "searchkit-run/1"
+RUN_FILES: tuple[str, ...] = ("metrics.json", "run.trec", "config.json", "provenance.json")
+OPTIONAL_FILES: tuple[str, ...] = ("ragas.json",)
+
+
+class RunFolderError(ValueError):
+    """A run folder cannot be written or read; the message names the path."""
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run folder as read back: its metrics (with per-query rows), provenance and config."""
+
+    path: Path
+    metrics: Mapping[str, Any]
+    provenance: Mapping[str, Any]
+    config: Mapping[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def queries(self) -> list[Mapping[str, Any]]:
+        """The per-query rows of ``metrics.json``."""
+        return list(self.metrics.get("queries") or [])
+
+    def per_query(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {metric: value}}`` over the judged (answerable) queries."""
+        return {q["id"]: dict(q["metrics"]) for q in self.queries if q.get("metrics") is not None}
+
+    @property
+    def query_set(self) -> tuple[str, str, str]:
+        """``(dataset, split, dataset_sha256)``: runs compare only when these are equal."""
+        p = self.provenance
+        return (str(p.get("dataset")), str(p.get("split")), str(p.get("dataset_sha256")))
+
+
+def _is_run_folder(path: Path) -> bool:
+    try:
+        names = {e.name for e in os.scandir(path)}
+    except OSError:
+        return False
+    if not names or not names <= set(RUN_FILES) | set(OPTIONAL_FILES) or "provenance.json" not in names:
+        return False
+    try:
+        prov = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(prov, dict) and prov.get("format") == RUN_FORMAT
+
+
+def check_run_target(out: str | os.PathLike[str]) -> Path:
+    """Refuse an ``--out`` that is not safe to (re)write; return it.
+
+    Safe: absent (parents are created), an empty folder, or an earlier run folder. Refused: a
+    symbolic link, a file, a folder holding anything else.
+    """
+    path = Path(out).expanduser()
+    if path.is_symlink():
+        raise RunFolderError(f"--out {str(path)!r} is a symbolic link; give a real folder")
+    if not path.exists():
+        return path
+    if not path.is_dir():
+        raise RunFolderError(f"--out {str(path)!r} exists and is not a folder; refusing to replace it")
+    try:
+        empty = next(os.scandir(path), None) is None
+    except OSError as exc:
+        raise RunFolderError(f"--out {str(path)!r} cannot be read: {exc.strerror}") from None
+    if empty or _is_run_folder(path):
+        return path
+    raise RunFolderError(
+        f"--out {str(path)!r} is a folder that holds other files, not a searchkit run folder; "
+        "give a new or empty folder (an earlier run folder is replaced)"
+    )
+
+
+def _trec_id(value: str) -> str:
+    """TREC run columns are whitespace-separated: whitespace inside an id is written as %XX."""
+    if any(c.isspace() or c == "%" for c in value):
+        return "".join(f"%{ord(c):02X}" if (c.isspace() or c == "%") else c for c in value)
+    return value
+
+
+def trec_text(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
+    """A run ``{query_id: {doc_id: score}}`` as TREC six-column lines, ranks from 1, best first
+    (scores decrease with rank, as trec_eval and ranx expect). Queries without results have no line."""
+    lines = []
+    for qid, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda kv: -kv[1])
+        for rank, (doc, score) in enumerate(ranked, 1):
+            lines.append(f"{_trec_id(qid)} Q0 {_trec_id(doc)} {rank} {score:.6f} {_trec_id(tag)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=True) + "\n"
+
+
+def write_run(
+    out: str | os.PathLike[str],
+    report: Any,
+    dataset: Any,
+    config: Any,
+    *,
+    metrics: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``report`` (an ``EvalReport`` of ``dataset`` under ``config``) as a run folder at
+    ``out``, atomically. ``metrics`` replaces the default ``report.to_dict(with_queries=True)``
+    (e.g. with ragas figures added); ``extra_files`` maps an optional file name
+    (``OPTIONAL_FILES``) to a JSON-able value. Returns the folder.
+
+    Raises:
+        RunFolderError: ``out`` is not safe to write (see ``check_run_target``).
+    """
+    from searchkit.evaluate.provenance import provenance
+
+    path = check_run_target(out)
+    for name in extra_files or {}:
+        if name not in OPTIONAL_FILES:
+            raise ValueError(f"unknown run file {name!r}; optional files: {', '.join(OPTIONAL_FILES)}")
+    body = dict(metrics) if metrics is not None else report.to_dict(with_queries=True)
+    prov = provenance(dataset, config, extra={
+        "format": RUN_FORMAT,
+        "path": report.path,
+        "depth": report.depth,
+        "split_counts": dict(report.counts),
+    })
+    files = {
+        "metrics.json": _dump(body),
+        "run.trec": trec_text(report.run(), tag=path.name or "searchkit"),
+        "config.json": config.to_json() if hasattr(config, "to_json") else _dump(config),
+        "provenance.json": _dump(prov),
+    }
+    files.update({name: _dump(value) for name, value in (extra_files or {}).items()})
+
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
+    try:
+        for name, text in files.items():
+            with open(tmp / name, "w", encoding="utf-8") as fh:
+                fh.write(text if text.endswith("\n") else text + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, 0o755)
+        old = None
+        if path.exists():
+            check_run_target(path)  # still ours (or empty) just before the switch
+            old = parent / f".{path.name}.old-{uuid.uuid4().hex[:8]}"
+            os.replace(path, old)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def load_run(path: str | os.PathLike[str]) -> RunFolder:
+    """Read a run folder written by ``write_run``.
+
+    Raises:
+        RunFolderError: the path is not a run folder, or a file is missing or damaged.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise RunFolderError(f"{str(folder)!r} is not a run folder (no such folder); write one with `searchkit eval --out`")
+    parts: dict[str, Any] = {}
+    for name in ("metrics.json", "provenance.json", "config.json"):
+        f = folder / name
+        if not f.is_file():
+            raise RunFolderError(f"{str(folder)!r} is not a run folder (no {name}); write one with `searchkit eval --out`")
+        try:
+            parts[name] = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise RunFolderError(f"{f}: unreadable ({exc.__class__.__name__}: {exc})") from None
+        if not isinstance(parts[name], dict):
+            raise RunFolderError(f"{f}: expected a JSON object")
+    if parts["provenance.json"].get("format") != RUN_FORMAT:
+        raise RunFolderError(f"{folder / 'provenance.json'}: not a {RUN_FORMAT} run folder")
+    if not isinstance(parts["metrics.json"].get("queries"), list):
+        raise RunFolderError(f"{folder / 'metrics.json'}: no per-query rows; rewrite the run with `searchkit eval --out`")
+    return RunFolder(folder, parts["metrics.json"], parts["provenance.json"], parts["config.json"])

@@ -1,0 +1,225 @@
+"""Comparing runs (SPEC E4; issue 9 section 3): paired tests from scipy, Holm's correction, the
+AUROC bootstrap, `searchkit compare` and its refusals. Hand-computed fixtures."""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchkit.evaluate.compare import (
+    CompareError,
+    auroc_bootstrap,
+    compare_runs,
+    holm,
+    paired_p,
+    paired_test,
+    render,
+)
+from searchkit.evaluate.runs import RUN_FORMAT, RunFolder, load_run
+
+# ------------------------------------------------------------------------------ the tests
+
+
+def test_fisher_is_exact_on_few_queries_by_hand():
+    # differences (1, 1, 1): of the 8 sign patterns only +++ and --- reach |mean| >= 1
+    assert paired_p([0, 0, 0], [1, 1, 1]) == pytest.approx(2 / 8)
+    # differences (2, 1, 0, 1): |mean| = 1; patterns with |±2 ±1 ±0 ±1| / 4 >= 1 -> 2 of 8 distinct
+    # sign choices of the non-zero terms (the zero changes nothing), each counted twice of 16
+    diffs = [2, 1, 0, 1]
+    hits = sum(abs(sum(s * d for s, d in zip(signs, diffs))) / 4 >= 1 - 1e-12
+               for signs in itertools.product((1, -1), repeat=4))
+    assert paired_p([0, 0, 0, 0], diffs) == pytest.approx(hits / 16)
+
+
+def test_student_is_scipys_paired_t_test():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(3)
+    a = rng.random(30)
+    b = a + rng.normal(0.05, 0.1, 30)
+    assert paired_p(a, b, "student") == pytest.approx(float(ttest_rel(a, b).pvalue))
+
+
+def test_fisher_matches_scipy_permutation_test_and_is_reproducible():
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(4)
+    a = rng.random(40)
+    b = a + rng.normal(0.03, 0.1, 40)
+    want = permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), permutation_type="samples",
+                            vectorized=True, n_resamples=10_000, rng=np.random.default_rng(42)).pvalue
+    assert paired_p(a, b) == pytest.approx(want)
+    assert paired_p(a, b) == paired_p(a, b)  # fixed seed: the same p every call
+
+
+def test_edge_cases():
+    assert paired_p([0.3, 0.5], [0.3, 0.5]) == 1.0
+    assert paired_p([0.3, 0.5], [0.3, 0.5], "student") == 1.0
+    assert math.isnan(paired_p([0.1], [0.9])) and math.isnan(paired_p([], []))
+    with pytest.raises(ValueError, match="unknown test 'wilcoxon'"):
+        paired_p([0, 1], [1, 1], "wilcoxon")
+    with pytest.raises(ValueError, match="one length"):
+        paired_p([0, 1], [1])
+
+
+def test_paired_test_on_per_query_values_is_order_free():
+    rng = np.random.default_rng(5)
+    ids = [f"q{i}" for i in range(25)]
+    a = {q: {"nDCG@10": float(rng.random()), "R@10": float(rng.random())} for q in ids}
+    b = {q: {"nDCG@10": v["nDCG@10"] + 0.2, "R@10": v["R@10"]} for q, v in a.items()}
+    p = paired_test(a, b)
+    assert set(p) == {"nDCG@10", "R@10"} and p["R@10"] == 1.0 and p["nDCG@10"] < 0.001
+    shuffled = {q: b[q] for q in reversed(ids)}
+    assert paired_test(a, shuffled) == p
+    assert paired_test(a, b, metrics=["nDCG@10"]) == {"nDCG@10": p["nDCG@10"]}
+    assert paired_test(a, b, "student")["nDCG@10"] < 0.001
+    del b["q3"]
+    with pytest.raises(CompareError, match="different queries"):
+        paired_test(a, b)
+
+
+def test_holm_by_hand():
+    # sorted 0.01, 0.03, 0.04 (m = 3): 3 * 0.01, max(0.03, 2 * 0.03), max(0.06, 1 * 0.04)
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])
+    out = holm([0.02, float("nan")])
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1])
+    assert holm([]) == []
+
+
+def test_auroc_bootstrap():
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(6)
+    y = [True] * 30 + [False] * 12
+    pa = rng.random(42)
+    pb = np.where(y, pa + 0.4, pa)
+    out = auroc_bootstrap(y, pa, pb, n_resamples=500)
+    assert out["AUROC_a"] == pytest.approx(roc_auc_score(y, pa)) and out["AUROC_b"] == pytest.approx(roc_auc_score(y, pb))
+    assert out["delta"] > 0 and out["ci_low"] > 0 and out["p"] < 0.01
+    assert auroc_bootstrap(y, pa, pb, n_resamples=500) == out  # fixed seed
+    same = auroc_bootstrap(y, pa, pa, n_resamples=200)
+    assert same["delta"] == 0 and same["p"] == 1.0 and same["ci_low"] == same["ci_high"] == 0
+    assert math.isnan(auroc_bootstrap([True, True], [0.1, 0.2], [0.3, 0.4])["p"])
+
+
+# ----------------------------------------------------------------------- comparing run folders
+
+
+def _run(path: Path, values: dict, *, sha="abc", split="dev", probs=None, write=True) -> RunFolder:
+    """A run folder from per-query values {qid: (lang, kind, {metric: v})} (+ unanswerable probs)."""
+    rows = []
+    for qid, (lang, kind, m) in values.items():
+        rows.append({"id": qid, "lang": lang, "category": "c", "answerable": True, "kinds": [],
+                     "relevant_kinds": [kind], "metrics": m, "answer_probability": (probs or {}).get(qid, 0.9)})
+    for qid, p in (probs or {}).items():
+        if qid not in values:
+            rows.append({"id": qid, "lang": "en", "category": "no-record", "answerable": False, "kinds": [],
+                         "relevant_kinds": [], "metrics": None, "answer_probability": p})
+    metrics = {"dataset": "t", "split": split, "config_fingerprint": path.name, "path": "searcher", "queries": rows}
+    prov = {"format": RUN_FORMAT, "dataset": "t", "split": split, "dataset_sha256": sha}
+    if write:
+        path.mkdir(parents=True)
+        (path / "metrics.json").write_text(json.dumps(metrics))
+        (path / "provenance.json").write_text(json.dumps(prov))
+        (path / "config.json").write_text("{}")
+    return RunFolder(path, metrics, prov, {})
+
+
+def _values(n=20, shift=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i in range(n):
+        v = float(np.clip(rng.random() * 0.8 + shift, 0, 1))
+        out[f"q{i:02d}"] = ("ru" if i % 2 else "en", "chat" if i % 3 else "log", {"nDCG@10": v, "R@10": 1.0})
+    return out
+
+
+def test_compare_runs_values_deltas_and_marks(tmp_path):
+    a = _run(tmp_path / "a", _values())
+    b = _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.15), "R@10": 1.0})
+                              for q, (l, k, m) in _values().items()})
+    cmp = compare_runs([a, b])
+    assert cmp.correction == "none" and cmp.test == "fisher"
+    top = cmp.sections[0]
+    assert (top["breakdown"], top["queries"]) == ("all", 20)
+    nd = next(r for r in top["metrics"] if r["metric"] == "nDCG@10")
+    base = np.mean([m["nDCG@10"] for _, _, m in _values().values()])
+    assert nd["values"][0] == pytest.approx(base) and nd["delta"][1] == pytest.approx(nd["values"][1] - base)
+    assert nd["significant"] == [None, True] and nd["p"][1] < 0.05
+    r10 = next(r for r in top["metrics"] if r["metric"] == "R@10")
+    assert r10["p"][1] == 1.0 and r10["significant"][1] is False
+    groups = {(s["breakdown"], s["group"]) for s in cmp.sections}
+    assert {("by_lang", "en"), ("by_lang", "ru"), ("by_kind", "chat"), ("by_kind", "log")} <= groups
+    text = render(cmp)
+    assert "baseline a" in text and "by_lang = ru" in text and "*" in text
+
+
+def test_holm_applies_with_more_than_two_runs(tmp_path):
+    vals = _values(seed=1)
+    a = _run(tmp_path / "a", vals)
+    b = _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.05 * (i % 2)), "R@10": 1.0})
+                              for i, (q, (l, k, m)) in enumerate(vals.items())})
+    c = _run(tmp_path / "c", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.2), "R@10": 1.0})
+                              for q, (l, k, m) in vals.items()})
+    two = compare_runs([a, b])
+    three = compare_runs([a, b, c])
+    assert three.correction == "holm"
+    row2 = next(r for r in two.sections[0]["metrics"] if r["metric"] == "nDCG@10")
+    row3 = next(r for r in three.sections[0]["metrics"] if r["metric"] == "nDCG@10")
+    assert row3["p"][1] == row2["p"][1]  # raw p unchanged
+    assert row3["p_adjusted"][1:] == pytest.approx(holm(row3["p"][1:]))
+    assert row3["p_adjusted"][1] >= row3["p"][1]
+
+
+def test_no_answer_auroc_is_compared(tmp_path):
+    vals = _values(n=12)
+    probs_a = {**{q: 0.6 for q in vals}, **{f"n{i}": 0.7 for i in range(6)}}  # no separation
+    probs_b = {**{q: 0.9 for q in vals}, **{f"n{i}": 0.1 for i in range(6)}}  # perfect separation
+    a = _run(tmp_path / "a", vals, probs=probs_a)
+    b = _run(tmp_path / "b", vals, probs=probs_b)
+    na = compare_runs([a, b], n_bootstrap=300).no_answer
+    assert na["values"] == pytest.approx([0.0, 1.0]) and na["unanswerable"] == 6
+    assert na["significant"][1] is True and na["ci"][1][0] > 0
+
+
+def test_runs_over_different_query_sets_are_refused_naming_both(tmp_path):
+    a = _run(tmp_path / "a", _values())
+    b = _run(tmp_path / "b", _values(), sha="def")
+    with pytest.raises(CompareError) as exc:
+        compare_runs([a, b])
+    assert str(tmp_path / "a") in str(exc.value) and str(tmp_path / "b") in str(exc.value)
+    c = _run(tmp_path / "c", _values(), split="test")
+    with pytest.raises(CompareError, match="different query sets"):
+        compare_runs([a, c])
+    with pytest.raises(CompareError, match="at least two"):
+        compare_runs([a])
+    with pytest.raises(ValueError, match="alpha"):
+        compare_runs([a, a], alpha=1.5)
+
+
+def test_cli_compare(tmp_path, capsys):
+    from searchkit.cli import main
+
+    _run(tmp_path / "a", _values())
+    _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.15), "R@10": 1.0})
+                          for q, (l, k, m) in _values().items()})
+    _run(tmp_path / "other", _values(), sha="zzz")
+    assert load_run(tmp_path / "a").per_query()["q00"]["R@10"] == 1.0
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "nDCG@10" in out and "*" in out and "fisher" in out
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--test", "student"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["test"] == "student" and d["baseline"] == "a" and d["sections"][0]["breakdown"] == "all"
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "other")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "different query sets" in err and "other" in err
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "nope")]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--alpha", "0"]) == 2
+    assert "--alpha" in capsys.readouterr().err

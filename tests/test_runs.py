@@ -1,0 +1,154 @@
+"""Run folders (SPEC E4-E6; issue 9 section 1): `searchkit eval --out`, what the folder holds, the
+refusals that keep user data safe, and `index --dataset` on a corpus alone. Hashing embedder."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from searchkit.cli import main
+from searchkit.config import SearchConfig
+from searchkit.evaluate.runs import RUN_FORMAT, RunFolderError, check_run_target, load_run, trec_text
+from test_metrics import HASHING, tiny_workspace
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+    cfg = tmp_path / "hashing.json"
+    SearchConfig.from_dict(HASHING).save(cfg)
+    rrf = tmp_path / "rrf.json"
+    SearchConfig.from_dict({**HASHING, "fusion": {"method": "rrf"}}).save(rrf)
+    return {"data": tiny_workspace(tmp_path / "ws"), "cfg": cfg, "rrf": rrf, "tmp": tmp_path}
+
+
+def test_trec_text_is_six_columns_best_first():
+    text = trec_text({"q1": {"b": 1.0, "a": 2.0}, "q 2": {"d x": 5.0}, "q3": {}}, tag="run")
+    assert text.splitlines() == [
+        "q1 Q0 a 1 2.000000 run",
+        "q1 Q0 b 2 1.000000 run",
+        "q%202 Q0 d%20x 1 5.000000 run",  # whitespace inside an id cannot be a TREC column
+    ]
+
+
+def test_eval_out_writes_a_run_folder(env, capsys):
+    out = env["tmp"] / "runs" / "a"
+    args = ["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(out), "--quiet"]
+    assert main(args + ["--json", "--queries"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "metrics.json", "provenance.json", "run.trec"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics == printed  # what `--json --queries` prints, per-query values included
+    assert metrics["queries"][0]["metrics"] is not None and "R@5" in metrics["metrics"]
+    # run.trec: readable by ranx, the same rankings
+    from ranx import Run
+
+    run = Run.from_file(str(out / "run.trec"), kind="trec").to_dict()
+    for q in metrics["queries"]:
+        ranked = sorted(run.get(q["id"], {}).items(), key=lambda kv: -kv[1])
+        assert [d for d, _ in ranked][:10] == q["ranking"]
+    # provenance: the split's content hash, counts, fingerprints, versions
+    from searchkit.evaluate.datasets import load_dataset
+    from searchkit.evaluate.provenance import dataset_hash
+
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["format"] == RUN_FORMAT and prov["split"] == "dev" and prov["path"] == "searcher"
+    assert prov["dataset_sha256"] == dataset_hash(load_dataset(env["data"], "dev"))
+    assert prov["split_counts"]["queries"] == 5 and prov["split_counts"]["id_labelled"] == 2
+    assert prov["config_fingerprint"] == SearchConfig.load(env["cfg"]).fingerprint() and prov["versions"]["ranx"]
+    assert SearchConfig.load(out / "config.json") == SearchConfig.load(env["cfg"])
+    r = load_run(out)
+    assert r.query_set[:2] == (load_dataset(env["data"]).name, "dev") and set(r.per_query()) == {"q1", "q2", "q3", "q4"}
+    # writing the same --out again replaces the earlier run folder, nothing else is left behind
+    assert main(args) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["a"]
+
+
+def test_eval_out_refuses_what_is_not_a_run_folder(env, capsys):
+    data, cfg, tmp = env["data"], env["cfg"], env["tmp"]
+    foreign = tmp / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    args = ["eval", "--dataset", str(data), "--config", str(cfg), "--quiet", "--out"]
+    assert main(args + [str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(foreign) in err and "not a searchkit run folder" in err
+    assert (foreign / "notes.txt").read_text() == "keep me" and len(list(foreign.iterdir())) == 1
+    a_file = tmp / "file.txt"
+    a_file.write_text("x")
+    assert main(args + [str(a_file)]) == 2
+    assert "not a folder" in capsys.readouterr().err and a_file.read_text() == "x"
+    # a folder that looks like a run but holds something else too is not replaced
+    fake = tmp / "fake"
+    fake.mkdir()
+    (fake / "provenance.json").write_text(json.dumps({"format": RUN_FORMAT}))
+    (fake / "thesis.tex").write_text("x")
+    with pytest.raises(RunFolderError, match="holds other files"):
+        check_run_target(fake)
+    link = tmp / "link"
+    link.symlink_to(foreign)
+    with pytest.raises(RunFolderError, match="symbolic link"):
+        check_run_target(link)
+    empty = tmp / "empty"
+    empty.mkdir()
+    assert check_run_target(empty) == empty and check_run_target(tmp / "new" / "x") == tmp / "new" / "x"
+
+
+def test_load_run_errors_are_one_line(tmp_path):
+    with pytest.raises(RunFolderError, match="no such folder"):
+        load_run(tmp_path / "nope")
+    (tmp_path / "r").mkdir()
+    with pytest.raises(RunFolderError, match="no metrics.json"):
+        load_run(tmp_path / "r")
+    for name in ("metrics.json", "provenance.json", "config.json"):
+        (tmp_path / "r" / name).write_text("{}")
+    with pytest.raises(RunFolderError, match="not a searchkit-run"):
+        load_run(tmp_path / "r")
+    (tmp_path / "r" / "metrics.json").write_text("{bad")
+    with pytest.raises(RunFolderError, match="metrics.json: unreadable"):
+        load_run(tmp_path / "r")
+
+
+def test_eval_twice_then_compare(env, capsys):
+    runs = env["tmp"] / "runs"
+    for name, cfg in (("wsum", env["cfg"]), ("rrf", env["rrf"])):
+        assert main(["eval", "--dataset", str(env["data"]), "--config", str(cfg), "--out", str(runs / name), "--quiet"]) == 0
+    tool = runs / "tool"
+    assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(tool), "--quiet",
+                 "--as-tool"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(runs / "wsum"), str(runs / "rrf"), str(tool), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [r["measured"] for r in d["runs"]] == ["searcher", "searcher", "tool"] and d["correction"] == "holm"
+    assert any("different paths" in n for n in d["notes"])
+    wsum = json.loads((runs / "wsum" / "metrics.json").read_text())
+    nd = next(r for r in d["sections"][0]["metrics"] if r["metric"] == "nDCG@10")
+    assert nd["values"][0] == pytest.approx(wsum["metrics"]["nDCG@10"])  # the mean eval reported
+    # a run over the test split is another query set
+    assert main(["eval", "--dataset", str(env["data"]), "--split", "test", "--config", str(env["cfg"]),
+                 "--out", str(runs / "test"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(runs / "wsum"), str(runs / "test")]) == 2
+    err = capsys.readouterr().err
+    assert "wsum" in err and "test" in err and "different query sets" in err
+
+
+def test_index_dataset_needs_only_the_corpus(env, capsys):
+    only = env["tmp"] / "corpus-only"
+    only.mkdir()
+    (only / "corpus.jsonl").write_text((env["data"] / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    out = env["tmp"] / "idx"
+    assert main(["index", "--dataset", str(only), "--out", str(out), "--config", str(env["cfg"]), "--quiet"]) == 0
+    assert "indexed 8 records" in capsys.readouterr().err
+    # a query present in two splits' qrels does not matter to an index either
+    two = env["tmp"] / "two-splits"
+    two.mkdir()
+    (two / "qrels").mkdir()
+    (two / "corpus.jsonl").write_text((env["data"] / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    (two / "queries.jsonl").write_text('{"_id": "q1", "text": "x"}\n')
+    for split in ("dev", "test"):
+        (two / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tops/page:p1\t1\n")
+    assert main(["index", "--dataset", str(two), "--out", str(env["tmp"] / "idx2"), "--config", str(env["cfg"]),
+                 "--quiet"]) == 0
