@@ -116,3 +116,74 @@ def test_balance_groups_gives_a_small_dataset_an_equal_say():
     # pooled, the big set decides and every small-set answerable query looks unanswerable
     assert score_weak_match(small_answerable, pooled)["false-warn-rate"] > 0.9
     assert score_weak_match(small_answerable, balanced)["false-warn-rate"] < score_weak_match(small_answerable, pooled)["false-warn-rate"]
+
+
+def _trial(settings, values, report_shift=0.0):
+    from searchkit.evaluate.tune import FusionTrial
+
+    per_q = {f"d:q{i}": v for i, v in enumerate(values)}
+    tune = [v for q, v in per_q.items() if half_of(q) == "tune"]
+    rep = [v for q, v in per_q.items() if half_of(q) == "report"]
+    return FusionTrial(settings, {"d": float(np.mean(tune))}, {"d": float(np.mean(rep)) + report_shift}, per_q)
+
+
+def test_fusion_significance_tests_the_winner_on_the_tune_half():
+    from searchkit.evaluate.compare import paired_test
+    from searchkit.evaluate.tune import RRF_REFERENCE, fusion_significance
+
+    rng = np.random.default_rng(0)
+    base = rng.random(60) * 0.7
+    best = _trial({"fusion.method": "wsum", "fusion.bm25_weight": 0.4}, base + 0.3)
+    runner = _trial({"fusion.method": "wsum", "fusion.bm25_weight": 0.5}, base + 0.29)
+    rrf = _trial(dict(RRF_REFERENCE), base)
+    other_rrf = _trial({"fusion.method": "rrf", "fusion.rrf_k": 10}, base + 0.1)
+    sig = fusion_significance([best, runner, other_rrf, rrf])
+    assert sig["half"] == "tune" and sig["winner"]["settings"] == best.settings
+    assert sig["vs_runner_up"]["settings"] == runner.settings and sig["vs_rrf"]["settings"] == dict(RRF_REFERENCE)
+    assert sig["vs_rrf"]["p_tune"] < 0.001 and sig["vs_rrf"]["delta_tune"] == pytest.approx(best.tune_mean - rrf.tune_mean)
+    # the p-value is compare.paired_test over the tune-half queries only
+    tune_ids = [q for q in best.per_query if half_of(q) == "tune"]
+    want = paired_test({q: {"nDCG@10": runner.per_query[q]} for q in tune_ids},
+                       {q: {"nDCG@10": best.per_query[q]} for q in tune_ids})["nDCG@10"]
+    assert sig["vs_runner_up"]["p_tune"] == want and sig["vs_runner_up"]["queries_tune"] == len(tune_ids)
+    assert sig["vs_runner_up"]["report_mean"] == runner.report_mean
+    # without k=60 in the grid the best RRF trial stands in; a winning RRF has no RRF to beat
+    assert fusion_significance([best, other_rrf])["vs_rrf"]["settings"] == other_rrf.settings
+    assert fusion_significance([rrf, best])["vs_rrf"] is None
+    assert fusion_significance([best])["vs_runner_up"] is None
+
+
+def test_tune_fusion_keeps_per_query_values_and_prints_nothing(tmp_path, monkeypatch, capsys):
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.evaluate.tune import tune_fusion
+
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "c.sqlite"))
+    ds = load_dataset(resolve_dataset("mini"))
+    base = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    grid = [{"fusion.method": "rrf", "fusion.rrf_k": 60}]
+    (trial,) = tune_fusion([ds], base, grid, show_progress=False)
+    assert capsys.readouterr() == ("", "")  # library code never prints
+    assert set(trial.per_query) == {f"mini:{q.id}" for q in ds.answerable_queries()}
+    tune = trial.half("tune")
+    assert tune and float(np.mean(list(tune.values()))) == pytest.approx(trial.tune["mini"])
+
+
+def test_cli_tune_fusion_reports_the_winner_against_runner_up_and_rrf(tmp_path, monkeypatch, capsys):
+    import json
+
+    from searchkit.cli import main
+    from searchkit.config import SearchConfig
+    from test_metrics import HASHING, tiny_workspace
+
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "c.sqlite"))
+    cfg = tmp_path / "cfg.json"
+    SearchConfig.from_dict(HASHING).save(cfg)
+    data = tiny_workspace(tmp_path / "ws")
+    assert main(["tune", "fusion", "--dataset", str(data), "--config", str(cfg), "--quiet", "--test", "student"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    sig = out["significance"]
+    assert sig["test"] == "student" and sig["winner"]["settings"] == out["best"]["settings"]
+    assert sig["vs_runner_up"]["settings"] == out["trials"][1]["settings"]
+    assert "winner vs runner-up" in cap.err

@@ -10,12 +10,15 @@ only ever reported on the report half.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from searchkit.config import WeakMatchConfig
+
+log = logging.getLogger(__name__)
 
 DEFAULT_FEATURES: tuple[str, ...] = (
     "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
@@ -127,11 +130,18 @@ FUSION_GRID: tuple[dict[str, Any], ...] = tuple(
 
 @dataclass(frozen=True)
 class FusionTrial:
-    """One grid point: its settings and mean nDCG@10 per half and per dataset."""
+    """One grid point: its settings, the mean metric per half and per dataset, and the metric
+    of every judged query (``per_query``: ``{"dataset:query_id": value}``; ``half_of`` that
+    key says which half the query is in)."""
 
     settings: Mapping[str, Any]
     tune: Mapping[str, float]
     report: Mapping[str, float]
+    per_query: Mapping[str, float] = field(default_factory=dict)
+
+    def half(self, which: str) -> dict[str, float]:
+        """The per-query values of one half (``tune`` or ``report``)."""
+        return {q: v for q, v in self.per_query.items() if half_of(q) == which}
 
     @property
     def tune_mean(self) -> float:
@@ -152,28 +162,84 @@ def tune_fusion(
 ) -> list[FusionTrial]:
     """Evaluate every grid point on every dataset (one index per dataset, reused across the
     grid), scoring the tune and report halves separately. Pick on ``tune_mean`` only; the
-    report half is what may be quoted. Returns the trials sorted by ``tune_mean``, best first."""
+    report half is what may be quoted. Returns the trials sorted by ``tune_mean``, best first.
+    Progress: a tqdm bar over the grid (``show_progress``) and one INFO log line per grid point."""
     from searchkit.config import SearchConfig
+    from searchkit.evaluate.metrics import per_query_metrics
     from searchkit.evaluate.run import evaluate_dataset, summarize
     from searchkit.searcher import Searcher
 
     base = base or SearchConfig()
     searchers = [Searcher.build(ds.records, base, show_progress=show_progress) for ds in datasets]
     trials = []
-    for settings in grid:
+    points = grid
+    if show_progress:
+        from tqdm.auto import tqdm
+
+        points = tqdm(grid, desc="fusion grid", unit="setting")
+    for settings in points:
         cfg = base.replace(**settings)
-        tune_m, report_m = {}, {}
+        tune_m, report_m, per_q = {}, {}, {}
         for ds, s in zip(datasets, searchers):
             rep = evaluate_dataset(ds, cfg, searcher=s.with_config(cfg), show_progress=False)
             halves = {"tune": [], "report": []}
             for o in rep.outcomes:
                 halves[half_of(f"{ds.name}:{o.query_id}")].append(o)
-            tune_m[ds.name] = summarize(ds, cfg, halves["tune"]).metrics[metric]
-            report_m[ds.name] = summarize(ds, cfg, halves["report"]).metrics[metric]
-        trials.append(FusionTrial(dict(settings), tune_m, report_m))
-        if show_progress:
-            import sys
-
-            print(f"{settings}: tune {trials[-1].tune_mean:.4f}  report {trials[-1].report_mean:.4f}",
-                  file=sys.stderr, flush=True)
+            tune_m[ds.name] = summarize(ds, cfg, halves["tune"], breakdowns=False).metrics[metric]
+            report_m[ds.name] = summarize(ds, cfg, halves["report"], breakdowns=False).metrics[metric]
+            judged = {o.query_id for o in rep.outcomes if o.answerable}
+            qrels = {q: dict(d) for q, d in ds.qrels.items() if q in judged}
+            for qid, vals in per_query_metrics(qrels, rep.run(), [metric]).items():
+                per_q[f"{ds.name}:{qid}"] = vals[metric]
+        trials.append(FusionTrial(dict(settings), tune_m, report_m, per_q))
+        log.info("%s: tune %.4f  report %.4f", settings, trials[-1].tune_mean, trials[-1].report_mean)
     return sorted(trials, key=lambda t: -t.tune_mean)
+
+
+RRF_REFERENCE: Mapping[str, Any] = {"fusion.method": "rrf", "fusion.rrf_k": 60}
+"""The RRF setting a tuned fusion is tested against (Cormack et al. 2009's k = 60)."""
+
+
+def fusion_significance(
+    trials: Sequence[FusionTrial],
+    *,
+    test: str = "fisher",
+    metric: str = "nDCG@10",
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The winner of ``tune_fusion`` (``trials[0]``) against the runner-up and against RRF
+    (``RRF_REFERENCE`` when in the grid, else the best RRF trial), by a paired test over the
+    tune-half queries (``compare.paired_test``), with each one's report-half figure beside it.
+    A comparison that cannot be made (one trial; the winner is the RRF reference) is None."""
+    from searchkit.evaluate.compare import SEED, paired_test
+
+    if not trials:
+        raise ValueError("no fusion trials to compare")
+    best = trials[0]
+    rrf = [t for t in trials if dict(t.settings) == dict(RRF_REFERENCE)]
+    if not rrf:
+        rrf = [t for t in trials if t.settings.get("fusion.method") == "rrf"][:1]
+
+    def against(other: FusionTrial | None) -> dict[str, Any] | None:
+        if other is None or other is best:
+            return None
+        a, b = other.half("tune"), best.half("tune")
+        p = paired_test({q: {metric: v} for q, v in a.items()}, {q: {metric: v} for q, v in b.items()},
+                        test, seed=SEED if seed is None else seed)[metric]
+        return {
+            "settings": dict(other.settings),
+            "tune_mean": other.tune_mean,
+            "report_mean": other.report_mean,
+            "delta_tune": best.tune_mean - other.tune_mean,
+            "p_tune": p,
+            "queries_tune": len(a),
+        }
+
+    return {
+        "metric": metric,
+        "test": test,
+        "half": "tune",
+        "winner": {"settings": dict(best.settings), "tune_mean": best.tune_mean, "report_mean": best.report_mean},
+        "vs_runner_up": against(trials[1] if len(trials) > 1 else None),
+        "vs_rrf": against(rrf[0] if rrf else None),
+    }
