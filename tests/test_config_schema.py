@@ -1,0 +1,80 @@
+"""The committed JSON Schema of the config file (issue 9 section 6): generated from the dataclasses,
+equal to the committed file, shipped as package data, and in agreement with the dataclass checks."""
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from searchkit.config import SCHEMA_FILE, SearchConfig, json_schema, schema_problems, schema_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_committed_schema_is_the_generated_one():
+    committed = (ROOT / "searchkit" / SCHEMA_FILE).read_text(encoding="utf-8")
+    assert committed == schema_text(), (
+        "searchkit/config.schema.json is stale: regenerate it with "
+        "`searchkit config schema > searchkit/config.schema.json`"
+    )
+
+
+def test_schema_is_valid_draft_2020_12_and_shipped_as_package_data():
+    jsonschema.Draft202012Validator.check_schema(json_schema())
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'searchkit = ["{SCHEMA_FILE}"]' in pyproject
+
+
+@pytest.mark.parametrize("data", [
+    {},
+    SearchConfig().to_dict(),
+    {"dense": {"enabled": False}},
+    {"dense": {"embedder": "hashing"}, "weak_match": {"enabled": False}},
+    {"fusion": {"method": "rrf", "rrf_k": 10}, "diversity": {"per_kind": 3}},
+    {"dense": {"embedder": "openai", "base_url": "https://a/v1", "model": "m", "fallbacks": [{"base_url": "https://b/v1"}]}},
+])
+def test_valid_configs_pass_the_schema(data):
+    SearchConfig.from_dict(data)
+    assert schema_problems(data) == []
+    assert schema_problems(SearchConfig.from_dict(data).to_dict()) == []
+
+
+@pytest.mark.parametrize("data,key", [
+    ({"fusion": {"method": "nosuch"}}, "fusion.method"),
+    ({"fusion": {"norm": "l2"}}, "fusion.norm"),
+    ({"bm25": {"variant": "bm26"}}, "bm25.variant"),
+    ({"dense": {"embedder": "bert"}}, "dense.embedder"),
+    ({"dense": {"index": "ivf"}}, "dense.index"),
+    ({"weak_match": {"features": ["nope"], "coef": [1.0]}}, "weak_match.features[0]"),
+    ({"fusion": {"bm25_weight": -1}}, "fusion.bm25_weight"),
+    ({"diversity": {"per_kind": -3}}, "diversity.per_kind"),
+    ({"diversity": {"min_relative_score": 1.5}}, "diversity.min_relative_score"),
+    ({"weak_match": {"threshold": 2}}, "weak_match.threshold"),
+    ({"dense": {"timeout": 0}}, "dense.timeout"),
+    ({"bm25": {"k1": "1.2"}}, "bm25.k1"),
+    ({"analyzer": {"split_mode": "D"}}, "analyzer.split_mode"),
+    ({"schema_version": 2}, "schema_version"),
+    ({"dense": {"fallbacks": [{"timeout": "fast"}]}}, "dense.fallbacks[0].timeout"),
+])
+def test_schema_and_dataclasses_refuse_the_same_key(data, key):
+    with pytest.raises(Exception) as e:
+        SearchConfig.from_dict(data)
+    assert any(key in p for p in e.value.problems)
+    assert any(p.startswith(f"{key}:") for p in schema_problems(data)), schema_problems(data)
+
+
+def test_unknown_keys_fail_the_schema_too():
+    problems = schema_problems({"bm25": {"k3": 1}})
+    assert problems and problems[0].startswith("bm25:") and "'k3'" in problems[0]
+
+
+def test_schema_carries_defaults_ranges_and_registry_names():
+    s = json_schema()
+    fusion = s["$defs"]["FusionConfig"]["properties"]
+    assert fusion["method"]["enum"] == ["rrf", "wsum"] and fusion["method"]["default"] == "wsum"
+    assert fusion["bm25_weight"]["minimum"] == 0.0
+    div = s["$defs"]["DiversityConfig"]["properties"]
+    assert div["per_kind"] == {"type": "integer", "minimum": 1, "default": 2}
+    assert div["min_relative_score"]["maximum"] == 1.0
+    assert s["properties"]["schema_version"]["const"] == 1
+    assert json.loads(schema_text()) == s
