@@ -7,7 +7,8 @@ from searchkit.records import Hit, Passage, Record, Result, Warning
 
 __version__ = "0.1.0"
 
-__all__ = ["SearchConfig", "Record", "Passage", "Hit", "Result", "Warning", "Searcher", "Filters", "__version__"]
+__all__ = ["SearchConfig", "Record", "Passage", "Hit", "Result", "Warning", "Searcher", "Filters", "load_config",
+           "__version__"]
 
 
 def __getattr__(name: str):
@@ -15,4 +16,8 @@ def __getattr__(name: str):
         from searchkit import searcher
 
         return getattr(searcher, name)
+    if name == "load_config":
+        from searchkit.export import load_config
+
+        return load_config
     raise AttributeError(f"module 'searchkit' has no attribute {name!r}")

@@ -1,0 +1,528 @@
+"""A tuned config leaves the lab as a versioned, validated file that replays (SPEC E6).
+
+``export_config`` writes ``DIR/NAME.v<N>.json`` (N one above the highest ``NAME.v*.json`` already
+there; an existing file is never overwritten)::
+
+    {"format": "searchkit.config-export", "schema_version": 1, "name": NAME, "version": N,
+     "config": {...}, "config_fingerprint": ..., "index_fingerprint": ...,
+     "provenance": {"exported_at", "git", "versions", "source", "runs": [...], "tuned_on": [...]},
+     "replay": {"dataset", "dataset_path", "split", "dataset_sha256", "k": 10, "queries": Q,
+                "rankings_sha256", "per_query": {query_id: digest}, "sample": [...], "metrics": {...}}}
+
+``load_config`` is the one call production uses: it reads an exported file or a bare config JSON,
+refuses an unknown ``format`` or a ``schema_version`` it cannot read, migrates older versions (a
+logged note per step), checks the config against the dataclasses and the committed JSON Schema,
+and for an exported file that the config still has the fingerprint it was exported with.
+
+``verify`` indexes the replay dataset under the exported config, runs its queries and compares
+every query's top-10 ids with the recorded ones; a dataset whose content hash changed is reported
+as such, and differing package versions are listed beside the verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from searchkit.config import ConfigError, SearchConfig, migrate, schema_problems
+
+__all__ = ["FORMAT", "SCHEMA_VERSION", "Exported", "Verification", "export_config", "load_config", "load_export",
+           "replay", "validate_file", "verify"]
+
+log = logging.getLogger(__name__)
+
+FORMAT = "searchkit.config-export"
+SCHEMA_VERSION = 1
+"""Version of the export envelope (the config inside carries its own ``schema_version``)."""
+
+MIGRATIONS: dict[int, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
+"""``{N: (note, fn)}``: ``fn`` turns an export envelope of ``schema_version`` N into N + 1. Empty
+while version 1 is the only one ever written."""
+
+REPLAY_K = 10
+SAMPLE_QUERIES = 5
+DEFAULT_REPLAY = ("mini", "dev")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_VERSIONED = re.compile(r"^(?P<name>.+)\.v(?P<n>[0-9]+)\.json$")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A loaded file: its config, the envelope (None for a bare config) and the migration notes."""
+
+    path: Path
+    config: SearchConfig
+    envelope: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def replay(self) -> Mapping[str, Any] | None:
+        return (self.envelope or {}).get("replay")
+
+
+def _read_json(path: str | os.PathLike[str]) -> Any:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: nested too deeply to be a config") from None
+
+
+def _migrate_envelope(data: Mapping[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
+    if data.get("format") != FORMAT:
+        raise ConfigError(f"{where}: unknown format {data.get('format')!r}; this searchkit reads {FORMAT!r} "
+                          "files and bare config JSON")
+    version = data.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ConfigError(f"{where}: export schema_version must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ConfigError(f"{where}: export schema_version {version} is newer than this searchkit reads "
+                          f"({SCHEMA_VERSION}): upgrade searchkit to load it")
+    out, notes = dict(data), []
+    while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise ConfigError(f"{where}: export schema_version {version} is not supported and no migration "
+                              f"leads from it (this searchkit reads {SCHEMA_VERSION})")
+        note, fn = MIGRATIONS[version]
+        out = dict(fn(dict(out)))
+        version += 1
+        out["schema_version"] = version
+        notes.append(f"export schema_version {version - 1} -> {version}: {note}")
+    return out, notes
+
+
+def _config_of(data: Any, where: str) -> tuple[SearchConfig, list[str]]:
+    """The checked config of plain data (migrated first), and the migration notes."""
+    try:
+        migrated, notes = migrate(data)
+    except ConfigError as exc:
+        raise ConfigError([f"{where}: {p}" for p in exc.problems]) from None
+    try:
+        cfg = SearchConfig.from_dict(migrated)
+    except ConfigError as exc:
+        raise ConfigError([f"{where}: {p}" for p in exc.problems]) from None
+    extra = schema_problems(migrated)
+    if extra:
+        raise ConfigError([f"{where}: {p}" for p in extra])
+    return cfg, notes
+
+
+def load_export(path: str | os.PathLike[str]) -> Exported:
+    """Read an exported file or a bare config JSON, migrate, validate (see :func:`load_config`)."""
+    p = Path(path)
+    data = _read_json(p)
+    where = str(p)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: must be a JSON object, got {type(data).__name__}")
+    if "format" not in data:
+        cfg, notes = _config_of(data, where)
+        envelope = None
+    else:
+        envelope, notes = _migrate_envelope(data, where)
+        for key in ("config", "config_fingerprint"):
+            if key not in envelope:
+                raise ConfigError(f"{where}: exported file has no {key!r}")
+        cfg, config_notes = _config_of(envelope["config"], f"{where}: config")
+        notes += config_notes
+        if not config_notes and cfg.fingerprint() != envelope["config_fingerprint"]:
+            raise ConfigError(
+                f"{where}: the config was changed after export (fingerprint {envelope['config_fingerprint']} "
+                f"recorded, {cfg.fingerprint()} now); export the changed config as a new version"
+            )
+    for note in notes:
+        log.warning("%s: migrated %s", where, note)
+    return Exported(p, cfg, envelope, tuple(notes))
+
+
+def load_config(path: str | os.PathLike[str]) -> SearchConfig:
+    """The config production runs: from an exported file (``searchkit config export``) or a bare
+    config JSON.
+
+    Validates it (every problem listed, each naming its dotted key; the JSON Schema too), refuses
+    an unknown ``format`` or a ``schema_version`` newer than this searchkit or with no migration,
+    migrates an older version (a warning logged per step), and refuses an exported config that was
+    edited after export (its fingerprint no longer matches).
+
+    Raises:
+        ConfigError: any of the above; the message names the file and the problem.
+    """
+    return load_export(path).config
+
+
+def validate_file(path: str | os.PathLike[str]) -> tuple[SearchConfig | None, list[str], list[str]]:
+    """``(config or None, problems, notes)`` of a file: every problem the dataclasses and the JSON
+    Schema find (each once), and notes that are not failures (migrations, advice).
+
+    Raises:
+        ConfigError: the file cannot be read."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, [f"not valid JSON: {exc}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"], []
+    notes: list[str] = []
+    envelope = None
+    if isinstance(data, dict) and "format" in data:
+        try:
+            envelope, notes = _migrate_envelope(data, "export")
+        except ConfigError as exc:
+            return None, [str(exc)], []
+        if "config" not in envelope:
+            return None, ["export: no 'config'"], notes
+        data = envelope["config"]
+    try:
+        data, more = migrate(data)
+    except ConfigError as exc:
+        return None, list(exc.problems), notes
+    notes += more
+    problems: list[str] = []
+    cfg = None
+    try:
+        cfg = SearchConfig.from_dict(data)
+    except ConfigError as exc:
+        problems.extend(exc.problems)
+    for extra in schema_problems(data):  # the schema's view; each key reported once
+        key = extra.split(":", 1)[0]
+        if not any(key in p for p in problems):
+            problems.append(f"{extra} (JSON Schema)")
+    if cfg is not None:
+        notes += cfg.notes()
+        if envelope is not None and not more and cfg.fingerprint() != envelope.get("config_fingerprint"):
+            problems.append(f"config_fingerprint: {envelope.get('config_fingerprint')!r} recorded, "
+                            f"{cfg.fingerprint()!r} computed: the config was changed after export")
+            cfg = None
+    return (cfg if not problems else None), problems, notes
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _digest(obj: Any) -> str:
+    canon = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+def replay(config: SearchConfig, dataset: Any, *, k: int = REPLAY_K, sample: int = SAMPLE_QUERIES,
+           show_progress: bool = False) -> dict[str, Any]:
+    """The replay block of ``dataset`` (a loaded split) under ``config``: every query's top-``k``
+    record ids, as the Searcher returns them for ``search(text, k)`` with the query's filters
+    (what ``searchkit eval`` runs), hashed all together and one digest per query; a readable
+    sample; the dataset's content hash."""
+    return _replay(config, dataset, k=k, sample=sample, show_progress=show_progress)[0]
+
+
+def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -> dict[str, list[str]]:
+    """``{query_id: top-k record ids}`` of every query of ``dataset`` (index built here)."""
+    from searchkit.ingest.policy import can_see
+    from searchkit.searcher import Filters, Searcher
+
+    searcher = Searcher.build(dataset.records, config, show_progress=show_progress)
+    queries = list(dataset.queries)
+    if searcher.dense is not None and searcher.cache is not None:
+        searcher.cache.embed(searcher.embedder, sorted({q.text.strip() for q in queries if q.text.strip()}), "query",
+                             batch_size=config.dense.batch_size, show_progress=show_progress, desc="embed queries")
+    out = {}
+    for q in queries:
+        filters = None
+        if q.kinds or q.since or q.until or q.spaces or q.caller:
+            caller = q.caller
+            filters = Filters(
+                kinds=tuple(q.kinds) if q.kinds else None, since=q.since, until=q.until,
+                spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
+                visible=(lambda r, c=caller: can_see(r, c, "personal")) if caller else None,
+            )
+        out[q.id] = [h.record.id for h in searcher.search(q.text, k=k, filters=filters).hits]
+    return out
+
+
+def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
+            show_progress: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    from searchkit.evaluate.provenance import _relative, dataset_hash
+
+    tops = _rankings(config, dataset, k, show_progress)
+    texts = {q.id: q.text for q in dataset.queries}
+    order = [q.id for q in dataset.queries]
+    block = {
+        "dataset": dataset.name,
+        "dataset_path": _relative(dataset.path),
+        "split": dataset.split,
+        "dataset_sha256": dataset_hash(dataset),
+        "path": "searcher",
+        "k": k,
+        "queries": len(tops),
+        "rankings_sha256": _digest(sorted(tops.items())),
+        "per_query": {qid: _digest([qid, tops[qid]])[:16] for qid in order},
+        "sample": [{"id": qid, "text": texts[qid], "top": tops[qid]} for qid in order[:sample]],
+    }
+    return block, tops
+
+
+def _load_split(name_or_path: str, split: str) -> Any:
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+
+    return load_dataset(resolve_dataset(name_or_path), split=split)
+
+
+# --------------------------------------------------------------------------- export
+
+
+def _run_summary(folder: str | os.PathLike[str], cfg: SearchConfig) -> dict[str, Any]:
+    """What an export records of a run folder (``searchkit eval --out``): its dataset, split and
+    content hash, headline metrics, config fingerprint (and whether it is the exported config's),
+    commit and time. Missing or damaged files are refused naming the folder."""
+    from searchkit.evaluate.provenance import _relative
+
+    p = Path(folder)
+    if not p.is_dir():
+        raise ConfigError(f"--runs {p}: not a run folder (no such folder)")
+
+    def read(name: str) -> Mapping[str, Any]:
+        try:
+            value = json.loads((p / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"--runs {p}: not a run folder (no {name}; write one with `searchkit eval --out`)") from None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--runs {p}: cannot read {name}: {exc}") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"--runs {p}: {name} is not a JSON object")
+        return value
+
+    prov, metrics = read("provenance.json"), read("metrics.json")
+    fp = prov.get("config_fingerprint") or metrics.get("config_fingerprint")
+    out = {
+        "run": _relative(p),
+        "dataset": prov.get("dataset", metrics.get("dataset")),
+        "split": prov.get("split", metrics.get("split")),
+        "dataset_sha256": prov.get("dataset_sha256"),
+        "config_fingerprint": fp,
+        "same_config": fp == cfg.fingerprint(),
+        "metrics": dict(metrics.get("metrics") or {}),
+        "no_answer": dict(metrics.get("no_answer") or {}),
+        "git": prov.get("git"),
+        "versions": prov.get("versions"),
+        "time": prov.get("time"),
+    }
+    if not out["same_config"]:
+        log.warning("run %s was made under config %s, not the exported %s", p, fp, cfg.fingerprint())
+    return out
+
+
+def _next_version(out_dir: Path, name: str) -> int:
+    highest = 0
+    if out_dir.is_dir():
+        for entry in out_dir.iterdir():
+            m = _VERSIONED.match(entry.name)
+            if m and m.group("name") == name:
+                highest = max(highest, int(m.group("n")))
+    return highest + 1
+
+
+def _write_new(out_dir: Path, name: str, build: Callable[[int], str]) -> Path:
+    """Write ``build(N)`` to ``out_dir/name.vN.json`` for the next free N, atomically and without
+    ever replacing a file (a hard link from a finished temporary file fails when N is taken)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for _attempt in range(100):
+        n = _next_version(out_dir, name)
+        target = out_dir / f"{name}.v{n}.json"
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out_dir)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(build(n))
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                continue  # another export took N meanwhile: take the next one
+            return target
+        finally:
+            os.unlink(tmp)
+    raise ConfigError(f"cannot find a free version for {name} in {out_dir}")  # pragma: no cover
+
+
+def export_config(
+    tuned: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    replay_dataset: str = DEFAULT_REPLAY[0],
+    replay_split: str = DEFAULT_REPLAY[1],
+    runs: Sequence[str | os.PathLike[str]] = (),
+    tuned_on: Sequence[str] = (),
+    show_progress: bool = False,
+) -> Path:
+    """Export the config in ``tuned`` (a bare config or an earlier export) to ``out_dir/NAME.vN.json``.
+
+    Args:
+        tuned: the config file (validated as :func:`load_config` does).
+        out_dir: the folder of versions; created when absent.
+        name: the file's base name (default: ``tuned``'s stem without a ``.vN`` suffix).
+        replay_dataset, replay_split: the dataset (a name or folder) and split replayed.
+        runs: run folders (``searchkit eval --out``) the config was reported on.
+        tuned_on: datasets (names or folders) whose dev tune half the config was tuned on.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ConfigError: an invalid config, a bad name, a run folder that cannot be read.
+        DatasetError: the replay dataset or a ``tuned_on`` dataset is missing.
+    """
+    from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
+
+    src = load_export(tuned)
+    cfg = src.config
+    base = name
+    if base is None:
+        stem = Path(tuned).name
+        m = _VERSIONED.match(stem)
+        base = m.group("name") if m else (stem[:-5] if stem.endswith(".json") else stem)
+    if not _NAME.match(base) or _VERSIONED.match(base + ".json"):
+        raise ConfigError(f"--name {base!r}: use letters, digits, '_', '-', '.' (and no .vN suffix)")
+    run_rows = [_run_summary(r, cfg) for r in runs]
+    tuned_rows = []
+    for d in tuned_on:
+        ds = _load_split(d, "dev")
+        tuned_rows.append({"dataset": ds.name, "dataset_path": _relative(ds.path), "split": "dev", "half": "tune",
+                           "dataset_sha256": dataset_hash(ds)})
+    ds = _load_split(replay_dataset, replay_split)
+    block = replay(cfg, ds, show_progress=show_progress)
+    src_bytes = Path(tuned).read_bytes()
+    provenance = {
+        "exported_at": now(),
+        "git": git_commit(),
+        "versions": package_versions(),
+        "source": {"file": Path(tuned).name, "sha256": hashlib.sha256(src_bytes).hexdigest(),
+                   "export": ({"name": src.envelope.get("name"), "version": src.envelope.get("version")}
+                              if src.envelope is not None else None)},
+        "runs": run_rows,
+        "tuned_on": tuned_rows,
+        "datasets": sorted({r["dataset"] for r in run_rows if r.get("dataset")} | {t["dataset"] for t in tuned_rows}
+                           | {block["dataset"]}),
+    }
+
+    def build(n: int) -> str:
+        doc = {
+            "format": FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "name": base,
+            "version": n,
+            "config": cfg.to_dict(),
+            "config_fingerprint": cfg.fingerprint(),
+            "index_fingerprint": cfg.index_fingerprint(),
+            "provenance": provenance,
+            "replay": block,
+        }
+        return json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+
+    path = _write_new(Path(out_dir), base, build)
+    log.info("exported %s (config %s, replay %s/%s: %d queries)", path, cfg.fingerprint(), block["dataset"],
+             block["split"], block["queries"])
+    return path
+
+
+# --------------------------------------------------------------------------- verify
+
+
+@dataclass(frozen=True)
+class QueryDiff:
+    """One query whose top-k ids differ from the recorded ones (``expected`` when in the sample)."""
+
+    query_id: str
+    text: str
+    got: tuple[str, ...]
+    expected: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The verdict of :func:`verify`: ``status`` is ``identical``, ``differs`` or ``dataset_changed``."""
+
+    status: str
+    queries: int
+    dataset: str
+    split: str
+    diffs: tuple[QueryDiff, ...] = ()
+    missing: tuple[str, ...] = ()
+    """Recorded query ids the replay did not produce (or produced but were not recorded)."""
+    recorded_sha256: str = ""
+    dataset_sha256: str = ""
+    version_changes: Mapping[str, tuple[Any, Any]] = field(default_factory=dict)
+    """Package -> (recorded version, installed version), where they differ."""
+
+
+def _dataset_for(replay_block: Mapping[str, Any], override: str | None) -> Any:
+    split = replay_block.get("split")
+    if override:
+        return _load_split(override, split)
+    rel = replay_block.get("dataset_path")
+    if rel:
+        root = Path(__file__).resolve().parents[1]
+        candidate = (root / rel)
+        if candidate.is_dir():
+            return _load_split(str(candidate), split)
+    return _load_split(str(replay_block.get("dataset")), split)
+
+
+def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_progress: bool = False) -> Verification:
+    """Re-run the replay of an exported file: index its dataset under its config, run the queries,
+    compare each query's top-k ids with the recorded digests.
+
+    Args:
+        path: an exported file.
+        dataset: the replay dataset's folder or name, when it is not where the file says.
+
+    Raises:
+        ConfigError: the file is not an export with a replay block, or fails to load.
+        DatasetError: the dataset cannot be found.
+    """
+    from searchkit.evaluate.provenance import dataset_hash, package_versions
+
+    ex = load_export(path)
+    rb = ex.replay
+    needed = ("dataset", "split", "dataset_sha256", "k", "queries", "rankings_sha256", "per_query")
+    if ex.envelope is None or not isinstance(rb, Mapping) or any(k not in rb for k in needed):
+        raise ConfigError(f"{path}: no replay block to verify (export the config with `searchkit config export`)")
+    recorded_versions = ((ex.envelope.get("provenance") or {}).get("versions") or {})
+    now_versions = package_versions()
+    changes = {k: (recorded_versions.get(k), now_versions.get(k))
+               for k in sorted(set(recorded_versions) | set(now_versions))
+               if recorded_versions.get(k) != now_versions.get(k)}
+    ds = _dataset_for(rb, dataset)
+    h = dataset_hash(ds)
+    common = dict(dataset=ds.name, split=ds.split, recorded_sha256=rb["dataset_sha256"], dataset_sha256=h,
+                  version_changes=changes)
+    if h != rb["dataset_sha256"]:
+        return Verification("dataset_changed", int(rb["queries"]), **common)
+    now, tops = _replay(ex.config, ds, k=int(rb["k"]), sample=0, show_progress=show_progress)
+    if now["rankings_sha256"] == rb["rankings_sha256"]:
+        return Verification("identical", now["queries"], **common)
+    recorded = dict(rb["per_query"])
+    sample = {s["id"]: tuple(s["top"]) for s in rb.get("sample") or () if isinstance(s, Mapping) and "id" in s}
+    texts = {q.id: q.text for q in ds.queries}
+    diffs = tuple(
+        QueryDiff(qid, texts.get(qid, ""), tuple(tops[qid]), sample.get(qid))
+        for qid, digest in now["per_query"].items()
+        if qid in recorded and recorded[qid] != digest
+    )
+    missing = tuple(sorted(set(recorded) ^ set(now["per_query"])))
+    return Verification("differs", now["queries"], diffs=diffs, missing=missing, **common)
