@@ -36,16 +36,17 @@ class ConfigError(ValueError):
     """A config file or dict that does not fit the schema; the message names the key.
 
     ``problems`` lists every problem found (one string each, naming its dotted key); the message
-    is that list on one line."""
+    is that list on one line, after ``where`` (the file) when given."""
 
-    def __init__(self, message: str | Sequence[str]):
+    def __init__(self, message: str | Sequence[str], where: str | None = None):
         problems = (message,) if isinstance(message, str) else tuple(message)
         self.problems: tuple[str, ...] = problems
+        self.where = where
         if len(problems) == 1:
             text = problems[0]
         else:
             text = f"{len(problems)} problems: " + "; ".join(problems)
-        super().__init__(text)
+        super().__init__(f"{where}: {text}" if where else text)
 
 
 # --------------------------------------------------------------------------- field metadata
@@ -576,10 +577,12 @@ class SearchConfig:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"config file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
         try:
             return cls.from_json(text)
         except ConfigError as exc:
-            raise ConfigError([f"{p}: {pr}" for pr in exc.problems]) from None
+            raise ConfigError(exc.problems, where=str(p)) from None
 
     def save(self, path: str | Path) -> None:
         from searchkit.util import atomic_write_text

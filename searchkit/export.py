@@ -75,6 +75,8 @@ def _read_json(path: str | os.PathLike[str]) -> Any:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -111,14 +113,14 @@ def _config_of(data: Any, where: str) -> tuple[SearchConfig, list[str]]:
     try:
         migrated, notes = migrate(data)
     except ConfigError as exc:
-        raise ConfigError([f"{where}: {p}" for p in exc.problems]) from None
+        raise ConfigError(exc.problems, where=where) from None
     try:
         cfg = SearchConfig.from_dict(migrated)
     except ConfigError as exc:
-        raise ConfigError([f"{where}: {p}" for p in exc.problems]) from None
+        raise ConfigError(exc.problems, where=where) from None
     extra = schema_problems(migrated)
     if extra:
-        raise ConfigError([f"{where}: {p}" for p in extra])
+        raise ConfigError(extra, where=where)
     return cfg, notes
 
 
@@ -175,6 +177,8 @@ def validate_file(path: str | os.PathLike[str]) -> tuple[SearchConfig | None, li
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        return None, [f"not UTF-8 text ({exc.reason} at byte {exc.start})"], []
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:

@@ -78,6 +78,10 @@ def test_save_and_load_file(tmp_path):
         SearchConfig.load(bad)
     with pytest.raises(ConfigError, match="cannot read"):
         SearchConfig.load(tmp_path / "missing.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ConfigError, match=r"binary\.json is not UTF-8 text"):
+        SearchConfig.load(binary)
 
 
 def test_at_least_one_retriever():

@@ -244,13 +244,15 @@ def test_load_config_refuses_clearly(tmp_path, tuned, tiny, change, pattern):
 
 
 @pytest.mark.parametrize("text, pattern", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2]", "must be a JSON object"),
-    ('{"colour": "red"}', "unknown config key 'colour'"),
+    (b"{not json", "not valid JSON"),
+    (b"[1, 2]", "must be a JSON object"),
+    (b'{"colour": "red"}', "unknown config key 'colour'"),
+    (b"\xff\xfe{}", r"c\.json is not UTF-8 text"),
+    (b"[" * 100_000, "nested too deeply"),
 ])
 def test_load_config_refuses_bad_files(tmp_path, text, pattern):
     p = tmp_path / "c.json"
-    p.write_text(text)
+    p.write_bytes(text)
     with pytest.raises(ConfigError, match=pattern):
         searchkit.load_config(p)
     with pytest.raises(ConfigError, match="cannot read config file"):
@@ -304,7 +306,9 @@ def test_config_validate_lists_every_problem_one_per_line_and_exits_1(tmp_path, 
         "dense": {"enabled": False}, "weak_match": {"features": ["dense_top1"], "coef": [1.0]},
     }))
     assert main(["config", "validate", str(bad)]) == 1
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"searchkit config validate: {bad} is invalid (4 problems, listed above)"
+    out = captured.out.splitlines()
     assert out[0] == f"{bad}: invalid, 4 problems:"
     keys = [ln.strip().split(":")[0].split(" ")[0] for ln in out[1:]]
     assert keys == ["fusion.method", "fusion.bm25_weight", "diversity.per_kind", "weak_match.features[0]"]
