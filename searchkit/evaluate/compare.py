@@ -389,7 +389,7 @@ def render(cmp: Comparison) -> str:
     for sec in cmp.sections:
         title = "all" if sec["breakdown"] == "all" else f"{sec['breakdown']} = {sec['group']}"
         lines.append("")
-        lines.append(f"{title}  ({sec['queries']} queries)")
+        lines.append(f"{title}  ({sec['queries']} {'query' if sec['queries'] == 1 else 'queries'})")
         lines.append(cols)
         for row in sec["metrics"]:
             line = f"{row['metric']:<10}" + "".join(f"{_f(v):>{w}}" for v in row["values"])
@@ -404,9 +404,10 @@ def render(cmp: Comparison) -> str:
         line = f"{'AUROC':<10}" + "".join(f"{_f(v):>{w}}" for v in na["values"])
         for i in range(1, len(names)):
             mark = "*" if na["significant"][i] else " "
-            lo, hi = na["ci"][i]
-            line += f"{_f(na['delta'][i], True):>10}{_f(na['p_adjusted'][i]):>9}{mark} [{lo:+.3f}, {hi:+.3f}]"
+            line += f"{_f(na['delta'][i], True):>10}{_f(na['p_adjusted'][i]):>9}{mark} "
         lines.append(line)
+        lines.append("95% interval of the AUROC delta: " + ", ".join(
+            f"[{i}] {_f(na['ci'][i][0], True)} to {_f(na['ci'][i][1], True)}" for i in range(1, len(names))))
     for n in cmp.notes:
         lines.append(f"note: {n}")
     lines.append(f"* p < {cmp.alpha}" + (" after Holm's correction over the runs compared" if cmp.correction == "holm" else ""))
