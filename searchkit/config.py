@@ -25,7 +25,6 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -88,9 +87,9 @@ _REGISTRIES: dict[str, tuple[str, str]] = {
 """Where each registry of names lives (imported on first use: those modules import numpy)."""
 
 
-@lru_cache(maxsize=None)
 def registry_names(what: str) -> tuple[str, ...]:
-    """The sorted names registered in the registry ``what`` (a key of ``_REGISTRIES``)."""
+    """The sorted names registered in the registry ``what`` (a key of ``_REGISTRIES``), read each
+    time, so a variant registered at run time is accepted."""
     module, attr = _REGISTRIES[what]
     return tuple(sorted(getattr(importlib.import_module(module), attr)))
 
