@@ -22,7 +22,9 @@ def test_eval_json_has_the_promised_keys(cfg_file, capsys):
     assert main(["eval", "--dataset", str(ROOT / "datasets" / "mini"), "--config", str(cfg_file), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"dataset", "split", "config_fingerprint", "metrics"} <= set(out)
-    assert set(out["metrics"]) == {"nDCG@10", "RR@10", "R@100"}
+    from searchkit.evaluate.metrics import RANKING_METRICS
+
+    assert set(out["metrics"]) == set(RANKING_METRICS) >= {"nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100"}
     assert out["split"] == "dev" and out["config_fingerprint"] == SearchConfig.load(cfg_file).fingerprint()
     assert 0.0 <= out["metrics"]["nDCG@10"] <= 1.0
     assert out["counts"]["unanswerable"] > 0 and 0.0 <= out["no_answer"]["AUROC"] <= 1.0
