@@ -295,10 +295,18 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     rows = []
     for path in args.runs:
+        p = Path(path)
+        if p.is_dir() and (p / "metrics.json").is_file():  # a run folder (eval --out)
+            p = p / "metrics.json"
         try:
-            rows.extend(from_eval_json(json.loads(Path(path).read_text(encoding="utf-8"))))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CLIError(f"cannot read eval run {path}: {exc}") from None
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:150]
+            raise CLIError(f"cannot read eval run {path}: {reason}") from None
+        try:
+            rows.extend(from_eval_json(data))
+        except ValueError as exc:
+            raise CLIError(f"eval run {path}: {exc}") from None
     tune = [r for r in rows if half_of(r.query_id) == "tune"]
     report = [r for r in rows if half_of(r.query_id) == "report"]
     features = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES

@@ -185,7 +185,7 @@ def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
         raise DatasetError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}")
     if split not in splits:
         raise DatasetError(
-            f"{root / 'qrels' / (split + '.tsv')} not found: split {split!r} is not in this dataset; "
+            f"{root / 'qrels' / (split + '.tsv')} not found: split {_r(split)} is not in this dataset; "
             f"available splits: {', '.join(splits)}"
         )
 
@@ -250,9 +250,21 @@ def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             row = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}, line {lineno}: JSON nested too deeply") from None
         if not isinstance(row, dict):
             raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
+        try:
+            json.dumps(row, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise DatasetError(f"{path}, line {lineno}: text that is not valid Unicode (a lone surrogate escape such as \\ud800)") from None
         yield lineno, row
+
+
+def _r(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut short: an error message never echoes a huge value."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
@@ -262,9 +274,9 @@ def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {value!r}")
+        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {_r(value)}")
     if any(c in value for c in "\t\r\n"):
-        raise DatasetError(f"{path}, line {lineno}: '_id' {value!r} contains a tab or newline")
+        raise DatasetError(f"{path}, line {lineno}: '_id' {_r(value)} contains a tab or newline")
     return value
 
 
@@ -273,7 +285,7 @@ def _optional_str(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> 
     if value is None:
         return None
     if not isinstance(value, str):
-        raise DatasetError(f"{path}, line {lineno}: {key!r} must be a string, got {value!r}")
+        raise DatasetError(f"{path}, line {lineno}: {_r(key)} must be a string, got {_r(value)}")
     return value
 
 
@@ -288,14 +300,14 @@ def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str 
             datetime.fromisoformat(value)
     except ValueError:
         raise DatasetError(
-            f"{path}, line {lineno}: {key!r} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {value!r}"
+            f"{path}, line {lineno}: {_r(key)} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {_r(value)}"
         ) from None
     return value
 
 
 def _check_duplicate(seen: dict[str, int], ident: str, path: Path, lineno: int, what: str) -> None:
     if ident in seen:
-        raise DatasetError(f"{path}, line {lineno}: duplicate {what} {ident!r} (first on line {seen[ident]})")
+        raise DatasetError(f"{path}, line {lineno}: duplicate {what} {_r(ident)} (first on line {seen[ident]})")
     seen[ident] = lineno
 
 
@@ -306,19 +318,19 @@ def _load_corpus(path: Path) -> tuple[Record, ...]:
         ident = _id_of(row, path, lineno)
         _check_duplicate(seen, ident, path, lineno, "document id")
         if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: document {ident!r} is missing required field 'text'")
+            raise DatasetError(f"{path}, line {lineno}: document {_r(ident)} is missing required field 'text'")
         text = row["text"]
         if not isinstance(text, str):
-            raise DatasetError(f"{path}, line {lineno}: 'text' of {ident!r} must be a string, got {text!r}")
+            raise DatasetError(f"{path}, line {lineno}: 'text' of {_r(ident)} must be a string, got {_r(text)}")
         kind = _optional_str(row, "kind", path, lineno) or "doc"
         if kind not in QUERY_KINDS:
             raise DatasetError(
-                f"{path}, line {lineno}: unknown kind {kind!r}; valid kinds: {', '.join(QUERY_KINDS)}"
+                f"{path}, line {lineno}: unknown kind {_r(kind)}; valid kinds: {', '.join(QUERY_KINDS)}"
             )
         visibility = _optional_str(row, "visibility", path, lineno) or "shared"
         if visibility not in VISIBILITIES:
             raise DatasetError(
-                f"{path}, line {lineno}: visibility must be one of {', '.join(VISIBILITIES)}, got {visibility!r}"
+                f"{path}, line {lineno}: visibility must be one of {', '.join(VISIBILITIES)}, got {_r(visibility)}"
             )
         records.append(
             Record(
@@ -347,14 +359,14 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
         ident = _id_of(row, path, lineno)
         _check_duplicate(lines, ident, path, lineno, "query id")
         if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: query {ident!r} is missing required field 'text'")
+            raise DatasetError(f"{path}, line {lineno}: query {_r(ident)} is missing required field 'text'")
         text = row["text"]
         if not isinstance(text, str) or not text.strip():
-            raise DatasetError(f"{path}, line {lineno}: 'text' of query {ident!r} must be a non-empty string")
+            raise DatasetError(f"{path}, line {lineno}: 'text' of query {_r(ident)} must be a non-empty string")
         answerable = row.get("answerable", True)
         if not isinstance(answerable, bool):
             raise DatasetError(
-                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {answerable!r}"
+                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {_r(answerable)}"
             )
         kinds = row.get("kinds")
         if kinds is not None:
@@ -363,7 +375,7 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
             if not isinstance(kinds, list) or not kinds or any(k not in QUERY_KINDS for k in kinds):
                 raise DatasetError(
                     f"{path}, line {lineno}: 'kinds' must be a non-empty list of {', '.join(QUERY_KINDS)}; "
-                    f"got {row.get('kinds')!r}"
+                    f"got {_r(row.get('kinds'))}"
                 )
             kinds = tuple(kinds)
         spaces = row.get("spaces")
@@ -371,19 +383,19 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
             if not isinstance(spaces, list) or not spaces or not all(isinstance(s, str) and s for s in spaces):
                 raise DatasetError(
                     f"{path}, line {lineno}: 'spaces' must be \"all\" or a non-empty list of space slugs, "
-                    f"got {spaces!r}"
+                    f"got {_r(spaces)}"
                 )
             spaces = tuple(spaces)
         split = row.get("split")
         if split is not None:
             if not isinstance(split, str) or not split.strip():
-                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {split!r}")
+                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {_r(split)}")
             declared[ident] = split
         category = _optional_str(row, "category", path, lineno) or ("answerable" if answerable else "unanswerable")
         id_in_corpus = row.get("id_in_corpus")
         if id_in_corpus is not None and not isinstance(id_in_corpus, bool):
             raise DatasetError(
-                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {id_in_corpus!r}"
+                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {_r(id_in_corpus)}"
             )
         queries.append(
             Query(
@@ -417,35 +429,35 @@ def _load_qrels(
             if tuple(c.strip() for c in cols) != QRELS_HEADER:
                 raise DatasetError(
                     f"{path}, line {lineno}: the header must be "
-                    f"{chr(9).join(QRELS_HEADER)!r} (tab-separated), got {text!r}"
+                    f"{_r(chr(9).join(QRELS_HEADER))} (tab-separated), got {_r(text)}"
                 )
             header_seen = True
             continue
         if len(cols) != 3:
             raise DatasetError(
                 f"{path}, line {lineno}: expected 3 tab-separated columns "
-                f"(query-id, corpus-id, score), got {len(cols)}: {text!r}"
+                f"(query-id, corpus-id, score), got {len(cols)}: {_r(text)}"
             )
         qid, did, raw = (c.strip() for c in cols)
         try:
             score = int(raw)
         except ValueError:
-            raise DatasetError(f"{path}, line {lineno}: score {raw!r} is not an integer (expected 0-3)") from None
+            raise DatasetError(f"{path}, line {lineno}: score {_r(raw)} is not an integer (expected 0-3)") from None
         if not MIN_SCORE <= score <= MAX_SCORE:
             raise DatasetError(f"{path}, line {lineno}: score {score} is outside 0-3")
         if qid not in query_lines:
-            raise DatasetError(f"{path}, line {lineno}: unknown query id {qid!r} (not in queries.jsonl)")
+            raise DatasetError(f"{path}, line {lineno}: unknown query id {_r(qid)} (not in queries.jsonl)")
         if did not in doc_ids:
-            raise DatasetError(f"{path}, line {lineno}: unknown corpus id {did!r} (not in corpus.jsonl)")
+            raise DatasetError(f"{path}, line {lineno}: unknown corpus id {_r(did)} (not in corpus.jsonl)")
         judged = rows.setdefault(qid, {})
         if did in judged:
             raise DatasetError(
-                f"{path}, line {lineno}: duplicate row for query {qid!r} and document {did!r} "
+                f"{path}, line {lineno}: duplicate row for query {_r(qid)} and document {_r(did)} "
                 f"(first on line {judged[did][1]})"
             )
         judged[did] = (score, lineno)
     if not header_seen:
-        raise DatasetError(f"{path}: empty file; the header must be {chr(9).join(QRELS_HEADER)!r}")
+        raise DatasetError(f"{path}: empty file; the header must be {_r(chr(9).join(QRELS_HEADER))}")
     return rows
 
 
@@ -471,7 +483,7 @@ def _assign_splits(
                 f"qrels/{n}.tsv line {min(line for _s, line in all_qrels[n][q.id].values())}" for n in where
             )
             raise DatasetError(
-                f"{queries_path}, line {lineno}: query {q.id!r} has rows in {files}; "
+                f"{queries_path}, line {lineno}: query {_r(q.id)} has rows in {files}; "
                 "a query belongs to one split"
             )
         own = declared.get(q.id)
@@ -479,7 +491,7 @@ def _assign_splits(
             split = where[0]
             if own is not None and own != split:
                 raise DatasetError(
-                    f"{queries_path}, line {lineno}: query {q.id!r} says split {own!r} "
+                    f"{queries_path}, line {lineno}: query {_r(q.id)} says split {_r(own)} "
                     f"but has rows in qrels/{split}.tsv"
                 )
         elif own is not None:
@@ -492,12 +504,12 @@ def _assign_splits(
         positive = [line for score, line in rows.values() if score > 0]
         if not q.answerable and positive:
             raise DatasetError(
-                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: query {q.id!r} is "
+                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: query {_r(q.id)} is "
                 f"'answerable: false' (queries.jsonl line {lineno}) but has a positive relevance score"
             )
         if q.answerable and split in all_qrels and not positive:
             raise DatasetError(
-                f"{queries_path}, line {lineno}: answerable query {q.id!r} has no relevant document "
+                f"{queries_path}, line {lineno}: answerable query {_r(q.id)} has no relevant document "
                 f"(score > 0) in qrels/{split}.tsv; add one or mark it 'answerable: false'"
             )
         membership[q.id] = split
@@ -563,6 +575,6 @@ def resolve_dataset(name_or_path: str | os.PathLike) -> Path:
     )
     listing = ", ".join(names) if names else "none"
     raise DatasetError(
-        f"no dataset folder {raw!r}: give a folder path or one of the names: {listing} "
+        f"no dataset folder {_r(raw)}: give a folder path or one of the names: {listing} "
         f"(looked in {datasets_dir()}; {shared_note})"
     )

@@ -42,10 +42,39 @@ class LabelledSignals:
     group: str = ""
 
 
-def from_eval_json(report: Mapping[str, Any]) -> list[LabelledSignals]:
-    """Rows from ``searchkit eval --json --queries`` output."""
-    if "queries" not in report:
-        raise ValueError(f"eval report of {report.get('dataset')!r} has no per-query rows; run eval with --json --queries")
+_RUN_SCHEMA = {
+    "type": "object",
+    "required": ["dataset", "queries"],
+    "properties": {
+        "dataset": {"type": "string", "maxLength": 500},
+        "queries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "answerable"],
+                "properties": {
+                    "id": {"type": "string", "maxLength": 500},
+                    "answerable": {"type": "boolean"},
+                    "signals": {"type": "object", "additionalProperties": {"type": "number"}},
+                },
+            },
+        },
+    },
+}
+
+
+def from_eval_json(report: Any) -> list[LabelledSignals]:
+    """Rows from ``searchkit eval --json --queries`` output (checked with jsonschema; a
+    ValueError names the first problem)."""
+    import jsonschema
+
+    if isinstance(report, Mapping) and "queries" not in report and "dataset" in report:
+        raise ValueError(f"eval report of {str(report.get('dataset'))[:80]!r} has no per-query rows; run eval with --json --queries")
+    try:
+        jsonschema.validate(report, _RUN_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise ValueError(f"not an eval run with per-query rows (at {where}: {exc.message[:120]})") from None
     return [
         LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"])
         for q in report["queries"]

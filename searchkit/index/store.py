@@ -171,7 +171,17 @@ def write_version(
     """
     folder = Path(folder)
     check_target(folder)
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        return _write_locked(folder, fill, wait_s)
+    except BaseException:
+        if created and not _read_pointer(folder):
+            shutil.rmtree(folder, ignore_errors=True)  # nothing half-written where nothing was
+        raise
+
+
+def _write_locked(folder: Path, fill: Callable[[Path], None], wait_s: float) -> Path:
     with _writer_lock(folder, wait_s):
         _remove_stale_temporaries(folder)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
