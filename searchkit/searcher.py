@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -20,11 +18,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from searchkit.config import SearchConfig
+from searchkit.rank.candidates import Candidates, collect
 from searchkit.records import Hit, Passage, Record, Result, Warning
 
-INDEX_FORMAT = 1
-_SCOPE_CACHE = 16
-"""Scoped BM25 indexes kept per Searcher (one per distinct scope: a caller and the spaces searched)."""
+INDEX_FORMAT = 2
+"""2: retrievers in folders named after them, the analysis identity in the manifest."""
 
 
 class QueryError(ValueError):
@@ -105,17 +103,10 @@ def _record_time(r: Record, day: str):
 
 
 def make_analyzer(config: SearchConfig):
+    """The analyzer the config's ``analyzer`` section describes."""
     from searchkit.analyze import Analyzer
 
-    a = config.analyzer
-    return Analyzer(
-        split_mode=a.split_mode,
-        expand_a_units=a.expand_a_units,
-        use_normalized_form=a.use_normalized_form,
-        stop_pos=a.stop_pos,
-        stem=a.stem,
-        keep_identifiers=a.keep_identifiers,
-    )
+    return Analyzer.from_config(config.analyzer)
 
 
 def make_embedder(config: SearchConfig):
@@ -147,7 +138,13 @@ def make_embedder(config: SearchConfig):
 
 
 class Searcher:
-    """Indexes over a fixed list of records, searched under a ``SearchConfig``."""
+    """Records, their passages, and a name -> retriever mapping, searched under a ``SearchConfig``.
+
+    The retrievers (``searchkit.retrievers``: BM25, dense, or any other registered one) each rank
+    passage rows; the Searcher turns their answers into one frozen ``Candidates`` value (record
+    scores by their best passage), fuses the runs (``fusion.method`` with ``fusion.weights`` by
+    retriever name), picks each card's passage and computes the warnings from ``Candidates``.
+    """
 
     def __init__(
         self,
@@ -155,19 +152,13 @@ class Searcher:
         records: Sequence[Record],
         passages: Sequence[Passage],
         *,
-        bm25: Any = None,
-        dense: Any = None,
-        embedder: Any = None,
-        cache: Any = None,
+        retrievers: Mapping[str, Any],
         analyzer: Any = None,
     ) -> None:
         self.config = config
         self.records: tuple[Record, ...] = tuple(records)
         self.passages: tuple[Passage, ...] = tuple(passages)
-        self.bm25 = bm25
-        self.dense = dense
-        self.embedder = embedder
-        self.cache = cache
+        self.retrievers: dict[str, Any] = dict(retrievers)
         self.analyzer = analyzer if analyzer is not None else make_analyzer(config)
         self._rec_index = {r.id: i for i, r in enumerate(self.records)}
         self._passage_record = np.fromiter(
@@ -176,8 +167,31 @@ class Searcher:
         order = np.argsort(self._passage_record, kind="stable")
         bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
-        self._scoped_bm25: OrderedDict[bytes, Any] = OrderedDict()
-        self._scope_lock = threading.Lock()
+
+    # -- what it holds --------------------------------------------------------------------
+    @property
+    def embedder(self) -> Any:
+        """The dense retriever's embedder (None without one)."""
+        return getattr(self.retrievers.get("dense"), "embedder", None)
+
+    @property
+    def cache(self) -> Any:
+        """The dense retriever's embedding cache (None without one)."""
+        return getattr(self.retrievers.get("dense"), "cache", None)
+
+    def warm(self, texts: Sequence[str], *, show_progress: bool = False) -> None:
+        """Let every retriever that can prepare many queries at once do so (the dense one embeds
+        them in batches into its cache), before they are searched one by one."""
+        for name, r in self.retrievers.items():
+            if hasattr(r, "warm"):
+                r.warm(texts, batch_size=self._section(name, "batch_size", 32), show_progress=show_progress)
+
+    def _section(self, name: str, key: str, default: Any) -> Any:
+        from searchkit import retrievers
+
+        spec = retrievers.RETRIEVERS.get(name)
+        section = getattr(self.config, spec.section, None) if spec is not None and spec.section else None
+        return getattr(section, key, default)
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -190,11 +204,13 @@ class Searcher:
         cache: Any = None,
         show_progress: bool = False,
     ) -> "Searcher":
-        """Cut, analyse and index ``records`` under ``config`` (default ``SearchConfig()``).
+        """Cut, analyse and index ``records`` under ``config`` (default ``SearchConfig()``): one
+        retriever for each registered kind whose config section is enabled.
 
         ``embedder`` defaults to the one the config names; ``cache`` is an
         ``EmbeddingCache`` (default: the on-disk cache at ``default_cache_path()``).
         """
+        from searchkit import retrievers
         from searchkit.passages import make_passages
 
         config = config or SearchConfig()
@@ -210,36 +226,16 @@ class Searcher:
                 make_passages(r, max_chars=config.passages.max_chars, title_prefix=config.passages.title_prefix)
             )
         analyzer = make_analyzer(config)
-        bm25 = None
-        if config.bm25.enabled:
-            from searchkit.index.bm25 import BM25Index
-
-            it = passages
-            if show_progress:
-                from tqdm.auto import tqdm
-
-                it = tqdm(passages, desc="analyse", unit="passage")
-            tokens = [analyzer.index_tokens(p.text) for p in it]
-            b = config.bm25
-            bm25 = BM25Index.build(
-                tokens, variant=b.variant, k1=b.k1, b=b.b, epsilon=b.epsilon, delta=b.delta,
-                show_progress=show_progress,
-            )
-        dense = None
-        if config.dense.enabled:
-            from searchkit.index.dense import DenseIndex
-
+        names = retrievers.enabled(config)
+        if "dense" in names:
             embedder = embedder if embedder is not None else make_embedder(config)
             cache = cache if cache is not None else _default_cache()
-            vectors = cache.embed(
-                embedder, [p.text for p in passages], "passage", batch_size=config.dense.batch_size,
-                show_progress=show_progress, desc="embed passages",
-            )
-            d = config.dense
-            dense = DenseIndex.build(
-                vectors, kind=d.index, hnsw_m=d.hnsw_m, ef_construction=d.ef_construction, ef_search=d.ef_search
-            )
-        return cls(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache, analyzer=analyzer)
+        ctx = retrievers.BuildContext(passages, analyzer, embedder, cache, show_progress)
+        built = {}
+        for name in names:
+            spec = retrievers.get(name)
+            built[name] = spec.build(getattr(config, spec.section), ctx)
+        return cls(config, records, passages, retrievers=built, analyzer=analyzer)
 
     def with_config(self, config: SearchConfig) -> "Searcher":
         """The same indexes searched under another config whose index part is the same
@@ -248,8 +244,7 @@ class Searcher:
             raise IndexMismatchError(
                 "with_config: the new config changes analysis, passages, BM25 weights or the embedder; build a new index"
             )
-        return Searcher(config, self.records, self.passages, bm25=self.bm25, dense=self.dense,
-                        embedder=self.embedder, cache=self.cache, analyzer=self.analyzer)
+        return Searcher(config, self.records, self.passages, retrievers=self.retrievers, analyzer=self.analyzer)
 
     # -- searching ------------------------------------------------------------------------
     def validate_query(self, query: Any) -> str:
@@ -274,11 +269,6 @@ class Searcher:
             return None
         return np.fromiter((filters.accepts(r) for r in self.records), dtype=bool, count=len(self.records))
 
-    def embed_query(self, query: str) -> np.ndarray:
-        if self.cache is not None:
-            return self.cache.embed(self.embedder, [query], "query", show_progress=False)[0]
-        return self.embedder.embed_queries([query])[0]
-
     def search(
         self,
         query: str,
@@ -294,10 +284,10 @@ class Searcher:
         ``filters``; both restrict the candidates before the top-k is cut.
 
         ``scope`` (boolean over ``self.records``) is the collection this search sees, e.g. what
-        a caller may see (H14, H15): only its records come back, BM25's collection statistics
-        (document count, document frequencies, mean length) are computed over its passages
-        alone, and dense search scores exactly; so nothing outside it changes a result or a
-        score. Filters narrow the candidates within the scope without changing statistics.
+        a caller may see (H14, H15): only its records come back, and each retriever searches a
+        view of itself limited to the scope (``scoped``: BM25's collection statistics over the
+        scope's passages alone, dense scored exactly), so nothing outside it changes a result or
+        a score. Filters narrow the candidates within the scope without changing statistics.
         """
         q = self.validate_query(query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -313,78 +303,51 @@ class Searcher:
             mask = scope if mask is None else (mask & scope)
             pscope = scope[self._passage_record]
         pmask = None if mask is None else mask[self._passage_record]
-        cands = self._retrieve(q, pmask, pscope)
-        ranked = self._fuse(cands)
-        hits = self._hits(ranked[:k], cands)
-        warnings, sig = self._warnings(q, ranked, cands, hits)
+        views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
+                 for name, r in self.retrievers.items()}
+        cands = self._retrieve(q, views, pmask)
+        ranked = self._fuse(cands, views)
+        cands = cands.with_fusion(ranked, self._coverage(cands, views, ranked))
+        hits = self._hits(cands, k)
+        warnings, sig = self._warnings(q, cands, hits)
         return Result(
             query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self.config.fingerprint(), signals=sig
         )
 
-    def _bm25_for(self, pscope: np.ndarray | None) -> Any:
-        """The BM25 index whose statistics cover exactly the passages in ``pscope`` (cached)."""
-        if pscope is None or self.bm25 is None or bool(pscope.all()):
-            return self.bm25
-        import hashlib
-
-        key = hashlib.sha256(np.packbits(pscope).tobytes()).digest()
-        with self._scope_lock:
-            hit = self._scoped_bm25.get(key)
-            if hit is not None:
-                self._scoped_bm25.move_to_end(key)
-                return hit
-        scoped = self.bm25.restrict(pscope)
-        with self._scope_lock:
-            self._scoped_bm25[key] = scoped
-            while len(self._scoped_bm25) > _SCOPE_CACHE:
-                self._scoped_bm25.popitem(last=False)
-        return scoped
-
     # -- internals ------------------------------------------------------------------------
-    def _retrieve(self, q: str, pmask: np.ndarray | None, pscope: np.ndarray | None = None) -> "_Candidates":
-        c = _Candidates()
+    def _retrieve(self, q: str, views: Mapping[str, Any], pmask: np.ndarray | None) -> Candidates:
         if pmask is not None and not pmask.any():
-            return c
-        if self.bm25 is not None:
-            c.bm25 = self._bm25_for(pscope)
-            c.query_tokens = self.analyzer.query_tokens(q)
-            depth = self.config.bm25.depth
-            idx, sc = c.bm25.top_k(c.query_tokens, _passage_depth(depth, len(self.passages)), pmask)
-            c.add("bm25", idx, sc, self._passage_record, depth)
-        if self.dense is not None:
-            c.qvec = self.embed_query(q)
-            depth = self.config.dense.depth
-            idx, sc = self.dense.search(c.qvec, _passage_depth(depth, len(self.passages)), pmask,
-                                        exact=pscope is not None)
-            c.add("dense", idx, sc, self._passage_record, depth)
-        return c
+            return Candidates()
+        answers = {}
+        for name, r in views.items():
+            prepared = r.prepare(q)
+            depth = self._section(name, "depth", 100)
+            rows, scores = r.search(prepared, _passage_depth(depth, len(self.passages)), pmask)
+            answers[name] = (prepared, rows, scores, depth)
+        return collect(answers, self._passage_record)
 
-    def _fuse(self, c: "_Candidates") -> list[tuple[int, float]]:
+    def _fuse(self, c: Candidates, views: Mapping[str, Any]) -> list[tuple[int, float]]:
         from searchkit.rank.fusion import fuse, rank_fused
 
-        # zero-padded keys: fusion breaks ties by id, and "10" must not sort before "9"
-        record_runs = {name: run for name, run in c.record_runs.items() if run}
+        runs = {name: dict(run.records) for name, run in c.runs.items() if run.records}
         f = self.config.fusion
-        if f.method != "rrf" and f.fill_missing and len(record_runs) > 1:
-            record_runs = self._filled(record_runs, c)
-        runs = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in record_runs.items()}
-        if not runs:
+        if f.method != "rrf" and f.fill_missing and len(runs) > 1:
+            runs = self._filled(runs, c, views)
+        # zero-padded keys: fusion breaks ties by id, and "10" must not sort before "9"
+        keyed = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in runs.items()}
+        if not keyed:
             return []
-        if len(runs) == 1:
-            (run,) = runs.values()
-            fused = dict(run)
+        if len(keyed) == 1:
+            (fused,) = keyed.values()
+        elif f.method == "rrf":
+            fused = fuse(keyed, "rrf", k=f.rrf_k)
         else:
-            if f.method == "rrf":
-                fused = fuse(runs, "rrf", k=f.rrf_k)
-            else:
-                weights = {"bm25": f.bm25_weight, "dense": f.dense_weight}
-                fused = fuse(runs, f.method, weights={n: weights.get(n, 0.0) for n in runs}, norm=f.norm)
-        c.fused = {int(r): s for r, s in fused.items()}
+            fused = fuse(keyed, f.method, weights={n: f.weights.get(n, 0.0) for n in keyed}, norm=f.norm)
         return [(int(r), float(s)) for r, s in rank_fused(fused)]
 
-    def _filled(self, runs: dict[str, dict[int, float]], c: "_Candidates") -> dict[str, dict[int, float]]:
-        """Each run completed over the union of candidates with the retriever's exact
-        record score (its best passage), so score fusion compares like with like."""
+    def _filled(self, runs: dict[str, dict[int, float]], c: Candidates, views: Mapping[str, Any]) -> dict[str, dict[int, float]]:
+        """Each run completed over the union of candidates with the retriever's exact record
+        score (its best passage), so score fusion compares like with like."""
         union = set().union(*runs.values())
         out = {}
         for name, run in runs.items():
@@ -393,14 +356,7 @@ class Searcher:
                 out[name] = run
                 continue
             pis = [self._record_passages[ri] for ri in missing]
-            flat = np.concatenate(pis)
-            if name == "bm25":
-                vals = c.bm25.scores(c.query_tokens)[flat]
-            elif name == "dense":
-                vals = self.dense.scores_for(c.qvec, flat)
-            else:  # pragma: no cover - only two retrievers today
-                out[name] = run
-                continue
+            vals = views[name].scores_for(c.runs[name].query, np.concatenate(pis))
             filled = dict(run)
             pos = 0
             for ri, p in zip(missing, pis):
@@ -409,35 +365,35 @@ class Searcher:
             out[name] = filled
         return out
 
-    def _hits(self, ranked: list[tuple[int, float]], c: "_Candidates") -> list[Hit]:
+    def _coverage(self, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]]) -> dict[str, float]:
+        """For each retriever that measures it, how much of the query the top record holds."""
+        if not ranked:
+            return {}
+        rows = c.record_passages.get(ranked[0][0], ())
+        return {name: float(r.coverage(c.runs[name].query, rows))
+                for name, r in views.items() if hasattr(r, "coverage") and name in c.runs}
+
+    def _hits(self, c: Candidates, k: int) -> list[Hit]:
         hits = []
-        for pos, (ri, score) in enumerate(ranked, start=1):
-            scores = {n: float(run[ri]) for n, run in c.record_runs.items() if ri in run}
-            ranks = {n: c.record_ranks[n][ri] for n in c.record_runs if ri in c.record_ranks[n]}
-            pi = self._best_passage(ri, c)
-            hits.append(Hit(record=self.records[ri], score=float(score), rank=pos, passage=self.passages[pi], scores=scores, ranks=ranks))
+        rrf_k = self.config.fusion.rrf_k
+        for pos, (ri, score) in enumerate(c.fused[:k], start=1):
+            scores = {n: float(run.records[ri]) for n, run in c.runs.items() if ri in run.records}
+            ranks = {n: run.ranks[ri] for n, run in c.runs.items() if ri in run.ranks}
+            pi = c.best_passage(ri, rrf_k)
+            if pi is None:  # pragma: no cover - every ranked record came from some passage
+                pi = int(self._record_passages[ri][0])
+            hits.append(Hit(record=self.records[ri], score=float(score), rank=pos, passage=self.passages[pi],
+                            scores=scores, ranks=ranks))
         return hits
 
-    def _best_passage(self, ri: int, c: "_Candidates") -> int:
-        """The record's passage with the best passage-level RRF over the retrievers."""
-        best, best_score = None, -math.inf
-        k = self.config.fusion.rrf_k
-        for pi in c.record_passages.get(ri, ()):
-            s = sum(1.0 / (k + c.passage_ranks[n][pi]) for n in c.passage_ranks if pi in c.passage_ranks[n])
-            if s > best_score or (s == best_score and best is not None and pi < best):
-                best, best_score = pi, s
-        if best is None:  # pragma: no cover - every ranked record came from some passage
-            best = int(np.flatnonzero(self._passage_record == ri)[0])
-        return best
-
-    def _warnings(self, q: str, ranked, c: "_Candidates", hits: list[Hit]) -> tuple[list[Warning], dict[str, float]]:
+    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Warning], dict[str, float]]:
         from searchkit.rank import signals
 
         out = []
         sig: dict[str, float] = {}
         wm = self.config.weak_match
         if hits:
-            sig = signals.compute_features(self, q, ranked, c)
+            sig = signals.compute_features(c)
             sig["answer_probability"] = signals.answer_probability(sig, wm)
             if wm.enabled:
                 w = signals.weak_match_warning(sig, wm)
@@ -463,12 +419,15 @@ class Searcher:
     def _write_files(self, tmp: Path, extra_files: Mapping[str, str]) -> None:
         from searchkit import __version__
 
+        dense = self.retrievers.get("dense")
         manifest = {
             "format": INDEX_FORMAT,
             "searchkit_version": __version__,
             "config_fingerprint": self.config.fingerprint(),
             "index_fingerprint": self.config.index_fingerprint(),
-            "embedder_fingerprint": self.embedder.fingerprint() if self.dense is not None else None,
+            "analysis": analysis_identity(),
+            "retrievers": list(self.retrievers),
+            "embedder_fingerprint": dense.embedder.fingerprint() if dense is not None else None,
             "n_records": len(self.records),
             "n_passages": len(self.passages),
         }
@@ -479,10 +438,10 @@ class Searcher:
         with open(tmp / "passages.jsonl", "w", encoding="utf-8") as fh:
             for p in self.passages:
                 fh.write(json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n")
-        if self.bm25 is not None:
-            self.bm25.save(tmp / "bm25")
-        if self.dense is not None:
-            self.dense.save(tmp / "dense")
+        for name, r in self.retrievers.items():
+            if not hasattr(r, "save"):
+                raise IndexMismatchError(f"retriever {name!r} cannot be saved (it has no save method)")
+            r.save(tmp / name)
         for name, text in extra_files.items():
             (tmp / name).write_text(text, encoding="utf-8")
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -515,12 +474,19 @@ class Searcher:
         name: str | None = None,
     ) -> "Searcher":
         """Load one version folder (see ``load``); every damaged file is a one-line error naming it."""
+        from searchkit import retrievers
+
         shown = name or str(folder)
         manifest = _read_json_file(folder / "manifest.json", shown)
         if not isinstance(manifest, dict):
             raise IndexMismatchError(f"{shown}: manifest.json is not a JSON object; the index is damaged, rebuild it")
         if manifest.get("format") != INDEX_FORMAT:
             raise IndexMismatchError(f"{shown}: index format {str(manifest.get('format'))[:40]!r} is not {INDEX_FORMAT}; rebuild it")
+        if manifest.get("analysis") != analysis_identity():
+            raise IndexMismatchError(
+                f"{shown} was analysed by another analyzer or dictionary ({_analysis_text(manifest.get('analysis'))}; "
+                f"installed: {_analysis_text(analysis_identity())}): its tokens would not match new queries; rebuild it"
+            )
         stored = SearchConfig.load(folder / "config.json")
         if config is None:
             config = stored
@@ -544,17 +510,8 @@ class Searcher:
         ids = {r.id for r in records}
         if len(ids) != len(records) or any(p.record_id not in ids for p in passages):
             raise IndexMismatchError(f"{shown}: records.jsonl and passages.jsonl disagree; the index is damaged, rebuild it")
-        bm25 = dense = None
-        if config.bm25.enabled:
-            from searchkit.index.bm25 import BM25Index
-
-            bm25 = BM25Index.load(folder / "bm25")
-            if bm25.n_docs != len(passages):
-                raise IndexMismatchError(f"{shown}: the BM25 index has {bm25.n_docs} rows for {len(passages)} passages; rebuild it")
-            bm25.warm_up()  # compile (or load from numba's cache) now, not in the first live query
-        if config.dense.enabled:
-            from searchkit.index.dense import DenseIndex
-
+        names = retrievers.enabled(config)
+        if "dense" in names:
             embedder = embedder if embedder is not None else make_embedder(config)
             if embedder.fingerprint() != manifest.get("embedder_fingerprint"):
                 raise IndexMismatchError(
@@ -562,11 +519,42 @@ class Searcher:
                     f"but the embedder given is {embedder.fingerprint()} ({getattr(embedder, 'name', '?')}); "
                     "rebuild the index or pass the same embedder"
                 )
-            dense = DenseIndex.load(folder / "dense")
-            if dense.n != len(passages):
-                raise IndexMismatchError(f"{shown}: the dense index has {dense.n} vectors for {len(passages)} passages; rebuild it")
             cache = cache if cache is not None else _default_cache()
-        return cls(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache)
+        analyzer = make_analyzer(config)
+        ctx = retrievers.BuildContext(passages, analyzer, embedder, cache)
+        loaded = {}
+        for rname in names:
+            spec = retrievers.get(rname)
+            r = spec.load(folder / rname, getattr(config, spec.section), ctx)
+            n = getattr(getattr(r, "index", None), "n_docs", None) or getattr(getattr(r, "index", None), "n", None)
+            if n is not None and n != len(passages):
+                raise IndexMismatchError(f"{shown}: the {rname} index has {n} rows for {len(passages)} passages; rebuild it")
+            loaded[rname] = r
+        return cls(config, records, passages, retrievers=loaded, analyzer=analyzer)
+
+
+def analysis_identity() -> dict[str, Any]:
+    """What decides the tokens an index holds besides its config: the analyzer's version and
+    the installed Sudachi dictionary and Snowball stemmer (an upgrade of either must not
+    silently reuse an index built with the other)."""
+    from importlib import metadata
+
+    from searchkit.analyze import ANALYZER_VERSION
+
+    def version(dist: str) -> str | None:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {"analyzer_version": ANALYZER_VERSION, "sudachipy": version("sudachipy"),
+            "sudachidict_core": version("sudachidict-core"), "pystemmer": version("PyStemmer")}
+
+
+def _analysis_text(identity: Any) -> str:
+    if not isinstance(identity, dict):
+        return "unknown"
+    return ", ".join(f"{k} {v}" for k, v in identity.items())
 
 
 def _read_json_file(path: Path, shown: str) -> Any:
@@ -594,45 +582,6 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
     except (OSError, UnicodeDecodeError) as exc:
         raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
     return out
-
-
-@dataclass
-class _Candidates:
-    """What the retrievers returned for one query, at passage and record level."""
-
-    query_tokens: list[str] = field(default_factory=list)
-    qvec: np.ndarray | None = None
-    bm25: Any = None
-    passage_ranks: dict[str, dict[int, int]] = field(default_factory=dict)
-    passage_scores: dict[str, dict[int, float]] = field(default_factory=dict)
-    record_runs: dict[str, dict[int, float]] = field(default_factory=dict)
-    record_ranks: dict[str, dict[int, int]] = field(default_factory=dict)
-    record_best_passage: dict[str, dict[int, int]] = field(default_factory=dict)
-    record_passages: dict[int, list[int]] = field(default_factory=dict)
-    fused: dict[int, float] = field(default_factory=dict)
-
-    def add(self, name: str, idx: np.ndarray, scores: np.ndarray, passage_record: np.ndarray, depth: int) -> None:
-        pr: dict[int, int] = {}
-        ps: dict[int, float] = {}
-        run: dict[int, float] = {}
-        best: dict[int, int] = {}
-        for rank, (pi, s) in enumerate(zip(idx.tolist(), scores.tolist()), start=1):
-            pr[pi] = rank
-            ps[pi] = s
-            ri = int(passage_record[pi])
-            if ri not in run:
-                if len(run) >= depth:
-                    continue
-                run[ri] = s
-                best[ri] = pi
-            self.record_passages.setdefault(ri, [])
-            if pi not in self.record_passages[ri]:
-                self.record_passages[ri].append(pi)
-        self.passage_ranks[name] = pr
-        self.passage_scores[name] = ps
-        self.record_runs[name] = run
-        self.record_ranks[name] = {ri: i for i, ri in enumerate(run, start=1)}
-        self.record_best_passage[name] = best
 
 
 def _passage_depth(record_depth: int, n_passages: int) -> int:

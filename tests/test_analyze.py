@@ -230,9 +230,9 @@ def test_bad_parameters_name_the_culprit():
         Analyzer(split_mode="D")
     with pytest.raises(ValueError, match="route"):
         Analyzer(route="de")
-    with pytest.raises(TypeError, match="stop_pos"):
+    with pytest.raises(ValueError, match="stop_pos"):
         Analyzer(stop_pos="助詞")
-    with pytest.raises(TypeError, match="stem"):
+    with pytest.raises(ValueError, match="stem"):
         Analyzer(stem="yes")
     with pytest.raises(TypeError):
         Analyzer("C")  # keyword-only

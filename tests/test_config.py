@@ -11,7 +11,7 @@ def test_default_round_trips_through_json():
     back = SearchConfig.from_json(cfg.to_json())
     assert back == cfg
     assert back.fingerprint() == cfg.fingerprint()
-    assert json.loads(cfg.to_json())["schema_version"] == 1
+    assert json.loads(cfg.to_json())["schema_version"] == 2
 
 
 def test_fingerprint_is_stable_and_changes_with_any_knob():
@@ -135,8 +135,9 @@ def test_registry_names_are_the_registries():
 @pytest.mark.parametrize(
     "key,value,pattern",
     [
-        ("fusion.bm25_weight", -0.1, r"fusion\.bm25_weight must be at least 0, got -0\.1"),
-        ("fusion.dense_weight", -1, r"fusion\.dense_weight must be at least 0"),
+        ("fusion.weights", {"bm25": -0.1, "dense": 0.6}, r"fusion\.weights\.bm25 must be at least 0, got -0\.1"),
+        ("fusion.weights", {"dense": -1}, r"fusion\.weights\.dense must be at least 0"),
+        ("fusion.weights", {"sparse": 1.0}, r"fusion\.weights\.sparse: 'sparse' is not a known retriever"),
         ("fusion.rrf_k", -1, r"fusion\.rrf_k must be at least 0"),
         ("diversity.per_kind", -3, r"diversity\.per_kind must be at least 1, got -3"),
         ("diversity.per_kind", 0, r"diversity\.per_kind must be at least 1, got 0"),
@@ -186,8 +187,8 @@ def test_cross_section_contradictions_are_refused():
     SearchConfig.from_dict({"dense": {"enabled": False},
                             "weak_match": {"enabled": False, "features": ["dense_top1"], "coef": [1.0]}})
     # a weighted sum with both weights 0 ranks nothing
-    with pytest.raises(ConfigError, match=r"fusion\.bm25_weight, fusion\.dense_weight: both are 0"):
-        SearchConfig.from_dict({"fusion": {"bm25_weight": 0, "dense_weight": 0}})
+    with pytest.raises(ConfigError, match=r"fusion\.weights: every running retriever \(bm25, dense\) has weight 0"):
+        SearchConfig.from_dict({"fusion": {"weights": {"bm25": 0, "dense": 0}}})
     # an openai embedder needs an endpoint and a model
     with pytest.raises(ConfigError) as e:
         SearchConfig.from_dict({"dense": {"embedder": "openai"}})
@@ -198,14 +199,14 @@ def test_every_problem_is_listed_at_once_each_naming_its_key():
     bad = {
         "colour": "red",
         "bm25": {"k1": "high", "variant": "bm26"},
-        "fusion": {"method": "nosuch", "bm25_weight": -1},
+        "fusion": {"method": "nosuch", "weights": {"bm25": -1, "dense": 0.6}},
         "diversity": {"per_kind": -3, "min_relative_score": 2},
         "dense": {"enabled": False, "index": "ivf"},
         "weak_match": {"features": ["dense_top1", "fused_z"], "coef": [1.0, 1.0], "threshold": 7},
     }
     with pytest.raises(ConfigError) as e:
         SearchConfig.from_dict(bad)
-    keys = ["'colour'", "bm25.k1", "bm25.variant", "fusion.method", "fusion.bm25_weight", "diversity.per_kind",
+    keys = ["'colour'", "bm25.k1", "bm25.variant", "fusion.method", "fusion.weights.bm25", "diversity.per_kind",
             "diversity.min_relative_score", "dense.index", "weak_match.threshold", "weak_match.features[0]"]
     assert len(e.value.problems) == len(keys)
     for key in keys:
@@ -222,8 +223,8 @@ def test_python_construction_is_checked_too():
     with pytest.raises(ConfigError, match="reads the dense retriever"):
         SearchConfig(dense=SearchConfig().dense.__class__(enabled=False),
                      weak_match=WeakMatchConfig(features=("dense_margin",), coef=(1.0,)))
-    with pytest.raises(ConfigError, match=r"schema_version 2 is not supported"):
-        SearchConfig(schema_version=2)
+    with pytest.raises(ConfigError, match=r"schema_version 3 is not supported"):
+        SearchConfig(schema_version=3)
 
 
 def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
@@ -239,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "bd34f670099db8b3"
+    assert SearchConfig().fingerprint() == "60cc868531db5035"  # schema 2 (fusion.weights); was bd34f670099db8b3
 
 
 def test_bm25_only_model_matches_its_committed_fit():
@@ -275,7 +276,7 @@ def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(mo
     from searchkit import config as config_mod
 
     with pytest.raises(ConfigError, match="newer than this searchkit reads"):
-        config_mod.migrate({"schema_version": 2})
+        config_mod.migrate({"schema_version": 3})
     with pytest.raises(ConfigError, match="no migration leads from it"):
         config_mod.migrate({"schema_version": 0})
     with pytest.raises(ConfigError, match="must be an integer"):
@@ -283,8 +284,12 @@ def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(mo
     monkeypatch.setitem(config_mod.MIGRATIONS, 0, ("fusion.k renamed fusion.rrf_k",
                                                    lambda d: {**d, "fusion": {"rrf_k": d["fusion"]["k"]}}))
     data, notes = config_mod.migrate({"schema_version": 0, "fusion": {"k": 10}})
-    assert data == {"schema_version": 1, "fusion": {"rrf_k": 10}}
-    assert notes == ["config schema_version 0 -> 1: fusion.k renamed fusion.rrf_k"]
+    assert data == {"schema_version": 2, "fusion": {"rrf_k": 10}}
+    assert notes[0] == "config schema_version 0 -> 1: fusion.k renamed fusion.rrf_k" and notes[1].startswith("config schema_version 1 -> 2")
+    # the real step 1 -> 2: the two fusion weights became a mapping by retriever name
+    data, notes = config_mod.migrate({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}})
+    assert data == {"schema_version": 2, "fusion": {"weights": {"bm25": 0.3, "dense": 0.7}}}
+    assert SearchConfig.from_dict({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}}).fusion.weights == {"bm25": 0.3, "dense": 0.7}
 
 
 def test_bm25_only_model_does_not_warn_on_every_query():
@@ -305,3 +310,19 @@ def test_bm25_only_model_does_not_warn_on_every_query():
     forced = s.with_config(cfg.replace(weak_match=WeakMatchConfig(
         features=shipped.features[4:], coef=shipped.coef[4:], intercept=shipped.intercept)))
     assert warned(forced) == len(answerable)  # the shipped model without its dense terms
+
+
+def test_shipped_defaults_equal_the_committed_choices():
+    """SearchConfig() is what evals/defaults/ says was chosen (fusion on the tune half, the
+    weak-match fit), read through the schema migration."""
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "evals" / "defaults"
+    chosen = SearchConfig.from_dict(json.loads((root / "fusion.json").read_text(encoding="utf-8")))
+    shipped = SearchConfig()
+    for section in ("analyzer", "passages", "bm25", "dense", "fusion", "diversity", "query"):
+        assert getattr(chosen, section) == getattr(shipped, section), section
+    fit = json.loads((root / "weak_match_fit.json").read_text(encoding="utf-8"))["weak_match"]
+    wm = shipped.weak_match
+    assert list(wm.features) == fit["features"] and wm.threshold == fit["threshold"]
+    assert wm.coef == pytest.approx(fit["coef"], abs=5e-7) and wm.intercept == pytest.approx(fit["intercept"], abs=5e-7)

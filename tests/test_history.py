@@ -138,9 +138,7 @@ def test_missing_id_warning_names_the_id(index):
 
 def test_weak_match_warning_on_a_question_the_space_cannot_answer(index):
     weak = index.searcher.config.replace(**{"weak_match.threshold": 1.0, "weak_match.enabled": True})  # always fires
-    idx = HistoryIndex(index.searcher.__class__(weak, index.searcher.records, index.searcher.passages,
-                                                 bm25=index.searcher.bm25, dense=index.searcher.dense,
-                                                 embedder=index.searcher.embedder, cache=index.searcher.cache),
+    idx = HistoryIndex(index.searcher.with_config(weak),
                        index.spaces)
     ans = idx.search("рецепт борща", caller="u-anna", container="personal", space="acme", lang="en")
     assert message("en", "weak_match") in ans.text.splitlines()

@@ -188,8 +188,8 @@ _READER = textwrap.dedent("""
             continue
         tags = {t for r in s.records for t in ("verA", "verB") if t in r.text}
         tags |= {t for p in s.passages for t in ("verA", "verB") if t in p.text}
-        tags |= {t for t in ("vera", "verb") if t in s.bm25.vocab}
-        vec_ok = np.allclose(s.dense.vectors[:5], emb.embed_passages([p.text for p in s.passages[:5]]), atol=1e-6)
+        tags |= {t for t in ("vera", "verb") if t in s.retrievers["bm25"].index.vocab}
+        vec_ok = np.allclose(s.retrievers["dense"].index.vectors[:5], emb.embed_passages([p.text for p in s.passages[:5]]), atol=1e-6)
         if len({t.lower() for t in tags}) != 1 or not vec_ok:
             mixed += 1
         else:

@@ -129,7 +129,7 @@ def test_failed_save_leaves_previous_index_intact(searcher, tmp_path, monkeypatc
     def boom(self, folder):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(type(searcher.bm25), "save", boom)
+    monkeypatch.setattr(type(searcher.retrievers["bm25"].index), "save", boom)
     with pytest.raises(RuntimeError, match="disk full"):
         searcher.save(out)
     assert sorted(p.name for p in out.iterdir()) == before

@@ -71,7 +71,7 @@ def test_tune_fusion_picks_on_the_tune_half_only(monkeypatch, tmp_path):
     ds = load_dataset(resolve_dataset("mini"))
     base = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     grid = [{"fusion.method": "rrf", "fusion.rrf_k": 60},
-            {"fusion.method": "wsum", "fusion.norm": "zscore", "fusion.bm25_weight": 0.9, "fusion.dense_weight": 0.1}]
+            {"fusion.method": "wsum", "fusion.norm": "zscore", "fusion.weights": {"bm25": 0.9, "dense": 0.1}}]
     trials = tune_fusion([ds], base, grid, show_progress=False)
     assert len(trials) == 2
     assert trials[0].tune_mean >= trials[1].tune_mean
@@ -89,14 +89,14 @@ def test_filled_scores_equal_the_retrievers_exact_scores(tmp_path):
     recs = [Record(id=f"d{i}", text=t) for i, t in enumerate(
         ["alpha beta", "gamma delta", "alpha alpha gamma", "epsilon", "beta zeta", "eta theta"])]
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing", "depth": 1}, "bm25": {"depth": 1},
-                                  "fusion": {"method": "wsum", "norm": "none", "bm25_weight": 0.5, "dense_weight": 0.5}})
+                                  "fusion": {"method": "wsum", "norm": "none", "weights": {"bm25": 0.5, "dense": 0.5}}})
     s = Searcher.build(recs, cfg, cache=EmbeddingCache(None))
     res = s.search("alpha gamma", k=6)
-    qv = s.embed_query("alpha gamma")
-    full_bm25 = s.bm25.scores(s.analyzer.query_tokens("alpha gamma"))
+    qv = s.retrievers["dense"].prepare("alpha gamma")
+    full_bm25 = s.retrievers["bm25"].index.scores(s.analyzer.query_tokens("alpha gamma"))
     for h in res.hits:
         i = s.records.index(h.record)
-        dense = float(s.dense.scores_for(qv, np.array([i]))[0])
+        dense = float(s.retrievers["dense"].index.scores_for(qv, np.array([i]))[0])
         # fused = 0.5 * bm25 + 0.5 * dense with exact (filled) scores for both retrievers
         assert h.score == pytest.approx(0.5 * full_bm25[i] + 0.5 * dense, rel=1e-5)
 
@@ -133,8 +133,8 @@ def test_fusion_significance_tests_the_winner_on_the_tune_half():
 
     rng = np.random.default_rng(0)
     base = rng.random(60) * 0.7
-    best = _trial({"fusion.method": "wsum", "fusion.bm25_weight": 0.4}, base + 0.3)
-    runner = _trial({"fusion.method": "wsum", "fusion.bm25_weight": 0.5}, base + 0.29)
+    best = _trial({"fusion.method": "wsum", "fusion.weights": {"bm25": 0.4, "dense": 0.6}}, base + 0.3)
+    runner = _trial({"fusion.method": "wsum", "fusion.weights": {"bm25": 0.5, "dense": 0.5}}, base + 0.29)
     rrf = _trial(dict(RRF_REFERENCE), base)
     other_rrf = _trial({"fusion.method": "rrf", "fusion.rrf_k": 10}, base + 0.1)
     sig = fusion_significance([best, runner, other_rrf, rrf])

@@ -173,13 +173,9 @@ def evaluate_dataset(
         depth = MAX_LIMIT_SPACES
 
     queries = list(dataset.queries)
-    if getattr(searcher, "dense", None) is not None and getattr(searcher, "cache", None) is not None:
-        # embed every query text in batches first (parallel across texts, cached); the
-        # per-query searches below then only look them up
-        searcher.cache.embed(
-            searcher.embedder, sorted({q.text.strip() for q in queries if q.text.strip()}), "query",
-            batch_size=searcher.config.dense.batch_size, show_progress=show_progress, desc="embed queries",
-        )
+    # prepare every query text in batches first (the dense retriever embeds them in parallel
+    # into its cache); the per-query searches below then only look them up
+    searcher.warm(sorted({q.text.strip() for q in queries if q.text.strip()}), show_progress=show_progress)
     it = queries
     if show_progress:
         from tqdm.auto import tqdm

@@ -149,7 +149,7 @@ def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> d
 FUSION_GRID: tuple[dict[str, Any], ...] = tuple(
     [{"fusion.method": "rrf", "fusion.rrf_k": k} for k in (10, 30, 60)]
     + [
-        {"fusion.method": "wsum", "fusion.norm": norm, "fusion.bm25_weight": round(w, 2), "fusion.dense_weight": round(1 - w, 2)}
+        {"fusion.method": "wsum", "fusion.norm": norm, "fusion.weights": {"bm25": round(w, 2), "dense": round(1 - w, 2)}}
         for norm in ("minmax", "zscore")
         for w in (0.2, 0.3, 0.4, 0.5, 0.6)
     ]

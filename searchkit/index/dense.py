@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,7 +17,7 @@ import numpy as np
 
 from searchkit.util import atomic_write_text
 
-__all__ = ["DenseIndex", "DenseParams", "INDEX_KINDS", "set_faiss_threads"]
+__all__ = ["DenseIndex", "INDEX_KINDS", "set_faiss_threads"]
 
 _FORMAT_VERSION = 1
 _INDEX_FILE = "dense.faiss"
@@ -63,46 +62,22 @@ def set_faiss_threads(n: int | None = None) -> int:
     return n
 
 
-@dataclass(frozen=True)
-class DenseParams:
-    """How a :class:`DenseIndex` is built and searched.
-
-    Args:
-        kind: a key of ``INDEX_KINDS``: ``"flat"`` (exact) or ``"hnsw"`` (approximate,
-            Malkov & Yashunin 2018, for large corpora).
-        hnsw_m: HNSW graph degree M.
-        ef_construction: HNSW candidate list size while building.
-        ef_search: HNSW candidate list size while searching (raised to k when k is larger).
-    """
-
-    kind: str = "flat"
-    hnsw_m: int = 32
-    ef_construction: int = 200
-    ef_search: int = 128
-
-    def __post_init__(self) -> None:
-        if self.kind not in INDEX_KINDS:
-            raise ValueError(f"dense index kind {self.kind!r} is unknown; valid: {sorted(INDEX_KINDS)}")
-        for name in ("hnsw_m", "ef_construction", "ef_search"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"dense index {name} must be a positive integer, got {value!r}")
-
-
-def _new_flat(dim: int, params: DenseParams) -> Any:
+def _new_flat(dim: int, cfg: Any) -> Any:
     return _faiss().IndexFlatIP(dim)
 
 
-def _new_hnsw(dim: int, params: DenseParams) -> Any:
+def _new_hnsw(dim: int, cfg: Any) -> Any:
     faiss = _faiss()
-    index = faiss.IndexHNSWFlat(dim, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = params.ef_construction
-    index.hnsw.efSearch = params.ef_search
+    index = faiss.IndexHNSWFlat(dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = cfg.ef_construction
+    index.hnsw.efSearch = cfg.ef_search
     return index
 
 
-INDEX_KINDS: dict[str, Callable[[int, DenseParams], Any]] = {"flat": _new_flat, "hnsw": _new_hnsw}
-"""Dense index kinds: name -> factory(dim, params) returning an empty FAISS index."""
+INDEX_KINDS: dict[str, Callable[[int, Any], Any]] = {"flat": _new_flat, "hnsw": _new_hnsw}
+"""Dense index kinds (``dense.index``): name -> factory(dim, DenseConfig) returning an empty FAISS
+index: ``flat`` (exact inner product) or ``hnsw`` (approximate, Malkov & Yashunin 2018; graph
+degree ``dense.hnsw_m``, candidate lists ``dense.ef_construction`` / ``dense.ef_search``)."""
 
 
 def _stored_vectors(index: Any, n: int, dim: int) -> np.ndarray:
@@ -122,19 +97,19 @@ class DenseIndex:
     Build with :meth:`build`, or :meth:`load` a saved one. ``n`` docs of dimension ``dim``.
     """
 
-    def __init__(self, index: Any, params: DenseParams) -> None:
+    def __init__(self, index: Any, cfg: Any) -> None:
         self._index = index
-        self.params = params
+        self.cfg = cfg
         self.n = int(index.ntotal)
         self.dim = int(index.d)
         self._vectors = _stored_vectors(index, self.n, self.dim)
 
     def __repr__(self) -> str:
-        return f"DenseIndex(kind={self.params.kind!r}, n={self.n}, dim={self.dim})"
+        return f"DenseIndex(kind={self.cfg.index!r}, n={self.n}, dim={self.dim})"
 
     @property
     def kind(self) -> str:
-        return self.params.kind
+        return self.cfg.index
 
     @property
     def vectors(self) -> np.ndarray:
@@ -145,21 +120,21 @@ class DenseIndex:
     def build(
         cls,
         vectors: np.ndarray,
+        cfg: Any = None,
         *,
-        kind: str = "flat",
-        hnsw_m: int = 32,
-        ef_construction: int = 200,
-        ef_search: int = 128,
         show_progress: bool = False,
         desc: str = "indexing vectors",
     ) -> "DenseIndex":
-        """Index ``vectors`` (``(n, dim)``, finite; float32 or convertible).
+        """Index ``vectors`` (``(n, dim)``, finite; float32 or convertible) as the ``DenseConfig``
+        ``cfg`` says (``index``, ``hnsw_m``, ``ef_construction``, ``ef_search``; default: the shipped one).
 
         Raises:
-            ValueError: unknown ``kind`` (listing the valid ones), bad parameters, vectors that
-                are not a finite 2-D array with ``dim >= 1``.
+            ValueError: vectors that are not a finite 2-D array with ``dim >= 1``.
         """
-        params = DenseParams(kind, hnsw_m, ef_construction, ef_search)
+        if cfg is None:
+            from searchkit.config import DenseConfig
+
+            cfg = DenseConfig()
         x = np.asarray(vectors)
         if x.ndim != 2 or x.shape[1] < 1:
             raise ValueError(f"vectors must be a 2-D array (n, dim) with dim >= 1, got shape {x.shape}")
@@ -169,7 +144,7 @@ class DenseIndex:
         finite = np.isfinite(x).all(axis=1)
         if not finite.all():
             raise ValueError(f"vectors row {int(np.flatnonzero(~finite)[0])} holds NaN or infinity")
-        index = INDEX_KINDS[kind](x.shape[1], params)
+        index = INDEX_KINDS[cfg.index](x.shape[1], cfg)
         from tqdm.auto import tqdm
 
         with tqdm(total=x.shape[0], desc=desc, unit="vec",
@@ -178,7 +153,7 @@ class DenseIndex:
                 chunk = x[start:start + _ADD_CHUNK]
                 index.add(chunk)
                 bar.update(chunk.shape[0])
-        return cls(index, params)
+        return cls(index, cfg)
 
     # -- search ----------------------------------------------------------------
     def search(self, qvec: np.ndarray, k: int,
@@ -208,7 +183,7 @@ class DenseIndex:
         faiss = _faiss()
         if mask is None:
             n_allowed = self.n
-            params = faiss.SearchParametersHNSW(efSearch=max(self.params.ef_search, k)) \
+            params = faiss.SearchParametersHNSW(efSearch=max(self.cfg.ef_search, k)) \
                 if self.kind == "hnsw" else None
             keep: tuple[Any, ...] = ()
         else:
@@ -220,7 +195,7 @@ class DenseIndex:
             bits = np.packbits(mask, bitorder="little")
             selector = faiss.IDSelectorBitmap(self.n, faiss.swig_ptr(bits))
             keep = (bits, selector)  # the selector only points at bits: keep both alive
-            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.params.ef_search, k))
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.cfg.ef_search, k))
                       if self.kind == "hnsw" else faiss.SearchParameters(sel=selector))
         _, labels = self._index.search(q[None, :], min(k, n_allowed), params=params)
         del keep
@@ -253,7 +228,9 @@ class DenseIndex:
         file is written to a temporary name and renamed, so a crash leaves no half file."""
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
-        meta = {"format_version": _FORMAT_VERSION, "n": self.n, "dim": self.dim, **asdict(self.params)}
+        c = self.cfg
+        meta = {"format_version": _FORMAT_VERSION, "n": self.n, "dim": self.dim, "kind": c.index,
+                "hnsw_m": c.hnsw_m, "ef_construction": c.ef_construction, "ef_search": c.ef_search}
         faiss = _faiss()
         fd, tmp = tempfile.mkstemp(dir=out, prefix=".dense-", suffix=".tmp")
         os.close(fd)
@@ -267,8 +244,9 @@ class DenseIndex:
         return out
 
     @classmethod
-    def load(cls, folder: str | os.PathLike[str]) -> "DenseIndex":
-        """Load an index written by :meth:`save`.
+    def load(cls, folder: str | os.PathLike[str], *, ef_search: int | None = None) -> "DenseIndex":
+        """Load an index written by :meth:`save` (``ef_search``, a query-time knob, replaces the
+        stored one when given).
 
         Raises:
             FileNotFoundError: ``dense.json`` or ``dense.faiss`` is missing (names the path).
@@ -286,26 +264,29 @@ class DenseIndex:
         if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:
             got = meta.get("format_version") if isinstance(meta, dict) else None
             raise ValueError(f"dense index {meta_path}: format_version {got!r}, expected {_FORMAT_VERSION}")
+        from searchkit.config import ConfigError, DenseConfig
+
         try:
-            params = DenseParams(**{f: meta[f] for f in ("kind", "hnsw_m", "ef_construction", "ef_search")})
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"dense index metadata {meta_path} is invalid: {e}") from None
+            cfg = DenseConfig(index=meta["kind"], hnsw_m=meta["hnsw_m"], ef_construction=meta["ef_construction"],
+                              ef_search=ef_search if ef_search is not None else meta["ef_search"])
+        except (KeyError, TypeError, ValueError, ConfigError) as e:
+            raise ValueError(f"dense index metadata {meta_path} is invalid: {str(e)[:200]}") from None
         faiss = _faiss()
         try:
             index = faiss.read_index(str(index_path))
         except RuntimeError as e:
             raise ValueError(f"dense index file {index_path} is unreadable: {str(e).splitlines()[0]}") from None
         # read_index already returns the concrete class (downcasting again would drop ownership)
-        expected_type = faiss.IndexHNSWFlat if params.kind == "hnsw" else faiss.IndexFlatIP
+        expected_type = faiss.IndexHNSWFlat if cfg.index == "hnsw" else faiss.IndexFlatIP
         if not isinstance(index, expected_type) or index.metric_type != faiss.METRIC_INNER_PRODUCT:
             raise ValueError(f"dense index file {index_path} holds a {type(index).__name__}, "
-                             f"but {meta_path} says kind {params.kind!r}")
+                             f"but {meta_path} says kind {cfg.index!r}")
         if index.ntotal != meta.get("n") or index.d != meta.get("dim"):
             raise ValueError(f"dense index file {index_path} has n={index.ntotal}, dim={index.d}; "
                              f"{meta_path} says n={meta.get('n')}, dim={meta.get('dim')}")
-        if params.kind == "hnsw":
-            index.hnsw.efSearch = params.ef_search
-        return cls(index, params)
+        if cfg.index == "hnsw":
+            index.hnsw.efSearch = cfg.ef_search
+        return cls(index, cfg)
 
     # -- internals ---------------------------------------------------------------
     def _check_query(self, qvec: np.ndarray) -> np.ndarray:

@@ -10,113 +10,77 @@ probability that the space has an answer; the warning fires when ``p < threshold
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
-import numpy as np
-
+from searchkit.rank.candidates import Candidates
 from searchkit.records import Hit, Warning
+from searchkit.retrievers import z_top1
 
 if TYPE_CHECKING:  # pragma: no cover
     from searchkit.config import WeakMatchConfig
 
 
-def _sorted_scores(run: Mapping[int, float]) -> list[float]:
-    return sorted(run.values(), reverse=True)
+class _Features(Mapping[str, Callable[[Candidates], float]]):
+    """The weak-match features, read live from the retriever registry: for each registered
+    retriever ``R``, ``R_<shape>`` for each of its score shapes (``dense_top1``, ``bm25_margin``, ...)
+    and ``R_coverage`` when it measures coverage; then ``fused_z`` (over the fused list) and
+    ``term_coverage`` (the lexical retriever's coverage, ``bm25_coverage``)."""
+
+    _key: tuple = ()
+    _cached: dict = {}
+
+    def _table(self) -> dict[str, tuple[Callable[[Candidates], float], str | None]]:
+        from searchkit import retrievers
+
+        key = tuple((n, id(retrievers.get(n))) for n in retrievers.names())
+        if key == self._key:
+            return self._cached
+        table: dict[str, tuple[Callable[[Candidates], float], str | None]] = {}
+        for name in retrievers.names():
+            spec = retrievers.get(name)
+            for shape, fn in spec.shapes.items():
+                table[f"{name}_{shape}"] = (_shape_feature(name, fn), name)
+            if spec.coverage:
+                table[f"{name}_coverage"] = (_coverage_feature(name), name)
+        table["fused_z"] = (lambda c: z_top1([s for _, s in c.fused]), None)
+        table["term_coverage"] = (_coverage_feature("bm25"), "bm25")
+        self._key, self._cached = key, table
+        return table
+
+    def __getitem__(self, key: str) -> Callable[[Candidates], float]:
+        return self._table()[key][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+    def reads(self, feature: str) -> str | None:
+        """The retriever a feature reads (None: the fused list); KeyError for an unknown feature."""
+        return self._table()[feature][1]
 
 
-def _top(run: Mapping[int, float], i: int) -> float:
-    vals = _sorted_scores(run)
-    return float(vals[i]) if len(vals) > i else 0.0
+def _shape_feature(name: str, fn: Callable[[Sequence[float]], float]) -> Callable[[Candidates], float]:
+    def feature(c: Candidates) -> float:
+        run = c.runs.get(name)
+        return float(fn(run.scores())) if run is not None else 0.0
+
+    return feature
 
 
-def _dense_top1(ctx: "FeatureContext") -> float:
-    return _top(ctx.runs.get("dense", {}), 0)
+def _coverage_feature(name: str) -> Callable[[Candidates], float]:
+    return lambda c: float(c.coverage.get(name, 0.0))
 
 
-def _dense_margin(ctx: "FeatureContext") -> float:
-    run = ctx.runs.get("dense", {})
-    return _top(run, 0) - _top(run, 1) if len(run) > 1 else 0.0
+FEATURES = _Features()
+"""Score-shape features by name; each maps ``Candidates`` to one float (see ``_Features``)."""
 
 
-def _dense_gap10(ctx: "FeatureContext") -> float:
-    vals = _sorted_scores(ctx.runs.get("dense", {}))
-    if len(vals) < 2:
-        return 0.0
-    return float(vals[0] - np.mean(vals[1:10]))
-
-
-def _bm25_top1(ctx: "FeatureContext") -> float:
-    return _top(ctx.runs.get("bm25", {}), 0)
-
-
-def _bm25_margin(ctx: "FeatureContext") -> float:
-    run = ctx.runs.get("bm25", {})
-    t1, t2 = _top(run, 0), _top(run, 1)
-    return (t1 - t2) / t1 if t1 > 0 else 0.0
-
-
-def _bm25_z(ctx: "FeatureContext") -> float:
-    return _z_top1(_sorted_scores(ctx.runs.get("bm25", {})))
-
-
-def _dense_z(ctx: "FeatureContext") -> float:
-    return _z_top1(_sorted_scores(ctx.runs.get("dense", {})))
-
-
-def _fused_z(ctx: "FeatureContext") -> float:
-    return _z_top1([s for _, s in ctx.ranked])
-
-
-def _z_top1(vals: Sequence[float]) -> float:
-    if len(vals) < 3:
-        return 0.0
-    arr = np.asarray(vals, dtype=float)
-    sd = arr[1:].std()
-    if sd <= 1e-12:
-        return 0.0
-    return float((arr[0] - arr[1:].mean()) / sd)
-
-
-def _term_coverage(ctx: "FeatureContext") -> float:
-    return ctx.term_coverage
-
-
-FEATURES: dict[str, Callable[["FeatureContext"], float]] = {
-    "dense_top1": _dense_top1,
-    "dense_margin": _dense_margin,
-    "dense_gap10": _dense_gap10,
-    "dense_z": _dense_z,
-    "bm25_top1": _bm25_top1,
-    "bm25_margin": _bm25_margin,
-    "bm25_z": _bm25_z,
-    "fused_z": _fused_z,
-    "term_coverage": _term_coverage,
-}
-"""Score-shape features by name; each maps a ``FeatureContext`` to one float."""
-
-
-class FeatureContext:
-    """What the features read: record-level runs per retriever, the fused ranking, coverage."""
-
-    def __init__(self, runs: Mapping[str, Mapping[int, float]], ranked: Sequence[tuple[int, float]], term_coverage: float):
-        self.runs = runs
-        self.ranked = ranked
-        self.term_coverage = term_coverage
-
-
-def compute_features(searcher: Any, query: str, ranked: Sequence[tuple[int, float]], cands: Any) -> dict[str, float]:
-    """All registered features for one search (the searcher's candidates after fusion)."""
-    coverage = 0.0
-    qt = set(cands.query_tokens)
-    if qt and ranked and searcher.bm25 is not None:
-        top = ranked[0][0]
-        pis = cands.record_passages.get(top) or []
-        best = 0
-        for pi in pis:
-            best = max(best, searcher.bm25.matched_terms(cands.query_tokens, pi))
-        coverage = best / len(qt)
-    ctx = FeatureContext(cands.record_runs, ranked, coverage)
-    return {name: float(fn(ctx)) for name, fn in FEATURES.items()}
+def compute_features(cands: Candidates) -> dict[str, float]:
+    """Every registered feature for one search (``cands`` after fusion); a retriever that did not
+    run gives 0 for its features."""
+    return {name: float(fn(cands)) for name, (fn, _) in FEATURES._table().items()}
 
 
 def answer_probability(features: Mapping[str, float], cfg: "WeakMatchConfig") -> float:

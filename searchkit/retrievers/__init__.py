@@ -1,0 +1,157 @@
+"""Retrievers: anything that ranks rows for a query, behind one protocol, in one registry.
+
+A retriever turns a query text into its own representation once (``prepare``: BM25 tokens, a
+dense vector, FTS5 terms), then ``search(query, k, mask)`` returns its best rows with their
+scores, and ``scores_for(query, rows)`` scores given rows exactly (fusion fills a candidate a
+retriever did not return with its exact score). A retriever may also say how much of the query a
+row covers (``coverage``) and which score-shape features it offers (``SHAPES``: feature suffix ->
+function of its sorted record scores) for the weak-match model (H11).
+
+The Searcher (``searchkit.searcher``) holds a name -> retriever mapping built from the config
+(every registered retriever whose config section is enabled) and composes them by fusion, as
+pyserini's ``HybridSearcher`` composes anything with ``.search``: adding a retriever is one module,
+one ``register`` call and, for the built-ins, one config section. The task search composes its own
+(``fts5``) the same way (``searchkit.tools.task_engine``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """What the Searcher composes. Rows are the Searcher's passage rows (0..n-1)."""
+
+    name: str
+
+    def prepare(self, text: str) -> Any:
+        """The query as this retriever searches it (computed once per search)."""
+
+    def search(self, query: Any, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` rows (int64) and their scores (float), best first; a row whose ``mask``
+        entry is False never takes a slot."""
+
+    def scores_for(self, query: Any, rows: np.ndarray) -> np.ndarray:
+        """Exact scores of ``rows`` (any order; same order back)."""
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What building or loading a retriever may need besides its config section."""
+
+    passages: Sequence[Any]
+    analyzer: Any = None
+    embedder: Any = None
+    cache: Any = None
+    show_progress: bool = False
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """A registry entry: how to build, load and name the config of one kind of retriever.
+
+    Args:
+        name: the retriever's name (a run name in fusion, a key of ``fusion.weights``, the prefix of
+            its weak-match features, its folder in an index).
+        section: the ``SearchConfig`` section that configures it (``None``: none; such a retriever is
+            only ever given to a Searcher directly).
+        build: ``build(section_config, BuildContext) -> Retriever``.
+        load: ``load(folder, section_config, BuildContext) -> Retriever``.
+        shapes: feature suffix -> function of the record scores (best first) -> float; registered
+            as the weak-match features ``<name>_<suffix>`` (``searchkit.rank.signals.FEATURES``).
+        coverage: True when the retriever answers ``coverage(query, rows)`` (the share of the
+            query's terms a passage holds): the feature ``<name>_coverage``.
+    """
+
+    name: str
+    section: str | None
+    build: Callable[[Any, BuildContext], Any] | None = None
+    load: Callable[[Path, Any, BuildContext], Any] | None = None
+    shapes: Mapping[str, Callable[[Sequence[float]], float]] = field(default_factory=dict)
+    coverage: bool = False
+
+
+RETRIEVERS: dict[str, RetrieverSpec] = {}
+"""Every registered retriever by name, in the order fusion lists them."""
+
+
+def register(spec: RetrieverSpec) -> RetrieverSpec:
+    """Add ``spec`` to ``RETRIEVERS`` (a name registered twice is replaced)."""
+    if not isinstance(spec, RetrieverSpec) or not spec.name or not spec.name.isidentifier():
+        raise ValueError(f"a retriever needs a RetrieverSpec with an identifier name, got {spec!r}")
+    RETRIEVERS[spec.name] = spec
+    return spec
+
+
+def get(name: str) -> RetrieverSpec:
+    """The registered retriever ``name``; ValueError listing the valid names otherwise."""
+    _builtins()
+    try:
+        return RETRIEVERS[name]
+    except KeyError:
+        raise ValueError(f"unknown retriever {name!r}; valid: {', '.join(RETRIEVERS)}") from None
+
+
+def names() -> tuple[str, ...]:
+    """The registered retriever names (built-ins first)."""
+    _builtins()
+    return tuple(RETRIEVERS)
+
+
+def enabled(config: Any) -> list[str]:
+    """Names of the registered retrievers whose config section exists and is enabled, in order."""
+    out = []
+    for spec in (get(n) for n in names()):
+        section = getattr(config, spec.section, None) if spec.section else None
+        if section is not None and getattr(section, "enabled", False):
+            out.append(spec.name)
+    return out
+
+
+def _builtins() -> None:
+    """Register the built-in retrievers (importing their modules registers them)."""
+    if "bm25" not in RETRIEVERS:
+        from searchkit.retrievers import bm25, dense  # noqa: F401
+
+
+# --------------------------------------------------------------------------- score shapes
+
+
+def top1(scores: Sequence[float]) -> float:
+    """The best score (0 without any)."""
+    return float(scores[0]) if len(scores) else 0.0
+
+
+def margin(scores: Sequence[float]) -> float:
+    """Best minus second best (0 with fewer than two)."""
+    return float(scores[0] - scores[1]) if len(scores) > 1 else 0.0
+
+
+def relative_margin(scores: Sequence[float]) -> float:
+    """``(best - second) / best`` for scores on an open scale (0 when the best is not positive)."""
+    if len(scores) < 2 or scores[0] <= 0:
+        return 0.0
+    return float((scores[0] - scores[1]) / scores[0])
+
+
+def gap10(scores: Sequence[float]) -> float:
+    """Best minus the mean of the next nine (0 with fewer than two)."""
+    if len(scores) < 2:
+        return 0.0
+    return float(scores[0] - np.mean(scores[1:10]))
+
+
+def z_top1(scores: Sequence[float]) -> float:
+    """How many standard deviations of the rest the best stands above their mean (0 with fewer
+    than three scores or no spread)."""
+    if len(scores) < 3:
+        return 0.0
+    arr = np.asarray(scores, dtype=float)
+    sd = arr[1:].std()
+    if sd <= 1e-12:
+        return 0.0
+    return float((arr[0] - arr[1:].mean()) / sd)

@@ -1,0 +1,99 @@
+"""The BM25 retriever: analysed query tokens over ``searchkit.index.bm25.BM25Index``.
+
+Under a scope (what one caller may see, H14/H15) it searches an index whose collection statistics
+cover the scope's passages alone (``BM25Index.restrict``, cached per scope), so nothing outside
+the scope changes a score.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
+
+SCOPE_CACHE = 16
+"""Scoped indexes kept per retriever (one per distinct scope: a caller and the spaces searched)."""
+
+
+class BM25Retriever:
+    """``prepare`` gives the analyser's query tokens; rows are passage rows of the index."""
+
+    name = "bm25"
+
+    def __init__(self, index: Any, analyzer: Any) -> None:
+        self.index = index
+        self.analyzer = analyzer
+        self._scoped: OrderedDict[bytes, "BM25Retriever"] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def prepare(self, text: str) -> list[str]:
+        return self.analyzer.query_tokens(text)
+
+    def search(self, query: Sequence[str], k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.top_k(query, k, mask)
+
+    def scores_for(self, query: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        return self.index.scores(query)[rows]
+
+    def coverage(self, query: Sequence[str], rows: Sequence[int]) -> float:
+        """The largest share of the query's distinct terms that one of ``rows`` holds."""
+        distinct = set(query)
+        if not distinct:
+            return 0.0
+        best = max((self.index.matched_terms(query, int(r)) for r in rows), default=0)
+        return best / len(distinct)
+
+    def scoped(self, scope: np.ndarray) -> "BM25Retriever":
+        """This retriever with statistics over the passages in ``scope`` only (cached)."""
+        if bool(scope.all()):
+            return self
+        key = hashlib.sha256(np.packbits(scope).tobytes()).digest()
+        with self._lock:
+            hit = self._scoped.get(key)
+            if hit is not None:
+                self._scoped.move_to_end(key)
+                return hit
+        view = BM25Retriever(self.index.restrict(scope), self.analyzer)
+        with self._lock:
+            self._scoped[key] = view
+            while len(self._scoped) > SCOPE_CACHE:
+                self._scoped.popitem(last=False)
+        return view
+
+    def save(self, folder: Path) -> None:
+        self.index.save(folder)
+
+
+def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
+    from searchkit.index.bm25 import BM25Index
+
+    passages = ctx.passages
+    if ctx.show_progress:
+        from tqdm.auto import tqdm
+
+        passages = tqdm(passages, desc="analyse", unit="passage")
+    tokens = [ctx.analyzer.index_tokens(p.text) for p in passages]
+    return BM25Retriever(BM25Index.build(tokens, cfg, show_progress=ctx.show_progress), ctx.analyzer)
+
+
+def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:
+    from searchkit.index.bm25 import BM25Index
+
+    index = BM25Index.load(folder)
+    index.warm_up()  # compile (or load from numba's cache) now, not in the first live query
+    return BM25Retriever(index, ctx.analyzer)
+
+
+SPEC = register(RetrieverSpec(
+    name="bm25",
+    section="bm25",
+    build=_build,
+    load=_load,
+    shapes={"top1": top1, "margin": relative_margin, "z": z_top1},
+    coverage=True,
+))

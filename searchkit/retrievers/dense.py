@@ -1,0 +1,75 @@
+"""The dense retriever: an embedder (H16) and ``searchkit.index.dense.DenseIndex`` over its vectors.
+
+Query vectors go through the embedding cache, so a query text is embedded once. Under a scope
+(what one caller may see) every row of the scope is scored exactly, so rows outside it cannot
+change the result by steering an ANN graph walk.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from searchkit.retrievers import BuildContext, RetrieverSpec, gap10, margin, register, top1, z_top1
+
+
+class DenseRetriever:
+    """``prepare`` gives the query vector; rows are passage rows of the index."""
+
+    name = "dense"
+
+    def __init__(self, index: Any, embedder: Any, cache: Any = None, *, exact: bool = False) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.cache = cache
+        self.exact = exact
+
+    def prepare(self, text: str) -> np.ndarray:
+        if self.cache is not None:
+            return self.cache.embed(self.embedder, [text], "query", show_progress=False)[0]
+        return self.embedder.embed_queries([text])[0]
+
+    def warm(self, texts: Sequence[str], *, batch_size: int = 32, show_progress: bool = False) -> None:
+        """Embed many query texts at once (batched, cached), before searching them one by one."""
+        if self.cache is not None and texts:
+            self.cache.embed(self.embedder, list(texts), "query", batch_size=batch_size,
+                             show_progress=show_progress, desc="embed queries")
+
+    def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return self.index.search(query, k, mask, exact=self.exact)
+
+    def scores_for(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.index.scores_for(query, rows)
+
+    def scoped(self, scope: np.ndarray) -> "DenseRetriever":
+        """This retriever scoring every allowed row exactly."""
+        return self if self.exact else DenseRetriever(self.index, self.embedder, self.cache, exact=True)
+
+    def save(self, folder: Path) -> None:
+        self.index.save(folder)
+
+
+def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
+    from searchkit.index.dense import DenseIndex
+
+    vectors = ctx.cache.embed(
+        ctx.embedder, [p.text for p in ctx.passages], "passage", batch_size=cfg.batch_size,
+        show_progress=ctx.show_progress, desc="embed passages",
+    )
+    return DenseRetriever(DenseIndex.build(vectors, cfg), ctx.embedder, ctx.cache)
+
+
+def _load(folder: Path, cfg: Any, ctx: BuildContext) -> DenseRetriever:
+    from searchkit.index.dense import DenseIndex
+
+    return DenseRetriever(DenseIndex.load(folder, ef_search=cfg.ef_search), ctx.embedder, ctx.cache)
+
+
+SPEC = register(RetrieverSpec(
+    name="dense",
+    section="dense",
+    build=_build,
+    load=_load,
+    shapes={"top1": top1, "margin": margin, "gap10": gap10, "z": z_top1},
+))
