@@ -13,7 +13,7 @@ import threading
 import unicodedata
 from typing import Any, Iterator
 
-ANALYZER_VERSION = 2
+ANALYZER_VERSION = 3
 """Bumped whenever the tokens produced for the same text and parameters change."""
 
 SPLIT_MODES: tuple[str, ...] = ("A", "B", "C")
@@ -59,8 +59,9 @@ _ID_RE = re.compile(
     r"|(?P<key>[A-Z]{2}[A-Z0-9_]*(?:-\d+)+)"  # ATL-1655, DOC-2026-117, AB2-7 (two capitals first)
     r"|(?P<lkey>[A-Za-z]{2}[A-Za-z0-9_]*(?:-\d{3,})(?:-\d+)*)"  # atl-1656, Atl-1656 (hyphen, 3+ digits)
     r"|(?P<cat>[A-Z]{2,})(?P<catn>\d{3,})"  # ATL1656 (capitals run into 3+ digits)
+    r"|(?P<sp>[A-Z]{2,10}) (?P<spn>\d{3,6})"  # ATL 1656 (capitals, one space, 3+ digits; not a year)
     r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3, v2.3.1
-    r")(?![A-Za-z0-9_])"
+    r")(?![A-Za-z0-9_]|-[A-Za-z0-9])"  # DOC-2026-117-A is another document than DOC-2026-117
     r"|(?<![A-Za-z0-9_#&])(?P<num>#\d+)(?![A-Za-z0-9_])"  # #412 (not C#412, not &#412;)
 )
 # Before NFKC: "№ 412" / "№412" is "#412" (NFKC would make it "No412"); dashes between a letter and
@@ -129,6 +130,28 @@ def detect_language(text: str) -> str:
     return next(lang for lang in LANGUAGES if scores[lang] == best)
 
 
+NON_ID_PREFIXES: frozenset[str] = frozenset({
+    "UTF", "ISO", "IEC", "IEEE", "ECMA", "SHA", "MD", "CRC", "AES", "RSA", "DES", "TLS", "SSL", "HTTP", "HTTPS",
+    "IPV", "USB", "PCIE", "DDR", "LPDDR", "HDMI", "MPEG", "CP", "KOI", "WINDOWS", "WIN", "GPT", "COVID", "SARS",
+    "CJK", "UCS", "ASCII", "EBCDIC", "BASE", "INT", "UINT", "FLOAT", "ES",
+})
+"""Letter prefixes of encodings, standards, hashes and model names (``UTF-8``, ``ISO-8601``,
+``SHA-256``, ``Windows-1251``, ``GPT-4``, ``COVID-19``): never task or document numbers."""
+
+
+def _id_matches(text: str) -> Iterator[re.Match[str]]:
+    """Identifier matches in normalised ``text``, without standards and encodings, and without a
+    "capitals space number" that is a year (``NDA 2026``)."""
+    for m in _ID_RE.finditer(text):
+        whole = m.group(0)
+        prefix = re.match(r"[A-Za-z]+", whole.lstrip("#"))
+        if prefix and prefix.group(0).upper() in NON_ID_PREFIXES and not m.group("kw"):
+            continue
+        if m.group("sp") and len(m.group("spn")) == 4 and m.group("spn")[:2] in ("19", "20"):
+            continue
+        yield m
+
+
 def _canonical_id(m: re.Match[str]) -> str:
     if m.group("kw"):
         return f"{m.group('kw').upper()}-{int(m.group('kwn'))}"
@@ -136,6 +159,8 @@ def _canonical_id(m: re.Match[str]) -> str:
         return "v" + m.group("ver")[1:]
     if m.group("cat"):
         return f"{m.group('cat')}-{m.group('catn')}"
+    if m.group("sp"):
+        return f"{m.group('sp')}-{m.group('spn')}"
     if m.group("key"):
         return m.group("key")
     if m.group("lkey"):
@@ -151,7 +176,7 @@ def _aliases(m: re.Match[str], canonical: str) -> tuple[str, ...]:
 
 
 def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
-    for m in _ID_RE.finditer(text):
+    for m in _id_matches(text):
         yield m.start(), m.end(), _canonical_id(m)
 
 
@@ -175,7 +200,7 @@ def identifier_mentions(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """``(canonical, aliases)`` for each distinct identifier ``text`` names, in order; the
     aliases include the canonical form (``Issue #412`` -> ``("ISSUE-412", ("ISSUE-412", "#412"))``)."""
     seen: dict[str, tuple[str, ...]] = {}
-    for m in _ID_RE.finditer(normalize(text)):
+    for m in _id_matches(normalize(text)):
         canonical = _canonical_id(m)
         old = seen.get(canonical, ())
         seen[canonical] = tuple(dict.fromkeys(old + _aliases(m, canonical)))
@@ -187,7 +212,7 @@ def identifier_forms(text: str) -> frozenset[str]:
     ``ISSUE-412`` and ``#412``). Two spellings of one identifier have the same canonical form;
     ``ATL-16`` is not ``ATL-1650`` and ``v2.3`` is not ``v2.3.1`` (H12)."""
     forms: set[str] = set()
-    for m in _ID_RE.finditer(normalize(text)):
+    for m in _id_matches(normalize(text)):
         forms.update(_aliases(m, _canonical_id(m)))
     return frozenset(forms)
 

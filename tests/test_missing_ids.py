@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchkit.analyze import canonical_identifier, extract_identifiers, identifier_forms
+from searchkit.analyze import NON_ID_PREFIXES, canonical_identifier, extract_identifiers, identifier_forms
 from searchkit.rank.signals import mentions, missing_ids
 from searchkit.records import Hit, Passage, Record
 
@@ -68,9 +68,18 @@ def test_query_aliases_count_as_mentioned():
 
 def test_plain_words_are_not_identifiers():
     assert extract_identifiers("top-10 utf-8 covid-19 mp3 C#412 &#412; 2024 3.14") == []
+    # encodings, standards, hashes and model names are not task or document numbers
+    text = "кодировка Windows-1251, ISO-8601, GPT-4, SHA-256, COVID-19, UTF-8, windows-1252, ISO 8601"
+    assert extract_identifiers(text) == []
+    assert missing_ids(f"{text} выгрузка", [_hit("выгрузка")]) == []
+    # "capitals space number" is an identifier, unless the number is a year
+    assert extract_identifiers("ATL 1656 выгрузка; NDA 2026 с Globex") == ["ATL-1656"]
+    # a further -part makes another identifier, not a mention of the shorter one
+    assert not mentions("DOC-2026-117-A signed", "DOC-2026-117")
+    assert mentions("CVE-2024-1234 fixed", "CVE-2024-1234")
 
 
-_PREFIX = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=5)
+_PREFIX = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=5).filter(lambda p: p not in NON_ID_PREFIXES)
 _NUM = st.integers(min_value=100, max_value=99999)
 
 

@@ -94,15 +94,21 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
     if is_index(path):
         return resolved
     try:
-        entries = next(os.scandir(path), None)
+        foreign = [e.name for e in os.scandir(path) if not _ours(e.name)]
     except OSError as exc:
         raise IndexStoreError(f"--out {str(path)!r} cannot be read: {exc.strerror}") from None
-    if entries is not None:
+    if foreign:
         raise IndexStoreError(
             f"--out {str(path)!r} is a folder that holds other files, not a searchkit index; "
             "give an empty or new folder"
         )
     return resolved
+
+
+def _ours(name: str) -> bool:
+    """What a writer of ours leaves in a folder before its first version is published (a
+    writer killed then leaves only these): the lock and temporary folders."""
+    return name == LOCK or name.startswith(".tmp-")
 
 
 def current_dir(folder: str | os.PathLike[str]) -> Path:
@@ -137,6 +143,7 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a searchkit index (no such folder); build one with `searchkit index`")
+    missing_twice = None
     for _ in range(50):
         name = _read_pointer(folder)
         if name is None:
@@ -148,7 +155,13 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
         try:
             fd = os.open(version / READERS, os.O_RDONLY)
         except FileNotFoundError:
-            time.sleep(0.01)  # pruned between reading the pointer and opening it: read the pointer again
+            if missing_twice == name:
+                # the pointer stayed on a version that is not there: damage, not a writer at work
+                raise IndexStoreError(
+                    f"{folder}: {POINTER} names {name}, which is missing or incomplete; the index is damaged, rebuild it"
+                ) from None
+            missing_twice = name
+            time.sleep(0.05)  # pruned between reading the pointer and opening it: read the pointer again
             continue
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
@@ -202,7 +215,10 @@ def _write_locked(folder: Path, fill: Callable[[Path], None], wait_s: float) -> 
         atomic_write_text(folder / POINTER, name + "\n")
         _fsync_dir(folder)
         _prune(folder, keep={name, previous})
-        make_private(folder, recursive=False)
+        os.chmod(folder, 0o700)
+        for own in (MARKER, POINTER, LOCK):  # ours only: never the mode of a file someone else put here
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(folder / own, 0o600)
     return folder / name
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -218,6 +219,8 @@ class HistoryIndex:
 
         if container not in ("personal", "shared"):
             raise HistorySearchError("container", f"must be 'personal' or 'shared', got {_shown(container)}")
+        if container == "shared" and caller is not None:
+            raise HistorySearchError("caller", "a shared workspace container has no caller (no person behind it); pass None")
         if container == "personal":
             if caller is None:
                 raise HistorySearchError("caller", "required in a personal container: the user id of the person searching")
@@ -403,7 +406,7 @@ def _instant(value: str) -> _dt.datetime:
 def _is_slug(value: Any) -> bool:
     """A space slug is a folder name: 1-255 characters, no path separator or NUL."""
     return isinstance(value, str) and 0 < len(value) <= 255 and not any(c in value for c in "/\\\x00") \
-        and value not in (".", "..")
+        and value not in (".", "..") and not _CONTROL.search(value)
 
 
 def _shown(value: Any, limit: int = 60) -> str:
@@ -461,9 +464,21 @@ def pointer_line(record: Record) -> str | None:
     return None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _line(text: Any) -> str:
+    """``text`` as part of one line: control characters and line breaks (a title holding a
+    newline could otherwise forge a card or a reminder line) become one space."""
+    return _CONTROL.sub(" ", str(text)).strip()
+
+
 def _header(
     lang: str, searched: Sequence[str], skipped: Sequence[tuple[str, str]], own: Sequence[str] | None = None
 ) -> list[str]:
+    searched = [_line(s) for s in searched]
+    skipped = [(_line(s), r) for s, r in skipped]
+    own = None if own is None else [_line(s) for s in own]
     first = message(lang, "searched", spaces=", ".join(searched)) if searched else message(lang, "searched_none")
     if skipped:
         items = message(lang, "skip_sep").join(message(lang, reason, slug=slug) for slug, reason in skipped)
@@ -490,8 +505,8 @@ def render(
     lines.append("")
     for c in cards:
         r = c.hit.record
-        date = (r.date or "")[:10] or "—"
-        lines.append(f"{c.hit.rank}. {r.kind} · {date} · {r.title} · {r.ref} (space: {r.space})")
+        date = _line((r.date or "")[:10]) or "—"
+        lines.append(f"{c.hit.rank}. {_line(r.kind)} · {date} · {_line(r.title)} · {_line(r.ref)} (space: {_line(r.space)})")
         for sl in c.snippet.splitlines() or [""]:
             lines.append("   " + sl if sl.strip() else "")
     lines.append("")

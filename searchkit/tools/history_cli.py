@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     from searchkit.cli import CLIError, _load_config
     from searchkit.tools.history import HistoryIndex, HistorySearchError
 
+    if args.container == "shared" and args.caller is not None:
+        raise CLIError("caller: a shared workspace container has no caller (no person behind it); "
+                       "leave --caller out, or search in a personal container")
     if args.container == "personal" and not args.caller:
         raise CLIError("caller: --caller is required in a personal container (the user id of the person searching)")
     config = _load_config(args.config) if args.config else None
