@@ -576,7 +576,7 @@ class SearchConfig:
             out.append("bm25.enabled, dense.enabled: at least one of bm25.enabled and dense.enabled must be true")
         f = self.fusion
         running = [n for n in ("bm25", "dense") if getattr(self, n).enabled]
-        if len(running) > 1 and f.method == "wsum" and not any(f.weights.get(n, 0) > 0 for n in running):
+        if len(running) > 1 and f.method == "wsum" and not any(w > 0 for w in f.weights.values()):
             out.append(f"fusion.weights: every running retriever ({', '.join(running)}) has weight 0, so the "
                        "weighted sum ranks nothing; give one of them a positive weight")
         out.extend(self._weak_match_contradictions())

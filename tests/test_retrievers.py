@@ -1,0 +1,98 @@
+"""The retriever protocol (issue 10 item 1): a new retriever plugs into the Searcher by
+registration alone, and its runs, fusion weight and weak-match features follow."""
+import numpy as np
+import pytest
+
+from searchkit import retrievers
+from searchkit.config import ConfigError, SearchConfig
+from searchkit.index.cache import EmbeddingCache
+from searchkit.rank.signals import FEATURES
+from searchkit.records import Record
+from searchkit.retrievers import Retriever, RetrieverSpec
+from searchkit.searcher import Searcher
+
+
+class LengthRetriever:
+    """A toy: ranks passages by how many query characters they contain, longest first."""
+
+    name = "toy"
+
+    def __init__(self, passages):
+        self.texts = [p.text for p in passages]
+
+    def prepare(self, text):
+        return set(text)
+
+    def _all(self, query):
+        return np.array([sum(ch in query for ch in t) for t in self.texts], dtype=float)
+
+    def search(self, query, k, mask=None):
+        s = self._all(query)
+        rows = np.flatnonzero(mask) if mask is not None else np.arange(len(s))
+        order = rows[np.lexsort((rows, -s[rows]))][:k]
+        return order.astype(np.int64), s[order]
+
+    def scores_for(self, query, rows):
+        return self._all(query)[rows]
+
+
+@pytest.fixture()
+def toy_registered():
+    spec = retrievers.register(RetrieverSpec(name="toy", section=None, shapes={"top1": retrievers.top1}))
+    yield spec
+    retrievers.RETRIEVERS.pop("toy", None)
+
+
+def test_a_toy_retriever_plugs_in_without_touching_the_searcher(toy_registered, tiny_records):
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"},
+                                  "fusion": {"weights": {"bm25": 0.3, "dense": 0.3, "toy": 0.4}}})
+    base = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    toy = LengthRetriever(base.passages)
+    assert isinstance(toy, Retriever)
+    s = Searcher(cfg, base.records, base.passages, retrievers={**base.retrievers, "toy": toy}, analyzer=base.analyzer)
+    res = s.search("скрипт выгрузки отчётов", k=3)
+    assert res.hits and all("toy" in h.scores and "toy" in h.ranks for h in res.hits)
+    assert "toy_top1" in FEATURES and res.signals["toy_top1"] > 0
+    # its weight counts: with all the weight on the toy, the ranking is the toy's own
+    only = cfg.replace(**{"fusion.weights": {"bm25": 0.0, "dense": 0.0, "toy": 1.0}, "fusion.fill_missing": True})
+    ranked = Searcher(only, base.records, base.passages, retrievers={**base.retrievers, "toy": toy}).search("abc", k=6)
+    toy_scores = [h.scores["toy"] for h in ranked.hits]
+    assert toy_scores == sorted(toy_scores, reverse=True)
+
+
+def test_weights_must_name_registered_retrievers():
+    with pytest.raises(ConfigError, match=r"fusion\.weights\.toy: 'toy' is not a known retriever"):
+        SearchConfig.from_dict({"fusion": {"weights": {"bm25": 0.5, "toy": 0.5}}})
+
+
+def test_a_weak_match_feature_of_a_retriever_that_is_off_is_refused():
+    with pytest.raises(ConfigError, match="reads the dense retriever"):
+        SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": {"features": ["dense_gap10"], "coef": [1.0]}})
+
+
+def test_builtins_and_their_features():
+    assert retrievers.names()[:2] == ("bm25", "dense")
+    assert {"bm25_top1", "bm25_margin", "bm25_z", "bm25_coverage", "dense_top1", "dense_margin", "dense_gap10",
+            "dense_z", "fused_z", "term_coverage"} <= set(FEATURES)
+    assert FEATURES.reads("dense_gap10") == "dense" and FEATURES.reads("term_coverage") == "bm25"
+    assert FEATURES.reads("fused_z") is None
+
+
+def test_a_record_level_signal_reads_only_candidates(tiny_records):
+    """The features come from the frozen Candidates value: computing them twice gives the same."""
+    from searchkit.rank.signals import compute_features
+
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    views = dict(s.retrievers)
+    cands = s._retrieve("скрипт выгрузки", views, None)
+    ranked = s._fuse(cands, views)
+    cands = cands.with_fusion(ranked, s._coverage(cands, views, ranked))
+    with pytest.raises(TypeError):
+        cands.runs["bm25"] = None  # frozen
+    assert compute_features(cands) == compute_features(cands)
+    assert compute_features(cands)["term_coverage"] == cands.coverage["bm25"]
+
+
+def test_records_fixture_is_shared(tiny_records):
+    assert all(isinstance(r, Record) for r in tiny_records)
