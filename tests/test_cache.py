@@ -1,6 +1,8 @@
 """EmbeddingCache: embed once across calls and runs, order and duplicates, all-or-nothing batches."""
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 from pathlib import Path
 
@@ -217,3 +219,100 @@ def test_cache_equals_direct_embedding_for_any_texts(texts, batch_size):
         out = cache.embed(emb, texts, "query", batch_size=batch_size, show_progress=False)
         np.testing.assert_array_equal(out, emb.embed_queries(texts))
     assert len(cache) == len(set(texts))
+
+
+# --------------------------------------------------------------------------- H15: the cache is private
+
+def _mode(p: Path) -> int:
+    return p.stat().st_mode & 0o777
+
+
+@pytest.fixture
+def open_umask():
+    old = os.umask(0o022)  # the usual umask: files 0644, folders 0755 unless created tighter
+    yield
+    os.umask(old)
+
+
+def test_the_cache_its_side_files_and_a_new_folder_are_private(tmp_path, monkeypatch, open_umask):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SEARCHKIT_CACHE", raising=False)
+    path = default_cache_path()
+    assert not path.parent.exists()
+    with EmbeddingCache(path) as cache:
+        cache.embed(Counting(), TEXTS, "passage", show_progress=False)
+        side = [Path(f"{path}-wal"), Path(f"{path}-shm")]
+        assert all(p.exists() for p in side)  # WAL mode: both exist while the cache is open
+        assert [_mode(p) for p in [path, *side]] == [0o600] * 3
+    assert _mode(path.parent) == 0o700
+    assert _mode(path.parent.parent) == 0o755  # ~/.cache is not ours to tighten
+
+
+def test_an_existing_folder_is_left_alone(tmp_path, open_umask):
+    (tmp_path / "shared").mkdir(mode=0o755)
+    with EmbeddingCache(tmp_path / "shared" / "c.sqlite") as cache:
+        cache.embed(Counting(), ["a"], "query", show_progress=False)
+    assert _mode(tmp_path / "shared") == 0o755 and _mode(tmp_path / "shared" / "c.sqlite") == 0o600
+
+
+def test_an_existing_cache_readable_by_others_is_tightened_with_a_warning(tmp_path, caplog, open_umask):
+    path = tmp_path / "c.sqlite"
+    with EmbeddingCache(path) as cache:
+        cache.embed(Counting(), TEXTS, "passage", show_progress=False)
+    side = [Path(f"{path}-wal"), Path(f"{path}-shm")]
+    path.chmod(0o644)  # as an earlier searchkit left it
+    for p in side:  # and side files a crash left behind
+        p.touch()
+        p.chmod(0o644)
+    with caplog.at_level(logging.WARNING, logger="searchkit.index.cache"):
+        with EmbeddingCache(path) as cache:
+            assert [_mode(p) for p in [path, *side]] == [0o600] * 3
+            assert len(cache) == len(TEXTS)
+    warns = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warns) == 1 and str(path) in warns[0] and "0600" in warns[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="searchkit.index.cache"):
+        EmbeddingCache(path).close()
+    assert caplog.records == []  # once tightened, nothing more to say
+
+
+# --------------------------------------------------------------------------- H16: one dimension per family
+
+class Wide(Counting):
+    """The same fingerprint as Counting(), but answering in another dimension (a misconfigured fallback)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(HashingEmbedder(dim=dim))
+
+    def fingerprint(self) -> str:
+        return Counting().fingerprint()
+
+
+def test_a_vector_of_another_dimension_than_the_cached_family_is_never_stored(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with EmbeddingCache(path) as cache:
+        cache.embed(Counting(), TEXTS, "passage", show_progress=False)  # the family is 16-dimensional
+    with EmbeddingCache(path) as cache:  # another process
+        with pytest.raises(EmbeddingError, match=r"8-dimensional.*16"):
+            cache.embed(Wide(8), ["a new query"], "query", show_progress=False)
+        assert len(cache) == len(TEXTS)
+        assert cache.embed(Counting(), ["a new query"], "query", show_progress=False).shape == (1, 16)
+
+
+def test_an_expected_dimension_is_enforced_and_stale_vectors_are_embedded_again(tmp_path, caplog):
+    path = tmp_path / "c.sqlite"
+    with EmbeddingCache(path) as cache:
+        with pytest.raises(EmbeddingError, match=r"8-dimensional.*16"):
+            cache.embed(Wide(8), ["q"], "query", show_progress=False, dim=16)
+        assert len(cache) == 0
+    # a cache poisoned before this check existed: an 8-dimensional query vector under the family's fingerprint
+    with EmbeddingCache(path) as cache:
+        cache.embed(Wide(8), ["q"], "query", show_progress=False)
+    emb = Counting()
+    with caplog.at_level(logging.WARNING, logger="searchkit.index.cache"), EmbeddingCache(path) as cache:
+        out = cache.embed(emb, ["q", "r"], "query", show_progress=False, dim=16)
+        assert out.shape == (2, 16) and emb.embedded == ["q", "r"]
+        assert cache.embed(emb, ["q"], "query", show_progress=False, dim=16).shape == (1, 16)
+        assert len(emb.calls) == 1 and len(cache) == 2  # the stale vector was replaced
+    assert any("are 8-dimensional, not the family's 16" in r.getMessage() for r in caplog.records)
+    assert EmbeddingCache(None).embed(Counting(), [], "query", dim=16).shape == (0, 16)

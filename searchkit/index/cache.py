@@ -3,12 +3,22 @@
 SQLite, one row per (embedder fingerprint, kind, sha256 of the text) holding the float32 vector.
 Missing texts are embedded in batches; each batch is stored in one transaction as soon as it is
 done, so an interrupted run keeps every finished batch and never a partial one.
+
+The vectors are those of every passage indexed, personal chats included (SPEC H15): the file and
+its ``-wal`` / ``-shm`` side files are created ``0600`` (a folder searchkit creates for it ``0700``),
+and an existing cache that others could read is made ``0600`` with a warning.
+
+One fingerprint, one dimension (SPEC H16): the vectors a fingerprint already has in the cache (or
+the dimension the caller expects, e.g. the index's) fix its dimension, and a batch of another
+dimension (a misconfigured fallback provider) is refused, never stored.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +34,9 @@ KINDS = ("query", "passage")
 _PLURAL = {"query": "queries", "passage": "passages"}
 _SCHEMA_VERSION = 1
 _LOOKUP_CHUNK = 500  # bound on SQL variables per SELECT
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+log = logging.getLogger(__name__)
 
 
 def default_cache_path() -> Path:
@@ -56,8 +69,10 @@ class EmbeddingCache:
     """SQLite cache of embeddings keyed by (embedder fingerprint, kind, sha256(text)).
 
     Args:
-        path: the SQLite file (its folder is created), or None for an in-memory cache that
-            persists nothing. WAL journal mode, so other processes can read while one writes.
+        path: the SQLite file (its folder is created ``0700``, the file and its side files
+            ``0600``; an existing cache others could read is made ``0600``, logging a warning), or
+            None for an in-memory cache that persists nothing. WAL journal mode, so other
+            processes can read while one writes.
 
     Raises:
         ValueError: ``path`` exists but is not a searchkit embedding cache.
@@ -73,7 +88,9 @@ class EmbeddingCache:
         else:
             if self.path.is_dir():
                 raise ValueError(f"embedding cache path {self.path} is a folder; give a file path")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _create_private(self.path)
             target = str(self.path)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
         self._conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
@@ -82,6 +99,8 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as e:
             self._conn.close()
             raise ValueError(f"embedding cache {self.path}: not a usable SQLite cache ({e})") from None
+        if self.path is not None:
+            _make_private(self.path)
 
     def _setup(self) -> None:
         c = self._conn
@@ -119,9 +138,18 @@ class EmbeddingCache:
         batch_size: int = 32,
         show_progress: bool = True,
         desc: str | None = None,
+        dim: int | None = None,
     ) -> np.ndarray:
         """Embeddings of ``texts`` (float32, ``(len(texts), dim)``, in input order), embedding
         only texts not cached yet under ``embedder.fingerprint()`` and ``kind``.
+
+        The family's dimension is ``dim`` when given (e.g. the dimension of the index the vectors
+        are for), else that of the vectors already cached under the fingerprint, else the first
+        batch's. It is told to an embedder that has ``expect_dim`` (a
+        :class:`~searchkit.index.embedders.FallbackEmbedder` then skips a provider answering in
+        another dimension), and a batch of another dimension is an :class:`EmbeddingError`, never
+        stored. A cached vector of another dimension (left by a version without this check) is
+        embedded again and replaced.
 
         Identical texts are embedded once. Missing texts go to the embedder in batches of
         ``batch_size`` (a tqdm bar counts them unless ``show_progress`` is false or all are
@@ -135,33 +163,40 @@ class EmbeddingCache:
 
         Raises:
             ValueError / TypeError: bad ``kind``, ``batch_size`` or texts.
-            EmbeddingError: the embedder failed or returned a wrong shape or non-finite values;
-                batches finished before it stay cached, nothing of the failed batch is stored.
+            EmbeddingError: the embedder failed or returned a wrong shape, another dimension than
+                the family's or non-finite values; batches finished before it stay cached, nothing
+                of the failed batch is stored.
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1):
+            raise ValueError(f"dim must be a positive integer or None, got {dim!r}")
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a sequence of strings, not a single string")
         items = list(texts)
         for i, t in enumerate(items):
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
-        if not items:
-            return np.zeros((0, embedder.dim), dtype=np.float32)
-
         fp = embedder.fingerprint()
+        with self._lock:
+            family = int(dim) if dim is not None else self._stored_dim(fp)
+        if not items:
+            return np.zeros((0, family if family is not None else embedder.dim), dtype=np.float32)
+
         keys = [_text_key(t) for t in items]
         first: dict[bytes, str] = {}
         for key, text in zip(keys, items):
             first.setdefault(key, text)
         with self._lock:
-            found = self._lookup(fp, kind, list(first))
+            if family is not None:
+                _tell_dim(embedder, family)
+            found = self._lookup(fp, kind, list(first), family)
             missing = [k for k in first if k not in found]
             self._hits += len(found)
             if missing:
-                self._fill(embedder, fp, kind, [(k, first[k]) for k in missing], found,
+                self._fill(embedder, fp, kind, [(k, first[k]) for k in missing], found, family,
                            batch_size, show_progress, desc or f"embedding {_PLURAL[kind]} ({embedder.name})")
         dims = {v.shape[0] for v in found.values()}
         if len(dims) != 1:
@@ -200,8 +235,16 @@ class EmbeddingCache:
     def _where(self) -> str:
         return str(self.path) if self.path is not None else ":memory:"
 
-    def _lookup(self, fp: str, kind: str, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+    def _stored_dim(self, fp: str) -> int | None:
+        """The dimension of the vectors cached under ``fp`` (None: none cached). Passages first: a
+        cache poisoned before the dimension check held wrong vectors of queries, not passages."""
+        row = self._conn.execute("SELECT dim FROM embeddings WHERE fingerprint=? ORDER BY fingerprint, kind"
+                                 " LIMIT 1", (fp,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _lookup(self, fp: str, kind: str, keys: list[bytes], family: int | None) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
+        stale: dict[int, int] = {}
         for i in range(0, len(keys), _LOOKUP_CHUNK):
             chunk = keys[i:i + _LOOKUP_CHUNK]
             marks = ",".join("?" * len(chunk))
@@ -213,11 +256,18 @@ class EmbeddingCache:
                 if vec.shape[0] != dim:
                     raise EmbeddingError(f"embedding cache {self._where()}: a stored vector is corrupt "
                                          f"({vec.shape[0]} floats, expected {dim})")
+                if family is not None and dim != family:
+                    stale[dim] = stale.get(dim, 0) + 1
+                    continue
                 found[bytes(key)] = vec.astype(np.float32, copy=False)
+        for d, count in stale.items():
+            log.warning("embedding cache %s: %d cached %s vector(s) of fingerprint %s… are %d-dimensional, not "
+                        "the family's %d; embedding them again", self._where(), count, kind, fp[:12], d, family)
         return found
 
     def _fill(self, embedder: Embedder, fp: str, kind: str, todo: list[tuple[bytes, str]],
-              found: dict[bytes, np.ndarray], batch_size: int, show_progress: bool, desc: str) -> None:
+              found: dict[bytes, np.ndarray], family: int | None, batch_size: int, show_progress: bool,
+              desc: str) -> None:
         from tqdm.auto import tqdm
 
         embed = embedder.embed_queries if kind == "query" else embedder.embed_passages
@@ -230,15 +280,64 @@ class EmbeddingCache:
                 c = self._conn
                 c.execute("BEGIN IMMEDIATE")
                 try:
+                    if family is None:  # another process may have stored this family since the lookup
+                        family = self._stored_dim(fp)
+                    if family is not None and vectors.shape[1] != family:
+                        raise EmbeddingError(
+                            f"embedder {getattr(embedder, 'name', embedder)!r} returned {vectors.shape[1]}-dimensional "
+                            f"vectors, but this family's (fingerprint {fp[:12]}…) are {family}-dimensional; "
+                            f"a provider of another dimension does not serve the same model (nothing was cached)")
                     c.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
                     c.execute("COMMIT")
                 except BaseException:
                     c.execute("ROLLBACK")
                     raise
+                family = vectors.shape[1]
                 for i, (key, _) in enumerate(batch):
                     found[key] = vectors[i]
                 self._misses += len(batch)
                 bar.update(len(batch))
+
+
+def _tell_dim(embedder: Any, dim: int) -> None:
+    hook = getattr(embedder, "expect_dim", None)
+    if callable(hook):
+        hook(dim)
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` empty and ``0600`` unless it exists (SQLite gives its -wal/-shm the same mode)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def _make_private(path: Path) -> None:
+    """Make the cache and its side files ``0600`` where others could read them: it is our file.
+    Logs one warning when it did (or could not)."""
+    if os.name != "posix":
+        return
+    widened: list[str] = []
+    failed: list[str] = []
+    for p in [path, *(Path(f"{path}{suffix}") for suffix in _SIDE_FILES)]:
+        try:
+            mode = stat.S_IMODE(os.stat(p).st_mode)
+        except OSError:  # no such side file
+            continue
+        if not mode & 0o077:
+            continue
+        try:
+            os.chmod(p, mode & 0o700)
+            widened.append(f"{p.name} {mode:04o}")
+        except OSError as e:
+            failed.append(f"{p.name} {mode:04o} ({e.strerror or e})")
+    if widened:
+        log.warning("embedding cache %s was readable by others (%s): made it 0600; it holds the vectors of every "
+                    "passage indexed, personal chats included", path, ", ".join(widened))
+    if failed:
+        log.warning("embedding cache %s is readable by others and could not be made 0600: %s", path, ", ".join(failed))
 
 
 def _checked(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:

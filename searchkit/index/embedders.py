@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import re
+import socket
 import threading
 import time
 import unicodedata
@@ -290,6 +291,11 @@ class OpenAIEmbedder:
     endpoint URL and what was wrong. Connection errors, timeouts and HTTP 408/429/5xx are retried
     ``max_retries`` times with exponential backoff.
 
+    ``timeout`` is each attempt's whole budget, not only a wait per socket read: an endpoint that
+    trickles its answer (headers or body) is cut off when it runs out (the socket is shut down) and
+    the attempt fails as a timeout. An answer larger than :meth:`_max_answer_bytes` (1 MiB plus 48
+    bytes a number, for the batch at the known dimension or 8192) is refused at once, not retried.
+
     The API key is read from the environment variable named by ``api_key_env`` at each request and
     sent as ``Authorization: Bearer``; it is never stored on the object.
 
@@ -367,6 +373,13 @@ class OpenAIEmbedder:
             "dim": self._dim_given if self._dim_given is not None else "auto",
         })
 
+    def expect_dim(self, dim: int) -> None:
+        """The dimension this model's vectors have, known from elsewhere (an index, the embedding
+        cache): with ``dim=None`` an answer of another dimension is then refused like a given
+        ``dim``. Does nothing when ``dim`` was given (the fingerprint holds it)."""
+        if self._dim_given is None:
+            self._dim = _positive_int(dim, "expected dim")
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "query", self.query_prefix, "OpenAIEmbedder.embed_queries")
 
@@ -394,29 +407,51 @@ class OpenAIEmbedder:
             headers["Authorization"] = "Bearer " + key
         return headers
 
+    def _max_answer_bytes(self, n: int) -> int:
+        """The most bytes an answer for ``n`` texts may have: 1 MiB plus 48 bytes a number (a float
+        in JSON is about 20 characters, with room for whitespace), at the known dimension or 8192."""
+        return (1 << 20) + n * (self._dim or 8192) * 48
+
     def _request(self, batch: list[str], kind: str) -> np.ndarray:
         body: dict[str, Any] = {"model": self.api_model or self.model, "input": batch, "encoding_format": "float"}
         if self.input_type:
             body["input_type"] = kind
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         headers = self._headers()
+        cap = self._max_answer_bytes(len(batch))
+        late = f"no complete answer within the {self.timeout:g}s deadline"
         last = ""
         for attempt in range(self.max_retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            guard = _Deadline(self.timeout)
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                    status, raw = resp.status, resp.read()
-            except urllib.error.HTTPError as e:
-                excerpt = _excerpt(_read_quietly(e))
-                last = f"HTTP {e.code} {e.reason}" + (f": {excerpt}" if excerpt else "")
-                if e.code in _RETRY_STATUS:
+                try:
+                    with guard.opener().open(req, timeout=self.timeout) as resp:
+                        status, raw = resp.status, _read_capped(resp, guard, cap)
+                except urllib.error.HTTPError as e:
+                    excerpt = _excerpt(_read_quietly(e, guard))
+                    if guard.expired:
+                        last = late
+                        continue
+                    last = f"HTTP {e.code} {e.reason}" + (f": {excerpt}" if excerpt else "")
+                    if e.code in _RETRY_STATUS:
+                        continue
+                    raise self._fail(last) from None
+                except _TooLarge as e:
+                    raise self._fail(str(e)) from None
+                except (urllib.error.URLError, OSError, http.client.HTTPException) as e:  # refused, timeout, reset
+                    if guard.expired:
+                        last = late
+                        continue
+                    reason = getattr(e, "reason", e)
+                    last = f"connection failed ({type(reason).__name__}: {reason})"
                     continue
-                raise self._fail(last) from None
-            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:  # refused, timeout, reset
-                reason = getattr(e, "reason", e)
-                last = f"connection failed ({type(reason).__name__}: {reason})"
+            finally:
+                guard.cancel()
+            if guard.expired:  # the body was cut short at the deadline
+                last = late
                 continue
             if status != 200:
                 raise self._fail(f"HTTP {status}: {_excerpt(raw)}")
@@ -465,11 +500,128 @@ class OpenAIEmbedder:
         return _normalise_rows(arr)
 
 
-def _read_quietly(e: urllib.error.HTTPError) -> bytes:
+class _TooLarge(Exception):
+    """An answer over the size cap (its message says so)."""
+
+
+class _Deadline:
+    """One attempt's whole-request budget: when it runs out, the connection's socket is shut down,
+    so a blocked read (status line, headers or body) returns at once, however slowly the peer
+    trickles. Timer thread, started on creation; :meth:`cancel` when the attempt is over."""
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sock = self._sock
+        if sock is not None:
+            _shutdown(sock)
+
+    def attach(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._sock = sock
+            expired = self.expired
+        if expired and sock is not None:
+            _shutdown(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+    def opener(self) -> urllib.request.OpenerDirector:
+        """A urllib opener (environment proxies as ``urlopen`` uses them) whose connections this
+        deadline watches."""
+        return urllib.request.build_opener(_WatchedHTTPHandler(self), _WatchedHTTPSHandler(self))
+
+    def watch(self, connection_class: Any) -> Callable[..., Any]:
+        def make(*args: Any, **kwargs: Any) -> Any:
+            conn = connection_class(*args, **kwargs)
+            connect, create = conn.connect, conn._create_connection
+
+            def create_and_watch(*a: Any, **kw: Any) -> socket.socket:
+                sock = create(*a, **kw)
+                self.attach(sock)  # the TCP socket: covers a proxy tunnel and the TLS handshake
+                return sock
+
+            def connect_and_watch() -> None:
+                connect()
+                self.attach(conn.sock)  # the socket the answer is read from (TLS wraps a new one)
+
+            conn._create_connection = create_and_watch
+            conn.connect = connect_and_watch
+            return conn
+
+        return make
+
+
+def _shutdown(sock: socket.socket) -> None:
     try:
-        return e.read()
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed
+        pass
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super().do_open(self._deadline.watch(http_class), req, **kwargs)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: _Deadline) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        return super().do_open(self._deadline.watch(http_class), req, **kwargs)
+
+
+def _read_capped(resp: Any, guard: _Deadline, cap: int) -> bytes:
+    """The body, read a chunk at a time until the end, the deadline or ``cap`` bytes (then
+    :class:`_TooLarge`; a declared ``Content-Length`` over the cap is refused before reading)."""
+    declared = resp.headers.get("Content-Length") if resp.headers is not None else None
+    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+        raise _TooLarge(f"answer of {int(declared)} bytes is over the {cap}-byte cap")
+    chunks: list[bytes] = []
+    total = 0
+    while not guard.expired:
+        chunk = resp.read1(1 << 16)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > cap:
+            raise _TooLarge(f"answer is over the {cap}-byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_quietly(e: urllib.error.HTTPError, guard: _Deadline, limit: int = 4096) -> bytes:
+    """At most ``limit`` bytes of an error answer, for its message, within the deadline."""
+    fp = getattr(e, "fp", None)
+    out = b""
+    try:
+        while fp is not None and len(out) < limit and not guard.expired:
+            chunk = fp.read1(limit - len(out)) if hasattr(fp, "read1") else fp.read(limit - len(out))
+            if not chunk:
+                break
+            out += chunk
     except Exception:  # noqa: BLE001 - best effort for an error message
-        return b""
+        pass
+    finally:
+        try:
+            e.close()
+        except Exception:  # noqa: BLE001
+            pass
+    return out
 
 
 def _excerpt(raw: bytes, limit: int = 200) -> str:
@@ -487,7 +639,10 @@ class FallbackEmbedder:
     manifest are the same whichever provider answered. A call goes to the first provider that is
     not resting; when it raises :class:`EmbeddingError` (unreachable, timeout, HTTP error, bad
     answer, missing API key) or answers with another dimension than the family's, the same texts go
-    to the next provider. When a later provider answers, one warning is logged (``logging``, never
+    to the next provider. The family's dimension is the one :meth:`expect_dim` was told (the
+    embedding cache tells it the dimension of the vectors it holds for this fingerprint, the dense
+    retriever the index's), else the first answer's in this process, kept from then on: a fallback
+    that serves another dimension is a provider failing, never a new dimension. When a later provider answers, one warning is logged (``logging``, never
     printed) naming the providers that failed and why. A provider that failed rests for
     ``cooldown`` seconds, doubled with each further failure in a row up to ``max_cooldown`` (while
     resting it is tried after the others, not before), so a dead primary does not cost its timeouts
@@ -552,6 +707,17 @@ class FallbackEmbedder:
         if self._dim is None:
             self.embed_queries(["dimension probe"])  # the first answer sets the family's dimension
         return int(self._dim)  # type: ignore[arg-type]
+
+    def expect_dim(self, dim: int) -> None:
+        """The family's dimension, known from what is stored (an index, the embedding cache): from
+        now on an answer of another dimension is that provider failing, whichever answered first."""
+        dim = _positive_int(dim, "expected dim")
+        with self._lock:
+            before, self._dim = self._dim, dim
+        if before is not None and before != dim:
+            log.warning("embedding family %s…: this process learned %d-dimensional vectors from a provider's "
+                        "answer, but the stored ones are %d-dimensional; answers of %d dimensions are now refused",
+                        self._fp[:12], before, dim, before)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(_check_texts(texts, "FallbackEmbedder.embed_queries"), "query")

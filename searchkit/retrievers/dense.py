@@ -27,14 +27,14 @@ class DenseRetriever:
 
     def prepare(self, text: str) -> np.ndarray:
         if self.cache is not None:
-            return self.cache.embed(self.embedder, [text], "query", show_progress=False)[0]
+            return self.cache.embed(self.embedder, [text], "query", show_progress=False, dim=self.index.dim)[0]
         return self.embedder.embed_queries([text])[0]
 
     def warm(self, texts: Sequence[str], *, batch_size: int = 32, show_progress: bool = False) -> None:
         """Embed many query texts at once (batched, cached), before searching them one by one."""
         if self.cache is not None and texts:
             self.cache.embed(self.embedder, list(texts), "query", batch_size=batch_size,
-                             show_progress=show_progress, desc="embed queries")
+                             show_progress=show_progress, desc="embed queries", dim=self.index.dim)
 
     def search(self, query: np.ndarray, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         return self.index.search(query, k, mask, exact=self.exact)
