@@ -30,11 +30,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
+from searchkit.errors import SearchkitError
+
 SCHEMA_VERSION = 2
 """2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``."""
 
 
-class ConfigError(ValueError):
+class ConfigError(SearchkitError, ValueError):
     """A config file or dict that does not fit the schema; the message names the key.
 
     ``problems`` lists every problem found (one string each, naming its dotted key); the message

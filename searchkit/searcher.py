@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from searchkit.config import SearchConfig
+from searchkit.errors import SearchkitError
 from searchkit.rank.candidates import Candidates, collect
 from searchkit.records import Hit, Passage, Record, Result, Warning
 
@@ -25,11 +26,11 @@ INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
 
 
-class QueryError(ValueError):
+class QueryError(SearchkitError, ValueError):
     """A query or search parameter that cannot be searched; names the culprit."""
 
 
-class IndexMismatchError(ValueError):
+class IndexMismatchError(SearchkitError, ValueError):
     """An index folder built under another config or embedder than the one asked for."""
 
 
@@ -525,7 +526,12 @@ class Searcher:
         loaded = {}
         for rname in names:
             spec = retrievers.get(rname)
-            r = spec.load(folder / rname, getattr(config, spec.section), ctx)
+            try:
+                r = spec.load(folder / rname, getattr(config, spec.section), ctx)
+            except (ValueError, FileNotFoundError) as exc:
+                if isinstance(exc, SearchkitError):
+                    raise
+                raise IndexMismatchError(f"{shown}: the {rname} index is damaged ({' '.join(str(exc).split())[:150]}); rebuild it") from None
             n = getattr(getattr(r, "index", None), "n_docs", None) or getattr(getattr(r, "index", None), "n", None)
             if n is not None and n != len(passages):
                 raise IndexMismatchError(f"{shown}: the {rname} index has {n} rows for {len(passages)} passages; rebuild it")

@@ -335,7 +335,7 @@ def _one_line(capsys, verb: str) -> str:
 
 @pytest.fixture
 def task_db(tmp_path):
-    from searchkit.tools import tasks_cli
+    from searchkit import cli as tasks_cli
 
     path = tmp_path / "tasks.db"
     assert tasks_cli.main(["tasks", "import", str(ROOT / "datasets" / "tasks-demo"), "--db", str(path)]) == 0

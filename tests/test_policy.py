@@ -224,7 +224,7 @@ def test_searchable_spaces_errors_name_spaces(requested, match):
 def test_searchable_spaces_more_errors():
     with pytest.raises(ValueError, match="spaces: not available in a shared workspace container"):
         searchable_spaces(SPACES, None, "all", "acme")
-    with pytest.raises(ValueError, match="current"):
+    with pytest.raises(ValueError, match="space: unknown space 'nope'"):
         searchable_spaces(SPACES, None, None, "nope")  # a shared container's own space must exist
     # a caller is never told whether a space they are not in exists
     assert searchable_spaces(SPACES, "u-anna", None, "nope") == searchable_spaces(SPACES, "u-anna", None, "legal")[:1] + ([("nope", "not_member")],)

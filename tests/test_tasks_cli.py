@@ -1,10 +1,10 @@
-"""`searchkit tasks ...` through tasks_cli.add_subparsers / run."""
+"""`searchkit tasks ...` through the searchkit command (searchkit.cli.tasks)."""
 import json
 from pathlib import Path
 
 import pytest
 
-from searchkit.tools import tasks_cli
+from searchkit import cli as tasks_cli
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
 
@@ -74,14 +74,16 @@ def test_unavailable_context_is_a_message_not_an_error(db, capsys):
     assert capsys.readouterr().out.startswith("Not available in this context")
 
 
-def test_add_subparsers_hooks_into_a_parent_parser(db):
+def test_add_parser_hooks_into_a_parent_parser(db):
     import argparse
+
+    from searchkit.cli import tasks as tasks_verb
 
     parser = argparse.ArgumentParser(prog="searchkit")
     sub = parser.add_subparsers(dest="command", required=True)
-    tasks_cli.add_subparsers(sub)
+    tasks_verb.add_parser(sub)
     args = parser.parse_args(["tasks", "list", "--db", db, "--space", "acme"])
-    assert args.func is tasks_cli.run and tasks_cli.run(args) == 0
+    assert args.func is tasks_verb.run and tasks_verb.run(args) == 0
 
 
 def test_top_level_searchkit_command(db, capsys):

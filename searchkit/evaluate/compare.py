@@ -26,6 +26,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from searchkit.errors import SearchkitError
+
 __all__ = [
     "TESTS", "SEED", "CompareError", "Comparison", "auroc_bootstrap", "compare_runs", "holm", "paired_p",
     "paired_test", "render",
@@ -37,13 +39,13 @@ N_PERMUTATIONS = 10_000
 N_BOOTSTRAP = 2_000
 
 
-class CompareError(ValueError):
+class CompareError(SearchkitError, ValueError):
     """Runs that cannot be compared (different query sets, missing per-query values)."""
 
 
 def _check_test(test: str) -> None:
     if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+        raise CompareError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
 
 
 def paired_p(
@@ -292,7 +294,7 @@ def compare_runs(
     """
     _check_test(test)
     if not 0 < alpha < 1:
-        raise ValueError(f"--alpha must be between 0 and 1, got {alpha}")
+        raise CompareError(f"--alpha must be between 0 and 1, got {alpha}")
     if len(runs) < 2:
         raise CompareError("compare needs at least two run folders")
     _check_same_queries(runs)

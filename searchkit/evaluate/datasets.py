@@ -32,6 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
+from searchkit.errors import SearchkitError
 from searchkit.records import KINDS, VISIBILITIES, Record
 
 __all__ = [
@@ -61,7 +62,7 @@ _LAYOUT = (
 _RECORD_KEYS = ("_id", "title", "text", "kind", "space", "date", "ref", "owner", "visibility")
 
 
-class DatasetError(ValueError):
+class DatasetError(SearchkitError, ValueError):
     """A dataset folder is missing a file or holds a bad line; the message names file and line."""
 
 

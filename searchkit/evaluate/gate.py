@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.config import SearchConfig
+from searchkit.errors import SearchkitError
 
 BASELINE_FORMAT = "searchkit.baseline"
 BASELINE_VERSION = 1
@@ -25,7 +26,7 @@ DEFAULT_TEST = "fisher"
 DEFAULT_ALPHA = 0.05
 
 
-class GateError(ValueError):
+class GateError(SearchkitError, ValueError):
     """A baseline or run the gate cannot use; the message names it."""
 
 

@@ -228,7 +228,9 @@ def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
     query's caller and ``EVAL_CALLER``; history search is on in all of them."""
     outside = [r.id for r in dataset.records if not r.space]
     if outside:
-        raise ValueError(
+        from searchkit.evaluate.datasets import DatasetError
+
+        raise DatasetError(
             f"--as-tool needs a workspace-style dataset (every record in a space); {dataset.name} has "
             f"{len(outside)} record(s) without 'space', e.g. {outside[0]!r}"
         )

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from searchkit.errors import SearchkitError
+
 __all__ = ["RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "check_run_target", "load_run", "trec_text",
            "write_run"]
 
@@ -31,7 +33,7 @@ RUN_FILES: tuple[str, ...] = ("metrics.json", "run.trec", "config.json", "proven
 OPTIONAL_FILES: tuple[str, ...] = ("ragas.json",)
 
 
-class RunFolderError(ValueError):
+class RunFolderError(SearchkitError, ValueError):
     """A run folder cannot be written or read; the message names the path."""
 
 

@@ -18,6 +18,12 @@ import numpy as np
 
 from searchkit.config import WeakMatchConfig
 
+from searchkit.errors import SearchkitError
+
+
+class TuneError(SearchkitError, ValueError):
+    """Tuning input that cannot be used (runs without per-query rows, one class only, ...)."""
+
 log = logging.getLogger(__name__)
 
 DEFAULT_FEATURES: tuple[str, ...] = (
@@ -69,12 +75,12 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
     import jsonschema
 
     if isinstance(report, Mapping) and "queries" not in report and "dataset" in report:
-        raise ValueError(f"eval report of {str(report.get('dataset'))[:80]!r} has no per-query rows; run eval with --json --queries")
+        raise TuneError(f"eval report of {str(report.get('dataset'))[:80]!r} has no per-query rows; run eval with --json --queries")
     try:
         jsonschema.validate(report, _RUN_SCHEMA)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        raise ValueError(f"not an eval run with per-query rows (at {where}: {exc.message[:120]})") from None
+        raise TuneError(f"not an eval run with per-query rows (at {where}: {exc.message[:120]})") from None
     return [
         LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"])
         for q in report["queries"]
@@ -105,7 +111,7 @@ def fit_weak_match(
     rows = list(rows)
     X, y = _matrix(rows, features)
     if len(set(y.tolist())) < 2:
-        raise ValueError("fitting weak match needs both answerable and unanswerable queries")
+        raise TuneError("fitting weak match needs both answerable and unanswerable queries")
     scaler = StandardScaler().fit(X)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     if balance_groups:
@@ -243,7 +249,7 @@ def fusion_significance(
     from searchkit.evaluate.compare import SEED, paired_test
 
     if not trials:
-        raise ValueError("no fusion trials to compare")
+        raise TuneError("no fusion trials to compare")
     best = trials[0]
     rrf = [t for t in trials if dict(t.settings) == dict(RRF_REFERENCE)]
     if not rrf:

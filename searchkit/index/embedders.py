@@ -25,6 +25,8 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit.errors import SearchkitError
+
 __all__ = [
     "Embedder",
     "EmbeddingError",
@@ -40,7 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(SearchkitError, RuntimeError):
     """An embedder could not produce valid vectors (endpoint down, garbage answer, bad shape...)."""
 
 

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from searchkit.errors import SearchkitError
 from searchkit.util import atomic_write_text, make_private
 
 MARKER = "searchkit-index.json"
@@ -49,8 +50,12 @@ _LEGACY_FILES = ("manifest.json", "config.json", "records.jsonl", "passages.json
 _LEGACY_DIRS = ("bm25", "dense")
 
 
-class IndexStoreError(ValueError):
+class IndexStoreError(SearchkitError, ValueError):
     """An index folder that cannot be used as asked: the message names the path and why."""
+
+
+class IndexNotFoundError(SearchkitError, FileNotFoundError):
+    """No searchkit index where one was asked for."""
 
 
 def is_index(folder: str | os.PathLike[str]) -> bool:
@@ -118,7 +123,7 @@ def current_dir(folder: str | os.PathLike[str]) -> Path:
     if name is None:
         if _is_legacy(folder):
             return folder
-        raise FileNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
+        raise IndexNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
     return folder / name
 
 
@@ -142,7 +147,7 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} is not a searchkit index (no such folder); build one with `searchkit index`")
+        raise IndexNotFoundError(f"{folder} is not a searchkit index (no such folder); build one with `searchkit index`")
     missing_twice = None
     for _ in range(50):
         name = _read_pointer(folder)
@@ -150,7 +155,7 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
             if _is_legacy(folder):
                 yield folder
                 return
-            raise FileNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
+            raise IndexNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
         version = folder / name
         try:
             fd = os.open(version / READERS, os.O_RDONLY)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
+from searchkit.errors import ParameterError
 from searchkit.records import Record
 
 MAX_SPACES = 60
@@ -706,22 +707,22 @@ def searchable_spaces(
         ``MAX_SPACES`` are searched, the rest skipped as ``space_limit``.
 
     Raises:
-        ValueError: naming ``spaces`` for a malformed value, more than ``MAX_SPACES`` slugs in
+        ParameterError: naming ``spaces`` for a malformed value, more than ``MAX_SPACES`` slugs in
             a list, or ``spaces`` given without a caller; naming ``current`` when the shared
             container's own space is unknown.
     """
     if requested is None:
         if caller is None and current not in spaces:
-            raise ValueError(f"current: unknown space {_shown(current)}")
+            raise ParameterError("space", f"unknown space {_shown(current)}")
         return _sort_out([current], spaces, caller, member_check=caller is not None)
     if caller is None:
-        raise ValueError(
-            "spaces: not available in a shared workspace container (no caller); "
+        raise ParameterError(
+            "spaces", "not available in a shared workspace container (no caller); "
             "search the current space by leaving spaces unset"
         )
     if isinstance(requested, str):
         if requested != "all":
-            raise ValueError(f"spaces: expected \"all\" or a list of space slugs, got the string {_shown(requested)}")
+            raise ParameterError("spaces", f"expected \"all\" or a list of space slugs, got the string {_shown(requested)}")
         mine = [s for s, info in spaces.items() if caller in info.members]
         recent = activity or {}
         mine.sort(key=lambda s: (s != current, _desc(recent.get(s) or ""), s))
@@ -730,17 +731,17 @@ def searchable_spaces(
             skipped.append((slug, "space_limit"))
         return searched[:MAX_SPACES], skipped
     if not isinstance(requested, (list, tuple)):
-        raise ValueError(f"spaces: expected \"all\" or a list of space slugs, got {type(requested).__name__}")
+        raise ParameterError("spaces", f"expected \"all\" or a list of space slugs, got {type(requested).__name__}")
     slugs: list[str] = []
     for slug in requested:
         if not isinstance(slug, str) or not slug:
-            raise ValueError(f"spaces: every item must be a non-empty space slug, got {_shown(slug)}")
+            raise ParameterError("spaces", f"every item must be a non-empty space slug, got {_shown(slug)}")
         if slug not in slugs:
             slugs.append(slug)
         if len(slugs) > MAX_SPACES:
-            raise ValueError(f"spaces: more than {MAX_SPACES} spaces requested, at most {MAX_SPACES} a search")
+            raise ParameterError("spaces", f"more than {MAX_SPACES} spaces requested, at most {MAX_SPACES} a search")
     if not slugs:
-        raise ValueError("spaces: the list is empty; give at least one space slug or \"all\"")
+        raise ParameterError("spaces", "the list is empty; give at least one space slug or \"all\"")
     return _sort_out(slugs, spaces, caller, member_check=True)
 
 

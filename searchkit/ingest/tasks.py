@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from searchkit.errors import SearchkitError
 from searchkit.index import fts
 from searchkit.ingest.redact import redact
 
@@ -97,7 +98,7 @@ _TEMP_PREFIX = ".{name}.import-"
 _TEMP_NAME = re.compile(r"\.import-(?P<pid>[0-9]+)-[0-9a-f]+\.tmp(?:-wal|-shm|-journal)?$")
 
 
-class TaskStoreError(ValueError):
+class TaskStoreError(SearchkitError, ValueError):
     """Bad input to the task store (a malformed row, a missing task, no FTS5 to build with)."""
 
 

@@ -176,7 +176,7 @@ class HistoryIndex:
 
         with store.reading(folder) as version:
             if not (version / "workspace.json").is_file():
-                raise FileNotFoundError(
+                raise store.IndexNotFoundError(
                     f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`"
                 )
             s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
@@ -249,10 +249,8 @@ class HistoryIndex:
             searched, skipped = searchable_spaces(
                 self.spaces, who, spaces, space, activity=self._visibility.latest(who) if who else None
             )
-        except ValueError as exc:
-            text = str(exc)
-            param = "spaces" if text.startswith("spaces") else "space"
-            raise HistorySearchError(param, text.split(": ", 1)[-1]) from None
+        except ParameterError as exc:
+            raise HistorySearchError(exc.param, exc.message) from None
 
         hits: list[Hit] = []
         warnings: list[Warning] = []

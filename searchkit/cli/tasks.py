@@ -1,6 +1,6 @@
 """``searchkit tasks search|around|list|import``: the task-search tools from the command line.
 
-``add_subparsers(subparsers)`` adds the ``tasks`` command to an argparse sub-parser collection;
+``add_parser(subparsers)`` adds the ``tasks`` command to an argparse sub-parser collection;
 ``run(args)`` executes a parsed command and returns the exit status (0 done, including the plain
 "not available here" message of T8; 2 a bad parameter or store).
 """
@@ -10,7 +10,7 @@ import argparse
 import json
 import sqlite3
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from searchkit.ingest import tasks as store
 from searchkit.tools import tasks as tools
@@ -30,7 +30,7 @@ def _scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subtask", action="store_true", help="run as a subtask (the tool is unavailable)")
 
 
-def add_subparsers(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``tasks`` with ``search``, ``around``, ``list`` and ``import`` to ``subparsers``."""
     p = subparsers.add_parser("tasks", help="workspace task search over a task store (SPEC T)")
     sub = p.add_subparsers(dest="tasks_command", required=True, metavar="{search,around,list,import}")
@@ -148,14 +148,3 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"searchkit tasks: error: {args.db}: not a readable task store ({e})", file=sys.stderr)
         return 2
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="searchkit")
-    add_subparsers(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``searchkit history``: the history search tool from the command line (issue 3 item 7)."""
+"""``searchkit history``: the history search tool from the command line (SPEC H6-H15)."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,7 @@ import json
 import sys
 
 
-def add_subparsers(sub) -> None:
+def add_parser(sub) -> None:
     p = sub.add_parser("history", help="history search over a workspace (SPEC H)")
     p.add_argument("query")
     src = p.add_mutually_exclusive_group(required=True)
@@ -27,7 +27,7 @@ def add_subparsers(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from searchkit.cli import CLIError, _load_config
+    from searchkit.cli.common import CLIError, load_config
     from searchkit.tools.history import HistoryIndex, HistorySearchError
 
     if args.container == "shared" and args.caller is not None:
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
                        "leave --caller out, or search in a personal container")
     if args.container == "personal" and not args.caller:
         raise CLIError("caller: --caller is required in a personal container (the user id of the person searching)")
-    config = _load_config(args.config) if args.config else None
+    config = load_config(args.config) if args.config else None
     if args.index:
         idx = HistoryIndex.load(args.index, config)
     else:

@@ -1,0 +1,69 @@
+"""The ``searchkit`` command: one module per verb, registered explicitly in ``VERBS``.
+
+Every verb module has ``add_parser(subparsers)``; its parser's ``func`` runs the verb and returns the
+exit status. ``main`` turns a ``SearchkitError`` (bad input, an unusable file, an unreachable
+embedder) or an ``OSError`` (the system refused) into one line on stderr and exit status 2; any other
+exception is a bug and shows its traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from searchkit.cli import compare, config, eval, gate, history, index, search, tasks, tune
+from searchkit.cli.common import CLIError
+from searchkit.errors import SearchkitError
+
+VERBS = (index, search, eval, compare, gate, tune, config, history, tasks)
+"""The verb modules, in the order ``searchkit --help`` lists them."""
+
+__all__ = ["CLIError", "VERBS", "build_parser", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (usage is in ``--help``), cut short so a huge argument is
+    never echoed back."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        message = " ".join(message.split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="searchkit", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for verb in VERBS:
+        verb.add_parser(sub)
+    return p
+
+
+def _one_line(exc: BaseException, limit: int = 500) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from searchkit._omp import prefer_passive_wait
+    from searchkit.index.embedders import EmbeddingError
+
+    prefer_passive_wait()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        rc = args.func(args)
+    except CLIError as exc:
+        print(f"searchkit: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except EmbeddingError as exc:  # H16: an embedding provider (or all of them) failed
+        print(f"searchkit {args.command}: embedding failed: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except SearchkitError as exc:
+        print(f"searchkit {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the system refused (permissions, a full disk, a missing file)
+        print(f"searchkit {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    return int(rc or 0)

@@ -1,0 +1,59 @@
+"""What the verbs of the ``searchkit`` command share: the one-line error, config loading, and
+argument checks."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from searchkit.errors import SearchkitError
+
+
+class CLIError(SearchkitError):
+    """A bad command line the CLI prints as one line (exit status 2)."""
+
+
+def load_config(path: str | None):
+    """The config file at ``path`` (checked), or the shipped default."""
+    from searchkit.config import SearchConfig
+
+    return SearchConfig.load(path) if path else SearchConfig()
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4f}"
+    return str(v)
+
+
+def shown(value: str, limit: int = 60) -> str:
+    return repr(value) if len(value) <= limit else repr(value[: limit - 3] + "...")
+
+
+def kinds_arg(value: str | None) -> tuple[str, ...] | None:
+    """``--kinds a,b`` checked against the record kinds (``doc`` for dataset documents)."""
+    from searchkit.records import KINDS
+
+    if value is None:
+        return None
+    kinds = tuple(k.strip() for k in value.split(","))
+    valid = KINDS + ("doc",)
+    bad = [k for k in kinds if k not in valid]
+    if not value.strip() or bad:
+        raise CLIError(f"--kinds: unknown kind {shown(bad[0] if bad else value)}; valid kinds: {', '.join(valid)}")
+    return tuple(dict.fromkeys(kinds))
+
+
+def date_arg(flag: str, value: str | None) -> str | None:
+    """An ISO date (``YYYY-MM-DD``) or date-time for ``flag``."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    try:
+        if len(value) == 10:
+            return dt.date.fromisoformat(value).isoformat()
+        if len(value) <= 40:
+            return dt.datetime.fromisoformat(value).isoformat()
+    except ValueError:
+        pass
+    raise CLIError(f"{flag}: expected an ISO date (YYYY-MM-DD) or date-time, got {shown(value)}")

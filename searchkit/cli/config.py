@@ -1,0 +1,93 @@
+"""``searchkit config``: show, validate, schema, export, verify (E6)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from searchkit.cli.common import load_config
+
+
+def add_parser(sub: Any) -> None:
+    pc = sub.add_parser("config", help="show, validate, export or verify a SearchConfig")
+    pcs = pc.add_subparsers(dest="action", required=True)
+    c = pcs.add_parser("show", help="print a config (default: the shipped one) as JSON")
+    c.add_argument("file", nargs="?", help="a config JSON or an exported file")
+    c = pcs.add_parser("validate", help="list every problem of a config file (exit 1 when invalid, 2 unreadable)")
+    c.add_argument("file", help="a config JSON or an exported file")
+    pcs.add_parser("schema", help="print the JSON Schema of the config file")
+    c = pcs.add_parser("export", help="write DIR/NAME.v<N>.json: config, fingerprints, provenance, replay")
+    c.add_argument("tuned", help="the tuned config (bare JSON or an earlier export)")
+    c.add_argument("--out", required=True, help="folder of the exported versions")
+    c.add_argument("--name", help="base name of the file (default: TUNED's)")
+    c.add_argument("--replay-dataset", help="dataset replayed (default: mini)")
+    c.add_argument("--replay-split", choices=["dev", "test"], help="its split (default: dev)")
+    c.add_argument("--runs", nargs="+", metavar="RUN_DIR", help="run folders (eval --out) the config was reported on")
+    c.add_argument("--tuned-on", nargs="+", metavar="DATASET", help="datasets whose dev tune half it was tuned on")
+    c.add_argument("--quiet", action="store_true", help="no progress bars")
+    c = pcs.add_parser("verify", help="re-run an export's replay; exit 1 on any ranking difference")
+    c.add_argument("file", help="an exported file")
+    c.add_argument("--dataset", help="the replay dataset's folder, when it is not where the file says")
+    c.add_argument("--show", type=int, default=5, help="how many differing queries to print")
+    c.add_argument("--quiet", action="store_true", help="no progress bars")
+    pc.set_defaults(func=cmd_config)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """show | validate | schema | export | verify (SPEC E6).
+
+    ``validate`` exits 1 when the file is invalid (every problem on its own line), 2 when it cannot
+    be read; ``verify`` exits 1 when a ranking differs, 3 when the replay dataset changed."""
+    from searchkit import export
+
+    if args.action == "show":
+        cfg = export.load_config(args.file) if args.file else load_config(None)
+        print(cfg.to_json())
+    elif args.action == "schema":
+        from searchkit.config import schema_text
+
+        sys.stdout.write(schema_text())
+    elif args.action == "validate":
+        cfg, problems, notes = export.validate_file(args.file)
+        for note in notes:
+            print(f"note: {note}")
+        if problems:
+            n = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
+            print(f"{args.file}: invalid, {n}:")
+            for p in problems:
+                print(f"  {p}")
+            print(f"searchkit config validate: {args.file} is invalid ({n}, listed above)", file=sys.stderr)
+            return 1
+        print(f"{args.file}: valid (fingerprint {cfg.fingerprint()}, index fingerprint {cfg.index_fingerprint()})")
+    elif args.action == "export":
+        path = export.export_config(
+            args.tuned, args.out, name=args.name,
+            replay_dataset=args.replay_dataset or export.DEFAULT_REPLAY[0],
+            replay_split=args.replay_split or export.DEFAULT_REPLAY[1],
+            runs=args.runs or (), tuned_on=args.tuned_on or (), show_progress=not args.quiet,
+        )
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        rb = doc["replay"]
+        print(f"{path}: version {doc['version']}, config {doc['config_fingerprint']}, index {doc['index_fingerprint']}, "
+              f"replay {rb['dataset']}/{rb['split']} {rb['queries']} queries (sha256 {rb['rankings_sha256'][:16]})")
+    elif args.action == "verify":
+        v = export.verify(args.file, dataset=args.dataset, show_progress=not args.quiet)
+        for pkg, (was, now) in v.version_changes.items():
+            print(f"warning: {pkg} {was or 'absent'} at export, {now or 'absent'} now")
+        if v.status == "dataset_changed":
+            print(f"dataset changed: {v.dataset}/{v.split} content sha256 {v.dataset_sha256[:16]}, recorded "
+                  f"{v.recorded_sha256[:16]}; the replay cannot be compared (give the exported data with --dataset)")
+            return 3
+        if v.status == "differs":
+            print(f"replay differs: {len(v.diffs)} of {v.queries} queries rank differently"
+                  + (f", {len(v.missing)} queries missing or new" if v.missing else ""))
+            for d in v.diffs[: args.show]:
+                line = f"  {d.query_id} {d.text[:60]!r}: now {list(d.got)}"
+                if d.expected is not None:
+                    line += f", recorded {list(d.expected)}"
+                print(line)
+            return 1
+        print(f"replay identical: {v.queries} queries")
+    return 0
+

@@ -1,0 +1,93 @@
+"""``searchkit gate``: the regression gate (E5)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from searchkit.cli.common import CLIError, load_config
+
+
+def add_parser(sub: Any) -> None:
+    pg = sub.add_parser("gate", help="regression gate (E5): exit 1 when a gated metric drops significantly below its baseline")
+    pg.add_argument("--baseline", action="append", required=True, metavar="FILE",
+                    help="a baseline file (evals/baselines/NAME.json); repeatable")
+    pg.add_argument("--run", help="read this run folder (eval --out) instead of running the eval")
+    pg.add_argument("--config", help="gate this config instead of the baseline's (with --update: the config to record)")
+    pg.add_argument("--update", action="store_true", help="rewrite the baseline(s) on purpose (records commit and date)")
+    pg.add_argument("--dataset", help="with --update of a new baseline: the dataset it measures")
+    pg.add_argument("--split", choices=["dev", "test"], help="with --update of a new baseline: the split")
+    pg.add_argument("--skip-missing", action="store_true",
+                    help="skip, with one line, a baseline whose dataset is not on this machine (../shared/data)")
+    pg.add_argument("--json", action="store_true")
+    pg.add_argument("--quiet", action="store_true", help="no progress bars")
+    pg.set_defaults(func=cmd_gate)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """E5: run (or read) each baseline's eval and exit 1 on a significant drop beyond tolerance."""
+    import time
+
+    from searchkit.evaluate import gate
+    from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
+    from searchkit.evaluate.provenance import dataset_hash
+    from searchkit.evaluate.run import evaluate_dataset
+
+    t0 = time.perf_counter()
+    if args.run and len(args.baseline) != 1:
+        raise CLIError("--run goes with exactly one --baseline")
+    if (args.dataset or args.split) and not args.update:
+        raise CLIError("--dataset and --split name what --update measures; a check reads them from the baseline")
+    rows, skipped = [], []
+    for path in args.baseline:
+        old = None if args.update and not Path(path).exists() else gate.read_baseline(path)
+        name = Path(path).stem
+        ds_name = args.dataset or (old or {}).get("dataset")
+        split = args.split or (old or {}).get("split") or "dev"
+        if ds_name is None:
+            raise CLIError(f"--update of a new baseline {path!r} needs --dataset (and --split)")
+        try:
+            where = resolve_dataset(ds_name)
+        except DatasetError as exc:
+            if args.skip_missing:
+                skipped.append(f"gate: skipped {name}: {' '.join(str(exc).split())[:200]}")
+                continue
+            raise
+        ds = load_dataset(where, split=split)
+        if args.update:
+            config = load_config(args.config)
+            report = evaluate_dataset(ds, config, show_progress=not args.quiet)
+            gate.write_baseline(path, gate.baseline_from_report(report, ds, config, name=name,
+                                                                gated=(old or {}).get("gated")))
+            print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()})")
+            continue
+        if dataset_hash(ds) != old["dataset_sha256"]:
+            raise CLIError(f"{path}: dataset {ds_name!r} {split} changed since the baseline was written "
+                           "(content hash differs); review it, then rewrite the baseline with --update")
+        if args.run:
+            from searchkit.evaluate.runs import load_run
+
+            run = load_run(args.run)
+            if run.query_set[2] != old["dataset_sha256"]:
+                raise CLIError(f"{args.run} was measured on other data than {path} (dataset hash differs)")
+            now = gate.now_figures(run.metrics)
+        else:
+            from searchkit.config import SearchConfig
+
+            config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
+            now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
+        rows.extend(gate.check(old, now, label=name))
+    for line in skipped:
+        print(line)
+    if args.update:
+        return 0
+    if args.json:
+        print(json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
+                          "failed": any(r.failed for r in rows)}, ensure_ascii=False, indent=2))
+    elif rows:
+        print(gate.render(rows))
+    print(f"gate: {len(args.baseline) - len(skipped)} baseline(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 1 if any(r.failed for r in rows) else 0
+

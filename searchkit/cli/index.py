@@ -1,0 +1,71 @@
+"""``searchkit index``: build an index folder from a dataset or a workspace (H2, H3)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from searchkit.cli.common import CLIError, load_config
+
+
+def add_parser(sub: Any) -> None:
+    pi = sub.add_parser("index", help="build an index folder from a dataset or a workspace")
+    src = pi.add_mutually_exclusive_group(required=True)
+    src.add_argument("--dataset", help="dataset folder (BEIR layout) or name")
+    src.add_argument("--workspace", help="workspace folder (WORKSPACE.md layout)")
+    pi.add_argument("--out", required=True, help="index folder to write (atomically)")
+    pi.add_argument("--split", default="dev", help=argparse.SUPPRESS)  # ignored: an index reads the corpus only
+    pi.add_argument("--config", help="SearchConfig JSON file")
+    pi.add_argument("--update", action="store_true", help="with --workspace: update the index at --out in place (H3)")
+    pi.add_argument("--quiet", action="store_true", help="no progress bars")
+    pi.set_defaults(func=cmd_index)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from searchkit.searcher import Searcher
+
+    from searchkit.index import store
+
+    config = load_config(args.config)
+    if args.dataset:
+        from searchkit.evaluate.datasets import load_corpus, resolve_dataset
+
+        if args.update:
+            raise CLIError("--update works with --workspace")
+        where = resolve_dataset(args.dataset)
+        store.check_target(args.out, [where])
+        records = load_corpus(where)  # an index needs the corpus only: no queries, qrels or splits
+    elif args.workspace:
+        store.check_target(args.out, [args.workspace])
+        if args.update and not store.is_index(args.out):
+            raise CLIError(f"--update: {args.out!r} holds no index to update; build one first (without --update)")
+        return _index_workspace(args, config)
+    else:
+        raise CLIError("give --dataset DIR or --workspace DIR")
+    s = Searcher.build(records, config, show_progress=not args.quiet)
+    s.save(args.out)
+    print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
+    return 0
+
+
+def _index_workspace(args: argparse.Namespace, config) -> int:
+    from searchkit.tools.history import HistoryIndex
+
+    if args.update:
+        idx = HistoryIndex.load(args.out, config if args.config else None)
+        rep = idx.update(args.workspace, show_progress=not args.quiet)
+        print(rep.line(), file=sys.stderr)
+    else:
+        idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet)
+    idx.save(args.out)
+    s = idx.searcher
+    print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
+    if idx.report is not None:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(idx.report.counts.items()))
+        print(f"records by kind: {counts}", file=sys.stderr)
+        for sk in idx.report.skips:
+            print(f"skipped {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
+        for sk in idx.report.notes:
+            print(f"note {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
+    return 0
+
