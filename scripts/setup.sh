@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv (if missing) and installs searchkit with the extras named in $SEARCHKIT_EXTRAS
-# (default "test"). Idempotent: a second run only checks that everything is installed.
+# (default "test", which includes "eval"), pinned by constraints.txt where versions decide results.
+# Idempotent: a second run only checks that everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -9,4 +10,4 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[${SEARCHKIT_EXTRAS:-test}]"
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[${SEARCHKIT_EXTRAS:-test}]"

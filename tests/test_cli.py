@@ -127,3 +127,19 @@ def test_search_refuses_bad_filters_naming_them(cfg_file, tmp_path, capsys, extr
     assert main(["search", "--index", str(idx), "отчёт", *extra]) == 2
     err = capsys.readouterr().err
     assert flag in err and len(err) < 300 and len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_optional_dependency_names_its_extra(cfg_file, capsys, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ranx(name, *a, **kw):
+        if name == "ranx" or name.startswith("ranx."):
+            raise ModuleNotFoundError("No module named 'ranx'", name="ranx")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_ranx)
+    assert main(["eval", "--dataset", "mini", "--config", str(cfg_file), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "searchkit[eval]" in err and len(err.strip().splitlines()) == 1

@@ -40,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+EXTRAS: dict[str, str] = {"ranx": "eval", "sklearn": "eval", "ragas": "research", "matplotlib": "research",
+                          "pandas": "research", "ray": "scale"}
+"""Optional dependencies by the extra that installs them (pyproject.toml)."""
+
+
 def _one_line(exc: BaseException, limit: int = 500) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -62,6 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SearchkitError as exc:
         print(f"searchkit {args.command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"searchkit {args.command}: needs {exc.name}, from the '{extra}' extra: pip install "
+              f"'searchkit[{extra}]' (or SEARCHKIT_EXTRAS={extra} bash scripts/setup.sh)", file=sys.stderr)
         return 2
     except OSError as exc:  # the system refused (permissions, a full disk, a missing file)
         print(f"searchkit {args.command}: {_one_line(exc)}", file=sys.stderr)
