@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol, Sequence
@@ -31,17 +32,26 @@ RULES: Mapping[str, str] = MappingProxyType({
     "credential_file": "a credential file or credential store by name (id_rsa, *.pem, *.key, .netrc, .npmrc, "
                        ".pgpass, .git-credentials, .ssh/, .aws/, .kube/, .docker/, secrets.*, kubeconfig, ...)",
     "secret_content": "a text file whose content is key material (a private key block, a service-account key, "
-                      "a .netrc / .pgpass / .htpasswd / .npmrc credential, a provider token), whatever its name",
+                      "a .netrc / .pgpass / .htpasswd / .npmrc credential, a provider token, a dotenv file that "
+                      "sets a secret), whatever its name; or a table cell that holds key material "
+                      "(SLUG/.space/app.sqlite:TABLE.COLUMN#ROW; the cell is left out of its row)",
+    "redacted": "indexed with secrets replaced by [redacted] (token shapes, credentials in URLs, key words such as "
+                "password / пароль / パスワード, secret-like assignments); the detail counts them per rule, "
+                "never a value",
+    "hard_link": "a file with more than one hard link (st_nlink > 1): it may be another space's file, so it is "
+                 "never read",
     "binary": "a binary file (a known binary signature, NUL bytes, or bytes that are text in no supported "
               "encoding), whatever its name",
     "journal_table": "a table named like a journal or message history by its name parts (messages, messages_archive, "
-                     "chat_messages_v2, history_old, msg_archive, slack_export, dm, chats, inbox, threads, ...)",
+                     "chat_messages_v2, history_old, msg_archive, slack_export, dm, chats, inbox, threads, "
+                     "сообщения, архив_сообщений, журнал, メッセージ, チャット履歴, 監査ログ, ...)",
     "message_history_table": "a table whose columns hold a channel's message history (channel + sender + text)",
     "virtual_table": "a virtual table (FTS, R*Tree, ...): it mirrors or indexes other tables' content",
     "shadow_table": "a shadow table of a virtual table (X_content, X_data, X_idx, X_docsize, X_config, "
                     "X_segments, X_segdir, X_stat, ...) or a table named as a full-text index (fts)",
     "secret_column": "a column named like a secret (password, pass, pw, pin, token, jwt, bearer, authorization, "
-                     "cookie, salt, api_key, secret, ...)",
+                     "cookie, salt, api_key, stripe_key, db_url, dsn, webhook_url, secret, пароль, токен, "
+                     "ключ_api, パスワード, トークン, APIキー, ...)",
     "table_cap": "beyond the most recently modified tables (by newest updated_at)",
     "row_cap": "rows beyond the newest of a table (by updated_at)",
     # bad or unusable input: reported, the rest goes on
@@ -68,7 +78,8 @@ RULES: Mapping[str, str] = MappingProxyType({
                  "(log.md, sources.jsonl), max_item_chars (a chat, digest, page, source entry or log day), "
                  "max_cell_chars (a table cell)",
     "empty": "an empty or whitespace-only item",
-    "decoded": "a text file not in UTF-8, decoded from the encoding named in the detail (indexed)",
+    "decoded": "a text file not in UTF-8, decoded from the encoding named in the detail (ISO-2022-JP, cp1251, "
+               "UTF-16, ...), or UTF-8 with a few invalid bytes replaced by U+FFFD (indexed)",
 })
 """Every rule a ``Skip`` can name, with what it means."""
 
@@ -133,16 +144,72 @@ class IndexingReport:
         }
 
 
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Lower-case word tokens of an identifier: ``chatMessages`` -> (chat, messages).
+def _script(ch: str) -> str:
+    """The script class of a letter, for splitting names at script changes (``name_tokens``)."""
+    code = ord(ch)
+    if code < 0x250:
+        return "latin"
+    if 0x400 <= code <= 0x52F:
+        return "cyrillic"
+    if 0x30A0 <= code <= 0x30FF or 0x31F0 <= code <= 0x31FF:
+        return "katakana"
+    if 0x3040 <= code <= 0x309F or 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF or code in (0x3005, 0x3006):
+        return "kanji"  # kanji with their okurigana (hiragana)
+    return "other"
 
-    A run of digits after letters is a token of its own: ``messages2`` -> (messages, 2),
-    ``chat_messages_v2`` -> (chat, messages, v, 2).
+
+def name_tokens(name: str) -> tuple[str, ...]:
+    """Case-folded word tokens of an identifier: ``chatMessages`` -> (chat, messages).
+
+    The name is NFKC-normalised first (full-width ``ＡＰＩキー`` reads ``APIキー``, half-width
+    katakana as full-width) and case-folded. A run of digits after letters is a token of its own:
+    ``messages2`` -> (messages, 2), ``chat_messages_v2`` -> (chat, messages, v, 2). A change of
+    script is a boundary too, since Japanese names have no separators: ``チャンネルID`` ->
+    (チャンネル, id), ``メッセージ履歴`` -> (メッセージ, 履歴), ``сообщенияV2`` -> (сообщения, v, 2).
     """
-    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", spaced)
+    text = unicodedata.normalize("NFKC", name)
+    spaced = re.sub(r"([A-ZА-ЯЁ]+)([A-ZА-ЯЁ][a-zа-яё])", r"\1_\2", text)
+    spaced = re.sub(r"([a-zа-яё0-9])([A-ZА-ЯЁ])", r"\1_\2", spaced)
     spaced = re.sub(r"([^\W\d_])(\d)", r"\1_\2", spaced)
-    return tuple(t for t in re.split(r"[\W_]+", spaced.lower()) if t)
+    out: list[str] = []
+    prev = ""
+    for ch in spaced:
+        if ch.isalpha():
+            script = _script(ch)
+            if prev and prev != script and not (ch == "ー" and prev == "kanji"):
+                out.append("_")
+            prev = script
+        elif not ch.isdigit():
+            prev = ""
+        out.append(ch)
+    return tuple(t for t in re.split(r"[\W_]+", "".join(out).casefold()) if t)
+
+
+
+_DOTENV_LINE = re.compile(r"(?:export[ \t]+)?(?P<k>[A-Za-z_][A-Za-z0-9_.]*)=(?P<v>.*)")
+_VALUE = r"""(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'`#;,(){}\[\]<>=][^\s"'`#;,(){}\[\]<>]*)"""
+_VALUE_RE = re.compile(_VALUE)
+_ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
+    # NAME=value, NAME: value, NAME = "value" as a whole line (dotenv, YAML, INI, TOML, shell)
+    re.compile(r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?([\"']?)(?P<k>[^\W\d][\w.-]{0,80})\1[ \t]*(?:=|:(?!//))[ \t]*"
+               + _VALUE + r"[ \t]*,?[ \t]*(?:[#;].*)?\r?$"),
+    # define('NAME', 'value') (PHP)
+    re.compile(r"""define\(\s*(['"])(?P<k>[^\W\d]\w{0,80})\1\s*,\s*(?P<v>"[^"\n]*"|'[^'\n]*')\s*\)"""),
+    # "name": "value" (JSON), name = 'value' / name: "value" (code) anywhere in a line
+    re.compile(r"""(?<![\w.-])(["']?)(?P<k>[^\W\d][\w.-]{0,80})\1\s*(?:=|:)\s*(?P<v>"[^"\n]*"|'[^'\n]*')"""),
+)
+_NOT_VALUES = frozenset({"", "null", "none", "nil", "~", "true", "false", "yes", "no", "on", "off", "|", ">",
+                         "|-", ">-", "[redacted]"})
+
+
+def _real_value(value: str) -> bool:
+    """Whether an assigned value could be a secret (not empty, not a reference or a literal)."""
+    value = value.strip()
+    if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
+        value = value[1:-1].strip()
+    if value.lower() in _NOT_VALUES:
+        return False
+    return not re.fullmatch(r"\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{[^}]*\}\}|%\([^)]*\)s|<[^>]*>|\*+", value)
 
 
 @dataclass(frozen=True)
@@ -170,8 +237,19 @@ class Policy:
             ``journal_suffixes``). The head is the last token once trailing ``table_modifiers``
             (archive, backup, old, v2, 2024, ...) are dropped; a name with a preposition
             (``messages_by_day``) is judged on the part before it as well.
-        message_columns: (channel-like, sender-like, text-like) column names; a table with one
-            of each holds a channel's message history.
+        ru_journal_forms, ru_journal_nominatives, ru_modifiers, ru_adjective_endings: Russian
+            names put the head first: after leading adjectives and modifiers (``личные``,
+            ``архив``) the first word in any form of ``ru_journal_forms`` makes a journal
+            (``сообщения_клиентов``, ``архив_сообщений``), as does a last word in a form that
+            cannot be a genitive (``ru_journal_nominatives``); ``шаблоны_сообщений`` stays, as
+            ``message_templates`` does.
+        ja_journal_suffixes, ja_suffix_exceptions, ja_modifiers: Japanese names have no
+            separators and put the head last: a head that ends with a message-like word
+            (``チャット履歴``, ``監査ログ``, ``アーカイブメッセージ``) once trailing modifiers are cut
+            (``メッセージアーカイブ``) makes a journal; ``メッセージテンプレート``, ``カタログ``,
+            ``ブログ``, ``ログイン設定`` stay. Names are NFKC-normalised and case-folded first.
+        message_columns: (channel-like, sender-like, text-like) column names (en/ru/ja); a table
+            with one of each holds a channel's message history.
         shadow_suffixes: name endings of the shadow tables of a virtual table (FTS3/4/5, R*Tree).
         fts_words: a table with one of these name tokens is a full-text index.
 
@@ -181,7 +259,26 @@ class Policy:
             says the column counts something (``count_words``: ``tokens_used``, ``pass_rate``) ...
         secret_names: ... or its whole name is one of these (``auth``) ...
         secret_pairs: ... or two adjacent tokens are one of these pairs ...
+        key_words, key_owners: ... or a key word (``key``, ``ключ``, ``キー``) follows a word that
+            names what it unlocks (``stripe_key``, ``aws_key``, ``signing_key``; in Russian also
+            before it: ``ключ_доступа``), never ``primary_key``, ``sort_key``, ``key_name`` ...
+        url_owners, url_words: ... or a URL word (``url``, ``uri``, ``dsn``) follows a database,
+            broker or webhook word (``db_url``, ``database_url``, ``webhook_url``, ``redis_uri``) ...
         secret_substrings: ... or its tokens run together contain one of these.
+
+    Secrets in the text that is indexed (privacy first: any doubt resolves to not showing it):
+        a file or log day whose content *is* key material (``secret_patterns``, and a dotenv
+        file, whatever its name, that sets a secret: ``prod.env``, ``env.production``) is
+        skipped whole (``secret_content``), as is a file that is mostly secrets by name
+        (``wp-config.php``: ``credential_file``). Everything else that is indexed -- file text,
+        log days, chats, digests, pages, sources, table cells, titles, source URLs -- goes through
+        ``redact_secrets`` at index time, as the task store does: a secret on one line of an
+        otherwise useful file (``DATABASE_URL=postgres://user:pass@…``, ``POSTGRES_PASSWORD:``
+        in docker-compose.yml, ``password:`` in database.yml, ``define('DB_PASSWORD', …)``, a JWT,
+        a Slack webhook URL, ``пароль: …``) is replaced by ``[redacted]`` and the item is noted
+        ``redacted`` (counts per rule, never the value). A table cell that is key material is
+        left out of its row (``secret_content`` on ``TABLE.COLUMN#ROW``); one that holds a secret
+        is redacted (``redacted``). Cell contents are sniffed like file contents.
 
     Caps (each refusal is a ``too_large`` skip):
         max_tables: only the most recently modified tables (by newest ``updated_at``).
@@ -210,6 +307,8 @@ class Policy:
         "auth.json", "secrets", "secrets.*", "secret.*", "*.secret", "*.secrets", "*-secrets.*", "*_secrets.*",
         "client_secret*.json", "service-account*.json", "service_account*.json", "*serviceaccount*.json",
         "*.tfstate", "*.tfstate.backup", "*.tfvars",
+        # a file that is mostly secrets (a dotenv file by another name is found by its content)
+        "wp-config.php", "wp-config-*.php",
     )
     credential_paths: tuple[str, ...] = (
         "*.config/gcloud/*", "*.config/gh/hosts.yml", "*.cargo/credentials*", "*.m2/settings-security.xml",
@@ -254,6 +353,9 @@ class Policy:
         "audit", "audits", "auditlog", "journal", "journals", "changelog", "changelogs",
         "eventlog", "chatlog", "chatlogs", "msglog", "activitylog", "eventstore", "chathistory",
         "msghistory", "messagelog", "messagehistory", "dms", "directmessages",
+        # Russian (any case form) and Japanese
+        "аудит", "аудита", "аудиту", "аудиты", "аудитов", "журнал", "журналы", "журнала", "журналов",
+        "журнале", "журналу", "監査", "日誌", "ジャーナル",
     })
     journal_heads: frozenset[str] = frozenset({
         "message", "messages", "msg", "msgs", "event", "events", "history", "histories",
@@ -277,15 +379,68 @@ class Policy:
         "imported", "imports", "snapshot", "snapshots", "v", "ver", "version", "all", "full", "live",
         "prod", "dev", "test", "tests", "mirror", "sync", "synced", "cache", "cached", "fts", "index",
         "idx", "view", "deleted", "final", "latest", "current", "tbl", "table", "tab", "store", "q", "h",
-        "part", "shard", "partition", "daily", "monthly", "yearly",
+        "part", "shard", "partition", "daily", "monthly", "yearly", "list", "lists",
     })
     table_prepositions: frozenset[str] = frozenset({
         "by", "per", "for", "from", "of", "in", "to", "with", "on", "at", "since", "until",
+        "по", "за", "для", "от", "с", "со", "из", "в", "во", "на", "до", "к", "о", "об", "при", "без",
     })
+    ru_journal_forms: frozenset[str] = frozenset({
+        "сообщение", "сообщения", "сообщений", "сообщениям", "сообщениями", "сообщении", "смс",
+        "история", "истории", "историй", "историю", "событие", "события", "событий", "событиям",
+        "чат", "чаты", "чата", "чатов", "чате", "чатам", "диалог", "диалоги", "диалога", "диалогов",
+        "беседа", "беседы", "бесед", "переписка", "переписки", "переписку", "перепиской", "личка", "лички",
+        "уведомление", "уведомления", "уведомлений", "комментарий", "комментарии", "комментария",
+        "комментариев", "письмо", "письма", "писем", "лог", "логи", "лога", "логов", "тред", "треды",
+        "тредов", "входящие", "исходящие", "стенограмма", "стенограммы",
+    })
+    ru_journal_nominatives: frozenset[str] = frozenset({
+        "сообщение", "смс", "история", "событие", "чат", "чаты", "диалог", "диалоги", "беседа", "переписка",
+        "личка", "уведомление", "комментарии", "письмо", "лог", "логи", "тред", "треды", "входящие",
+        "исходящие", "стенограмма",
+    })
+    ru_modifiers: frozenset[str] = frozenset({
+        "архив", "архивы", "архива", "архивные", "архивный", "архивная", "бэкап", "бекап", "бэкапы", "резерв",
+        "резервная", "резервные", "копия", "копии", "старые", "старый", "старая", "новые", "новый", "новая",
+        "временные", "временный", "врем", "тест", "тестовые", "тестовый", "выгрузка", "выгрузки", "экспорт",
+        "импорт", "дамп", "все", "всё", "удаленные", "удалённые", "полный", "полная", "полные", "таблица",
+        "табл", "список", "текущие", "последние", "личные", "личная", "личный", "прямые", "групповые",
+        "групповой", "клиентские", "общие",
+    })
+    ru_adjective_endings: tuple[str, ...] = (
+        "ые", "ый", "ая", "ое", "ской", "ский", "ская", "ское", "ские", "ных", "ной",
+    )
+    ja_journal_suffixes: tuple[str, ...] = (
+        "メッセージ", "履歴", "ログ", "チャット", "会話", "対話", "通知", "コメント", "イベント", "トーク",
+        "スレッド", "受信箱", "送信箱", "受信トレイ", "送信トレイ", "返信", "発言", "やり取り", "やりとり",
+        "メール", "ダイアログ", "文字起こし",
+    )
+    ja_suffix_exceptions: tuple[str, ...] = ("カタログ", "ブログ", "アナログ", "バックログ", "ウェブログ")
+    ja_modifiers: tuple[str, ...] = (
+        "アーカイブ", "バックアップ", "コピー", "旧", "新", "一時", "過去", "全件", "全", "一覧", "リスト",
+        "データ", "テーブル", "表", "保存", "控え", "エクスポート", "ダンプ", "テスト", "最新", "削除済み",
+        "削除済", "退避", "古い",
+    )
     message_columns: tuple[frozenset[str], frozenset[str], frozenset[str]] = (
-        frozenset({"channel", "channel_id", "chat_id", "thread_id", "conversation_id", "room", "room_id"}),
-        frozenset({"sender", "sender_id", "author", "author_id", "from", "from_id", "user", "user_id"}),
-        frozenset({"message", "text", "body", "content"}),
+        frozenset({
+            "channel", "channel_id", "chat_id", "thread_id", "conversation_id", "room", "room_id",
+            "канал", "канал_id", "id_канала", "чат", "чат_id", "id_чата", "комната", "комната_id", "тред",
+            "беседа", "диалог", "диалог_id", "id_диалога",
+            "チャンネル", "チャネル", "チャンネル_id", "チャネル_id", "ルーム", "ルーム_id", "スレッド", "スレッド_id",
+            "会話_id", "トークルーム", "チャット_id", "チャット",
+        }),
+        frozenset({
+            "sender", "sender_id", "author", "author_id", "from", "from_id", "user", "user_id",
+            "автор", "автор_id", "id_автора", "отправитель", "отправитель_id", "id_отправителя", "пользователь",
+            "пользователь_id", "id_пользователя", "от", "от_кого", "кто",
+            "送信者", "送信者_id", "差出人", "投稿者", "発言者", "送信元", "ユーザー", "ユーザー_id", "ユーザ",
+            "ユーザ_id", "作成者", "著者", "発信者",
+        }),
+        frozenset({
+            "message", "text", "body", "content",
+            "текст", "сообщение", "тело", "содержание", "содержимое", "текст_сообщения",
+            "本文", "内容", "メッセージ", "テキスト", "発言", "文面", "メッセージ_本文", "発言内容",
+        }),
     )
     shadow_suffixes: tuple[str, ...] = (
         "content", "data", "idx", "docsize", "config", "segments", "segdir", "stat", "node", "rowid", "parent",
@@ -297,19 +452,28 @@ class Policy:
         "accesskey", "secretkey", "otp", "totp", "hotp", "jwt", "jwts", "bearer", "authorization",
         "authorisation", "cookie", "cookies", "salt", "pincode", "csrf", "xsrf", "cvv", "cvc",
         "mnemonic", "sessionid", "sessid", "apitoken", "authtoken", "accesstoken", "refreshtoken",
-        "idtoken", "sessiontoken", "htpasswd", "netrc", "pgpass",
+        "idtoken", "sessiontoken", "htpasswd", "netrc", "pgpass", "dsn", "connstr", "connectionstring",
+        # Russian and Japanese
+        "пароль", "пароли", "пароля", "паролей", "паролем", "паролю", "секрет", "секреты", "секрета",
+        "секретов", "секретный", "секретная", "секретное", "секретные", "пинкод", "куки", "соль",
+        "パスワード", "暗証番号", "シークレット", "秘密鍵", "合言葉", "クッキー", "ソルト", "認証情報",
     })
-    weak_secret_words: frozenset[str] = frozenset({"token", "tokens", "pass", "pin"})
+    weak_secret_words: frozenset[str] = frozenset({
+        "token", "tokens", "pass", "pin", "токен", "токены", "токена", "токенов", "пин", "トークン",
+    })
     count_words: frozenset[str] = frozenset({
         "used", "use", "usage", "count", "counts", "cnt", "num", "number", "n", "max", "min", "total",
         "input", "output", "prompt", "completion", "completions", "cached", "reasoning", "limit",
         "limits", "budget", "per", "rate", "ratio", "cost", "costs", "spent", "remaining", "left",
         "estimate", "estimated", "avg", "mean", "sum", "in", "out", "length", "len", "size", "score",
         "percent", "pct", "fail", "failed", "threshold", "quota", "consumed",
+        "количество", "кол", "во", "число", "использовано", "лимит", "всего", "макс", "мин", "расход",
+        "остаток", "数", "件数", "使用量", "上限", "合計", "最大", "残り", "消費", "入力", "出力",
     })
     secret_context: frozenset[str] = frozenset({
         "access", "refresh", "auth", "api", "bearer", "session", "csrf", "xsrf", "oauth", "reset",
         "verification", "invite", "device", "push", "secret", "private",
+        "доступа", "обновления", "апи", "アクセス", "リフレッシュ", "認証",
     })
     secret_names: frozenset[str] = frozenset({"auth", "authz", "creds"})
     secret_pairs: frozenset[tuple[str, str]] = frozenset({
@@ -318,10 +482,39 @@ class Policy:
         ("license", "key"), ("hmac", "key"), ("secret", "key"), ("recovery", "code"), ("recovery", "codes"),
         ("backup", "code"), ("backup", "codes"), ("seed", "phrase"), ("session", "id"), ("security", "code"),
         ("security", "answer"), ("auth", "header"), ("auth", "code"), ("auth", "string"), ("x", "auth"),
+        ("connection", "string"), ("conn", "string"), ("conn", "str"), ("db", "string"), ("database", "string"),
+        ("пин", "код"), ("код", "восстановления"), ("код", "подтверждения"), ("код", "доступа"),
+        ("секретное", "слово"), ("セキュリティ", "コード"),
     })
+    key_words: frozenset[str] = frozenset({"key", "keys", "ключ", "ключи", "ключа", "ключей", "キー", "鍵"})
+    key_owners: frozenset[str] = frozenset({
+        # a *_key column is a secret only when the word before (or, in Russian, after) names what it unlocks
+        "api", "private", "access", "auth", "session", "ssh", "signing", "sign", "encryption", "decryption",
+        "master", "client", "license", "licence", "hmac", "secret", "stripe", "aws", "gcp", "google", "azure",
+        "openai", "anthropic", "github", "gitlab", "slack", "twilio", "sendgrid", "mailgun", "mailchimp",
+        "paypal", "shopify", "firebase", "supabase", "telegram", "discord", "heroku", "cloudflare", "datadog",
+        "sentry", "algolia", "mapbox", "pusher", "gpg", "pgp", "rsa", "ed25519", "jwt", "app", "service",
+        "webhook", "bot", "deploy", "deployment", "oauth", "consumer", "recovery", "root", "admin", "s3",
+        "kms", "vault", "crypt", "crypto", "cipher", "aes", "product", "activation", "serial", "nonce",
+        "апи", "секретный", "приватный", "закрытый", "доступа", "шифрования", "подписи", "сессии",
+        "авторизации", "аутентификации", "лицензии", "лицензионный", "アクセス", "暗号化", "署名", "秘密",
+        "認証", "ライセンス",
+    })
+    url_owners: frozenset[str] = frozenset({
+        # a *_url / *_uri / *_dsn column that holds a connection string (credentials inside)
+        "db", "database", "postgres", "postgresql", "pg", "psql", "mysql", "mariadb", "mongo", "mongodb",
+        "redis", "amqp", "rabbitmq", "jdbc", "sql", "sqlalchemy", "broker", "celery", "connection", "conn",
+        "webhook", "smtp", "ldap", "sentry", "elasticsearch", "kafka", "nats", "memcached", "clickhouse",
+        "бд", "базы", "подключения", "вебхук", "вебхука", "ウェブフック", "データベース", "接続",
+    })
+    url_words: frozenset[str] = frozenset({"url", "uri", "dsn", "урл", "адрес", "строка", "文字列"})
     secret_substrings: tuple[str, ...] = (
         "password", "passwd", "apikey", "privatekey", "accesskey", "secretkey", "passhash", "pwhash",
-        "pwdhash", "pinhash", "authtoken", "accesstoken", "refreshtoken", "bearertoken",
+        "pwdhash", "pinhash", "authtoken", "accesstoken", "refreshtoken", "bearertoken", "connectionstring",
+        "databaseurl", "webhookurl",
+        "парол", "apiключ", "апиключ", "ключapi", "ключапи", "パスワード", "暗証番号", "シークレット", "秘密鍵",
+        "秘密キー", "apiキー", "アクセスキー", "アクセストークン", "認証トークン", "リフレッシュトークン",
+        "セキュリティコード", "接続文字列",
     )
     max_tables: int = 30
     max_rows: int = 200
@@ -395,14 +588,95 @@ class Policy:
         return None
 
     def secret_content(self, text: str) -> str | None:
-        """What key material a text holds (a private key block, ...), or None (``secret_content``)."""
+        """What key material a text holds (a private key block, ...), or None (``secret_content``).
+
+        Besides ``secret_patterns``: a dotenv file, whatever its name (every line that is not
+        blank or a comment is ``NAME=value``), that assigns a value to a secret-like name
+        (``SECRET_KEY=…``, ``DATABASE_URL=…``; names judged as columns are, ``secret_column``).
+        """
         lower = text.lower()
         for label, needles, regexes in getattr(self, "_secret_res"):
             if needles and not any(n in lower for n in needles):
                 continue
             if all(bool(r.search(text)) is wanted for wanted, r in regexes):
                 return label
+        name = self._dotenv_secret(text)
+        if name:
+            return f"a dotenv file that sets a secret ({name})"
         return None
+
+    def _dotenv_secret(self, text: str) -> str | None:
+        """The first secret-like name a dotenv-shaped text assigns a value to, or None."""
+        if "=" not in text:
+            return None
+        found: str | None = None
+        for line in text.splitlines():
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            match = _DOTENV_LINE.match(stripped)
+            if match is None:
+                return None
+            value = match.group("v").strip()
+            if (found is None and _real_value(value) and _VALUE_RE.fullmatch(value)
+                    and self.secret_column(match.group("k"))):
+                found = match.group("k")
+        return found
+
+    def secret_assignments(self, text: str) -> list[tuple[int, int, str]]:
+        """Spans ``(start, end, name)`` of the values a text assigns to secret-like names.
+
+        ``NAME=value`` / ``NAME: value`` lines (dotenv, YAML, INI, shell), ``define('NAME', 'value')``
+        (PHP) and ``"name": "value"`` / ``name = 'value'`` (JSON, code); the name is judged as a
+        column is (``secret_column``: ``DB_PASSWORD``, ``SECRET_KEY``, ``POSTGRES_PASSWORD``,
+        ``database_url``, ``AUTH_SALT``, ``пароль``, ``パスワード``, ...). Empty values and references
+        (``${VAR}``, ``{{ var }}``, ``null``, ``true``) are not secrets. Ascending, non-overlapping.
+        """
+        spans: list[tuple[int, int, str]] = []
+        for regex in _ASSIGNMENTS:
+            for m in regex.finditer(text):
+                value = m.group("v")
+                if not _real_value(value) or not self.secret_column(m.group("k")):
+                    continue
+                start, end = m.span("v")
+                if value[:1] in "\"'" and len(value) >= 2:
+                    start, end = start + 1, end - 1
+                spans.append((start, end, m.group("k")))
+        spans.sort()
+        kept: list[tuple[int, int, str]] = []
+        for span in spans:
+            if not kept or span[0] >= kept[-1][1]:
+                kept.append(span)
+        return kept
+
+    def redact_secrets(self, text: str) -> tuple[str, dict[str, int]]:
+        """``text`` with every secret in it replaced by ``[redacted]``, and the count per rule.
+
+        The token shapes and key words of ``searchkit.ingest.redact`` (private key blocks,
+        credentials in URLs, provider tokens, JWTs, webhook URLs, ``password: …`` in en/ru/ja, ...;
+        e-mail addresses are left alone: history search shows them) and then ``secret_assignments``
+        (named ``assignment``). The report counts never hold a value.
+        """
+        from searchkit.ingest import redact as _redact  # the shared redactor (SPEC T2)
+
+        counts: dict[str, int] = {}
+        for rule in _redact.RULES:
+            if "mail" in rule.name:
+                continue
+            text, n = rule.apply(text)
+            if n:
+                counts[rule.name] = counts.get(rule.name, 0) + n
+        spans = [s for s in self.secret_assignments(text) if text[s[0]:s[1]] != _redact.SECRET]
+        if spans:
+            parts: list[str] = []
+            pos = 0
+            for start, end, _ in spans:
+                parts += [text[pos:start], _redact.SECRET]
+                pos = end
+            parts.append(text[pos:])
+            text = "".join(parts)
+            counts["assignment"] = len(spans)
+        return text, counts
 
     # -- tables --------------------------------------------------------------------------
     def _heads(self, tokens: Sequence[str]) -> list[str]:
@@ -427,17 +701,81 @@ class Policy:
 
         ``messages``, ``messages_archive``, ``chat_messages_v2``, ``history_old``, ``messages2``,
         ``msg_archive``, ``slack_export``, ``dm``, ``chats``, ``inbox``, ``threads`` are;
-        ``message_templates``, ``event_plans``, ``backlog``, ``logistics`` are not.
+        ``message_templates``, ``event_plans``, ``backlog``, ``logistics`` are not. Russian and
+        Japanese names too (``_journal_ru``, ``_journal_ja``): ``сообщения``, ``архив_сообщений``,
+        ``история_заказов``, ``журнал``, ``メッセージ``, ``チャット履歴``, ``監査ログ`` are;
+        ``шаблоны_сообщений``, ``メッセージテンプレート``, ``カタログ``, ``ログイン設定`` are not.
         """
         tokens = name_tokens(name)
         if any(t in self.journal_words for t in tokens):
             return True
+        if any(w in t for t in tokens for w in self.journal_words if not w.isascii()):
+            return True  # a Japanese journal word inside a token (監査ログ, 業務日誌)
         for head in self._heads(tokens):
             if head in self.journal_heads:
                 return True
             if any(head.endswith(s) and len(head) > len(s) for s in self.journal_suffixes):
                 return True
+        return self._journal_ru(tokens) or self._journal_ja(tokens)
+
+    def _journal_ru(self, tokens: Sequence[str]) -> bool:
+        """Russian names put the head noun first (adjectives before it, a genitive after it):
+        ``сообщения_клиентов``, ``личные_сообщения``, ``архив_сообщений`` (an archive is a modifier,
+        so its complement decides) and ``история_заказов`` are journals; ``шаблоны_сообщений`` (message
+        templates) is not, as ``message_templates`` is not. A message-like word at the end counts
+        only in a form that cannot be a genitive (``клиент_чаты``, not ``шаблон_сообщения``)."""
+        if not any(_script(t[0]) == "cyrillic" for t in tokens):
+            return False
+        parts: list[list[str]] = [[]]
+        for t in tokens:
+            if t in self.table_prepositions:
+                parts.append([])
+            else:
+                parts[-1].append(t)
+        for part in parts:
+            core = [t for t in part if not t.isdigit()]
+            while len(core) > 1 and (core[0] in self.ru_modifiers or core[0] in self.table_modifiers
+                                     or core[0].endswith(self.ru_adjective_endings)):
+                core.pop(0)
+            while core and (core[-1] in self.ru_modifiers or core[-1] in self.table_modifiers):
+                core.pop()
+            if not core:
+                continue
+            if core[0] in self.ru_journal_forms or core[-1] in self.ru_journal_nominatives:
+                return True
         return False
+
+    def _ja_core(self, token: str) -> str:
+        """A Japanese token with trailing modifiers (アーカイブ, バックアップ, 一覧, ...) cut off."""
+        changed = True
+        while changed:
+            changed = False
+            for m in self.ja_modifiers:
+                if token.endswith(m) and len(token) > len(m):
+                    token = token[: -len(m)]
+                    changed = True
+        return token
+
+    def _journal_ja(self, tokens: Sequence[str]) -> bool:
+        """Japanese compounds put the head last: a head token (trailing modifiers dropped) that is
+        or ends with a message-like word (メッセージ, 履歴, ログ, チャット, 会話, 通知, ...) is a journal:
+        ``チャット履歴``, ``アーカイブメッセージ``, ``メッセージアーカイブ``, ``送信履歴``; ``メッセージテンプレート``,
+        ``イベント計画``, ``ログイン設定``, ``カタログ``, ``ブログ``, ``履歴書`` are not."""
+        core = [t for t in tokens if not t.isdigit()]
+        while core and (core[-1] in self.table_modifiers or core[-1] in self.ja_modifiers):
+            core.pop()
+        if not core or _script(core[-1][0]) not in ("katakana", "kanji"):
+            return False
+        head = self._ja_core(core[-1])
+        stripped = True
+        while stripped:  # leading modifiers too: アーカイブログ is an archived log, not a blog
+            stripped = False
+            for m in self.ja_modifiers:
+                if head.startswith(m) and len(head) > len(m):
+                    head, stripped = head[len(m):], True
+        if head.endswith(self.ja_suffix_exceptions):
+            return False
+        return head.endswith(self.ja_journal_suffixes)
 
     def shadow_table(self, name: str, virtual: Iterable[str] = ()) -> str | None:
         """Why a table is a full-text index or a virtual table's shadow table, or None.
@@ -480,8 +818,14 @@ class Policy:
         """True when a column's name looks like a secret (H2), by its parts.
 
         ``pass``, ``pw``, ``pin``, ``jwt``, ``bearer``, ``authorization``, ``cookie``, ``salt``,
-        ``password_hash``, ``api_key`` are; ``pinned``, ``spinner``, ``shipping``, ``tokens_used``,
-        ``max_tokens``, ``pass_rate``, ``tokenizer`` are not.
+        ``password_hash``, ``api_key``, ``stripe_key``, ``aws_key``, ``db_url``, ``database_url``,
+        ``connection_string``, ``dsn``, ``webhook_url``, ``пароль``, ``токен``, ``ключ_api``,
+        ``секрет``, ``パスワード``, ``トークン``, ``暗証番号``, ``APIキー`` are; ``pinned``, ``spinner``,
+        ``shipping``, ``tokens_used``, ``max_tokens``, ``pass_rate``, ``tokenizer``, ``primary_key``,
+        ``foreign_key``, ``sort_key``, ``key_name``, ``public_key``, ``количество_токенов``,
+        ``トークン数`` are not. A ``*_key`` is a secret only when the word before it (in Russian also
+        after it) names what it unlocks (``key_owners``); a ``*_url`` / ``*_uri`` / ``*_dsn`` only
+        when the word before it names a database, a broker or a webhook (``url_owners``).
         """
         tokens = name_tokens(name)
         if not tokens:
@@ -494,8 +838,17 @@ class Policy:
             counted = any(t in self.count_words for t in tokens)
             if not counted or any(t in self.secret_context for t in tokens):
                 return True
-        if any(pair in self.secret_pairs for pair in zip(tokens, tokens[1:])):
-            return True
+        for a, b in zip(tokens, tokens[1:]):
+            if (a, b) in self.secret_pairs:
+                return True
+            if b in self.key_words and a in self.key_owners:
+                return True
+            if a in self.key_words and not a.isascii() and b in self.key_owners:  # ключ_доступа, ключ_api
+                return True
+            if b in self.url_words and a in self.url_owners:
+                return True
+            if a in self.url_words and not a.isascii() and b in self.url_owners:  # строка_подключения
+                return True
         joined = "".join(tokens)
         return any(s in joined for s in self.secret_substrings)
 
@@ -540,13 +893,18 @@ class Decoded:
 
     Args:
         text: the decoded text, or None for binary data.
-        encoding: the encoding it was decoded from (``utf_8``, ``cp1251``, ``utf_16_le``, ...).
+        encoding: the encoding it was decoded from (``utf_8``, ``cp1251``, ``utf_16_le``,
+            ``iso2022_jp``, ...).
         reason: why the data is binary (None for text).
+        replaced: how many invalid byte sequences were replaced by U+FFFD (0 but for UTF-8 text
+            with a few stray bytes).
     """
 
     text: str | None
     encoding: str | None = None
     reason: str | None = None
+    replaced: int = 0
+    """Invalid byte sequences replaced by U+FFFD (UTF-8 text with a few stray bytes)."""
 
 
 def _text_like(text: str, share: int = 100) -> bool:
@@ -580,11 +938,58 @@ def _ascii_with_nuls(data: bytes) -> bool:
     return ascii_pairs >= 0.8 * len(wide)
 
 
+_ISO2022_ESCAPES = re.compile(rb"\x1b(?:\$[@AB]|\$\([CDQ]|\([BIJ]|\.[AF]|N)")
+_ISO2022_CODECS: tuple[str, ...] = ("iso2022_jp", "iso2022_jp_ext", "iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_3")
+
+
+def _iso2022(data: bytes) -> Decoded | None:
+    """ISO-2022-JP text: 7-bit bytes that switch to JIS X 0208 / 0212 / 0213 with ``ESC $ B`` and
+    back with ``ESC ( B`` (valid ASCII, so UTF-8 would read it as escape-sequence garbage)."""
+    if max(data) >= 0x80 or not re.search(rb"\x1b\$(?:[@B]|\([DOPQ])", data):
+        return None
+    for codec in _ISO2022_CODECS:
+        try:
+            text = data.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if "\x1b" not in text and _text_like(text):
+            return Decoded(text, codec)
+    return None
+
+
+def _damaged_utf8(data: bytes) -> Decoded | None:
+    """UTF-8 text with a few stray invalid bytes, decoded with U+FFFD in their place; else None.
+
+    At least 99% of the bytes must lie in valid sequences (or the damage is one spot of at most
+    4 bytes: a stray byte that also broke the character it fell into), and the rest must show it
+    is UTF-8 (at least one valid multi-byte sequence): a legacy 8-bit text that is mostly ASCII
+    (cp1252 ``café``) has none and is left to charset-normalizer. ``replaced`` counts the spots.
+    """
+    escaped = data.decode("utf-8", "surrogateescape")  # one lone surrogate per invalid byte
+    runs = list(_STRAY.finditer(escaped))
+    invalid = sum(len(r.group()) for r in runs)
+    one_spot = bool(runs) and invalid <= 4 and runs[-1].end() - runs[0].start() <= 8
+    if not runs or (invalid * 100 > len(data) and not one_spot):
+        return None
+    if not any(ord(ch) > 0x7F and not 0xDC80 <= ord(ch) <= 0xDCFF for ch in escaped):
+        return None
+    text = _STRAY.sub("\ufffd", escaped)
+    if not _text_like(text, 20):
+        return None
+    return Decoded(text, "utf_8", replaced=1 if one_spot else len(runs))
+
+
+_STRAY = re.compile("[\udc80-\udcff]+")
+
+
 def decode_text(data: bytes, encodings: Sequence[str] | None = None) -> Decoded:
     """Decode the bytes of a file that may be text in any of ``encodings`` (H1), or say why not.
 
     In order: a byte-order mark (UTF-8/16/32) decides; a known binary signature (PNG, ZIP, PDF,
-    ...) is binary; valid UTF-8 without NUL bytes is UTF-8 text; otherwise charset-normalizer
+    ...) is binary; 7-bit text with ISO-2022-JP escapes (``ESC $ B`` ... ``ESC ( B``) is
+    ISO-2022-JP; valid UTF-8 without NUL bytes is UTF-8 text; UTF-8 with a few stray invalid
+    bytes (at most 1% of the bytes, and at least one valid multi-byte sequence) is UTF-8 with
+    U+FFFD in their place (``Decoded.replaced``); otherwise charset-normalizer
     picks among ``encodings`` (default ``Policy.text_encodings``: UTF-16/32 with or without a
     BOM, cp1251, KOI8-R, Shift_JIS, EUC-JP, cp1252, ...), and its pick must read as text (no
     NUL, at most 1% control characters; 5% for UTF-8). Deterministic.
@@ -604,6 +1009,10 @@ def decode_text(data: bytes, encodings: Sequence[str] | None = None) -> Decoded:
         if data[offset:offset + len(magic)] == magic:
             return Decoded(None, None, f"{fmt} signature")
     nul = data.find(b"\x00")
+    if nul < 0 and b"\x1b" in data:
+        jis = _iso2022(data)
+        if jis is not None:
+            return jis
     utf8_error = None
     try:
         text = data.decode("utf-8")
@@ -614,6 +1023,10 @@ def decode_text(data: bytes, encodings: Sequence[str] | None = None) -> Decoded:
             if _text_like(text, 20):
                 return Decoded(text, "utf_8")
             return Decoded(None, None, "valid UTF-8, but more than 5% control characters")
+    if nul < 0:
+        damaged = _damaged_utf8(data)
+        if damaged is not None:
+            return damaged
     candidates = list(encodings if encodings is not None else DEFAULT_POLICY.text_encodings)
     if nul >= 0:  # only UTF-16/32 text has NUL bytes: on one side of each code unit
         quarter = len(data) // 4

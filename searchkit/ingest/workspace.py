@@ -9,7 +9,14 @@ One loader per kind; ``policy`` decides what is never indexed (H2). Bad input is
 - every item is capped (``too_large``, ``Policy.max_*``) and any error reading one item becomes
   a skip of that item (``load_error``, ``bad_json``, ``bad_text``, ...), never a failed build;
 - an id claimed by two items is a skip for both (``duplicate_id``), never a winner: a shared chat
-  cannot take over the digests of someone's personal chat by claiming its ``ses_id``.
+  cannot take over the digests of someone's personal chat by claiming its ``ses_id``;
+- a file with more than one hard link is never read (``hard_link``): it may be another space's
+  chat or file linked in, and privacy comes first;
+- secrets never reach the index: key material is skipped whole (``secret_content``), and every
+  indexed text (files, log days, chats, digests, pages, sources, table cells) is redacted
+  (``Policy.redact_secrets``; noted ``redacted``, never the value);
+- nothing is written into the workspace: ``app.sqlite`` is opened ``immutable``, or, when a
+  ``-wal`` / ``-journal`` lies beside it, a private temporary copy is read.
 """
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ import os
 import re
 import sqlite3
 import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -131,6 +139,8 @@ def load_workspace(
         if not _utf8(name):
             out.skip(name, "bad_text", "a name that is not valid UTF-8")
             continue
+        if name == "users.json":  # read (or skipped, once, with its reason) by _load_users
+            continue
         if kind == "link":
             out.skip(name, "symlink", "a link at the workspace's top level is never followed")
             continue
@@ -138,8 +148,7 @@ def load_workspace(
             out.skip(name, "special_file", _special_detail(entry))
             continue
         if kind != "dir":
-            if name != "users.json":
-                out.note(name, "not_a_space", "a top-level file; ignored")
+            out.note(name, "not_a_space", "a top-level file; ignored")
             continue
         ruled = out.policy.dir_skip(name)
         if ruled:
@@ -216,6 +225,18 @@ class _Collector:
         if not text:
             self.skip(where, "empty", f"{kind} {key!r} has no text")
             return False
+        text, counts = self.policy.redact_secrets(text)
+        title, title_counts = self.policy.redact_secrets(title) if title else (title, {})
+        extra = dict(fields or {})
+        if isinstance(extra.get("url"), str):
+            extra["url"], url_counts = self.policy.redact_secrets(extra["url"])
+        else:
+            url_counts = {}
+        for more in (title_counts, url_counts):
+            for rule, n in more.items():
+                counts[rule] = counts.get(rule, 0) + n
+        if counts:
+            self.note(where, "redacted", _redaction_detail(counts))
         cap = self.policy.max_item_chars
         if kind != "file" and len(text) > cap:  # files are capped by max_file_bytes
             self.skip(where, "too_large", f"{kind} text of {len(text)} characters > max_item_chars {cap}")
@@ -224,7 +245,6 @@ class _Collector:
         if rid in self.contested:
             self.skip(where, "duplicate_id", f"{kind} {key!r} is claimed by more than one item; none is indexed")
             return False
-        extra = dict(fields or {})
         extra["source_key"] = rid
         try:
             extra["content_hash"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -246,6 +266,13 @@ class _Collector:
         self.records[rid] = record
         self.where[rid] = where
         return True
+
+
+def _redaction_detail(counts: Mapping[str, int]) -> str:
+    """``3 secrets replaced by [redacted] (key_value 2, jwt 1)``: counts per rule, never a value."""
+    total = sum(counts.values())
+    per_rule = ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()))
+    return f"{total} secret{'s' if total != 1 else ''} replaced by [redacted] ({per_rule})"
 
 
 def _guard(out: _Collector, where: str, default: T, fn: Callable[..., T], *args: Any) -> T:
@@ -299,6 +326,10 @@ _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBL
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
+def _hard_link_detail(links: int) -> str:
+    return f"{links} hard links: the same file may sit in another space, so it is never read"
+
+
 def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: int, cap_name: str) -> bytes | None:
     """The bytes of a regular file inside ``base_real``, at most ``cap``; else a skip and None.
 
@@ -319,6 +350,9 @@ def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: in
     if not _inside(path, base_real):
         out.skip(where, "symlink", "resolves outside its own space folder; never read")
         return None
+    if st.st_nlink > 1:
+        out.skip(where, "hard_link", _hard_link_detail(st.st_nlink))
+        return None
     if st.st_size > cap:
         out.skip(where, "too_large", f"{st.st_size} bytes > {cap_name} {cap}")
         return None
@@ -331,8 +365,12 @@ def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: in
             out.skip(where, "unreadable", str(exc.strerror or exc))
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode):
             out.skip(where, "special_file", "not a regular file; never read")
+            return None
+        if fst.st_nlink > 1:
+            out.skip(where, "hard_link", _hard_link_detail(fst.st_nlink))
             return None
         chunks: list[bytes] = []
         size = 0
@@ -356,7 +394,10 @@ def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: in
 def _read_text(
     path: Path, where: str, out: _Collector, base_real: str, *, rule_on_bad: str, cap: int, cap_name: str,
 ) -> tuple[str, str] | None:
-    """``(text, encoding)`` of a text file (any supported encoding, H1), else a skip and None."""
+    """``(text, encoding)`` of a text file (any supported encoding, H1), else a skip and None.
+
+    UTF-8 with a few stray invalid bytes is read with U+FFFD in their place and noted ``decoded``.
+    """
     data = _read_bytes(path, where, out, base_real, cap, cap_name)
     if data is None:
         return None
@@ -364,6 +405,9 @@ def _read_text(
     if decoded.text is None:
         out.skip(where, rule_on_bad, decoded.reason or "not text")
         return None
+    if decoded.replaced:
+        out.note(where, "decoded", f"UTF-8 with {decoded.replaced} invalid byte sequence"
+                                   f"{'s' if decoded.replaced != 1 else ''} replaced by U+FFFD")
     return decoded.text, decoded.encoding or "utf_8"
 
 
@@ -952,6 +996,13 @@ def _quote(name: str) -> str:
 
 
 def _load_app(sp: _Space, out: _Collector) -> None:
+    """Read ``.space/app.sqlite`` without writing anything into the workspace.
+
+    SQLite opening a WAL-mode database, even read-only, creates ``-wal`` / ``-shm`` beside it. So
+    a database with no ``-wal`` / ``-journal`` beside it is opened ``immutable`` (nothing is ever
+    written); one with a ``-wal`` (data not yet checkpointed) or a ``-journal`` is copied, with it,
+    into a private temporary folder and the copy is read (and removed afterwards).
+    """
     path = sp.meta / "app.sqlite"
     kind = _lkind(path)
     if kind == "missing":
@@ -966,22 +1017,85 @@ def _load_app(sp: _Space, out: _Collector) -> None:
     if not _inside(path, sp.real):
         out.skip(where, "symlink", "resolves outside its own space folder; never opened")
         return
+    links = _links(path)
+    if links > 1:
+        out.skip(where, "hard_link", _hard_link_detail(links))
+        return
+    sides: dict[str, Path] = {}
     for suffix in ("-wal", "-shm", "-journal"):  # SQLite opens these too
-        side = _lkind(path.with_name(path.name + suffix))
-        if side == "link":
+        side = path.with_name(path.name + suffix)
+        side_kind = _lkind(side)
+        if side_kind == "link":
             out.skip(where, "symlink", f"app.sqlite{suffix} is a link; the database is not opened")
             return
-        if side in ("special", "dir"):
+        if side_kind in ("special", "dir"):
             out.skip(where, "special_file", f"app.sqlite{suffix} is not a regular file; the database is not opened")
             return
+        if side_kind == "file":
+            side_links = _links(side)
+            if side_links > 1:
+                out.skip(where, "hard_link", f"app.sqlite{suffix}: {_hard_link_detail(side_links)}; "
+                                             "the database is not opened")
+                return
+            sides[suffix] = side
+    if "-wal" not in sides and "-journal" not in sides:
+        _read_app(Path(os.path.realpath(path)).as_uri() + "?mode=ro&immutable=1", sp.slug, where, out)
+        return
+    with tempfile.TemporaryDirectory(prefix="searchkit-app-") as tmp:
+        copy = Path(tmp) / "app.sqlite"
+        for src, dst in [(path, copy)] + [(sides[x], Path(tmp) / f"app.sqlite{x}") for x in ("-wal", "-journal")
+                                           if x in sides]:
+            problem = _copy_file(src, dst)
+            if problem:
+                out.skip(where, *problem)
+                return
+        # a private copy: SQLite may replay its -wal / -journal and write beside it, in tmp only
+        _read_app(copy.as_uri(), sp.slug, where, out)
+
+
+def _links(path: Path) -> int:
     try:
-        conn = sqlite3.connect(Path(os.path.realpath(path)).as_uri() + "?mode=ro", uri=True)
+        return os.lstat(path).st_nlink
+    except OSError:
+        return 1
+
+
+def _copy_file(src: Path, dst: Path) -> tuple[str, str] | None:
+    """Copy a regular file (never through a link); ``(rule, detail)`` when that cannot be done."""
+    try:
+        fd = os.open(src, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink", f"{src.name} is a link; the database is not opened"
+        return "unreadable", f"{src.name}: {exc.strerror or exc}"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "special_file", f"{src.name} is not a regular file; the database is not opened"
+        if st.st_nlink > 1:
+            return "hard_link", f"{src.name}: {_hard_link_detail(st.st_nlink)}; the database is not opened"
+        with open(dst, "wb") as target:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                target.write(chunk)
+    except OSError as exc:
+        return "unreadable", f"{src.name}: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    return None
+
+
+def _read_app(uri: str, slug: str, where: str, out: _Collector) -> None:
+    try:
+        conn = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         out.skip(where, "bad_sqlite", str(exc))
         return
     conn.text_factory = lambda b: b.decode("utf-8", "replace")  # a cell that is not UTF-8 never fails a table
     try:
-        _load_tables(conn, sp.slug, where, out)
+        _load_tables(conn, slug, where, out)
     except sqlite3.Error as exc:
         out.skip(where, "bad_sqlite", str(exc))
     finally:
@@ -1092,7 +1206,30 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
             if isinstance(length, int) and length > cap and values.get(col) is None:
                 out.skip(f"{where}.{col}", "too_large", f"a cell of {length} characters > max_cell_chars {cap}; "
                                                         "left out of the card")
+        _guard(out, where, None, _sniff_cells, values, id_col, label, row_id, out)
         _guard(out, where, None, _add_row, slug, table, shown, values, id_col, updated, footer, where, out)
+
+
+def _sniff_cells(values: dict[str, Any], id_col: str | None, label: str, row_id: Any, out: _Collector) -> None:
+    """Cell contents are checked as file contents are (H2): a cell that is key material (a private
+    key block, a service-account key, a dotenv file with a secret, ...) is left out of its row's
+    card (``secret_content``); other secrets in a cell (a credential URL, a provider token, a JWT,
+    ``password: …``) are replaced by ``[redacted]`` (noted ``redacted``). The report names
+    ``TABLE.COLUMN#ROW``, never the value."""
+    policy = out.policy
+    for col, value in list(values.items()):
+        if col == id_col or not isinstance(value, str) or not value.strip():
+            continue
+        where = f"{label}.{col}#{row_id}"
+        secret = policy.secret_content(value)
+        if secret:
+            values[col] = None
+            out.skip(where, "secret_content", f"the cell holds {secret}; left out of the card")
+            continue
+        redacted, counts = policy.redact_secrets(value)
+        if counts:
+            values[col] = redacted
+            out.note(where, "redacted", _redaction_detail(counts))
 
 
 def _add_row(
