@@ -10,8 +10,7 @@ score (MaxP); the card shows the passage with the best passage-level fused score
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -84,13 +83,9 @@ def _after(r: Record, day: str, bound: str) -> bool:
 
 
 def _aware(value: str):
-    import datetime as dt
+    from searchkit.util import aware
 
-    try:
-        t = dt.datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    return t if t.tzinfo is not None else t.replace(tzinfo=dt.timezone.utc)
+    return aware(value)
 
 
 def _record_time(r: Record, day: str):

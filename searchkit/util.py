@@ -1,7 +1,8 @@
-"""Small helpers shared across modules: atomic writes."""
+"""Small helpers shared across modules: atomic writes, private folders, ISO times."""
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import os
 import shutil
 import tempfile
@@ -75,3 +76,27 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def parse_iso(value: str) -> _dt.date | _dt.datetime | None:
+    """The one ISO 8601 reader: ``YYYY-MM-DD`` gives a date, a date-time (``Z`` or an offset
+    allowed, or none) a datetime; anything else None."""
+    if not isinstance(value, str) or not 10 <= len(value) <= 40:
+        return None
+    try:
+        if len(value) == 10:
+            return _dt.date.fromisoformat(value)
+        return _dt.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        return None
+
+
+def aware(value: str | _dt.date | _dt.datetime | None) -> _dt.datetime | None:
+    """An ISO date or date-time as an aware datetime: a date is its midnight, a time without an
+    offset is UTC; None when ``value`` is not ISO."""
+    v = parse_iso(value) if isinstance(value, str) else value
+    if v is None:
+        return None
+    if not isinstance(v, _dt.datetime):
+        return _dt.datetime(v.year, v.month, v.day, tzinfo=_dt.timezone.utc)
+    return v if v.tzinfo is not None else v.replace(tzinfo=_dt.timezone.utc)

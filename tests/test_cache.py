@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchkit.index.cache import CachedEmbedder, EmbeddingCache, default_cache_path
+from searchkit.index.cache import EmbeddingCache, default_cache_path
 from searchkit.index.embedders import Embedder, EmbeddingError, HashingEmbedder
 
 
@@ -197,17 +197,6 @@ def test_default_cache_path(monkeypatch, tmp_path):
     assert default_cache_path() == tmp_path / "x.sqlite"
     monkeypatch.delenv("SEARCHKIT_CACHE")
     assert default_cache_path() == Path.home() / ".cache" / "searchkit" / "embeddings.sqlite"
-
-
-def test_cached_embedder_is_an_embedder_that_uses_the_cache():
-    inner, cache = Counting(), EmbeddingCache(None)
-    wrapped = CachedEmbedder(inner, cache, batch_size=4, show_progress=False)
-    assert isinstance(wrapped, Embedder)
-    assert wrapped.fingerprint() == inner.fingerprint() and wrapped.dim == 16
-    a = wrapped.embed_passages(TEXTS)
-    b = wrapped.embed_passages(TEXTS)
-    np.testing.assert_array_equal(a, b)
-    assert len(inner.calls) == 2  # 7 texts in batches of 4, once
 
 
 @settings(max_examples=40, deadline=None)

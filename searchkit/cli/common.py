@@ -45,15 +45,11 @@ def kinds_arg(value: str | None) -> tuple[str, ...] | None:
 
 def date_arg(flag: str, value: str | None) -> str | None:
     """An ISO date (``YYYY-MM-DD``) or date-time for ``flag``."""
-    import datetime as dt
+    from searchkit.util import parse_iso
 
     if value is None:
         return None
-    try:
-        if len(value) == 10:
-            return dt.date.fromisoformat(value).isoformat()
-        if len(value) <= 40:
-            return dt.datetime.fromisoformat(value).isoformat()
-    except ValueError:
-        pass
+    parsed = parse_iso(value)
+    if parsed is not None:
+        return parsed.isoformat()
     raise CLIError(f"{flag}: expected an ISO date (YYYY-MM-DD) or date-time, got {shown(value)}")

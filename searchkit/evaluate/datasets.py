@@ -27,7 +27,6 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
@@ -294,15 +293,12 @@ def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str 
     value = _optional_str(row, key, path, lineno)
     if value is None:
         return None
-    try:
-        if len(value) == 10:
-            date.fromisoformat(value)
-        else:
-            datetime.fromisoformat(value)
-    except ValueError:
+    from searchkit.util import parse_iso
+
+    if parse_iso(value) is None:
         raise DatasetError(
             f"{path}, line {lineno}: {_r(key)} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {_r(value)}"
-        ) from None
+        )
     return value
 
 

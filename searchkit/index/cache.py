@@ -1,4 +1,4 @@
-"""On-disk embedding cache: nothing is embedded twice across runs (SPEC H16, issue 2 item 5).
+"""On-disk embedding cache: nothing is embedded twice across runs (SPEC H16).
 
 SQLite, one row per (embedder fingerprint, kind, sha256 of the text) holding the float32 vector.
 Missing texts are embedded in batches; each batch is stored in one transaction as soon as it is
@@ -28,7 +28,7 @@ import numpy as np
 
 from .embedders import Embedder, EmbeddingError
 
-__all__ = ["EmbeddingCache", "CacheStats", "CachedEmbedder", "default_cache_path", "KINDS"]
+__all__ = ["EmbeddingCache", "CacheStats", "default_cache_path", "KINDS"]
 
 KINDS = ("query", "passage")
 _PLURAL = {"query": "queries", "passage": "passages"}
@@ -351,40 +351,3 @@ def _checked(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned NaN or infinity")
     return arr
-
-
-class CachedEmbedder:
-    """An :class:`Embedder` that answers through an :class:`EmbeddingCache` (same name, dim and
-    fingerprint as the wrapped embedder), so indexes and searchers need not know about caching.
-
-    Args:
-        embedder: the embedder to wrap.
-        cache: the cache to read and fill.
-        batch_size: texts per call to the wrapped embedder.
-        show_progress: show a tqdm bar while embedding passages (queries never show one).
-    """
-
-    def __init__(self, embedder: Embedder, cache: EmbeddingCache, batch_size: int = 32,
-                 show_progress: bool = True) -> None:
-        self.embedder = embedder
-        self.cache = cache
-        self.batch_size = batch_size
-        self.show_progress = show_progress
-        self.name = embedder.name
-
-    @property
-    def dim(self) -> int:
-        return self.embedder.dim
-
-    def fingerprint(self) -> str:
-        return self.embedder.fingerprint()
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.cache.embed(self.embedder, texts, "query", self.batch_size, show_progress=False)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self.cache.embed(self.embedder, texts, "passage", self.batch_size,
-                                show_progress=self.show_progress)
-
-    def __repr__(self) -> str:
-        return f"CachedEmbedder({self.embedder!r}, {self.cache!r})"

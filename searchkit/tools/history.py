@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -380,25 +380,19 @@ def _check_date(param: str, value: Any) -> str | None:
     """An ISO date (``YYYY-MM-DD``) or date-time; a date-time without an offset is UTC."""
     if value is None:
         return None
-    bad = HistorySearchError(param, f"expected an ISO date (YYYY-MM-DD) or date-time, got {_shown(value)}")
-    if not isinstance(value, str) or len(value) > 40:
-        raise bad
-    try:
-        if len(value) == 10:
-            return _dt.date.fromisoformat(value).isoformat()
-        t = _dt.datetime.fromisoformat(value)
-    except ValueError:
-        raise bad from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=_dt.timezone.utc)
-    return t.isoformat()
+    from searchkit.util import aware, parse_iso
+
+    t = parse_iso(value) if isinstance(value, str) else None
+    if t is None:
+        raise HistorySearchError(param, f"expected an ISO date (YYYY-MM-DD) or date-time, got {_shown(value)}")
+    return t.isoformat() if not isinstance(t, _dt.datetime) else aware(t).isoformat()
 
 
 def _instant(value: str) -> _dt.datetime:
     """A checked since/until as an aware time (a date is its midnight, UTC)."""
-    if len(value) == 10:
-        return _dt.datetime.fromisoformat(value).replace(tzinfo=_dt.timezone.utc)
-    return _dt.datetime.fromisoformat(value)
+    from searchkit.util import aware
+
+    return aware(value)
 
 
 def _is_slug(value: Any) -> bool:
