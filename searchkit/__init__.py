@@ -3,11 +3,11 @@
 The public face is small; everything heavy is imported lazily by the modules that need it.
 """
 from searchkit.config import SearchConfig
-from searchkit.records import Hit, Passage, Record, Result, Warning
+from searchkit.records import Hit, Passage, Record, Result, Notice
 
 __version__ = "0.1.0"
 
-__all__ = ["SearchConfig", "Record", "Passage", "Hit", "Result", "Warning", "Searcher", "Filters", "load_config",
+__all__ = ["SearchConfig", "Record", "Passage", "Hit", "Result", "Notice", "Searcher", "Filters", "load_config",
            "__version__"]
 
 

@@ -1,4 +1,4 @@
-"""The nouns that flow through searchkit: Record, Passage, Hit, Warning, Result.
+"""The nouns that flow through searchkit: Record, Passage, Hit, Notice (a warning above the cards), Result.
 
 All are frozen dataclasses. A ``Record`` is one searchable thing of a workspace (a digest,
 a chat, a log day, a file, a source entry, a page, a table row) or one document of a dataset.
@@ -136,7 +136,7 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class Warning:
+class Notice:
     """A signal shown above the cards (weak match H11, missing IDs H12, skipped spaces H14).
 
     Warnings are data: ``code`` is stable (``weak_match``, ``missing_ids``, ...),
@@ -160,7 +160,7 @@ class Result:
 
     query: str
     hits: tuple[Hit, ...] = ()
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[Notice, ...] = ()
     notes: tuple[str, ...] = ()
     config_fingerprint: str = ""
     signals: Mapping[str, float] = field(default_factory=dict)
@@ -169,7 +169,7 @@ class Result:
     def __post_init__(self) -> None:
         object.__setattr__(self, "signals", _frozen_map(self.signals))
 
-    def warning(self, code: str) -> Warning | None:
+    def warning(self, code: str) -> Notice | None:
         for w in self.warnings:
             if w.code == code:
                 return w

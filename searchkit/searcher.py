@@ -19,7 +19,7 @@ import numpy as np
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
 from searchkit.rank.candidates import Candidates, collect
-from searchkit.records import Hit, Passage, Record, Result, Warning
+from searchkit.records import Hit, Passage, Record, Result, Notice
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -382,7 +382,7 @@ class Searcher:
                             scores=scores, ranks=ranks))
         return hits
 
-    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Warning], dict[str, float]]:
+    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Notice], dict[str, float]]:
         from searchkit.rank import signals
 
         out = []

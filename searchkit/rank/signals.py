@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from searchkit.rank.candidates import Candidates
-from searchkit.records import Hit, Warning
+from searchkit.records import Hit, Notice
 from searchkit.retrievers import z_top1
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -92,14 +92,14 @@ def answer_probability(features: Mapping[str, float], cfg: "WeakMatchConfig") ->
     return 1.0 / (1.0 + math.exp(-max(min(z, 500.0), -500.0)))
 
 
-def weak_match_warning(features: Mapping[str, float], cfg: "WeakMatchConfig") -> Warning | None:
+def weak_match_warning(features: Mapping[str, float], cfg: "WeakMatchConfig") -> Notice | None:
     """H11: a ``weak_match`` warning when no card stands out (P(answer) < threshold)."""
     p = answer_probability(features, cfg)
     if p >= cfg.threshold:
         return None
     detail = {"probability": round(p, 4), "threshold": cfg.threshold}
     detail.update({f: round(features[f], 4) for f in cfg.features})
-    return Warning(code="weak_match", message="Weak match: no card stands out from the rest.", detail=detail)
+    return Notice(code="weak_match", message="Weak match: no card stands out from the rest.", detail=detail)
 
 
 def mentions(text: str, ident: str) -> bool:
@@ -128,8 +128,8 @@ def missing_ids(query: str, hits: Sequence[Hit]) -> list[str]:
     return [ident for ident, aliases in wanted if not found.intersection(aliases)]
 
 
-def missing_ids_warning(query: str, hits: Sequence[Hit]) -> Warning | None:
+def missing_ids_warning(query: str, hits: Sequence[Hit]) -> Notice | None:
     ids = missing_ids(query, hits)
     if not ids:
         return None
-    return Warning(code="missing_ids", message="No card mentions " + ", ".join(ids) + ".", detail={"ids": ids})
+    return Notice(code="missing_ids", message="No card mentions " + ", ".join(ids) + ".", detail={"ids": ids})

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.config import SearchConfig
-from searchkit.records import KINDS, Hit, Record, Result, Warning
+from searchkit.records import KINDS, Hit, Record, Result, Notice
 from searchkit.tools.messages import LANGS, message
 from searchkit.errors import ParameterError
 
@@ -253,7 +253,7 @@ class HistoryIndex:
             raise HistorySearchError(exc.param, exc.message) from None
 
         hits: list[Hit] = []
-        warnings: list[Warning] = []
+        warnings: list[Notice] = []
         signals: Mapping[str, float] = {}
         if searched:
             filters = Filters(kinds=kinds_t, since=since_d, until=until_d)
