@@ -211,7 +211,7 @@ class _Section:
 
 @dataclass(frozen=True)
 class AnalyzerConfig(_Section):
-    """Tokenisation (issue 2 item 3): Sudachi for Japanese, Snowball for ru/en, IDs kept whole."""
+    """Tokenisation (SPEC E2): Sudachi for Japanese, Snowball for ru/en, IDs kept whole."""
 
     KEY: ClassVar[str] = "analyzer"
     split_mode: str = _knob("C", choices=("A", "B", "C"), index=True)

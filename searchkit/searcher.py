@@ -1,4 +1,4 @@
-"""The one Searcher that the tools and the harness drive (issue 2 item 8).
+"""The one Searcher that the tools and the harness drive (SPEC E2).
 
 ``Searcher.build(records, config)`` cuts records into passages, analyses them, and builds the
 enabled retrievers (BM25 over a sparse matrix, FAISS over embeddings). ``search(query, k,

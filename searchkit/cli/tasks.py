@@ -81,7 +81,7 @@ def _context(args: argparse.Namespace) -> tools.TaskContext:
 
 
 def _import(args: argparse.Namespace) -> int:
-    """All or nothing (issue 8 item 5): validated first, one transaction, no file left on failure."""
+    """All or nothing: validated first, one transaction, no file left on failure."""
     if (args.source is None) == (args.tasks is None and args.comments is None):
         raise store.TaskStoreError("give a folder, or both --tasks and --comments (not both forms)")
     if args.source is not None:
@@ -101,7 +101,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _tool(args: argparse.Namespace) -> int:
-    conn = store.open_readonly(args.db)  # never written, journal mode untouched (issue 8 item 6)
+    conn = store.open_readonly(args.db)  # never written, journal mode untouched
     try:
         ctx = _context(args)
         if args.tasks_command == "search":

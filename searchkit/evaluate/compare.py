@@ -1,4 +1,4 @@
-"""Comparing runs over the same queries, with paired significance tests (SPEC E4; issue 9 section 3).
+"""Comparing runs over the same queries, with paired significance tests (SPEC E4).
 
 The tests are library implementations over per-query values:
 

@@ -1,4 +1,4 @@
-"""ragas as a metric provider (issue 9 section 4): its ID-based context precision and recall.
+"""ragas as a metric provider (SPEC E1, E4): its ID-based context precision and recall.
 
 ragas (https://docs.ragas.io) scores retrieval for RAG. Its ``IDBasedContextPrecision`` and
 ``IDBasedContextRecall`` need no LLM: over a query's retrieved context ids and its reference ids,

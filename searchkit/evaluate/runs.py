@@ -1,4 +1,4 @@
-"""Run folders: one eval, written once, compared later (SPEC E4-E6; issue 9 section 1).
+"""Run folders: one eval, written once, compared later (SPEC E4-E6).
 
 ``searchkit eval --out runs/NAME`` writes::
 

@@ -16,7 +16,7 @@ a shared lock on a version's ``.readers`` file while they load it; a writer dele
 (keeping the current and the previous one) only when it can lock that file exclusively, so no
 version disappears under a reader. Temporary folders of crashed writers are removed by the next
 writer. A writer writes only inside OUT, and OUT must be absent, an empty folder or a searchkit
-index (issue 8 item 1): anything else is refused, naming the path.
+index: anything else is refused, naming the path.
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _is_legacy(folder: Path) -> bool:
 
 
 def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = ()) -> Path:
-    """Refuse an ``--out`` that is not safe to write (issue 8 item 1); return it resolved.
+    """Refuse an ``--out`` that is not safe to write; return it resolved.
 
     Safe: absent (its parent may be created), an empty folder, or a searchkit index. Refused: a
     file or anything that is not a folder, a folder holding anything else, the input itself, a
