@@ -473,13 +473,13 @@ def test_resolve_dataset_by_path_and_by_name(tmp_path, monkeypatch):
     assert resolve_dataset(root) == root
     assert resolve_dataset(str(root)) == root
     assert resolve_dataset("mini").resolve() == MINI
-    monkeypatch.setattr(dsmod, "_repo_root", lambda: tmp_path / "repo")
     (tmp_path / "repo" / "datasets").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "repo")
     write_dataset(tmp_path / "repo" / "datasets" / "own")
     write_dataset(tmp_path / "shared" / "data" / "public")
-    assert dsmod.shared_data_dir() == tmp_path / "shared" / "data"
-    assert resolve_dataset("own") == tmp_path / "repo" / "datasets" / "own"
-    assert resolve_dataset("public") == tmp_path / "shared" / "data" / "public"
+    assert dsmod.shared_data_dir().resolve() == (tmp_path / "shared" / "data").resolve()
+    assert resolve_dataset("own").resolve() == (tmp_path / "repo" / "datasets" / "own").resolve()
+    assert resolve_dataset("public").resolve() == (tmp_path / "shared" / "data" / "public").resolve()
     with pytest.raises(DatasetError) as exc:
         resolve_dataset("missing")
     msg = str(exc.value)
@@ -487,8 +487,8 @@ def test_resolve_dataset_by_path_and_by_name(tmp_path, monkeypatch):
 
 
 def test_resolve_dataset_says_when_the_shared_folder_is_absent(tmp_path, monkeypatch):
-    monkeypatch.setattr(dsmod, "_repo_root", lambda: tmp_path / "repo")
     (tmp_path / "repo" / "datasets").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "repo")
     assert dsmod.shared_data_dir() is None
     with pytest.raises(DatasetError) as exc:
         resolve_dataset("xquad-ru")
@@ -498,7 +498,10 @@ def test_resolve_dataset_says_when_the_shared_folder_is_absent(tmp_path, monkeyp
         resolve_dataset(str(tmp_path / "no" / "such" / "dir"))
 
 
-def test_shared_data_dir_is_relative_to_the_repo():
+def test_shared_data_dir_is_relative_to_the_working_directory_or_the_environment(tmp_path, monkeypatch):
     root = shared_data_dir()
-    expected = Path(dsmod.__file__).resolve().parents[3] / "shared" / "data"
-    assert root is None or root == expected
+    assert root is None or root == Path.cwd().parent / "shared" / "data"
+    monkeypatch.setenv(dsmod.SHARED_ENV, str(tmp_path))
+    assert shared_data_dir() == tmp_path
+    monkeypatch.setenv(dsmod.DATASETS_ENV, str(tmp_path / "mine"))
+    assert dsmod.datasets_dir() == tmp_path / "mine"

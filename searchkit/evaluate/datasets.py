@@ -517,19 +517,27 @@ def _assign_splits(
 # finding datasets by name
 
 
-def _repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent.parent
+DATASETS_ENV = "SEARCHKIT_DATASETS"
+SHARED_ENV = "SEARCHKIT_SHARED_DATA"
 
 
 def datasets_dir() -> Path:
-    """The repository's own ``datasets/`` folder (it may not exist in an installed copy)."""
-    return _repo_root() / "datasets"
+    """Our own datasets folder: ``$SEARCHKIT_DATASETS``, else ``datasets/`` in the working directory
+    (the repository root when run as README.md says). Nothing is looked up inside the package."""
+    env = os.environ.get(DATASETS_ENV)
+    return Path(env).expanduser() if env else Path.cwd() / "datasets"
 
 
 def shared_data_dir() -> Path | None:
-    """``../shared/data`` next to the repository root (the real public dev sets), or None if absent."""
-    p = _repo_root().parent / "shared" / "data"
+    """The real public dev sets: ``$SEARCHKIT_SHARED_DATA``, else ``../shared/data`` from the working
+    directory; None when that folder is absent."""
+    p = _shared_candidate()
     return p if p.is_dir() else None
+
+
+def _shared_candidate() -> Path:
+    env = os.environ.get(SHARED_ENV)
+    return Path(env).expanduser() if env else Path.cwd().parent / "shared" / "data"
 
 
 def _dataset_folders(parent: Path | None) -> dict[str, Path]:
@@ -568,7 +576,7 @@ def resolve_dataset(name_or_path: str | os.PathLike) -> Path:
     shared = shared_data_dir()
     shared_note = (
         f"shared data folder: {shared}" if shared is not None
-        else f"the shared data folder {_repo_root().parent / 'shared' / 'data'} is absent"
+        else f"the shared data folder {_shared_candidate()} is absent (set ${SHARED_ENV} to point at it)"
     )
     listing = ", ".join(names) if names else "none"
     raise DatasetError(
