@@ -482,8 +482,7 @@ def _dataset_for(replay_block: Mapping[str, Any], override: str | None) -> Any:
         return _load_split(override, split)
     rel = replay_block.get("dataset_path")
     if rel:
-        root = Path(__file__).resolve().parents[1]
-        candidate = (root / rel)
+        candidate = Path.cwd() / rel  # written relative to the working directory (provenance)
         if candidate.is_dir():
             return _load_split(str(candidate), split)
     return _load_split(str(replay_block.get("dataset")), split)

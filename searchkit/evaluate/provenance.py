@@ -54,9 +54,9 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
 
 
 def git_commit(start: str | Path | None = None) -> dict[str, Any] | None:
-    """``{"commit", "dirty"}`` of the git checkout holding ``start`` (default: this package), or
+    """``{"commit", "dirty"}`` of the git checkout holding ``start`` (default: the working directory), or
     None outside a checkout or without git."""
-    where = Path(start) if start is not None else Path(__file__).resolve().parents[2]
+    where = Path(start) if start is not None else Path.cwd()
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:
@@ -69,13 +69,12 @@ def git_commit(start: str | Path | None = None) -> dict[str, Any] | None:
 
 
 def _relative(path: Any) -> str:
-    """A dataset path relative to the repository (``datasets/mini``, ``../shared/data/xquad-ru``):
-    nothing written names a machine path."""
+    """A dataset path relative to the working directory, the repository root when run as README.md
+    says (``datasets/mini``, ``../shared/data/xquad-ru``): nothing written names a machine path."""
     import os
 
-    root = Path(__file__).resolve().parents[2]
     try:
-        return os.path.relpath(Path(path).resolve(), root)
+        return os.path.relpath(Path(path).resolve(), Path.cwd().resolve())
     except ValueError:
         return Path(path).name
 
