@@ -155,7 +155,7 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
         if valid is None:
             continue
 
-        def bad(k: str, v: Any) -> str:
+        def bad(k: str, v: Any, what: str | None = what, valid: Sequence[str] = valid) -> str:
             if what is None:
                 return f"{k} must be one of {list(valid)}, got {v!r}"
             return f"{k}: {v!r} is not a known {what}; valid: {', '.join(valid)}"
@@ -959,7 +959,7 @@ def json_schema() -> dict[str, Any]:
             prop = of_type(hints[f.name], f.metadata)
             if f.default is not dataclasses.MISSING and not dataclasses.is_dataclass(f.default):
                 prop["default"] = _to_plain(f.default, full=True)
-            elif f.default_factory is not dataclasses.MISSING and not dataclasses.is_dataclass(tp := hints[f.name]):
+            elif f.default_factory is not dataclasses.MISSING and not dataclasses.is_dataclass(hints[f.name]):
                 prop["default"] = _to_plain(f.default_factory(), full=True)
             props[f.name] = prop
         doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())

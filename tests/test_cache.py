@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchkit.index.cache import EmbeddingCache, default_cache_path
-from searchkit.index.embedders import Embedder, EmbeddingError, HashingEmbedder
+from searchkit.index.embedders import EmbeddingError, HashingEmbedder
 
 
 class Counting:

@@ -3,7 +3,6 @@ refusals that keep user data safe, and `index --dataset` on a corpus alone. Hash
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

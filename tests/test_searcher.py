@@ -2,7 +2,6 @@
 (issue 2 items 8, 9) and bad input."""
 import json
 
-import numpy as np
 import pytest
 
 from searchkit.config import SearchConfig

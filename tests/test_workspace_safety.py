@@ -285,7 +285,7 @@ def test_no_chat_file_can_shadow_another(tmp_path_factory, chats, digests):
             owner, visibility = claimants[0]
             assert digest is not None and (digest.owner, digest.visibility) == (owner, visibility)
     dup_files = {s.path_or_table for s in result.report.by_rule("duplicate_id")}
-    for ses, claimants in claims.items():
+    for claimants in claims.values():
         usable = [c for c in claimants if c != "broken"]
         if len(claimants) > 1:
             assert len([w for w in dup_files if "/chats/" in w]) >= len(usable)

@@ -62,7 +62,7 @@ def set_faiss_threads(n: int | None = None) -> int:
     return n
 
 
-def _new_flat(dim: int, cfg: Any) -> Any:
+def _new_flat(dim: int, cfg: Any) -> Any:  # noqa: ARG001 - every factory takes (dim, cfg)
     return _faiss().IndexFlatIP(dim)
 
 

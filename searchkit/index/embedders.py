@@ -738,11 +738,11 @@ class FallbackEmbedder:
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         order = self._order()
         failures: list[str] = []
-        for pos, i in enumerate(order):
+        for i in order:
             member = self.embedders[i]
             try:
                 out = member.embed_queries(texts) if kind == "query" else member.embed_passages(texts)
-                out = self._check_dim(np.asarray(out), len(texts), i)
+                out = self._check_dim(np.asarray(out), len(texts))
             except (EmbeddingError, OSError, http.client.HTTPException) as e:
                 why = _one_line(e)
                 failures.append(f"{self.labels[i]}: {why}")
@@ -765,7 +765,7 @@ class FallbackEmbedder:
             raise EmbeddingError(failures[0])
         raise EmbeddingError(f"each of the {len(self.embedders)} embedding providers failed: " + "; ".join(failures))
 
-    def _check_dim(self, out: np.ndarray, n: int, i: int) -> np.ndarray:
+    def _check_dim(self, out: np.ndarray, n: int) -> np.ndarray:
         if out.ndim != 2 or out.shape[0] != n:
             raise EmbeddingError(f"returned shape {out.shape} for {n} texts")
         if n == 0:

@@ -595,7 +595,7 @@ class Policy:
         (``SECRET_KEY=…``, ``DATABASE_URL=…``; names judged as columns are, ``secret_column``).
         """
         lower = text.lower()
-        for label, needles, regexes in getattr(self, "_secret_res"):
+        for label, needles, regexes in self._secret_res:
             if needles and not any(n in lower for n in needles):
                 continue
             if all(bool(r.search(text)) is wanted for wanted, r in regexes):

@@ -81,7 +81,7 @@ def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
     return BM25Retriever(BM25Index.build(tokens, cfg, show_progress=ctx.show_progress), ctx.analyzer)
 
 
-def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:
+def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:  # noqa: ARG001 - the index holds its settings
     from searchkit.index.bm25 import BM25Index
 
     index = BM25Index.load(folder)

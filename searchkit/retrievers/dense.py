@@ -42,7 +42,7 @@ class DenseRetriever:
     def scores_for(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         return self.index.scores_for(query, rows)
 
-    def scoped(self, scope: np.ndarray) -> "DenseRetriever":
+    def scoped(self, scope: np.ndarray) -> "DenseRetriever":  # noqa: ARG002 - exact over any scope
         """This retriever scoring every allowed row exactly."""
         return self if self.exact else DenseRetriever(self.index, self.embedder, self.cache, exact=True)
 
