@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from searchkit.ingest.redact import EMAIL, RULES, SECRET, redact, redact_counted
+from searchkit.ingest.redact import EMAIL, RULES, SECRET, redact, redact_counted, redact_file_name
 from searchkit.ingest.tasks import indexed_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -346,3 +346,244 @@ def test_redaction_is_fast_on_long_text_without_spaces():
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 5.0  # linear, not quadratic, in the length
+
+
+# ---------------------------------------------------------------------------------------------
+# Forms an adversarial audit found (issues 7-8 audit, item 1): each failed before the fix
+# ---------------------------------------------------------------------------------------------
+
+
+AUDIT_SECRETS = [
+    # (text, the secret, the key word that stays)
+    ("サーバーのパスワード「jpquote99x」です", "jpquote99x", "パスワード"),
+    ("パスワードの「jpquote99x」を使って", "jpquote99x", "パスワード"),
+    ("APIキー『abcd1234efgh』", "abcd1234efgh", "APIキー"),
+    ("PW: pwsecret88x", "pwsecret88x", "PW"),
+    ("pw=pwsecret88x", "pwsecret88x", "pw"),
+    ("P/W：Hunter2!x", "Hunter2!x", "P/W"),
+    ("パスワード\nhunter2xyz", "hunter2xyz", "パスワード"),
+    ("password:\n\nhunter2xyz", "hunter2xyz", "password"),
+    ("Here is the token\nabc123def456\nthanks", "abc123def456", "token"),
+    ("пароль\nqwerty987", "qwerty987", "пароль"),
+    ("hunter2xyz がパスワードです", "hunter2xyz", "パスワード"),
+    ("hunter2xyzが新しいパスワードです。", "hunter2xyz", "パスワード"),
+    ("abcd1234efgh は本番のAPIキーです", "abcd1234efgh", "APIキー"),
+    ("my pass is hunter2xyz", "hunter2xyz", "pass"),
+    ("hunter2xyz is our wifi pass", "hunter2xyz", "pass"),
+    ("password's hunter2xyz", "hunter2xyz", "password"),
+    ("the token’s abc123def456 now", "abc123def456", "token"),
+    ("passphrase: correct horse battery staple", "horse battery staple", "passphrase"),
+    ("the passphrase is sunset monkey quartz", "sunset monkey quartz", "passphrase"),
+    ("seed phrase: velvet-anchor-prairie-lantern", "velvet-anchor-prairie-lantern", "seed phrase"),
+    ("кодовая фраза: blue whale friday", "blue whale friday", "кодовая фраза"),
+    ("パスフレーズは orbit willow copper です", "orbit willow copper", "パスフレーズ"),
+]
+
+
+@pytest.mark.parametrize("text,secret,keyword", AUDIT_SECRETS)
+def test_audit_forms_are_redacted_and_keep_the_key_word(text, secret, keyword):
+    out = redact(text)
+    assert secret not in out and SECRET in out, out
+    for word in secret.split():
+        assert word not in out, out
+    assert keyword in out, out
+
+
+AUDIT_ORDINARY = [
+    "PW-2 is the second phase",
+    "PW-2 is the second phase of ATL-1655.",
+    "my pass expired",
+    "My pass expired on 2026-06-20, I'll renew it.",
+    "パスワードを変更してください",
+    "pass: 1024 tests",
+    "Pass: 12, Fail: 0",
+    "FAIL: 2, PASS: 30",
+    "the PW is 5 mm",
+    "we pass it to v2",
+    "pass=True in the config",
+    "The boarding pass is in my inbox.",
+    "Pass the token to the worker in export.py.",
+    "The password's length is 12",
+    "The token's scope is read-only.",
+    "The API key's owner is Anna.",
+    "Please reset your password\nThanks",
+    "Password\nReset link sent",
+    "Token\n3000 per day",
+    "パスワードは\n8文字以上です",
+    "Пароль\nне менее 8 символов",
+    "Пароль:\nсм. вики",
+    "パスワード「変更」ボタン",
+    "パスワードの「表示」アイコンを追加しました。",
+    "APIキーの「Authorization」ヘッダー",
+    "トークンの「max_tokens」設定",
+    "SSO はパスワードです",
+    "2FA がパスワードより安全です",
+    "パスワードが違います",
+    "the passphrase is stored in the vault",
+    "passphrase: must be 4 words",
+    "The passphrase is case sensitive.",
+    "Passphrase: changed by Boris on 2026-06-20.",
+    "the seed phrase is twelve words",
+    "Кодовая фраза должна быть не короче 4 слов.",
+    "Пароль «по умолчанию» отключён в v2.7.3.",
+    "The “show password” toggle is back in v2.3.1.",
+    "PW: see the vault entry for ATL-1655.",
+]
+
+
+@pytest.mark.parametrize("text", AUDIT_ORDINARY)
+def test_audit_ordinary_sentences_are_kept(text):
+    assert redact(text) == text
+
+
+SHORT_KEYWORDS = ["PW", "pw", "Pw", "P/W", "pass", "Pass", "PASS", "pswd", "psw"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(kw=st.sampled_from(SHORT_KEYWORDS), value=secret_values,
+       frame=st.sampled_from(["{k}: {v}", "{k}={v}", "{k} = {v}", "my {k} is {v}", "the wifi {k} is {v}",
+                              "{k}：{v}", "{k}は {v} です", "{k} → {v}", "user admin / {k}: {v}", "{k} — {v}",
+                              "{v} is my {k}"]))
+def test_short_key_words_any_separator_any_value(kw, value, frame):
+    text = frame.format(k=kw, v=value)
+    out = redact(text)
+    assert value not in out and kw in out, (text, out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kw=st.sampled_from(SHORT_KEYWORDS),
+       word=st.sampled_from(["expired", "renewed", "green", "closed", "second", "board", "rate", "through",
+                             "valid", "ok", "it", "tests"]),
+       frame=st.sampled_from(["my {k} {w}", "{k} {w}", "{k}-2 is {w}", "the {k} is {w}", "{k}: {w}",
+                              "{k} {n} {w}", "{k}: {n} {w}"]),
+       n=st.integers(0, 99999))
+def test_short_key_words_before_ordinary_words_and_counts(kw, word, frame, n):
+    text = frame.format(k=kw, w=word, n=n)
+    if kw.lower() != "pass" and frame == "{k}: {n} {w}" and n >= 1000:
+        return  # `PW: 4821 …` is a password by design; `pass: 1024 tests` is a count
+    assert redact(text) == text
+
+
+ANY_KEYWORD = {lang: words + (["PW", "pw"] if lang == "en" else []) for lang, words in KEYWORDS.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(lang=st.sampled_from(sorted(ANY_KEYWORD)), data=st.data(), value=secret_values,
+       frame=st.sampled_from(["{k}\n{v}", "{k}:\n{v}", "{k}:\n\n{v}", "{k}\n\n{v}\n", "new {k}\n  {v}\nthanks",
+                              "{k} is\n{v}", "{k}：\n{v}"]))
+def test_value_on_the_next_line(lang, data, value, frame):
+    kw = data.draw(st.sampled_from(ANY_KEYWORD[lang]))
+    text = frame.format(k=kw, v=value)
+    out = redact(text)
+    assert value not in out and kw in out, (text, out)
+
+
+@settings(max_examples=200, deadline=None)
+@given(kw=st.sampled_from(["password", "Password", "token", "API key", "パスワード", "トークン", "пароль", "Токен"]),
+       line=st.sampled_from(["Reset link sent", "Thanks", "see ATL-1655", "v2.3.1", "2026-06-20", "変更済みです",
+                             "8文字以上です", "не менее 8 символов", "3000 per day", "is required", "admin",
+                             "https://example.com/docs/auth", "report_2026-06.csv"]))
+def test_a_next_line_without_a_secret_is_kept(kw, line):
+    for text in (f"{kw}\n{line}", f"Please reset your {kw}\n{line}"):
+        assert redact(text) == text
+
+
+JA_KEYWORDS = ["パスワード", "トークン", "APIキー", "シークレット", "アクセストークン", "パスコード", "暗証番号", "管理者パスワード"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(kw=st.sampled_from(JA_KEYWORDS), value=secret_values,
+       frame=st.sampled_from(["サーバーの{k}「{v}」です", "{k}「{v}」", "{k}の「{v}」", "{k}は「{v}」", "本番{k}『{v}』",
+                              "{k}『{v}』（検証用）", "{v} が{k}です", "{v}が新しい{k}です。", "{v} は本番の{k}です",
+                              "{v}が{k}になります", "これは{v}が{k}です"]))
+def test_japanese_brackets_and_reverse_forms(kw, value, frame):
+    if kw == "暗証番号" and not value.isdigit():
+        value = "".join(c for c in value if c.isdigit()).ljust(4, "7")  # a PIN is digits
+    text = frame.format(k=kw, v=value)
+    out = redact(text)
+    assert value not in out and kw in out, (text, out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(kw=st.sampled_from(JA_KEYWORDS),
+       word=st.sampled_from(["変更", "表示", "リセット", "再設定", "有効期限", "Authorization", "max_tokens", "reset",
+                             "v2.3.1", "ATL-1655", "8文字以上"]),
+       frame=st.sampled_from(["{k}「{w}」ボタン", "{k}の「{w}」を確認", "{w} が{k}の代わりです", "SSO が{k}です"]))
+def test_japanese_brackets_and_reverse_forms_without_a_secret(kw, word, frame):
+    text = frame.format(k=kw, w=word)
+    assert redact(text) == text
+
+
+PHRASE_WORDS = ["correct", "horse", "battery", "staple", "velvet", "anchor", "prairie", "lantern", "orbit", "willow",
+                "copper", "meadow", "glacier", "harbor", "pepper", "violet", "canyon", "thistle", "walrus", "juniper"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(PHRASE_WORDS), min_size=3, max_size=6, unique=True),
+       joiner=st.sampled_from([" ", " ", "-", "_"]),
+       kw=st.sampled_from(["passphrase", "Passphrase", "pass phrase", "seed phrase", "recovery phrase",
+                           "кодовая фраза", "парольная фраза", "パスフレーズ"]),
+       frame=st.sampled_from(["{k}: {p}", "{k} = {p}", "the {k} is {p}", "{k} — {p}", "{k}:\n{p}", "{k}: {p}.",
+                              "{k}は {p} です", "{k}：{p}（金庫用）", "{k} это {p}"]))
+def test_any_pass_phrase_is_redacted_whole(words, joiner, kw, frame):
+    phrase = joiner.join(words)
+    text = frame.format(k=kw, p=phrase)
+    out = redact(text)
+    assert not any(w in out for w in words), (text, out)
+    assert kw in out
+
+
+@settings(max_examples=200, deadline=None)
+@given(kw=st.sampled_from(["password", "token", "API key", "secret", "access token", "client secret"]),
+       value=secret_values, frame=st.sampled_from(["{k}'s {v}", "the {k}'s {v} now", "{k}’s {v}", "ok the {k}'s {v}"]))
+def test_possessive(kw, value, frame):
+    text = frame.format(k=kw, v=value)
+    out = redact(text)
+    assert value not in out and kw in out, (text, out)
+
+
+# --- file names (T2: attachments add their names; item 3 of the audit) ---
+
+@settings(max_examples=300, deadline=None)
+@given(kw=st.sampled_from(["password", "passwd", "token", "api_key", "API-KEY", "secret", "pin", "パスワード", "пароль",
+                           "access_token", "pw"]),
+       joiner=st.sampled_from(["=", "_", "-", ":", "="]),
+       value=secret_values.filter(lambda v: v[-1].isalnum()),
+       ext=st.sampled_from([".txt", ".pdf", ".png", ".tar.gz", ".json", ""]),
+       folder=st.sampled_from(["", "docs/", "C:\\tmp\\"]))
+def test_secret_in_a_file_name_is_redacted_and_the_extension_kept(kw, joiner, value, ext, folder):
+    if kw == "pin":
+        value = "".join(c for c in value if c.isdigit()).rjust(6, "3")
+    if kw == "pw" and joiner in "_-":
+        return  # `pw-…` / `pw_…` is too often a name part (pw_hash, pw-2)
+    name = f"{kw}{joiner}{value}{ext}"
+    out = redact_file_name(name)
+    assert value not in out and out.endswith(ext), (name, out)
+    text = store_indexed_text(["x/" + folder + name if folder else name])
+    assert value not in text and "attachments:" in text, (name, text)
+
+
+def store_indexed_text(attachments):
+    return indexed_text({"kind": "request", "body": "添付します", "attachments": attachments})
+
+
+@pytest.mark.parametrize("name", ["report_2026-06.csv", "password_policy_v2.pdf", "token_usage.ipynb",
+                                  "login-screen.png", "backup_v2.tar.gz", "passwords_2026.xlsx", "password.txt",
+                                  "README", ".env", "secret-sauce-recipe.md", "api_key_rotation_plan.md",
+                                  "pin_numpy_to_1.26.txt", "PW-2_phase_plan.docx", "Qwen3-Embedding-8B.json"])
+def test_ordinary_file_names_are_kept(name):
+    assert redact_file_name(name) == name
+    assert store_indexed_text([name]) == f"添付します\nattachments: {name}"
+
+
+def test_attachment_name_from_the_audit():
+    out = store_indexed_text(["docs/password=attsecret55.txt", "login-screen.png"])
+    assert out == f"添付します\nattachments: password={SECRET}.txt, login-screen.png"
+
+
+def test_new_corpus_forms_are_in_both_generated_splits():
+    for split in corpus.GENERATED:
+        forms = {p.form for p in corpus.planted(split)}
+        assert set(corpus.AUDIT_TEMPLATES) <= forms, split
+        assert "audit_ordinary" in {o.form for o in corpus.ordinary(split)}
+    assert len(corpus.FORMS) == 21  # 15 forms + kw_inflected + 6 from the audit

@@ -5,8 +5,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from searchkit.ingest import tasks as store
+from searchkit.tools.tasks import TaskContext, list_tasks, render, task_search
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
 
@@ -480,3 +482,249 @@ def test_readonly_open_refuses_what_is_not_a_file(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(store.TaskStoreError, match="not a regular file"):  # would block the open
         store.open_readonly(fifo)
+
+
+# ------------------------------------------------------------------ audit of issues 7-8: titles, targets, readers
+
+TITLE_SECRETS = st.builds(
+    lambda letters, digits: letters + digits, st.text("abcdefghijkmnpqrstuvwxyz", min_size=4, max_size=8),
+    st.text("0123456789", min_size=2, max_size=4),
+)
+TITLE_FRAMES = ["移行 パスワード: {v}", "{kw}={v} の件", "ログイン情報（{kw}「{v}」）", "Rotate {kw}: {v}",
+                "Пароль {v} для стенда", "contact ops+{v}@acme.example", "{v} がパスワードです"]
+
+
+def _title_store(tmp_path, title, *, name="src"):
+    src = _folder(tmp_path, name, [{"id": 800, "space": "acme", "title": title, "state": "open",
+                                    "updated": "2026-06-20T10:00:00Z"},
+                                   {"id": 801, "space": "acme", "title": "current", "state": "open"}],
+                  [_row(id=9001, task=800, body="移行の件です。認証も")])
+    return src
+
+
+def _every_rendering(conn):
+    ctx = TaskContext("acme", 801, "u")
+    results = [task_search(conn, ctx, query="移行"), task_search(conn, ctx, query="移行の件", context=1),
+               task_search(conn, ctx, around_ref="comment:9001"), list_tasks(conn, ctx)]
+    return "\n".join(render(r, lang) for r in results for lang in ("ja", "en")) + "\n" + "\n".join(
+        json.dumps(r.to_dict(), ensure_ascii=False) for r in results)
+
+
+def test_a_title_with_a_secret_is_redacted_in_every_result(tmp_path):
+    db = tmp_path / "t.db"
+    rep = store.import_into(db, *store.source_files(_title_store(tmp_path, "移行 パスワード: titlesecret77")))
+    assert rep.titles_redacted == 1
+    conn = store.open_readonly(db)
+    shown = _every_rendering(conn)
+    assert "titlesecret77" not in shown
+    assert 'task:800 "移行 パスワード: [redacted]"' in shown  # search lines, list_tasks and the around_ref header
+    assert conn.execute("SELECT title, title_raw FROM tasks WHERE id = 800").fetchone() == (
+        "移行 パスワード: [redacted]", "移行 パスワード: titlesecret77")
+    conn.close()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=TITLE_SECRETS, frame=st.sampled_from(TITLE_FRAMES),
+       kw=st.sampled_from(["password", "token", "APIキー", "パスワード", "api_key", "PW"]))
+def test_no_secret_of_any_title_reaches_a_result(tmp_path_factory, value, frame, kw):
+    tmp = tmp_path_factory.mktemp("title")
+    conn = store.connect(":memory:")
+    store.import_dir(conn, _title_store(tmp, frame.format(kw=kw, v=value)))
+    assert value not in _every_rendering(conn)
+
+
+@pytest.mark.parametrize("title", ["ログイン画面の改修", "API キーのローテーション", "Weekly report export",
+                                   "Ошибка импорта CSV", "パスワード変更画面の改善 (ATL-1655)", "Rotate the token in v2.3.1"])
+def test_ordinary_titles_are_shown_as_written(title):
+    conn = store.connect(":memory:")
+    store.add_tasks(conn, [{"id": 5, "space": "acme", "title": title, "state": "open"}])
+    assert list_tasks(conn, TaskContext("acme", None, "u")).tasks[0].title == title
+
+
+def _legacy_store(db):
+    """A store as the importer made it before titles were redacted (no title_raw, raw titles)."""
+    conn = store.connect(db)
+    store.import_dir(conn, DEMO)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    conn.execute("CREATE TABLE tasks_old (id INTEGER PRIMARY KEY, space TEXT NOT NULL REFERENCES spaces(slug),"
+                 " title TEXT NOT NULL DEFAULT '', state TEXT NOT NULL CHECK (state IN ('open', 'closed')),"
+                 " piece TEXT NOT NULL DEFAULT '', created TEXT, updated TEXT, updated_utc TEXT)")
+    conn.execute("INSERT INTO tasks_old SELECT id, space, title_raw, state, piece, created, updated, updated_utc"
+                 " FROM tasks")
+    conn.execute("DROP TABLE tasks")
+    conn.execute("ALTER TABLE tasks_old RENAME TO tasks")
+    conn.execute("UPDATE tasks SET title = 'Deploy token=legacy123xyz' WHERE id = 21")
+    conn.commit()
+    conn.close()
+
+
+def test_a_store_made_before_titles_were_redacted_is_read_redacted_and_migrated(tmp_path):
+    db = tmp_path / "t.db"
+    _legacy_store(db)
+    before = db.read_bytes()
+    conn = store.open_readonly(db)
+    ctx = TaskContext("acme", 30, "u")
+    titles = {t.task_id: t.title for t in list_tasks(conn, ctx).tasks}
+    assert titles[21] == "Deploy token=[redacted]" and titles[12] == "ログイン画面の改修"
+    conn.close()
+    assert db.read_bytes() == before  # read through a temp view; the store is not written
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")  # the next import migrates
+    conn = sqlite3.connect(db)
+    rows = dict(conn.execute("SELECT id, title_raw FROM tasks").fetchall())
+    assert rows[12] == "ログイン画面の改修" and rows[21] == "Weekly report export"
+    conn.close()
+
+
+# --- a refused import leaves the target byte for byte as it was (audit item 4; issue 8 items 5-6)
+
+def _snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def _foreign_sqlite(path, journal):
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA journal_mode = {journal}")
+    conn.execute("CREATE TABLE deals (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("CREATE TABLE tasks (id INTEGER PRIMARY KEY, title TEXT)")  # a `tasks` table of another shape
+    conn.execute("INSERT INTO deals(name) VALUES ('Globex')")
+    conn.commit()
+    conn.close()
+
+
+TARGETS = {
+    "the demo workspace's app.sqlite": lambda p: p.write_bytes(
+        (Path(__file__).resolve().parents[1] / "datasets/demo-workspace/acme/.space/app.sqlite").read_bytes()),
+    "a foreign SQLite file (rollback journal)": lambda p: _foreign_sqlite(p, "DELETE"),
+    "a foreign SQLite file (WAL)": lambda p: _foreign_sqlite(p, "WAL"),
+    "a task store's tables with a column missing": lambda p: sqlite3.connect(p).executescript(
+        "CREATE TABLE spaces(slug, title); CREATE TABLE tasks(id, space, title); CREATE TABLE comments(id, task);"),
+    "a text file": lambda p: p.write_text("not a database\n"),
+    "random bytes": lambda p: p.write_bytes(os.urandom(4096)),
+    "an SQLite header and nothing else": lambda p: p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TARGETS))
+def test_an_import_into_a_file_that_is_not_a_task_store_changes_nothing(tmp_path, case):
+    folder = tmp_path / "target"
+    folder.mkdir()
+    db = folder / "app.sqlite"
+    TARGETS[case](db)
+    before = _snapshot(folder)
+    with pytest.raises(store.TaskStoreError, match="nothing imported"):
+        store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert _snapshot(folder) == before  # the same bytes, header and change counter; no -wal / -shm / -journal
+
+
+def test_the_cli_refuses_the_demo_workspace_database_and_leaves_it_as_it_was(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "u.sqlite"
+    TARGETS["the demo workspace's app.sqlite"](db)
+    before = db.read_bytes()
+    r = subprocess.run([sys.executable, "-m", "searchkit.cli", "tasks", "import", str(DEMO), "--db", str(db)],
+                       check=False, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert r.returncode == 2 and "not a task store" in r.stderr and "nothing imported" in r.stderr
+    assert db.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["u.sqlite"]
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+@pytest.mark.parametrize("refusal", ["space change", "comment moves space", "unknown task"])
+def test_an_import_refused_for_a_data_reason_leaves_the_store_byte_identical(tmp_path, journal, refusal):
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    if journal == "delete":
+        c = sqlite3.connect(db)
+        c.execute("PRAGMA journal_mode = DELETE")
+        c.close()
+    tasks, comments = {
+        "space change": ([{"id": 12, "space": "globex", "state": "open"}], []),
+        "comment moves space": ([{"id": 500, "space": "globex", "state": "open"}], [_row(id=88, task=500)]),
+        "unknown task": ([], [_row(id=5000, task=4242)]),
+    }[refusal]
+    src = _folder(tmp_path, "src", tasks, comments)
+    before = db.read_bytes()
+    with pytest.raises(store.TaskStoreError, match="nothing imported"):
+        store.import_into(db, src / "tasks.jsonl", src / "comments.jsonl")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "t.db"]
+    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == journal
+
+
+@pytest.mark.parametrize("content", [b"", "empty sqlite"])
+def test_an_empty_file_or_an_empty_sqlite_database_becomes_a_store(tmp_path, content):
+    db = tmp_path / "t.db"
+    if content == b"":
+        db.write_bytes(b"")
+    else:
+        sqlite3.connect(db).execute("PRAGMA user_version = 1").connection.close()
+    rep = store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert (rep.tasks, rep.comments) == (7, 26)
+    assert store.check_target(db) is True
+
+
+def test_a_legacy_rollback_store_is_switched_to_wal_only_after_its_import_committed(tmp_path):
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    c = sqlite3.connect(db)
+    c.execute("PRAGMA journal_mode = DELETE")
+    c.close()
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# --- readers (audit item 5): mode=ro, never immutable=1; what appears beside a store
+
+def _big_source(tmp_path, n=3000):
+    src = tmp_path / "big"
+    src.mkdir()
+    _jsonl(src / "tasks.jsonl", [{"id": 1000 + i, "space": "acme", "title": f"t{i}", "state": "open"}
+                                 for i in range(50)])
+    _jsonl(src / "comments.jsonl", [_row(id=100000 + i, task=1000 + i % 50, body="認証 " * 300 + str(i))
+                                    for i in range(n)])
+    return src
+
+
+def test_a_reader_open_across_an_import_reads_the_new_version_whole(tmp_path):
+    """Why readers use mode=ro and not immutable=1: an import committing (and checkpointing into the
+    file) while a reader is open is normal, and only a reader that takes part in SQLite's locking
+    sees a consistent store afterwards; an immutable one answers wrongly or reports corruption."""
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    reader = store.open_readonly(db)
+    immutable = sqlite3.connect(db.absolute().as_uri() + "?immutable=1", uri=True)
+    assert reader.execute("SELECT count(*) FROM comments").fetchone()[0] == 26
+    assert immutable.execute("SELECT count(*) FROM comments").fetchone()[0] == 26
+    src = _big_source(tmp_path)
+    store.import_into(db, src / "tasks.jsonl", src / "comments.jsonl")
+    assert reader.execute("SELECT count(*) FROM comments").fetchone()[0] == 3026
+    assert reader.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    try:
+        seen = immutable.execute("SELECT count(*), sum(length(body)) FROM comments").fetchone()
+        check = immutable.execute("PRAGMA integrity_check").fetchone()[0]
+    except sqlite3.DatabaseError:
+        seen = check = None
+    assert (seen, check) != ((3026, reader.execute("SELECT sum(length(body)) FROM comments").fetchone()[0]), "ok")
+    reader.close()
+    immutable.close()
+
+
+def test_what_a_read_leaves_beside_a_store(tmp_path):
+    """The documented rule: a rollback-journal store gets nothing beside it; a WAL store gets (or keeps)
+    its -wal and -shm, the reader adds no frame to the -wal, and the store file is never written."""
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]  # the importer leaves no side file
+    before = db.read_bytes()
+    conn = store.open_readonly(db)
+    list_tasks(conn, TaskContext("acme", 30, "u"))
+    task_search(conn, TaskContext("acme", 30, "u"), query="認証フロー")
+    conn.close()
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db", "t.db-shm", "t.db-wal"]
+    assert (tmp_path / "t.db-wal").stat().st_size == 0
+    # the next import, as the last connection, removes them
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]

@@ -277,7 +277,79 @@ PLANTED_TEMPLATES: dict[str, dict[str, list[str]]] = {
     "kw_inflected": {"ru": [t for t, _ in KW_INFLECTED_RU]},
 }
 
-FORMS = tuple(PLANTED_TEMPLATES)
+# Forms an adversarial audit found missing (issues 7-8 audit): a bracket quote right after the key
+# word, short key words (PW, pass), the value on the next line, the Japanese reverse form
+# (`X がパスワードです`), the English possessive (`password's X`) and pass phrases of plain words.
+# Generated with their own random stream, so the sentences above are unchanged.
+SHORT_KW = ["PW", "pw", "Pw", "P/W", "pass", "Pass", "PASS", "pwd", "psw"]
+PHRASE_KW = {"en": ["passphrase", "Passphrase", "pass phrase", "seed phrase", "recovery phrase"],
+             "ru": ["кодовая фраза", "Кодовая фраза", "парольная фраза", "seed phrase"],
+             "ja": ["パスフレーズ", "seed phrase", "パスフレーズ"]}
+_PHRASE_WORDS = ["correct", "horse", "battery", "staple", "velvet", "anchor", "prairie", "lantern", "orbit",
+                 "willow", "copper", "meadow", "glacier", "harbor", "pepper", "violet", "canyon", "thistle",
+                 "walrus", "juniper", "saffron", "tundra"]
+
+AUDIT_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "kw_bracket": {
+        "en": ["{kw} “{v}”", "new {kw} «{v}» for prod", "the {kw}: “{v}”", "{kw} «{v}»"],
+        "ru": ["{kw}«{v}»", "новый {kw} — «{v}»", "{kw}: «{v}», не теряй", "{kw} „{v}“"],
+        "ja": ["サーバーの{kw}「{v}」です", "{kw}「{v}」でログインできます", "{kw}の「{v}」を使ってください",
+               "本番{kw}『{v}』", "Wi-Fi の{kw}は「{v}」", "{kw}『{v}』（検証用）"],
+    },
+    "short_kw": {
+        "en": ["{skw}: {v}", "{skw}={v}", "my {skw} is {v}", "user admin / {skw}: {v}", "{skw} → {v}",
+               "the wifi {skw} is {v} btw"],
+        "ru": ["{skw}: {v}", "логин admin, {skw}: {v}", "{skw}={v} для стенда", "{skw} — {v}", "мой {skw}: {v}"],
+        "ja": ["{skw}：{v}", "{skw}: {v} です", "{skw}={v} で入れます", "ID admin / {skw}：{v}", "{skw}は {v} です"],
+    },
+    "next_line": {
+        "en": ["{kw}\n{v}", "{kw}:\n\n{v}", "Here is the {kw}\n{v}\nthanks", "new {kw}\n  {v}", "{kw} is\n{v}"],
+        "ru": ["{kw}\n{v}", "вот {kw}\n{v}", "{kw}:\n{v}\nспасибо", "новый {kw}\n\n{v}", "{kw} —\n{v}"],
+        "ja": ["{kw}\n{v}", "{kw}は\n{v}\nです", "新しい{kw}\n{v}", "{kw}：\n\n{v}", "本番の{kw}\n{v}\nよろしくお願いします"],
+    },
+    "reverse_more": {
+        "en": ["{v} is my pass", "{v} is the PW", "{v} is our wifi pass", "{v} is the passphrase"],
+        "ja": ["{v} が{kw}です", "{v}が新しい{kw}です。", "{v} は本番の{kw}です", "{v}が今の{kw}です",
+               "{v} が{kw}になります"],
+    },
+    "possessive": {
+        "en": ["{kw}'s {v}", "the {kw}'s {v} now", "{kw}’s {v}", "wifi {kw}'s {v}", "ok the {kw}'s {v}"],
+    },
+    "passphrase": {
+        "en": ["{pkw}: {p}", "the {pkw} is {p}", "{pkw} — {p}", "wallet {pkw}: {p}", "{pkw} =\n{p}",
+               "our {pkw} is {p}."],
+        "ru": ["{pkw}: {p}", "{pkw} — {p}", "{pkw} это {p}", "{pkw}: {p}, не теряй", "{pkw}:\n{p}"],
+        "ja": ["{pkw}：{p}", "{pkw}は {p} です", "{pkw}: {p}（金庫用）", "ウォレットの{pkw}: {p}", "{pkw}は\n{p}"],
+    },
+}
+
+FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES)
+
+
+def _phrase(rng: random.Random) -> tuple[str, tuple[str, ...]]:
+    words = rng.sample(_PHRASE_WORDS, rng.randint(3, 5))
+    if rng.random() < 0.25:
+        p = rng.choice("-_").join(words)
+        return p, (p,)
+    return " ".join(words), tuple(words)
+
+
+def _audit_planted(split: str, per_form_lang: int) -> list[Planted]:
+    rng = random.Random(SEEDS[split] + 2)
+    out: list[Planted] = []
+    for form, by_lang in AUDIT_TEMPLATES.items():
+        for lang, templates in by_lang.items():
+            tpls = _split_templates(templates, split)
+            for i in range(per_form_lang):
+                tpl = tpls[i % len(tpls)]
+                fmt = {"kw": rng.choice(KW[lang]), "skw": rng.choice(SHORT_KW), "pkw": rng.choice(PHRASE_KW[lang])}
+                if form == "passphrase":
+                    fmt["p"], secrets = _phrase(rng)
+                else:
+                    fmt["v"] = password_value(rng)
+                    secrets = (fmt["v"],)
+                out.append(Planted(tpl.format(**fmt), secrets, form, lang))
+    return out
 
 
 def _split_templates(templates: list[str], split: str) -> list[str]:
@@ -339,7 +411,7 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
         a, b, c = password_value(rng), pin_value(rng), email(rng, "ru")
         out.append(Planted(f"Логин {rng.choice(['admin', 'ivan'])}, пароль: {a}, ПИН-код {b}, почта {c}",
                            (a, b, c), "mixed", "ru"))
-    return out
+    return out + _audit_planted(split, per_form_lang)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,6 +594,41 @@ ORDINARY_TEMPLATES: dict[str, dict[str, list[str]]] = {
 }
 
 
+# Ordinary sentences around the audit's forms: PW and pass in their ordinary senses, key words at the
+# end of a line, quotes after a key word that hold no secret, possessives, pass-phrase policy.
+AUDIT_ORDINARY_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "audit_ordinary": {
+        "en": ["PW-2 is the second phase of {task}.", "My pass expired on {date}, I'll renew it.",
+               "Pass: {n} tests, fail: 0.", "The boarding pass is in my inbox.",
+               "The passphrase must be at least {n} characters.", "The passphrase is case sensitive.",
+               "Passphrase: changed by {name} on {date}.", "The password's length is checked since {ver}.",
+               "The token's scope is read-only.", "PW: see the vault entry for {task}.",
+               "Pass the token to the worker in {file}.", "Please reset your password\nThe link expires at {time}.",
+               "The seed phrase is stored offline, see {task}.", "The API key's owner is {name}.",
+               "The PW board draws 45W since {ver}.", "We pass {n} requests per second to the API.",
+               "Pass rate: {pct} on {date}.", "my pass is valid until {date}",
+               "The password's hash uses argon2id.", "Recovery phrase backup is documented in {file}.",
+               "Token\n{n} used today.", "The password is\nnot stored anywhere.",
+               "Use a “strong” password for {task}.", "The “show password” toggle is back in {ver}."],
+        "ru": ["PW-2 — вторая фаза проекта {task}.", "Мой пропуск истёк {rudate}.",
+               "Пароль\nСменить можно в профиле.", "Кодовая фраза должна быть не короче {n} слов.",
+               "Кодовое слово знает только {name}.", "Пароль от Wi-Fi на стенде, см. {task}.",
+               "Токен\nистёк {rudate}, перевыпустили.", "pass rate {pct} за {rudate}",
+               "PW: см. хранилище, {task}.", "Пароль —\nсм. {url}.",
+               "Кодовая фраза: не менее {n} слов.", "Ключ «{task}» в трекере означает задачу.",
+               "Пароль «по умолчанию» отключён в {ver}.", "Токен\n{ver}", "Pass/fail: {n}/0."],
+        "ja": ["パスワードを変更してください（{task}）。", "パスワード「変更」ボタンの位置を直しました。",
+               "パスワードの「表示」アイコンを追加しました。", "パスフレーズは {n} 語以上にしてください。",
+               "ログインがパスワードの代わりになります。", "SSO がパスワードより安全です。",
+               "パスワード\n変更済みです。", "PW-2 フェーズは {date} に開始します。",
+               "新しいパスワードが必要です。", "トークンが期限切れです。",
+               "APIキー「発行」ボタンは {ver} で追加されました。", "パスワードの「{n} 文字以上」ルールを確認してください。",
+               "パスフレーズ：変更済み（{name}）", "トークン\n{n} 個まで", "パスワードは\n管理者に確認してください。",
+               "「パスワードを忘れた」リンクを {file} に追加。"],
+    },
+}
+
+
 def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
     """The ordinary-sentence corpus of ``split``: nothing in it may be redacted."""
     if split == "handwritten":
@@ -531,6 +638,12 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
     for form, by_lang in ORDINARY_TEMPLATES.items():
         for lang, templates in by_lang.items():
             # held-out: every fifth template; dev: the rest
+            tpls = [t for i, t in enumerate(templates) if (i % 5 == 4) == (split == "heldout")]
+            for i in range(per_form_lang):
+                out.append(Ordinary(tpls[i % len(tpls)].format(**_slots(rng, lang)), form, lang))
+    rng = random.Random(SEEDS[split] + 3)  # the audit's templates: their own stream, the above unchanged
+    for form, by_lang in AUDIT_ORDINARY_TEMPLATES.items():
+        for lang, templates in by_lang.items():
             tpls = [t for i, t in enumerate(templates) if (i % 5 == 4) == (split == "heldout")]
             for i in range(per_form_lang):
                 out.append(Ordinary(tpls[i % len(tpls)].format(**_slots(rng, lang)), form, lang))

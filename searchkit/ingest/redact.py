@@ -18,7 +18,14 @@ What is found:
   パスワード, 暗証番号, トークン, APIキー, シークレット, …), after ``:``/``=``/``：``, a word
   (``is``, ``это``, ``は…です``, ``—``, ``to``, ``на``) or a space, also with a short qualifier
   between (``the password for the staging db is …``, ``пароль от почты: …``), and the reverse
-  forms (``use X as the password``, ``X をパスワードに設定``).
+  forms (``use X as the password``, ``X をパスワードに設定``, ``X がパスワードです``);
+* the forms an audit found (issues 7-8): a bracket quote right after the key word
+  (``サーバーのパスワード「…」です``, ``パスワードの「…」``), the value alone on the next line
+  (``パスワード\n…``), the possessive (``password's …``), short key words (``PW: …``, ``pw=…``,
+  ``my pass is …``; only after a separator and only a value shaped like a secret, so ``PW-2 is the
+  second phase`` and ``my pass expired`` stay) and pass phrases of plain words (``passphrase:
+  correct horse battery staple``, ``кодовая фраза: …``, ``パスフレーズ：…``);
+* secrets in file names (``redact_file_name``: ``password=attsecret55.txt``).
 
 A value after a key word is replaced only when it looks like a secret: after ``:`` or ``=`` any
 value but a status word (``Password: changed``); after a word or a space only a value with
@@ -342,12 +349,19 @@ def _email_edits(text: str) -> Iterator[Edit]:
 # Secrets introduced by a key word
 # --------------------------------------------------------------------------------------------
 
-PW, PIN, TOKEN, KEY, SECRETW = "password", "pin", "token", "key", "secret"
+PW, PIN, TOKEN, KEY, SECRETW, PHRASE = "password", "pin", "token", "key", "secret", "passphrase"
+
+_SHORT = frozenset({"pw", "p/w", "pswd", "psw", "pword", "pass"})
+"""Short key words that are also ordinary words or abbreviations (``my pass expired``, ``PW-2``):
+a value must follow a separator (``:``, ``=``, ``is``…, never a bare space) and have the shape of
+a secret (letters and digits, a symbol, or four or more digits; digits alone never after ``pass``,
+where they count tests), never a word alone."""
 
 _EN_KEYWORDS = (
     # (regex, family); matched case-insensitively, at a word start and a word end
     (r"(?:(?:db|database|root|admin|user|app|master|account|login|wifi|wi-fi|ssh|smtp|mail|sudo|vault|"
-     r"bind|ldap|redis|postgres|mysql|keystore|truststore)[ _\-]?)?(?:password|passwd|passphrase|pass[ _\-]?word)", PW),
+     r"bind|ldap|redis|postgres|mysql|keystore|truststore)[ _\-]?)?(?:password|passwd|pass[ _\-]?word)", PW),
+    (r"(?:wallet[ _\-]|seed[ _\-]|recovery[ _\-]|mnemonic[ _\-])?pass[ _\-]?phrase|(?:seed|recovery|mnemonic)[ _\-]phrase", PHRASE),
     (r"pwd", PW),
     (r"pass[ _\-]?code|one[ _\-]time[ _\-]code|otp(?:[ _\-]code)?|recovery[ _\-]code|backup[ _\-]code", PW),
     (r"pin(?:[ _\-]?(?:code|number))?", PIN),
@@ -358,6 +372,7 @@ _EN_KEYWORDS = (
     (r"apikey|x-api-key", KEY),
     (r"(?:(?:client|app|api|shared|webhook|consumer|jwt|oauth|session)[ _\-]?)?secret(?:[ _\-]access[ _\-]key)?", SECRETW),
     (r"credentials?", SECRETW),
+    (r"pw|p/w|pswd|psw|pword|pass", PW),  # short: never before a bare space, never a word alone (_SHORT)
 )
 _RU_KEYWORDS = (
     (r"парол(?:ь|я|ю|ем|е|и|ей|ям|ями|ях)", PW),
@@ -367,9 +382,11 @@ _RU_KEYWORDS = (
     (r"(?:API[\-\s]|апи[\-\s]?|секретн\w+\s+|приватн\w+\s+|закрыт\w+\s+)?ключ(?:а|у|ом|е|и|ей|ам|ами|ах)?"
      r"(?:\s+(?:API|апи|доступа|шифрования|подписи|лицензии))?", KEY),
     (r"секрет(?:а|у|ом|е|ы|ов)?", SECRETW),
+    (r"(?:кодов|парольн)(?:ая|ой|ую)\s+фраз(?:а|ы|е|у|ой)|кодов(?:ое|ого|ым)\s+слов(?:о|а|ом)", PHRASE),
 )
 _JA_KEYWORDS = (
-    (r"(?:管理者|ルート|Wi-?Fi|wifi|WiFi|DB|データベース|ログイン|メール|アカウント)?(?:パスワード|パスフレーズ|合言葉)", PW),
+    (r"パスフレーズ", PHRASE),
+    (r"(?:管理者|ルート|Wi-?Fi|wifi|WiFi|DB|データベース|ログイン|メール|アカウント)?(?:パスワード|合言葉)", PW),
     (r"ワンタイムパスワード|パスコード|認証コード|確認コード|リカバリーコード|ワンタイムコード", PW),
     (r"暗証番号|PIN(?:コード|番号)|ピン(?:コード|番号)", PIN),
     (r"(?:(?:アクセス|API|リフレッシュ|認証|ボット|Bot|BOT|デプロイ)\s?)?トークン", TOKEN),
@@ -398,15 +415,20 @@ def _family(word: str) -> str:
 
 STRONG, MEDIUM, WEAK = 3, 2, 1
 
+_LINE_SEP = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*")
+"""The key word ends its line and the value is the whole next line (``パスワード\nhunter2xyz``)."""
+
 _SEPS: tuple[tuple[re.Pattern[str], int], ...] = (
-    (re.compile(r"[\"'`]?[ \t]*(?::=|=>|->|:(?!//)|[=＝：→】])[ \t]*\n?[ \t]*"), STRONG),
+    (re.compile(r"[\"'`」』”’»]?[ \t]*(?::=|=>|->|:(?!//)|[=＝：→】])[ \t]*(?:\n[ \t]*){0,2}"), STRONG),
     (re.compile(
         r"(?i)[ \t]+(?:(?:has\s+been|is|was|will\s+be)\s+(?:set|changed|reset|updated)\s+to|is\s+now|is\s+still|"
         r"(?:set|changed|reset|updated)\s+to|is|was|are|equals|to|becomes|это|—|–|-|равен|равна|на|"
-        r"теперь|будет|стал|стала|сейчас)[ \t]*:?[ \t]+"
+        r"теперь|будет|стал|стала|сейчас)[ \t]*:?(?:[ \t]+|[ \t]*\n[ \t]*)"
     ), MEDIUM),
+    (re.compile(r"(?i)['’]s[ \t]+(?:now[ \t]+|still[ \t]+)?"), MEDIUM),  # password's hunter2xyz
     (re.compile(r"[ \t]*[—–][ \t]*"), MEDIUM),
-    (re.compile(r"[ \t]*(?:は|が|を|も|に|として|で)[、,]?[ \t]*"), MEDIUM),
+    (re.compile(r"[ \t]*(?:は|が|を|も|に|として|で)[、,]?[ \t]*\n?[ \t]*"), MEDIUM),
+    (_LINE_SEP, MEDIUM),
     (re.compile(r"[ \t]+"), WEAK),
 )
 
@@ -468,6 +490,14 @@ def _clause_ends(text: str, end: int) -> bool:
 
 
 _PASSPHRASE_RE = re.compile(r"[A-Za-z]{3,}(?:[-_][A-Za-z]{3,}){2,}[0-9!]*")
+_QUOTED_STOP = frozenset(
+    """
+    a an the of to in on for by with and or not no is are be my your our show hide forgot forgotten
+    reset change remember new old default по в во на для не и или с со от до из без при как по-умолчанию
+    умолчанию забыли сменить показать скрыть новый старый
+    """.split()
+)
+"""Words that make a quoted run of words a phrase of the interface or the text, not a secret."""
 
 
 def _looks_secret(
@@ -479,6 +509,8 @@ def _looks_secret(
         return False
     if quoted:
         words = len(v.split())
+        if words > 1 and any(w.lower() in _QUOTED_STOP for w in v.split()):
+            return False  # `Пароль «по умолчанию» отключён`, `the "show password" toggle`
         if not qualified and (strength >= MEDIUM or 2 <= words <= 4 and quote != "`"):
             # `the password is "hunter"`, `секрет «sunset monkey quartz»`
             return not _is_exempt(v) and v.lower() not in _STATUS_WORDS and words <= 6
@@ -522,7 +554,7 @@ def _looks_secret(
 
 
 _KEYWORD_HINT_RE = re.compile(
-    r"(?i)pass|pwd|pin|otp|code|token|key|secret|cred|парол|пин|код|токен|ключ|секрет"
+    r"(?i)pass|pwd|pw|p/w|psw|phrase|pin|otp|code|token|key|secret|cred|парол|пин|код|токен|ключ|секрет"
     r"|パス|合言葉|暗証|コード|番号|トークン|キー|鍵|シークレット"
 )
 """A cheap test: a text without any of these has no key word (most texts)."""
@@ -559,19 +591,108 @@ def _quals(text: str, pos: int, word: str) -> list[tuple[int, bool]]:
     return out
 
 
+def _secret_shape(v: str, family: str, *, digits: bool = True) -> bool:
+    """A value that reads as a secret on its own: letters and digits, a symbol, a generated-looking
+    mix of cases, or (for a password or PIN, when ``digits``) four or more digits. Never a word alone."""
+    if not v.isascii() or _is_exempt(v) or len(v) < 4:
+        return False
+    if v.isdigit():
+        return digits and family in (PW, PIN)
+    return _has_letter_and_digit(v) or any(c in _SYMBOLS for c in v) or _mixed_case_random(v)
+
+
+_ADJACENT_QUOTE_RE = re.compile(r"(?:の|は|が|を)?(?=[「『“«])")
+"""A bracket quote right after the key word, or after a particle: ``パスワード「…」``, ``パスワードの「…」``."""
+
+
+def _adjacent_quoted(text: str, pos: int, family: str) -> Edit | None:
+    """``サーバーのパスワード「jpquote99x」です``: the quoted value follows the key word with no separator.
+    Only a value with the shape of a secret (``パスワード「変更」ボタン`` stays)."""
+    m = _ADJACENT_QUOTE_RE.match(text, pos)
+    if not m:
+        return None
+    span = _value_at(text, m.end())
+    if span is None or not span[2]:
+        return None
+    start, end, _ = span
+    return (start, end, SECRET) if _secret_shape(text[start:end], family) else None
+
+
+_PHRASE_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*(?:[ \t]+[A-Za-z][A-Za-z0-9'\-]*){1,9}")
+_PHRASE_END_RE = re.compile(r"[ \t]*(?:[^\x00-\x7f]|[.,;:!?()\[\]\"'`]|\n|\Z)")
+_PHRASE_STOP = frozenset(
+    """
+    a an the is are was were be been it this that these those here there to of in on at by from
+    via for with without and or not no yes will can cannot should please also just only still
+    but if so than then when where who what why how its into onto about after before over under
+    up down out off all any each every some most more less least many much few several other
+    such own very too quite really rather must may might need needs shall would could has have
+    had do did being get got gets make makes made like least min max minimum maximum long longer
+    short shorter strong stronger weak weaker length words word characters chars letters digits
+    numbers symbols random one two three four five six seven eight nine ten twelve sixteen
+    twenty case sensitive insensitive unique different secure safe easy hard simple complex good
+    bad great important necessary generated given shown listed written printed kept saved
+    stored found sent my your our their his her them us me you we they he she i see ask
+    file docs doc wiki vault manager runbook ticket page screen settings form login account
+    user users admin team everyone anyone nobody someone per each day days week weeks month
+    months year years time times now later first last next previous current
+    """.split()
+)
+
+
+def _phrase_at(text: str, pos: int, strength: int) -> tuple[int, int] | None:
+    """A pass phrase of plain words after ``passphrase:`` (``correct horse battery staple``): two
+    or more words after ``:``/``=``, three or more after ``is``/``—``, up to the end of the clause,
+    none of them a function word or a policy word and at most one a status word (``is case
+    sensitive``, ``must be four random words``, ``changed yesterday`` stay)."""
+    m = _PASSPHRASE_RE.match(text, pos)  # one token of joined words: sunset-monkey-quartz
+    if m and _PHRASE_END_RE.match(text, m.end()):
+        if not any(w in _PHRASE_STOP for w in re.split(r"[-_]", m.group(0).lower())):
+            return m.start(), m.end()
+    m = _PHRASE_WORDS_RE.match(text, pos)
+    if not m or not _PHRASE_END_RE.match(text, m.end()):
+        return None
+    words = m.group(0).split()
+    if len(words) < (2 if strength == STRONG else 3):
+        return None
+    low = [w.lower().strip("'-") for w in words]
+    if any(w in _PHRASE_STOP for w in low) or sum(w in _STATUS_WORDS for w in low) > 1:
+        return None
+    if not any(len(w) >= 3 for w in words):
+        return None
+    return m.start(), m.end()
+
+
+def _alone_on_line(text: str, start: int, end: int) -> bool:
+    """Nothing but closing punctuation follows the value on its line."""
+    return re.match(r"[ \t.,;。、」』\"'`]*(?:\n|\Z)", text[end:end + 80] + "\n") is not None
+
+
 def _value_after(text: str, pos: int, family: str, word: str) -> Edit | None:
+    short = word.lower() in _SHORT
+    edit = _adjacent_quoted(text, pos, family)
+    if edit is not None:
+        return edit
     for qi, (qpos, weak_ok) in enumerate(_quals(text, pos, word)):
         qualified = qi > 0
         for sep_re, strength in _SEPS:
-            if qualified and strength == WEAK and not weak_ok:
+            if strength == WEAK and (short or qualified and not weak_ok):
                 continue
             sm = sep_re.match(text, qpos)
             if not sm or sm.end() == qpos:
                 continue
+            if family == PHRASE and strength >= MEDIUM and not qualified:
+                phrase = _phrase_at(text, sm.end(), strength)
+                if phrase is not None:
+                    return phrase[0], phrase[1], SECRET
             span = _value_at(text, sm.end())
             if span is None:
                 continue
             start, end, quoted = span
+            if sep_re is _LINE_SEP and not _alone_on_line(text, start, end):
+                continue
+            if short and not _secret_shape(text[start:end], family, digits=word.lower() != "pass"):
+                continue  # `pass: 1024 tests` is a count
             if _looks_secret(text, start, end, family=family, strength=strength, qualified=qualified,
                              quoted=quoted, sep=sm.group(0)):
                 return start, end, SECRET
@@ -583,8 +704,11 @@ _KW_ALT = _KEYWORD_RE.pattern
 _BEFORE_RE = re.compile(
     r"(?<![^\s\"'`“”«»「」『』()<>\[\]{}、。，,;])(?P<v>[^\s\"'`“”«»「」『』()<>\[\]{}、。，,;]+)(?:"
     r"(?i:[ \t]+(?:as|is|was)[ \t]+(?:(?:the|a|an|my|your|our|their|his|her|new|current|old|temporary|"
-    r"temp|default|real|actual|production|prod|staging|test)[ \t]+){0,3})"
+    r"temp|default|real|actual|production|prod|staging|test|wifi|wi-fi|guest|office|admin|root|login|server)"
+    r"[ \t]+){0,3})"
     r"|[ \t]*を[ \t]*(?:新しい|新規の?|本番の?|仮の?)?(?=[^\n。、]{1,14}?(?:に|として))"
+    r"|[ \t]*[がは][ \t]*(?:新しい|新規の?|本番の?|仮の?|今の|現在の|正しい|初期|共通の?)?"
+    rf"(?=(?:{_KEYWORD_RE.pattern})[ \t]*(?:です|だ(?![ぁ-ん])|でした|になります|になりました|[。．.！!]|\n|\Z))"
     r"|(?i:[ \t]+(?:—[ \t]+)?(?:это|как|в\s+качестве)[ \t]+(?:(?:новый|новым|нового|мой|наш|текущий|временный|"
     r"временного|временным)[ \t]+){0,2})"
     rf")(?={_KW_ALT})"
@@ -658,6 +782,32 @@ RULES: tuple[Rule, ...] = (
     Rule("long_base64", _regex(_LONG_B64_RE, keep=_b64_keep)),
 )
 """The redaction rules, applied in this order."""
+
+
+_EXTENSION_RE = re.compile(r"(?:\.tar)?\.[A-Za-z][A-Za-z0-9]{0,7}\Z")
+_NAME_SEPS = str.maketrans({"_": " ", "-": " ", "+": " "})
+
+
+def redact_file_name(name: str) -> str:
+    """Redact a file name (an attachment's): the stem as text, its extension kept
+    (``password=attsecret55.txt`` reads ``password=[redacted].txt``); and, where that finds
+    nothing, the stem with ``_``/``-``/``+`` read as spaces (``api_key_abc123def.txt``,
+    ``パスワード_hunter2xyz.txt``), where a key word and a secret-shaped value are joined."""
+    m = _EXTENSION_RE.search(name)
+    cut = m.start() if m and m.start() > 0 else len(name)
+    stem, ext = name[:cut], name[cut:]
+    out = redact(stem)
+    if out == stem:
+        spaced = stem.translate(_NAME_SEPS)
+        red = redact(spaced)
+        if red != spaced:  # put the separators back around what was kept
+            import difflib
+
+            parts = []
+            for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, spaced, red, autojunk=False).get_opcodes():
+                parts.append(stem[a0:a1] if op == "equal" else red[b0:b1])
+            out = "".join(parts)
+    return out + ext
 
 
 def redact(text: str) -> str:

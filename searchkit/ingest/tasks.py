@@ -6,7 +6,9 @@ Indexing rules (T2): requests, interjections, results, asks, handoffs, and progr
 ``thinking`` or ``summary`` are indexed by their body; a tool run (progress of type ``tool``) is
 indexed as ``tool: NAME`` alone; attachments append their file names only. Everything else
 (``comment``, ``interjection_ack``, unknown kinds and progress types) is not indexed. Indexed text
-is NFKC-normalised and redacted (``searchkit.ingest.redact``).
+is NFKC-normalised and redacted (``searchkit.ingest.redact``); each attachment name is redacted as
+a file name too (``redact_file_name``). Task titles are redacted at import (T6): ``tasks.title`` holds
+the title every tool shows, ``tasks.title_raw`` the title as imported.
 
 Storage safety (issue 8 items 5-6):
 
@@ -14,6 +16,11 @@ Storage safety (issue 8 items 5-6):
   touched (duplicate ids within the import, a task or comment that would change space, comments of
   unknown tasks are refused, naming the ids); then tasks and comments are written in one
   ``BEGIN IMMEDIATE`` transaction, so a failure or a kill leaves the previous state.
+- A refused import leaves an existing target byte for byte as it was. The target is checked before
+  it is opened for writing (``check_target``): a file that is not SQLite, or an SQLite database that
+  is not a task store (other tables, or ours without their columns), is refused without SQLite
+  writing anything; the data checks against the store come before the transaction's first write;
+  and a store in rollback-journal mode is switched to WAL only after its import committed.
 - A store that does not exist yet is built in a temporary file beside it and hard-linked into
   place only when complete (``os.link`` never replaces a store another importer made meanwhile):
   a failed or killed first import leaves no database file. Temporary files of killed importers are
@@ -21,9 +28,15 @@ Storage safety (issue 8 items 5-6):
 - Writers wait for each other (busy timeout, then retries until ``timeout``); a store that stays
   locked raises ``TaskStoreLocked``, which says so.
 - The importer keeps the store in WAL mode, so searches read while an import commits. Readers
-  (``open_readonly``) open the file read-only (``mode=ro``): they never change its journal mode
-  or write into it, on a WAL or a rollback-journal store alike. (On a WAL store SQLite may create
-  the ``-wal``/``-shm`` side files a read needs; the database file itself is not written.)
+  (``open_readonly``) open the file with ``mode=ro``: they never write the store file or change its
+  journal mode. On a rollback-journal store nothing appears beside it. On a WAL store SQLite
+  creates (or reuses) the ``-wal`` and ``-shm`` side files: a read must see what a concurrent import
+  committed and must not have pages rewritten under it by that import's checkpoint, and SQLite
+  coordinates both through those files; the reader adds no frame to the ``-wal``. ``immutable=1``
+  would create no side file, but SQLite answers wrongly or reports corruption when an immutable
+  file changes during a read, which is what an import running meanwhile does (a test shows it), so
+  readers do not use it. (The importer's own schema check of a target does use it: it reads a few
+  schema rows once, and repeats the read through ``mode=ro`` if that fails.)
 """
 
 from __future__ import annotations
@@ -34,6 +47,7 @@ import re
 import sqlite3
 import time
 import unicodedata
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,7 +55,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 from searchkit.index import fts
-from searchkit.ingest.redact import redact
+from searchkit.ingest.redact import redact, redact_file_name
 
 FTS_TABLE = "comment_fts"
 
@@ -68,7 +82,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     piece       TEXT NOT NULL DEFAULT '',
     created     TEXT,
     updated     TEXT,
-    updated_utc TEXT
+    updated_utc TEXT,
+    title_raw   TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_space_updated ON tasks(space, updated_utc);
 CREATE TABLE IF NOT EXISTS comments (
@@ -87,6 +102,17 @@ CREATE TABLE IF NOT EXISTS comments (
 );
 CREATE INDEX IF NOT EXISTS comments_task_ts ON comments(task, ts_utc, id);
 """
+"""``tasks.title`` is the title as every tool shows it, redacted (``shown_title``, T6);
+``tasks.title_raw`` the title as imported. A store made before ``title_raw`` existed is migrated by
+its next import (``_migrate_titles``) and read through a redacting view until then (``open_readonly``)."""
+
+TABLE_COLUMNS: Mapping[str, frozenset[str]] = {
+    "spaces": frozenset({"slug", "title"}),
+    "tasks": frozenset({"id", "space", "title", "state", "piece", "created", "updated", "updated_utc"}),
+    "comments": frozenset({"id", "task", "author", "kind", "progress_type", "tool", "body", "attachments", "ts",
+                           "ts_utc", "indexed", "folded"}),
+}
+"""The tables (and the columns each must have) that make an SQLite file a task store."""
 
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -117,6 +143,8 @@ class ImportReport:
     redacted: int = 0
     created: bool = False
     """True when this import created the store file (``import_into``)."""
+    titles_redacted: int = 0
+    """Task titles that redaction changed (``redacted`` counts comments)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,6 +154,7 @@ class ImportReport:
             "not_indexed": dict(self.not_indexed),
             "redacted": self.redacted,
             "created": self.created,
+            "titles_redacted": self.titles_redacted,
         }
 
 
@@ -192,23 +221,40 @@ def indexed_text(comment: Mapping[str, Any]) -> str | None:
     """The text a comment contributes to the index (T2), or None when it is not indexed.
 
     Body for indexed kinds, ``tool: NAME`` for a tool run (never its arguments or output),
-    plus ``attachments: a.pdf, b.png`` (file names only); then NFKC and redaction.
+    plus ``attachments: a.pdf, b.png`` (file names only); then NFKC and redaction. Each file
+    name is redacted as a file name too (``password=attsecret55.txt`` reads
+    ``password=[redacted].txt``: a file name is never a value to the text rules).
     """
-    text = _unredacted_index_text(comment)
-    return None if text is None else redact(text)
+    texts = _index_texts(comment)
+    return None if texts is None else texts[1]
 
 
-def _unredacted_index_text(comment: Mapping[str, Any]) -> str | None:
+def _index_texts(comment: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(unredacted, redacted)`` index text of a comment, or None when it is not indexed."""
     if not_indexed_reason(comment) is not None:
         return None
     if comment.get("kind") == "progress" and comment.get("progress_type") == TOOL_PROGRESS_TYPE:
         text = f"tool: {comment['tool']}"
     else:
         text = str(comment.get("body") or "")
-    names = _attachment_names(comment.get("attachments") or ())
-    if names:
-        text = f"{text}\nattachments: {', '.join(names)}" if text else f"attachments: {', '.join(names)}"
+    text = _clean(text)
+    names = [_clean(n) for n in _attachment_names(comment.get("attachments") or ())]
+    if not names:
+        return text, redact(text)
+    shown = [redact_file_name(n) for n in names]
+    head = f"{text}\n" if text else ""
+    return f"{head}attachments: {', '.join(names)}", redact(f"{head}attachments: {', '.join(shown)}")
+
+
+def _clean(text: str) -> str:
     return normalize(text).replace("\x00", " ")
+
+
+def shown_title(title: str) -> str:
+    """A task title as search results, ``list_tasks`` and ``around_ref`` show it (T6): redacted
+    like indexed text (secrets, e-mail addresses), otherwise as written (no NFKC). The store keeps
+    this in ``tasks.title`` and the title as imported in ``tasks.title_raw``."""
+    return redact(title)
 
 
 # --------------------------------------------------------------------------- opening a store
@@ -218,11 +264,27 @@ def _schema_statements() -> list[str]:
 
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables (and the FTS5 table where FTS5 is available) inside the caller's transaction."""
+    """Create the tables (and the FTS5 table where FTS5 is available) inside the caller's transaction;
+    migrate the titles of a store made before ``title_raw``."""
     for stmt in _schema_statements():
         conn.execute(stmt)
+    _migrate_titles(conn)
     if fts.fts5_available(conn):
         fts.create_trigram_table(conn, FTS_TABLE, ("text",))
+
+
+def _columns(conn: sqlite3.Connection, table: str, schema: str = "main") -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA {schema}.table_info({table})")}
+
+
+def _migrate_titles(conn: sqlite3.Connection) -> None:
+    """A store made before titles were redacted: add ``title_raw`` and redact ``title`` (T6)."""
+    if "title_raw" in _columns(conn, "tasks"):
+        return
+    conn.execute("ALTER TABLE tasks ADD COLUMN title_raw TEXT")
+    rows = conn.execute("SELECT id, title FROM tasks").fetchall()
+    conn.executemany("UPDATE tasks SET title_raw = ?, title = ? WHERE id = ?",
+                     [(title, shown_title(title), tid) for tid, title in rows])
 
 
 def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
@@ -239,9 +301,8 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
     conn.execute("PRAGMA foreign_keys = ON")
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
-    conn.executescript(SCHEMA)
-    if fts.fts5_available(conn):
-        fts.create_trigram_table(conn, FTS_TABLE, ("text",))
+    with conn:
+        _ensure_schema(conn)
     return conn
 
 
@@ -259,8 +320,27 @@ def open_readonly(path: str | Path, *, timeout: float | None = None) -> sqlite3.
         raise TaskStoreError(f"task store {str(path)!r} does not exist; create it with `searchkit tasks import`")
     if not p.is_file():
         raise TaskStoreError(f"task store {str(path)!r} is not a regular file")
-    return sqlite3.connect(p.absolute().as_uri() + "?mode=ro", uri=True,
+    conn = sqlite3.connect(p.absolute().as_uri() + "?mode=ro", uri=True,
                            timeout=READ_TIMEOUT if timeout is None else timeout)
+    try:
+        _shown_titles_view(conn)
+    except sqlite3.Error:
+        pass  # not a task store, or locked: the caller's first query says so
+    return conn
+
+
+def _shown_titles_view(conn: sqlite3.Connection) -> None:
+    """On a store made before ``title_raw`` (titles not yet redacted in the file), a ``temp.tasks`` view
+    that shows redacted titles; it shadows ``main.tasks`` for this connection alone (the store is not
+    written; its next import migrates it)."""
+    cols = _columns(conn, "tasks")
+    if not cols or "title_raw" in cols:
+        return
+    conn.create_function("searchkit_shown_title", 1, shown_title, deterministic=True)
+    conn.execute(
+        "CREATE TEMP VIEW tasks AS SELECT id, space, searchkit_shown_title(title) AS title, state, piece, created,"
+        " updated, updated_utc, title AS title_raw FROM main.tasks"
+    )
 
 
 def is_lock_error(error: BaseException) -> bool:
@@ -293,6 +373,8 @@ class _Task:
     updated: str | None
     updated_utc: str | None
     where: str
+    shown: str = ""
+    """The title as shown (``shown_title``), stored in ``tasks.title``."""
 
 
 @dataclass(frozen=True)
@@ -357,7 +439,7 @@ def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
         utc_sort_key(created, f"{where}: created")
     updated = row.get("updated") or created
     updated_utc = utc_sort_key(updated, f"{where}: updated") if updated else None
-    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where)
+    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown_title(title))
 
 
 def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
@@ -378,8 +460,8 @@ def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     for i, a in enumerate(attachments):
         _str(a, f"{where}: attachments[{i}]")
     clean = {"kind": kind, "progress_type": progress_type, "tool": tool, "body": body, "attachments": attachments}
-    raw = _unredacted_index_text(clean)
-    text = None if raw is None else redact(raw)
+    texts = _index_texts(clean)
+    raw, text = (None, None) if texts is None else texts
     return _Comment(
         cid, task, author, kind, progress_type, tool, body, json.dumps(list(attachments), ensure_ascii=False),
         ts, ts_utc, text, None if text is not None else (not_indexed_reason(clean) or "unknown"),
@@ -416,7 +498,12 @@ def _numbered(rows: Iterable[Mapping[str, Any]], where: str) -> list[tuple[str, 
 # --------------------------------------------------------------------------- writing (one transaction)
 
 def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[_Comment]) -> None:
-    """Refuse what would re-home a task or a comment into another space, or name an unknown task."""
+    """Refuse what would re-home a task or a comment into another space, or name an unknown task.
+
+    Reads only; a store without tables yet (a new or empty file) holds no task."""
+    if not {"tasks", "comments"} <= _tables(conn):
+        _check_against_store_empty(tasks, comments)
+        return
     new_space = {t.id: t.space for t in tasks}
     for t in tasks:
         row = conn.execute("SELECT space FROM tasks WHERE id = ?", (t.id,)).fetchone()
@@ -448,20 +535,32 @@ def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comme
             )
 
 
+def _check_fts(conn: sqlite3.Connection, comments: Sequence[_Comment]) -> None:
+    """Comments need FTS5 (to create the store's FTS table, or to write into it)."""
+    if comments and not fts.fts5_available(conn):
+        raise TaskStoreError(f"cannot index comments: the store has no FTS5 table. {fts.INSTALL_HINT}")
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
+
+
 def _write(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[_Comment]) -> ImportReport:
-    """Check against the store, then write; the caller holds the transaction (BEGIN IMMEDIATE)."""
+    """Check against the store, then write; the caller holds the transaction (BEGIN IMMEDIATE).
+    Every refusal comes before the first write."""
+    _check_against_store(conn, tasks, comments)
+    _check_fts(conn, comments)
     _ensure_schema(conn)
     if comments and not has_fts(conn):
         raise TaskStoreError(f"cannot index comments: the store has no FTS5 table. {fts.INSTALL_HINT}")
-    _check_against_store(conn, tasks, comments)
     conn.executemany("INSERT INTO spaces(slug) VALUES (?) ON CONFLICT(slug) DO NOTHING",
                      [(s,) for s in dict.fromkeys(t.space for t in tasks)])
     conn.executemany(
-        "INSERT INTO tasks(id, space, title, state, piece, created, updated, updated_utc)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET space = excluded.space,"
-        " title = excluded.title, state = excluded.state, piece = excluded.piece, created = excluded.created,"
-        " updated = excluded.updated, updated_utc = excluded.updated_utc",
-        [(t.id, t.space, t.title, t.state, t.piece, t.created, t.updated, t.updated_utc) for t in tasks],
+        "INSERT INTO tasks(id, space, title, title_raw, state, piece, created, updated, updated_utc)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET space = excluded.space,"
+        " title = excluded.title, title_raw = excluded.title_raw, state = excluded.state, piece = excluded.piece,"
+        " created = excluded.created, updated = excluded.updated, updated_utc = excluded.updated_utc",
+        [(t.id, t.space, t.shown, t.title, t.state, t.piece, t.created, t.updated, t.updated_utc) for t in tasks],
     )
     conn.executemany(
         "INSERT INTO comments(id, task, author, kind, progress_type, tool, body, attachments, ts, ts_utc,"
@@ -484,6 +583,7 @@ def _write(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[
     return ImportReport(
         tasks=len(tasks), comments=len(comments), indexed=sum(c.indexed is not None for c in comments),
         not_indexed=skipped, redacted=sum(c.redacted for c in comments),
+        titles_redacted=sum(t.shown != t.title for t in tasks),
     )
 
 
@@ -593,7 +693,9 @@ def import_into(
 ) -> ImportReport:
     """Import the two JSON-lines files into the store file ``db``, all or nothing.
 
-    Everything is read and validated before ``db`` is touched. An existing store is updated in one
+    Everything is read and validated before ``db`` is touched. An existing ``db`` must be a task store
+    or an empty SQLite file (``check_target``); anything else is refused and left byte for byte as it
+    was, and so is a store whose import is refused. An existing store is updated in one
     ``BEGIN IMMEDIATE`` transaction, waiting up to ``timeout`` seconds for other writers
     (``TaskStoreLocked`` after that). A new store is built in a temporary file beside ``db`` and
     linked into place only when complete; no file is left at ``db`` when the import fails.
@@ -607,17 +709,100 @@ def import_into(
         if not db.is_file():
             raise TaskStoreError(f"{db}: exists and is not a regular file (a task store is an SQLite file)")
         return _import_existing(db, tasks, comments, timeout)
+    _check_against_store_empty(tasks, comments)  # a new store holds no other task
+    return _import_new(db, tasks, comments, timeout)
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _schema_connection(db: Path, timeout: float, *, immutable: bool) -> sqlite3.Connection:
+    """``immutable=1`` (no lock, nothing written beside the file) when ``immutable`` and no ``-wal`` file
+    is there; else ``mode=ro``."""
+    uri = db.absolute().as_uri()
+    if immutable and not Path(f"{db}-wal").exists():
+        return sqlite3.connect(uri + "?immutable=1", uri=True, timeout=timeout)
+    return sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout)
+
+
+def check_target(db: str | Path, *, timeout: float = READ_TIMEOUT) -> bool:
+    """Check, before anything is opened for writing, that an existing ``db`` is a task store or empty.
+
+    A task store is an SQLite file with the tables and columns of ``TABLE_COLUMNS``, the FTS table and
+    its shadow tables, and nothing else. Reads only: the file's first bytes (a file that is not SQLite
+    is never opened by SQLite), then its schema through ``immutable=1`` (no lock, nothing created
+    beside a foreign file; a failed read is repeated through ``mode=ro``). Returns True for a task
+    store, False for an empty database (a zero-byte file or one without tables); raises
+    ``TaskStoreError`` naming the reason (``... nothing imported``)."""
+    db = Path(db)
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except OSError as e:
+        raise TaskStoreError(f"{db}: cannot read ({e.strerror or e}); nothing imported") from None
+    if not head:  # a zero-byte file is an empty SQLite database
+        return False
+    if head != SQLITE_MAGIC:
+        raise TaskStoreError(f"{db}: exists and is not an SQLite file, so not a task store; nothing imported "
+                             "(give --db a new path or an existing task store)")
+    tables: set[str] | None = None
+    for immutable in (True, False):
+        try:
+            with closing(_schema_connection(db, timeout, immutable=immutable)) as conn:
+                tables = _tables(conn)
+                if tables - _SQLITE_INTERNAL:
+                    _check_task_store(db, conn, tables)
+            break
+        except sqlite3.Error as e:
+            if not immutable:
+                _raise_read_error(db, e)
+    assert tables is not None
+    return bool(tables - _SQLITE_INTERNAL)
+
+
+_SQLITE_INTERNAL = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"})
+
+
+def _raise_read_error(db: Path, e: sqlite3.Error) -> None:
+    if is_lock_error(e):
+        raise TaskStoreLocked(f"{db}: the task store is locked by another process; nothing imported, "
+                              "try again") from None
+    raise TaskStoreError(f"{db}: not a readable SQLite database ({e}); nothing imported") from None
+
+
+def _check_against_store_empty(tasks: Sequence[_Task], comments: Sequence[_Comment]) -> None:
     known = {t.id for t in tasks}
     missing = next((c for c in comments if c.task not in known), None)
-    if missing is not None:  # a new store holds no other task
+    if missing is not None:
         raise TaskStoreError(
             f"{missing.where}: task {missing.task} does not exist; import tasks before comments "
             "(or put the task in this import's tasks.jsonl); nothing imported"
         )
-    return _import_new(db, tasks, comments, timeout)
+
+
+def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str]) -> None:
+    """Refuse an SQLite file that is not a task store: other tables, or ours without their columns."""
+    ours = set(TABLE_COLUMNS) | {FTS_TABLE} | _SQLITE_INTERNAL
+    foreign = sorted(t for t in tables if t not in ours and not t.startswith(f"{FTS_TABLE}_"))
+    missing = sorted(set(TABLE_COLUMNS) - tables)
+    if foreign or missing:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        why = f"it has table(s) {shown}" if foreign else f"it lacks table(s) {', '.join(missing)}"
+        raise TaskStoreError(f"{db}: an SQLite database that is not a task store ({why}); nothing imported "
+                             "(give --db a new path or an existing task store)")
+    for table, need in TABLE_COLUMNS.items():
+        lacking = sorted(need - _columns(conn, table))
+        if lacking:
+            raise TaskStoreError(f"{db}: table {table} lacks column(s) {', '.join(lacking)}, so this is not a "
+                                 "task store; nothing imported")
 
 
 def _import_existing(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comment], timeout: float) -> ImportReport:
+    """Update an existing store (or fill an empty SQLite file), byte for byte unchanged when refused:
+    the file is checked read-only first (``check_target``: an SQLite task store, or empty); then one
+    transaction whose data checks (``_check_against_store``) come before its first write; the switch
+    to WAL comes after the commit."""
+    check_target(db, timeout=min(max(timeout, 0.0), READ_TIMEOUT))
     deadline = time.monotonic() + max(timeout, 0.0)
     delay = 0.05
     while True:
@@ -626,9 +811,14 @@ def _import_existing(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comme
         try:
             conn = sqlite3.connect(str(db), timeout=remaining, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")
+            rep = _transaction(conn, tasks, comments)
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
-            return _transaction(conn, tasks, comments)
+                try:
+                    conn.execute("PRAGMA busy_timeout = 1000")
+                    conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the next import
+                except sqlite3.Error:
+                    pass  # a reader holds the file: it stays in rollback mode, the import is committed
+            return rep
         except sqlite3.Error as e:
             if not is_lock_error(e):
                 raise TaskStoreError(f"{db}: cannot write the task store ({e}); nothing imported") from None
