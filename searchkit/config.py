@@ -532,11 +532,18 @@ class QueryConfig(_Section):
 
 @dataclass(frozen=True)
 class TasksConfig(_Section):
-    """Task search (SPEC T): ``ranker`` ``fts5`` (the seed's FTS5 trigram bm25 order) or
-    ``searcher`` (the core Searcher over the same indexed text, for research)."""
+    """Task search (SPEC T): the retrievers that rank the comments, composed by ``fusion``.
+
+    ``("fts5",)`` is the seed's FTS5 trigram bm25 order (LIKE, newest first, for short terms);
+    ``bm25`` and ``dense`` rank the same indexed text with the core retrievers (an in-memory index of
+    the space's comments), for research: ``("bm25", "dense")`` is the hybrid ranker, ``("fts5",
+    "dense")`` fuses FTS5 with embeddings."""
 
     KEY: ClassVar[str] = "tasks"
-    ranker: str = _knob("fts5", choices=("fts5", "searcher"))
+    retrievers: tuple[str, ...] = _knob(("fts5",), registry="retriever")
+
+    def _rules(self) -> list[str]:
+        return [] if self.retrievers else ["tasks.retrievers must name at least one retriever"]
 
 
 _SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "weak_match", "diversity", "query", "tasks")
@@ -856,6 +863,11 @@ def _tname(value: Any) -> str:
 # --------------------------------------------------------------------------- migrations
 
 def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    tasks = data.get("tasks")
+    if isinstance(tasks, Mapping) and "ranker" in tasks:
+        tasks = dict(tasks)
+        tasks["retrievers"] = {"fts5": ["fts5"], "searcher": ["bm25", "dense"]}.get(tasks.pop("ranker"), ["fts5"])
+        data["tasks"] = tasks
     fusion = data.get("fusion")
     if isinstance(fusion, Mapping) and ("bm25_weight" in fusion or "dense_weight" in fusion):
         fusion = dict(fusion)
@@ -865,7 +877,8 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 MIGRATIONS: dict[int, tuple[str, Any]] = {
-    1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}", _v1_to_v2),
+    1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}; tasks.ranker "
+        "became tasks.retrievers (fts5 -> [fts5], searcher -> [bm25, dense])", _v1_to_v2),
 }
 """``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
 ``note`` says what changed (logged when a file is migrated). Empty while every version ever written

@@ -166,6 +166,17 @@ class Searcher:
 
     # -- what it holds --------------------------------------------------------------------
     @property
+    def passage_record(self) -> np.ndarray:
+        """The record index of each passage row (read-only view)."""
+        view = self._passage_record.view()
+        view.flags.writeable = False
+        return view
+
+    def record_passages(self, record: int) -> np.ndarray:
+        """The passage rows of record ``record``."""
+        return self._record_passages[record]
+
+    @property
     def embedder(self) -> Any:
         """The dense retriever's embedder (None without one)."""
         return getattr(self.retrievers.get("dense"), "embedder", None)
@@ -323,43 +334,19 @@ class Searcher:
         return collect(answers, self._passage_record)
 
     def _fuse(self, c: Candidates, views: Mapping[str, Any]) -> list[tuple[int, float]]:
-        from searchkit.rank.fusion import fuse, rank_fused
+        from searchkit.rank.fusion import fuse_runs
 
-        runs = {name: dict(run.records) for name, run in c.runs.items() if run.records}
-        f = self.config.fusion
-        if f.method != "rrf" and f.fill_missing and len(runs) > 1:
-            runs = self._filled(runs, c, views)
-        # zero-padded keys: fusion breaks ties by id, and "10" must not sort before "9"
-        keyed = {name: {f"{r:012d}": s for r, s in run.items()} for name, run in runs.items()}
-        if not keyed:
-            return []
-        if len(keyed) == 1:
-            (fused,) = keyed.values()
-        elif f.method == "rrf":
-            fused = fuse(keyed, "rrf", k=f.rrf_k)
-        else:
-            fused = fuse(keyed, f.method, weights={n: f.weights.get(n, 0.0) for n in keyed}, norm=f.norm)
-        return [(int(r), float(s)) for r, s in rank_fused(fused)]
-
-    def _filled(self, runs: dict[str, dict[int, float]], c: Candidates, views: Mapping[str, Any]) -> dict[str, dict[int, float]]:
-        """Each run completed over the union of candidates with the retriever's exact record
-        score (its best passage), so score fusion compares like with like."""
-        union = set().union(*runs.values())
-        out = {}
-        for name, run in runs.items():
-            missing = [ri for ri in union if ri not in run]
-            if not missing:
-                out[name] = run
-                continue
+        def fill(name: str, missing: list[int]) -> dict[int, float]:
+            """The retriever's exact score for records it did not return: their best passage."""
             pis = [self._record_passages[ri] for ri in missing]
             vals = views[name].scores_for(c.runs[name].query, np.concatenate(pis))
-            filled = dict(run)
-            pos = 0
+            out, pos = {}, 0
             for ri, p in zip(missing, pis):
-                filled[ri] = float(np.max(vals[pos:pos + len(p)]))
+                out[ri] = float(np.max(vals[pos:pos + len(p)]))
                 pos += len(p)
-            out[name] = filled
-        return out
+            return out
+
+        return fuse_runs({name: run.records for name, run in c.runs.items()}, self.config.fusion, fill=fill)
 
     def _coverage(self, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]]) -> dict[str, float]:
         """For each retriever that measures it, how much of the query the top record holds."""

@@ -102,7 +102,7 @@ def test_tasks_cli(tmp_path, capsys, cfg_file):
     out = capsys.readouterr().out
     assert out.startswith("## Workspace Task Search Results") and "comment:88" in out
     hybrid = tmp_path / "h.json"
-    SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "tasks": {"ranker": "searcher"}}).save(hybrid)
+    SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "tasks": {"retrievers": ["bm25", "dense"]}}).save(hybrid)
     assert main(["tasks", "search", "認証フロー", "--db", str(db), "--space", "acme", "--current-task", "30",
                  "--config", str(hybrid), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "hybrid"

@@ -111,7 +111,7 @@ from searchkit.config import (  # noqa: E402
         ("weak_match.features", ["dense_top1", "nope", "bm25_z", "fused_z", "term_coverage", "bm25_margin",
                                  "dense_z", "dense_gap10"],
          r"weak_match\.features\[1\]: 'nope' is not a known weak-match feature"),
-        ("tasks.ranker", "bm25", r"tasks\.ranker must be one of \['fts5', 'searcher'\]"),
+        ("tasks.retrievers", ["sparse"], r"tasks\.retrievers\[0\]: 'sparse' is not a known retriever"),
     ],
 )
 def test_unknown_registry_names_are_refused_naming_the_key(key, value, pattern):
@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "60cc868531db5035"  # schema 2 (fusion.weights); was bd34f670099db8b3
+    assert SearchConfig().fingerprint() == "edfd4d5e85cfa317"  # schema 2 (fusion.weights); was bd34f670099db8b3
 
 
 def test_bm25_only_model_matches_its_committed_fit():

@@ -101,7 +101,7 @@ def test_scope_is_in_the_sql(conn):
     finally:
         conn.set_trace_callback(None)
     searches = [s for s in seen if "SELECT c.id" in s]
-    assert len(searches) == 2
+    assert len(searches) == 4  # per search: the retriever's query, then the hits fetched again under the scope
     for sql in searches:
         assert "t.space = 'acme'" in sql and "t.id <> 30" in sql
 

@@ -18,7 +18,7 @@ from searchkit.tools import tasks as tools
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", required=True, help="task store (SQLite file)")
-    p.add_argument("--lang", default="ja", choices=sorted(tools.MESSAGES), help="language of the answer (default ja)")
+    p.add_argument("--lang", default="ja", choices=["ja", "en", "ru"], help="language of the answer (default ja)")
     p.add_argument("--json", action="store_true", help="print the structured result as JSON")
 
 
@@ -46,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     s.add_argument("--author", default=None)
     s.add_argument("--task-id", type=int, default=None)
     s.add_argument("--config", default=None,
-                   help="SearchConfig JSON; tasks.ranker=searcher ranks with the core Searcher (hybrid)")
+                   help="SearchConfig JSON: tasks.retrievers composes fts5, bm25 and dense (fused by fusion.*)")
 
     a = sub.add_parser("around", help='read a comment and its neighbours: "comment:<id>"')
     a.add_argument("ref")
@@ -105,18 +105,15 @@ def _tool(args: argparse.Namespace) -> int:
     try:
         ctx = _context(args)
         if args.tasks_command == "search":
-            ranker = None
+            engine = None
             if getattr(args, "config", None):
                 from searchkit.config import SearchConfig
+                from searchkit.tools.task_engine import TaskEngine
 
-                cfg = SearchConfig.load(args.config)
-                if cfg.tasks.ranker == "searcher":
-                    from searchkit.tools.task_ranker import HybridTaskRanker
-
-                    ranker = HybridTaskRanker(conn, ctx.space, cfg)
+                engine = TaskEngine(conn, ctx.space, SearchConfig.load(args.config))
             result = tools.task_search(
                 conn, ctx, query=args.query, match_mode=args.match_mode, context=args.context,
-                limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id, ranker=ranker,
+                limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id, engine=engine,
             )
         elif args.tasks_command == "around":
             result = tools.task_search(conn, ctx, around_ref=args.ref, context=args.context)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 Run = Mapping[str, float]
 
@@ -157,6 +157,49 @@ def fuse(runs: Mapping[str, Run], method: str = "rrf", **params) -> dict[str, fl
             f"it accepts: {', '.join(accepted)}"
         )
     return fn(_check_runs(runs), **params)
+
+
+def fuse_runs(
+    runs: Mapping[str, Mapping[Any, float]],
+    cfg: Any,
+    *,
+    fill: Callable[[str, list[Any]], Mapping[Any, float]] | None = None,
+) -> list[tuple[Any, float]]:
+    """Fuse one query's runs as a ``FusionConfig`` says; ``(key, fused score)`` best first.
+
+    ``runs`` maps a retriever name to its run (record key -> score, keys ints or strings); empty
+    runs are dropped and a single run is ranked as it is. For a weighted sum with
+    ``fill_missing``, ``fill(name, keys)`` gives that retriever's exact scores for the candidates it
+    did not return, so normalised scores compare like with like. Weights come from
+    ``cfg.weights`` by retriever name (a missing name weighs 0). Ties break by key (integers in
+    numeric order).
+    """
+    runs = {name: dict(run) for name, run in runs.items() if run}
+    if not runs:
+        return []
+    if cfg.method != "rrf" and cfg.fill_missing and fill is not None and len(runs) > 1:
+        union = sorted(set().union(*runs.values()), key=_tie_key)
+        for name, run in runs.items():
+            missing = [k for k in union if k not in run]
+            if missing:
+                run.update(fill(name, missing))
+    back = {_tie_key(k): k for run in runs.values() for k in run}
+    keyed = {name: {_tie_key(k): s for k, s in run.items()} for name, run in runs.items()}
+    if len(keyed) == 1:
+        (fused,) = keyed.values()
+    elif cfg.method == "rrf":
+        fused = fuse(keyed, "rrf", k=cfg.rrf_k)
+    else:
+        fused = fuse(keyed, cfg.method, weights={n: cfg.weights.get(n, 0.0) for n in keyed}, norm=cfg.norm)
+    return [(back[k], float(s)) for k, s in rank_fused(fused)]
+
+
+def _tie_key(key: Any) -> str:
+    """A string key that sorts like the key: zero-padded for non-negative integers ("10" must not
+    come before "9")."""
+    if isinstance(key, int) and not isinstance(key, bool) and key >= 0:
+        return f"{key:020d}"
+    return str(key)
 
 
 # --------------------------------------------------------------------------- validation

@@ -96,10 +96,13 @@ def get(name: str) -> RetrieverSpec:
         raise ValueError(f"unknown retriever {name!r}; valid: {', '.join(RETRIEVERS)}") from None
 
 
+BUILTINS: tuple[str, ...] = ("bm25", "dense", "fts5")
+
+
 def names() -> tuple[str, ...]:
-    """The registered retriever names (built-ins first)."""
+    """The registered retriever names: the built-ins in this order, then the others as registered."""
     _builtins()
-    return tuple(RETRIEVERS)
+    return BUILTINS + tuple(n for n in RETRIEVERS if n not in BUILTINS)
 
 
 def enabled(config: Any) -> list[str]:
@@ -114,8 +117,8 @@ def enabled(config: Any) -> list[str]:
 
 def _builtins() -> None:
     """Register the built-in retrievers (importing their modules registers them)."""
-    if "bm25" not in RETRIEVERS:
-        from searchkit.retrievers import bm25, dense  # noqa: F401
+    if not set(BUILTINS) <= set(RETRIEVERS):
+        from searchkit.retrievers import bm25, dense, fts5  # noqa: F401
 
 
 # --------------------------------------------------------------------------- score shapes

@@ -92,7 +92,7 @@ class TaskHit:
 @dataclass(frozen=True)
 class SearchResult:
     """Hits of a query. ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or
-    ``hybrid`` (the core Searcher's order, issue 4 item 6);
+    ``hybrid`` (several retrievers fused, ``tasks.retrievers``);
     ``split_from`` holds the original query when the zero-hit split ran (T5)."""
 
     query: str
@@ -274,68 +274,23 @@ def excerpt(text: str, terms: Sequence[str], max_chars: int = EXCERPT_CHARS) -> 
 _HIT_COLUMNS = "c.id, c.task, t.title, c.author, c.kind, c.ts, c.indexed"
 
 
-def _scope(ctx: TaskContext, kind: str | None, author: str | None, task_id: int | None) -> tuple[str, list[Any]]:
-    where = ["t.space = ?"]
-    params: list[Any] = [ctx.space]
-    if ctx.current_task is not None:
-        where.append("t.id <> ?")
-        params.append(ctx.current_task)
-    if kind is not None:
-        where.append("c.kind = ?")
-        params.append(kind)
-    if author is not None:
-        where.append("c.author = ?")
-        params.append(author)
-    if task_id is not None:
-        where.append("t.id = ?")
-        params.append(task_id)
-    return " AND ".join(where), params
-
-
-def _run_query(
-    conn: sqlite3.Connection, ctx: TaskContext, terms: Sequence[str], mode: str, limit: int,
-    kind: str | None, author: str | None, task_id: int | None,
+def _run(
+    conn: sqlite3.Connection, engine: Any, query: str, terms: Sequence[str], mode: str, limit: int, scope: Any,
 ) -> tuple[str, list[tuple]]:
-    scope, params = _scope(ctx, kind, author, task_id)
-    if fts.needs_like(terms):
-        op = f" {fts.match_operator(mode)} "
-        likes = op.join("c.folded LIKE ? ESCAPE '\\'" for _ in terms)
-        sql = (
-            f"SELECT {_HIT_COLUMNS} FROM comments c JOIN tasks t ON t.id = c.task"
-            f" WHERE c.folded IS NOT NULL AND ({likes}) AND {scope}"
-            " ORDER BY c.ts_utc DESC, c.id DESC LIMIT ?"
-        )
-        args = [fts.like_pattern(store.fold(t)) for t in terms] + params + [limit]
-        return "like", conn.execute(sql, args).fetchall()
-    table = store.FTS_TABLE
-    sql = (
-        f"SELECT {_HIT_COLUMNS} FROM {table} JOIN comments c ON c.id = {table}.rowid"
-        f" JOIN tasks t ON t.id = c.task WHERE {table} MATCH ? AND {scope}"
-        f" ORDER BY bm25({table}), c.ts_utc DESC, c.id DESC LIMIT ?"
-    )
-    args = [fts.match_expression(terms, mode)] + params + [limit]
-    return "fts", conn.execute(sql, args).fetchall()
+    """The engine's comment ids, fetched again under the same SQL scope (T1), in its order."""
+    from searchkit.retrievers.fts5 import TermQuery
 
-
-def _run_ranker(
-    conn: sqlite3.Connection, ctx: TaskContext, ranker: Any, query: str, terms: Sequence[str], mode: str,
-    limit: int, kind: str | None, author: str | None, task_id: int | None,
-) -> tuple[str, list[tuple]]:
-    """Hits proposed by the hybrid ranker, fetched under the same SQL scope (T1), in its order."""
-    if ranker.space != ctx.space:
-        raise TaskSearchError("space", f"the ranker was built for space {ranker.space!r}, not {ctx.space!r}")
-    ids = ranker.rank(query, terms, mode, current_task=ctx.current_task, limit=limit, kind=kind,
-                      author=author, task_id=task_id)
+    ids, method = engine.rank(TermQuery(query, tuple(terms), mode), scope, limit)
     if not ids:
-        return "hybrid", []
-    scope, params = _scope(ctx, kind, author, task_id)
+        return method, []
+    where, params = scope.sql()
     marks = ",".join("?" for _ in ids)
     sql = (
         f"SELECT {_HIT_COLUMNS} FROM comments c JOIN tasks t ON t.id = c.task"
-        f" WHERE c.indexed IS NOT NULL AND c.id IN ({marks}) AND {scope}"
+        f" WHERE c.indexed IS NOT NULL AND c.id IN ({marks}) AND {where}"
     )
     found = {int(r[0]): r for r in conn.execute(sql, list(ids) + params).fetchall()}
-    return "hybrid", [found[i] for i in ids if i in found]
+    return method, [found[i] for i in ids if i in found]
 
 
 def _comment(row: tuple, target: int | None = None) -> Comment:
@@ -377,15 +332,16 @@ def task_search(
     kind: str | None = None,
     author: str | None = None,
     task_id: int | None = None,
-    ranker: Any = None,
+    engine: Any = None,
 ) -> SearchResult | AroundResult | Unavailable:
     """Search the other tasks of ``ctx.space`` (SPEC T1–T6), or read around a comment.
 
     Exactly one of ``query`` and ``around_ref`` (``"comment:<id>"``). ``match_mode`` ``any``
     (default, OR) or ``all`` (AND); ``context`` 0–5 raw neighbours per hit (default 0; 1 for
     ``around_ref``); ``limit`` 1–30 (default 10, query mode only); filters ``kind``, ``author``,
-    ``task_id`` (query mode only). ``ranker`` (a ``HybridTaskRanker``) replaces FTS5 ranking
-    by the core Searcher's (issue 4 item 6); the SQL scope still decides what may come back.
+    ``task_id`` (query mode only). ``engine`` (a ``TaskEngine``; default: FTS5 alone, the seed's
+    ranking) composes the retrievers ``tasks.retrievers`` names; whatever it proposes is fetched
+    again under the SQL scope, so the scope always decides what may come back (T1).
 
     Returns:
         ``SearchResult`` / ``AroundResult``, or ``Unavailable`` where the tool cannot run (T8).
@@ -427,17 +383,22 @@ def task_search(
     if not store.has_fts(conn):
         return Unavailable("no_fts5")
 
-    if ranker is not None:
-        method, rows = _run_ranker(conn, ctx, ranker, query, terms, mode, lim, kind, author, task_id)
-    else:
-        method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
+    from searchkit.retrievers.fts5 import TaskScope
+    from searchkit.tools.task_engine import TaskEngine
+
+    if engine is None:
+        engine = TaskEngine(conn, ctx.space)
+    elif engine.space != ctx.space:
+        raise TaskSearchError("space", f"the engine was built for space {engine.space!r}, not {ctx.space!r}")
+    scope = TaskScope(ctx.space, ctx.current_task, kind, author, task_id)
+    method, rows = _run(conn, engine, query, terms, mode, lim, scope)
     split_from = None
-    if not rows and mode == "any" and ranker is None:
+    if not rows and mode == "any":
         parts = _split_terms(terms)
         if parts and parts != terms:
             split_from = " ".join(terms)
             terms = parts
-            method, rows = _run_query(conn, ctx, terms, mode, lim, kind, author, task_id)
+            method, rows = _run(conn, engine, " ".join(parts), terms, mode, lim, scope)
 
     hits = tuple(
         TaskHit(
@@ -503,46 +464,12 @@ def list_tasks(
 
 # --------------------------------------------------------------------------- rendering
 
-MESSAGES: dict[str, dict[str, str]] = {
-    "ja": {
-        "no_auth": "このコンテキストでは利用できません(サインインしたオーナーに紐づかない実行です)。",
-        "subtask": "このコンテキストでは利用できません(subtask 実行です)。",
-        "no_fts5": "この環境の SQLite は FTS5(trigram)に対応していないため、ワークスペースのタスク検索は利用できません。",
-        "split": "注記: 「{original}」は 0 件だったため、助詞・句読点で分割した「{split}」で再検索しました。",
-        "none": "該当するコメントはありませんでした。",
-        "hint": '前後の文脈をさらに確認するには around_ref: "comment:<id>" を指定してください。',
-        "around": '## Workspace Task Search — task:{task} "{title}" (comment:{comment} 前後 {n} 件)',
-        "list": "## Workspace Tasks (space: {space}{state}, {n} 件)",
-        "state_open": "進行中",
-        "state_closed": "完了",
-        "updated": "最終更新",
-        "list_none": "他のタスクはありません。",
-        "list_hint": "中身を検索するには query と task_id を指定してください。",
-    },
-    "en": {
-        "no_auth": "Not available in this context (the run has no signed-in owner).",
-        "subtask": "Not available in this context (a subtask run).",
-        "no_fts5": "Workspace task search is not available: this SQLite has no FTS5 with the trigram tokenizer.",
-        "split": 'Note: "{original}" found nothing, so it was split at particles and punctuation and searched again as "{split}".',
-        "none": "No matching comments.",
-        "hint": 'To read the surrounding comments, pass around_ref: "comment:<id>".',
-        "around": '## Workspace Task Search — task:{task} "{title}" (comment:{comment}, {n} neighbouring comment(s))',
-        "list": "## Workspace Tasks (space: {space}{state}, {n} task(s))",
-        "state_open": "open",
-        "state_closed": "closed",
-        "updated": "updated",
-        "list_none": "There are no other tasks.",
-        "list_hint": "To search inside a task, pass query with task_id.",
-    },
-}
-"""Message catalogue by language."""
-
-
 def _messages(lang: str) -> Mapping[str, str]:
-    try:
-        return MESSAGES[lang]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown language {lang!r}; valid: {', '.join(sorted(MESSAGES))}") from None
+    """Task search's messages in ``lang`` (the ``task.*`` keys of the one catalogue,
+    ``searchkit.tools.messages``)."""
+    from searchkit.tools.messages import task_messages
+
+    return task_messages(lang)
 
 
 def _q(s: str) -> str:
@@ -615,7 +542,7 @@ _RENDERERS: dict[type, Callable[[Any, Mapping[str, str]], str]] = {
 
 
 def render(result: SearchResult | AroundResult | TaskList | Unavailable, lang: str = "ja") -> str:
-    """Markdown for a tool result, in the seed's layout; ``lang`` is ``ja`` or ``en``."""
+    """Markdown for a tool result, in the seed's layout; ``lang`` is ``ja``, ``en`` or ``ru``."""
     m = _messages(lang)
     try:
         fn = _RENDERERS[type(result)]
