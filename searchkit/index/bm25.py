@@ -10,10 +10,10 @@ of an absent term). ``okapi``, ``bm25l`` and ``bm25plus`` reproduce rank_bm25 0.
 (``BM25Okapi``, ``BM25L``, ``BM25Plus``) score for score; ``lucene`` is Lucene 8+'s BM25Similarity
 (with exact rather than lossy-encoded document lengths).
 
-Queries run in numba kernels when numba imports (compiled on first use, cached on disk; see
-:meth:`BM25Index.warm_up`). ``top_k`` sums the query's columns into a per-thread float64
-buffer, then keeps the best k in a bounded heap while clearing the buffer, reading either
-every document (many postings) or the postings again (few). Without numba, or with
+Queries run in the numba kernels of ``_bm25_numba`` when numba imports (compiled on first use,
+cached on disk; see :meth:`BM25Index.warm_up`). ``top_k`` sums the query's columns into a
+per-thread float64 buffer, then keeps the best k in a bounded heap while clearing the buffer,
+reading either every document (many postings) or the postings again (few). Without numba, or with
 ``SEARCHKIT_NO_NUMBA=1`` in the environment at import (or ``bm25.USE_NUMBA = False`` at run
 time), numpy gives bit-identical results, only slower.
 """
@@ -26,12 +26,14 @@ import os
 import threading
 import zipfile
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
+
+from searchkit.config import BM25Config, ConfigError
 
 _FORMAT = "searchkit.bm25"
 _FORMAT_VERSION = 1
@@ -41,24 +43,15 @@ _DTYPES = {"float32": np.float32, "float64": np.float64}
 _TINY = float(np.nextafter(0.0, 1.0))  # smallest positive float64: "x >= _TINY" is "x > 0"
 
 
-@dataclass(frozen=True)
-class BM25Params:
-    """BM25 hyperparameters: ``k1`` (tf saturation), ``b`` (length normalisation), ``epsilon``
-    (Okapi's idf floor factor), ``delta`` (BM25L / BM25+ lower bound)."""
-
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
-    delta: float = 1.0
-
-
 # --------------------------------------------------------------------------- variant functions
 # idf(df, n_docs, p) -> idf per vocabulary term; tf(tf, rel_len, p) -> weight of a present term,
 # where rel_len = doc_len / avgdl; absent(p) -> weight (times idf) every document gets for a query
-# term it does not contain (0 except BM25+ as rank_bm25 computes it).
+# term it does not contain (0 except BM25+ as rank_bm25 computes it). ``p`` is the BM25Config
+# section: k1 (tf saturation), b (length normalisation), epsilon (Okapi's idf floor factor),
+# delta (BM25L / BM25+ lower bound).
 
 
-def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Config) -> np.ndarray:
     idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
     if idf.size == 0:
         return idf
@@ -68,36 +61,36 @@ def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
     return np.where(idf < 0, floor, idf)
 
 
-def _idf_lucene(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+def _idf_lucene(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
     return np.log1p((n_docs - df + 0.5) / (df + 0.5))
 
 
-def _idf_bm25l(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+def _idf_bm25l(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
     return math.log(n_docs + 1) - np.log(df + 0.5)
 
 
-def _idf_bm25plus(df: np.ndarray, n_docs: int, p: BM25Params) -> np.ndarray:
+def _idf_bm25plus(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
     return np.log((n_docs + 1) / df)
 
 
-def _tf_okapi(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+def _tf_okapi(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
     return tf * (p.k1 + 1) / (tf + p.k1 * (1 - p.b + p.b * rel_len))
 
 
-def _tf_lucene(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+def _tf_lucene(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
     return tf / (tf + p.k1 * (1 - p.b + p.b * rel_len))
 
 
-def _tf_bm25l(tf: np.ndarray, rel_len: np.ndarray, p: BM25Params) -> np.ndarray:
+def _tf_bm25l(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
     ctd = tf / (1 - p.b + p.b * rel_len)
     return tf * (p.k1 + 1) * (ctd + p.delta) / (p.k1 + ctd + p.delta)
 
 
-def _absent_none(p: BM25Params) -> float:
+def _absent_none(_p: BM25Config) -> float:
     return 0.0
 
 
-def _absent_delta(p: BM25Params) -> float:
+def _absent_delta(p: BM25Config) -> float:
     return p.delta
 
 
@@ -108,9 +101,9 @@ class BM25Variant:
     is 0 for a term d lacks. ``formula`` states it in words for ``repr``/docs."""
 
     name: str
-    idf: Callable[[np.ndarray, int, BM25Params], np.ndarray]
-    tf: Callable[[np.ndarray, np.ndarray, BM25Params], np.ndarray]
-    absent: Callable[[BM25Params], float]
+    idf: Callable[[np.ndarray, int, BM25Config], np.ndarray]
+    tf: Callable[[np.ndarray, np.ndarray, BM25Config], np.ndarray]
+    absent: Callable[[BM25Config], float]
     formula: str
 
 
@@ -166,22 +159,39 @@ def get_variant(name: str) -> BM25Variant:
 # --------------------------------------------------------------------------- validation helpers
 
 
-def _check_params(k1: Any, b: Any, epsilon: Any, delta: Any) -> BM25Params:
-    def number(name: str, value: Any) -> float:
+_INDEX_FIELDS = ("variant", "k1", "b", "epsilon", "delta")  # what of BM25Config an index stores
+
+
+def _index_config(cfg: Any) -> BM25Config:
+    """The index-relevant part of the ``BM25Config`` section ``cfg`` (variant, k1, b, epsilon,
+    delta; the query-time ``depth`` and ``enabled`` left at their defaults), checked.
+
+    A section built inside ``SearchConfig.from_dict`` is checked already; this also catches one
+    built by hand (a dataclass does not check the types of its fields)."""
+    if not isinstance(cfg, BM25Config):
+        raise ValueError(
+            f"BM25 settings must be a searchkit.config.BM25Config (the config's bm25 section), "
+            f"got {type(cfg).__name__}"
+        )
+    for name in _INDEX_FIELDS[1:]:
+        value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise ValueError(f"BM25 parameter {name} must be a number, got {value!r}")
-        if not math.isfinite(float(value)):
+        try:
+            finite = math.isfinite(float(value))
+        except OverflowError:
+            finite = False
+        if not finite:
             raise ValueError(f"BM25 parameter {name} must be finite, got {value!r}")
-        return float(value)
-
-    p = BM25Params(number("k1", k1), number("b", b), number("epsilon", epsilon), number("delta", delta))
-    if p.k1 < 0:
-        raise ValueError(f"BM25 parameter k1 must be >= 0, got {k1!r}")
-    if not 0.0 <= p.b <= 1.0:
-        raise ValueError(f"BM25 parameter b must be in [0, 1], got {b!r}")
-    if p.delta < 0:
-        raise ValueError(f"BM25 parameter delta must be >= 0, got {delta!r}")
-    return p
+    if not isinstance(cfg.variant, str):
+        raise ValueError(f"BM25 variant must be a name, got {cfg.variant!r}")
+    problems = cfg.problems()
+    if problems:
+        raise ConfigError(problems)
+    return BM25Config(
+        variant=get_variant(cfg.variant).name,
+        **{name: float(getattr(cfg, name)) for name in _INDEX_FIELDS[1:]},
+    )
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -204,10 +214,8 @@ def _query_list(query_tokens: Iterable[str]) -> list:
 
 
 # --------------------------------------------------------------------------- numba kernels
-# Plain functions, compiled by ``_kernels()`` on first use (numba is imported only then). They
-# sum exactly as the numpy path does, so results are bit-identical: column by column in order
-# of first appearance in the query, each posting's ``data * multiplicity`` computed in the
-# data's dtype and added to a float64 sum; BM25+'s offset is summed in the same order.
+# The kernels live in ``_bm25_numba`` (numba is imported only when a query first needs them);
+# they sum exactly as the numpy path below does, so results are bit-identical.
 
 USE_NUMBA: bool = os.environ.get("SEARCHKIT_NO_NUMBA", "").strip().lower() not in (
     "1", "true", "yes", "on"
@@ -217,240 +225,11 @@ _KERNELS_LOCK = threading.Lock()
 _SCRATCH = threading.local()  # per thread: a float64 buffer of >= n_docs zeros, kept clear
 _EMPTY_F8 = np.zeros(0, dtype=np.float64)
 _NO_MASK = np.zeros(0, dtype=np.bool_)
-_DENSE_RATIO = 4  # a positive query scans every doc once postings * ratio >= n_docs
-
-
-def _accumulate_kernel(indptr, indices, data, cols, weights, out):  # pragma: no cover - jitted
-    for c in range(cols.shape[0]):
-        col = cols[c]
-        w = weights[c]
-        if w == 1:
-            for j in range(indptr[col], indptr[col + 1]):
-                out[indices[j]] += data[j]
-        else:
-            for j in range(indptr[col], indptr[col + 1]):
-                out[indices[j]] += data[j] * w
-
-
-def _top_k_kernel(
-    indptr, indices, data, ids, col_positive, offsets, n_docs, k, allowed, acc
-):  # pragma: no cover - jitted
-    # ids: the query's columns, -1 for a token outside the vocabulary. offsets: BM25+'s
-    # per-column offset, or empty. allowed: the mask, or empty. acc: >= n_docs float64 zeros,
-    # left all zero on return. indices are unsigned (no negative-index wraparound code).
-
-    # 0. distinct columns in order of first appearance, with multiplicities
-    n_ids = ids.shape[0]
-    cols = np.empty(n_ids, dtype=np.int64)
-    mult = np.zeros(n_ids, dtype=np.int64)
-    n_cols = 0
-    if n_ids <= 64:
-        for i in range(n_ids):
-            c = ids[i]
-            if c >= 0:
-                j = 0
-                while j < n_cols and cols[j] != c:
-                    j += 1
-                cols[j] = c
-                mult[j] += 1
-                n_cols = max(n_cols, j + 1)
-    else:
-        order = np.argsort(ids, kind="mergesort")  # stable: a group starts at its first use
-        firsts = np.empty(n_ids, dtype=np.int64)
-        g = 0
-        while g < n_ids:
-            e = g + 1
-            while e < n_ids and ids[order[e]] == ids[order[g]]:
-                e += 1
-            if ids[order[g]] >= 0:
-                firsts[n_cols] = order[g]
-                mult[n_cols] = e - g
-                n_cols += 1
-            g = e
-        by_first = np.argsort(firsts[:n_cols])
-        counts = mult[:n_cols].copy()
-        for i in range(n_cols):
-            cols[i] = ids[firsts[by_first[i]]]
-            mult[i] = counts[by_first[i]]
-    out_d = np.empty(0, dtype=np.int64)
-    out_s = np.empty(0, dtype=np.float64)
-    if n_cols == 0:
-        return out_d, out_s
-    weights = np.empty(n_cols, dtype=data.dtype)
-    offset = 0.0
-    positive = True
-    n_post = 0
-    for c in range(n_cols):
-        weights[c] = mult[c]
-        if offsets.shape[0]:
-            offset += offsets[cols[c]] * mult[c]
-        positive = positive and col_positive[cols[c]]
-        n_post += indptr[cols[c] + 1] - indptr[cols[c]]
-    use_mask = allowed.shape[0] > 0
-    # "positive": every stored value of the query's columns is > 0, so a doc is touched iff
-    # its sum is > 0 and the postings need no bookkeeping beyond the sums.
-    dense = positive and n_post * _DENSE_RATIO >= n_docs
-
-    # 1. accumulate
-    touched = np.empty(0, dtype=np.int64)
-    m = 0
-    if positive:
-        for c in range(n_cols):
-            col = cols[c]
-            w = weights[c]
-            if w == 1:
-                for j in range(indptr[col], indptr[col + 1]):
-                    acc[indices[j]] += data[j]
-            else:
-                for j in range(indptr[col], indptr[col + 1]):
-                    acc[indices[j]] += data[j] * w
-    else:  # list each touched doc once, branch-free: the slot is reused unless the doc is new
-        touched = np.empty(n_docs + 1, dtype=np.int64)
-        seen = np.zeros(n_docs, dtype=np.uint8)
-        for c in range(n_cols):
-            col = cols[c]
-            w = weights[c]
-            for j in range(indptr[col], indptr[col + 1]):
-                d = indices[j]
-                touched[m] = d
-                m += 1 - seen[d]
-                seen[d] = 1
-                acc[d] += data[j] * w
-
-    # 2. the best h in a min-heap (hs, hd) whose root is the worst kept: lower score, then
-    # higher doc index; thr is the root's score once the heap is full. The hot test compares
-    # a raw sum with rthr, a bound at or below every raw sum that can reach thr (and above 0
-    # for a positive query, so untouched docs fail it); "key >= thr" is then checked exactly.
-    # Every visited sum is cleared on the way.
-    h = min(k, n_post if positive else m)
-    hs = np.empty(h, dtype=np.float64)
-    hd = np.empty(h, dtype=np.int64)
-    raw_floor = _TINY if positive else -np.inf
-    state = np.array([-np.inf, raw_floor])  # thr, rthr
-
-    def offer(raw, d, size):  # inlined by numba; returns the new heap size
-        key = raw + offset
-        if key < state[0] or (use_mask and not allowed[d]):
-            return size
-        if size < h:
-            pos = size
-            size += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                ps = hs[parent]
-                if key < ps or (key == ps and d > hd[parent]):
-                    hs[pos] = ps
-                    hd[pos] = hd[parent]
-                    pos = parent
-                else:
-                    break
-            hs[pos] = key
-            hd[pos] = d
-            if size < h:
-                return size
-        elif key > hs[0] or d < hd[0]:  # key >= thr == hs[0] here
-            pos = 0
-            while True:
-                child = 2 * pos + 1
-                if child >= size:
-                    break
-                right = child + 1
-                if right < size and (
-                    hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
-                ):
-                    child = right
-                cs = hs[child]
-                if cs < key or (cs == key and hd[child] > d):
-                    hs[pos] = cs
-                    hd[pos] = hd[child]
-                    pos = child
-                else:
-                    break
-            hs[pos] = key
-            hd[pos] = d
-        else:
-            return size
-        state[0] = hs[0]
-        state[1] = max(raw_floor, hs[0] - offset - (abs(hs[0]) + abs(offset)) * 1e-15)
-        return size
-
-    size = 0
-    rthr = raw_floor
-    if dense:  # every doc, 8 at a time: one max decides whether to look closer
-        n_full = n_docs - n_docs % 8
-        for b in range(0, n_full, 8):
-            top = acc[b]
-            for i in range(b + 1, b + 8):
-                top = acc[i] if acc[i] > top else top
-            if top >= rthr:
-                for d in range(b, b + 8):
-                    raw = acc[d]
-                    acc[d] = 0.0
-                    if raw >= rthr:
-                        size = offer(raw, d, size)
-                        rthr = state[1]
-            else:
-                for d in range(b, b + 8):
-                    acc[d] = 0.0
-        for d in range(n_full, n_docs):
-            raw = acc[d]
-            acc[d] = 0.0
-            if raw >= rthr:
-                size = offer(raw, d, size)
-                rthr = state[1]
-    elif positive:  # the postings again; a repeat reads the cleared 0 and fails the test
-        for c in range(n_cols):
-            col = cols[c]
-            for j in range(indptr[col], indptr[col + 1]):
-                d = np.int64(indices[j])
-                raw = acc[d]
-                acc[d] = 0.0
-                if raw >= rthr:
-                    size = offer(raw, d, size)
-                    rthr = state[1]
-    else:
-        for t in range(m):
-            d = touched[t]
-            raw = acc[d]
-            acc[d] = 0.0
-            if raw >= rthr:
-                size = offer(raw, d, size)
-                rthr = state[1]
-
-    # 3. pop the worst into the last free slot: best first.
-    out_s = np.empty(size, dtype=np.float64)
-    out_d = np.empty(size, dtype=np.int64)
-    while size > 0:
-        size -= 1
-        out_s[size] = hs[0]
-        out_d[size] = hd[0]
-        key = hs[size]
-        d = hd[size]
-        pos = 0
-        while True:
-            child = 2 * pos + 1
-            if child >= size:
-                break
-            right = child + 1
-            if right < size and (
-                hs[right] < hs[child] or (hs[right] == hs[child] and hd[right] > hd[child])
-            ):
-                child = right
-            cs = hs[child]
-            if cs < key or (cs == key and hd[child] > d):
-                hs[pos] = cs
-                hd[pos] = hd[child]
-                pos = child
-            else:
-                break
-        if size > 0:
-            hs[pos] = key
-            hd[pos] = d
-    return out_d, out_s
 
 
 def _kernels() -> Any:
-    """The compiled (top_k, accumulate) kernels, or None when numba is off or cannot import.
+    """The compiled (top_k, scores) kernels of ``_bm25_numba``, or None when numba is off or
+    cannot import.
     numba compiles each dtype combination on its first call (a few seconds) and caches it in
     ``__pycache__``; later processes load it from there."""
     global _KERNELS
@@ -460,12 +239,11 @@ def _kernels() -> Any:
         with _KERNELS_LOCK:
             if _KERNELS is None:
                 try:
-                    import numba
+                    from searchkit.index import _bm25_numba
                 except ImportError:
                     _KERNELS = False
                 else:
-                    jit = numba.njit(cache=True, nogil=True)
-                    _KERNELS = (jit(_top_k_kernel), jit(_accumulate_kernel))
+                    _KERNELS = (_bm25_numba.top_k, _bm25_numba.scores)
     return _KERNELS or None
 
 
@@ -497,15 +275,14 @@ class BM25Index:
         idf: np.ndarray,
         doc_len: np.ndarray,
         vocab: dict[str, int],
-        variant: str,
-        params: BM25Params,
+        config: BM25Config,
         tf: np.ndarray | None = None,
     ) -> None:
         from scipy import sparse
 
         self._tf = tf
-        self._variant = get_variant(variant)
-        self._p = params
+        self._cfg = config
+        self._variant = get_variant(config.variant)
         self._vocab = vocab
         self._n_docs = int(doc_len.shape[0])
         self._doc_len = doc_len
@@ -525,7 +302,7 @@ class BM25Index:
         if not_positive.size:
             owner = np.searchsorted(self._indptr, not_positive, side="right") - 1
             self._col_positive[owner] = False
-        absent = float(self._variant.absent(params))
+        absent = float(self._variant.absent(config))
         self._offset = idf * absent if absent else None
         total = int(doc_len.sum())
         self._avgdl = total / self._n_docs if self._n_docs else 0.0
@@ -536,12 +313,8 @@ class BM25Index:
     def build(
         cls,
         corpus_tokens: Sequence[Sequence[str]],
+        cfg: BM25Config | None = None,
         *,
-        variant: str = "okapi",
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
-        delta: float = 1.0,
         dtype: Any = np.float32,
         show_progress: bool = False,
     ) -> "BM25Index":
@@ -549,18 +322,19 @@ class BM25Index:
 
         Args:
             corpus_tokens: documents as token lists; row i of the index is document i.
-            variant: a name in ``VARIANTS`` (okapi, lucene, bm25l, bm25plus).
-            k1, b: the usual BM25 knobs (k1 >= 0, 0 <= b <= 1).
-            epsilon: Okapi only: a negative idf becomes ``epsilon * mean idf``.
-            delta: BM25L / BM25+ only (rank_bm25's own defaults are 0.5 for BM25L, 1 for BM25+).
+            cfg: the config's ``bm25`` section (``searchkit.config.BM25Config``; None: its
+                defaults). The index uses and stores ``variant`` (a name in ``VARIANTS``),
+                ``k1``, ``b``, ``epsilon`` (Okapi only: a negative idf becomes ``epsilon *
+                mean idf``) and ``delta`` (BM25L / BM25+ only); ``depth`` and ``enabled`` are
+                the Searcher's.
             dtype: float32 (default, half the memory) or float64 (exact parity).
             show_progress: show a tqdm bar over the documents.
 
         Returns:
             The index. An empty corpus is allowed (every query then finds nothing).
         """
-        spec = get_variant(variant)
-        params = _check_params(k1, b, epsilon, delta)
+        params = _index_config(BM25Config() if cfg is None else cfg)
+        spec = get_variant(params.variant)
         dtype_name = _dtype_name(dtype)
         if isinstance(corpus_tokens, (str, bytes)):
             raise ValueError("corpus_tokens must be a sequence of token lists, got a string")
@@ -624,8 +398,7 @@ class BM25Index:
             idf=idf,
             doc_len=doc_len,
             vocab=vocab,
-            variant=spec.name,
-            params=params,
+            config=params,
             tf=tf.astype(np.int32),
         )
 
@@ -656,18 +429,18 @@ class BM25Index:
         present = df > 0
         idf = np.zeros(n_terms, dtype=np.float64)
         if present.any():
-            idf[present] = self._variant.idf(df[present].astype(np.float64), n, self._p)
+            idf[present] = self._variant.idf(df[present].astype(np.float64), n, self._cfg)
         avgdl = float(self._doc_len[allowed].sum()) / n if n else 0.0
         docs = self._indices[keep]
         tf = self._tf[keep]
         if tf.size:
-            weight = self._variant.tf(tf.astype(np.float64), self._doc_len[docs] / avgdl, self._p)
+            weight = self._variant.tf(tf.astype(np.float64), self._doc_len[docs] / avgdl, self._cfg)
             data = (idf[cols] * weight).astype(self._data.dtype)
         else:
             data = np.zeros(0, dtype=self._data.dtype)
         out = BM25Index(
             data=data, indices=docs, indptr=indptr.astype(self._indptr.dtype), idf=idf,
-            doc_len=self._doc_len, vocab=self._vocab, variant=self._variant.name, params=self._p, tf=tf,
+            doc_len=self._doc_len, vocab=self._vocab, config=self._cfg, tf=tf,
         )
         out._avgdl = avgdl
         return out
@@ -701,7 +474,8 @@ class BM25Index:
 
     def params(self) -> dict[str, Any]:
         """The build settings: variant, k1, b, epsilon, delta, dtype (JSON-ready)."""
-        return {"variant": self._variant.name, **asdict(self._p), "dtype": self._data.dtype.name}
+        values = {name: getattr(self._cfg, name) for name in _INDEX_FIELDS}
+        return {**values, "dtype": self._data.dtype.name}
 
     def __repr__(self) -> str:
         return (
@@ -968,13 +742,16 @@ class BM25Index:
             )
         try:
             p = meta["params"]
-            variant = get_variant(p["variant"]).name
-            params = _check_params(p["k1"], p["b"], p["epsilon"], p["delta"])
+            values = {name: p[name] for name in _INDEX_FIELDS}
             dtype = _DTYPES[_dtype_name(p["dtype"])]
             vocab_list = meta["vocab"]
             n_docs = int(meta["n_docs"])
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{json_path}: missing or malformed field {exc}") from None
+        try:
+            params = _index_config(BM25Config(**values))
+        except ValueError as exc:
+            raise ValueError(f"{json_path}: {exc}; rebuild the index") from None
         try:
             with np.load(npz_path, allow_pickle=False) as z:
                 arrays = {name: z[name] for name in ("data", "indices", "indptr", "idf", "doc_len")}
@@ -1017,8 +794,7 @@ class BM25Index:
             idf=arrays["idf"],
             doc_len=arrays["doc_len"],
             vocab=vocab,
-            variant=variant,
-            params=params,
+            config=params,
             tf=tf,
         )
 
