@@ -663,7 +663,7 @@ def _phrase_at(text: str, pos: int, strength: int) -> tuple[int, int] | None:
     return m.start(), m.end()
 
 
-def _alone_on_line(text: str, start: int, end: int) -> bool:
+def _alone_on_line(text: str, start: int, end: int) -> bool:  # noqa: ARG001 - a span, as its callers hold it
     """Nothing but closing punctuation follows the value on its line."""
     return re.match(r"[ \t.,;。、」』\"'`]*(?:\n|\Z)", text[end:end + 80] + "\n") is not None
 
