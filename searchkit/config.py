@@ -464,6 +464,17 @@ def _reads(feature: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class WeakMatchModel:
+    """One logistic model of ``weak_match``: P(answerable) = sigmoid(intercept + coef . features);
+    the warning fires below ``threshold``."""
+
+    features: tuple[str, ...] = _knob((), registry="weak-match feature")
+    coef: tuple[float, ...] = ()
+    intercept: float = 0.0
+    threshold: float = _knob(0.5, lo=0.0, hi=1.0)
+
+
+@dataclass(frozen=True)
 class WeakMatchConfig(_Section):
     """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
 
@@ -484,12 +495,27 @@ class WeakMatchConfig(_Section):
     coef: tuple[float, ...] = (16.882773, 17.698691, 40.158291, -0.632907, 3.176141, -0.035855, 0.264748, 2.942883)
     intercept: float = -16.713196
     threshold: float = _knob(0.5, lo=0.0, hi=1.0)
+    conversation: WeakMatchModel | None = field(default=None, metadata=_OMIT_DEFAULT)
+    """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
+    least ``conversation_share`` of the records are chat transcripts); None: the model above."""
+    conversation_share: float = field(default=0.5, metadata={**_OMIT_DEFAULT, "lo": 0.0, "hi": 1.0})
 
     def _rules(self) -> list[str]:
+        out = []
         if len(self.coef) != len(self.features):
-            return [f"weak_match.coef has {len(self.coef)} values but weak_match.features has "
-                    f"{len(self.features)}; give one weight per feature"]
-        return []
+            out.append(f"weak_match.coef has {len(self.coef)} values but weak_match.features has "
+                       f"{len(self.features)}; give one weight per feature")
+        conv = self.conversation
+        if conv is not None:
+            out.extend(_field_problems(conv, "weak_match.conversation"))
+            if len(conv.coef) != len(conv.features):
+                out.append(f"weak_match.conversation.coef has {len(conv.coef)} values but its features "
+                           f"{len(conv.features)}; give one weight per feature")
+        return out
+
+    def model_for(self, shape: str) -> Any:
+        """The model for a corpus of this shape (``conversation`` or ``documents``)."""
+        return self.conversation if shape == "conversation" and self.conversation is not None else self
 
     @classmethod
     def bm25_only(cls) -> "WeakMatchConfig":
@@ -609,14 +635,18 @@ class SearchConfig:
         if not enabled["bm25"] and _is_default(wm):
             return []  # the shipped model under a dense-only tree: a note, not a failure (see notes())
         out = []
-        for i, feat in enumerate(wm.features):
-            reads = _reads(feat)
-            if reads is not None and not enabled[reads]:
-                out.append(
-                    f"weak_match.features[{i}]: {feat!r} reads the {reads} retriever, which is off "
-                    f"({reads}.enabled false); fit a model without it (`searchkit tune weak-match --features`) "
-                    "or set weak_match.enabled false"
-                )
+        models = [("weak_match", wm.features)]
+        if wm.conversation is not None:
+            models.append(("weak_match.conversation", wm.conversation.features))
+        for where, features in models:
+            for i, feat in enumerate(features):
+                reads = _reads(feat)
+                if reads is not None and not enabled[reads]:
+                    out.append(
+                        f"{where}.features[{i}]: {feat!r} reads the {reads} retriever, which is off "
+                        f"({reads}.enabled false); fit a model without it (`searchkit tune weak-match --features`) "
+                        "or set weak_match.enabled false"
+                    )
         return out
 
     # -- JSON ---------------------------------------------------------------------------
@@ -949,6 +979,8 @@ def json_schema() -> dict[str, Any]:
         if origin in (typing.Union, types.UnionType):
             args = [a for a in typing.get_args(tp) if a is not type(None)]
             inner = of_type(args[0], meta)
+            if "type" not in inner:  # a $ref
+                return {"anyOf": [inner, {"type": "null"}]}
             return {**inner, "type": [inner["type"], "null"]}
         out: dict[str, Any] = {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]}
         if tp in (int, float):

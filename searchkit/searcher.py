@@ -21,6 +21,13 @@ from searchkit.errors import SearchkitError
 from searchkit.rank.candidates import Candidates, collect
 from searchkit.records import Hit, Passage, Record, Result, Notice
 
+EVIDENCE_DEPTH = 3
+"""How many of the best fused records the content evidence reads."""
+SPEAKER_DEPTH = 5
+"""How many of the best fused records the attribution evidence reads."""
+MAX_SPEAKER_PASSAGES = 12
+"""Passages of each such record it reads at most (the whole of a long session, bounded)."""
+
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
 
@@ -163,6 +170,8 @@ class Searcher:
         order = np.argsort(self._passage_record, kind="stable")
         bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
+        self._speakers: dict[bytes, Any] = {}
+        self._shapes: dict[bytes, str] = {}
 
     # -- what it holds --------------------------------------------------------------------
     @property
@@ -314,9 +323,9 @@ class Searcher:
                  for name, r in self.retrievers.items()}
         cands = self._retrieve(q, views, pmask)
         ranked = self._fuse(cands, views)
-        cands = cands.with_fusion(ranked, self._coverage(cands, views, ranked))
+        cands = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
         hits = self._hits(cands, k)
-        warnings, sig = self._warnings(q, cands, hits)
+        warnings, sig = self._warnings(q, cands, hits, scope)
         return Result(
             query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self.config.fingerprint(), signals=sig
         )
@@ -348,13 +357,44 @@ class Searcher:
 
         return fuse_runs({name: run.records for name, run in c.runs.items()}, self.config.fusion, fill=fill)
 
-    def _coverage(self, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]]) -> dict[str, float]:
-        """For each retriever that measures it, how much of the query the top record holds."""
+    def _evidence(self, q: str, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]],
+                  scope: np.ndarray | None = None) -> dict[str, float]:
+        """How much of the query the top records hold: each retriever's own evidence (``R_<item>``)
+        and who said what in conversations (``searchkit.rank.conversation``)."""
+        from searchkit.rank import conversation
+
         if not ranked:
             return {}
-        rows = c.record_passages.get(ranked[0][0], ())
-        return {name: float(r.coverage(c.runs[name].query, rows))
-                for name, r in views.items() if hasattr(r, "coverage") and name in c.runs}
+        top = [c.record_passages.get(ri, ()) for ri, _ in ranked[:EVIDENCE_DEPTH]]
+        best = [c.best_passage(ri, self.config.fusion.rrf_k) for ri, _ in ranked[:EVIDENCE_DEPTH]]
+        texts = [self.passages[pi].text for pi in best if pi is not None]
+        out: dict[str, float] = {}
+        for name, r in views.items():
+            if hasattr(r, "evidence") and name in c.runs:
+                for item, value in r.evidence(c.runs[name].query, top, texts).items():
+                    out[f"{name}_{item}"] = float(value)
+        lexical = views.get("bm25")
+        query = c.runs["bm25"].query if "bm25" in c.runs else self.analyzer.query_tokens(q)
+        weights = lexical.index.term_weights(query) if lexical is not None else None
+        said = [self.passages[int(pi)].text for ri, _ in ranked[:SPEAKER_DEPTH] for pi in self._record_passages[ri][:MAX_SPEAKER_PASSAGES]]
+        out.update(conversation.attribution(query, said, self.speakers(scope), self.analyzer.query_tokens, weights))
+        return out
+
+    def speakers(self, scope: np.ndarray | None = None) -> Any:
+        """The speaker names of the conversations in ``scope`` (every record when None), learned
+        once per scope: a name only someone else's chats hold never shapes a caller's evidence."""
+        import hashlib
+
+        from searchkit.rank.conversation import Speakers
+
+        key = b"" if scope is None or bool(scope.all()) else hashlib.sha256(np.packbits(scope).tobytes()).digest()
+        hit = self._speakers.get(key)
+        if hit is None:
+            texts = (r.text for i, r in enumerate(self.records) if not key or scope[i])
+            hit = self._speakers[key] = Speakers.from_records(texts, self.analyzer.query_tokens)
+            while len(self._speakers) > 16:
+                self._speakers.pop(next(iter(self._speakers)))
+        return hit
 
     def _hits(self, c: Candidates, k: int) -> list[Hit]:
         hits = []
@@ -369,17 +409,32 @@ class Searcher:
                             scores=scores, ranks=ranks))
         return hits
 
-    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Notice], dict[str, float]]:
+    def shape(self, scope: np.ndarray | None = None) -> str:
+        """``conversation`` or ``documents``: the shape of the corpus in ``scope`` (the rule that
+        picks the weak-match model, ``rank.conversation.corpus_shape``), learned once per scope."""
+        from searchkit.rank.conversation import corpus_shape
+
+        key = b"" if scope is None or bool(scope.all()) else __import__("hashlib").sha256(np.packbits(scope).tobytes()).digest()
+        hit = self._shapes.get(key)
+        if hit is None:
+            texts = (r.text for i, r in enumerate(self.records) if not key or scope[i])
+            hit = self._shapes[key] = corpus_shape(texts, self.config.weak_match.conversation_share)
+            while len(self._shapes) > 16:
+                self._shapes.pop(next(iter(self._shapes)))
+        return hit
+
+    def _warnings(self, q: str, c: Candidates, hits: list[Hit], scope: np.ndarray | None = None) -> tuple[list[Notice], dict[str, float]]:
         from searchkit.rank import signals
 
         out = []
         sig: dict[str, float] = {}
         wm = self.config.weak_match
         if hits:
+            model = wm.model_for(self.shape(scope))
             sig = signals.compute_features(c)
-            sig["answer_probability"] = signals.answer_probability(sig, wm)
+            sig["answer_probability"] = signals.answer_probability(sig, model)
             if wm.enabled:
-                w = signals.weak_match_warning(sig, wm)
+                w = signals.weak_match_warning(sig, model)
                 if w is not None:
                     out.append(w)
         m = signals.missing_ids_warning(q, hits)

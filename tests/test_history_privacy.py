@@ -253,3 +253,29 @@ def test_a_shared_container_has_no_caller(demo):
     with pytest.raises(HistorySearchError) as e:
         demo.search("NDA Globex", caller="u-anna", container="shared", space="legal")
     assert e.value.param == "caller"
+
+
+NAMES = ["Caroline", "Melanie", "Борис", "Анна"]
+
+
+@st.composite
+def _chat(draw, j, spaces, owner_pool, personal_only=False):
+    personal = True if personal_only else draw(st.booleans())
+    lines = [f"{draw(st.sampled_from(NAMES))}: {' '.join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5)))}"
+             for _ in range(draw(st.integers(1, 6)))]
+    return Record(id=f"c{j}", kind="chat", space=draw(st.sampled_from(spaces)), date="2026-10-02", title=f"c{j}",
+                  ref=f"chat:c{j}", text="\n".join(lines), owner=draw(st.sampled_from(owner_pool)) if personal else None,
+                  visibility="personal" if personal else "shared")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data(), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=2), name=st.sampled_from(NAMES))
+def test_speakers_only_someone_elses_chats_name_change_nothing(data, words, name):
+    """Who speaks in other people's chats never changes a caller's evidence (speaker_* signals)."""
+    spaces = {"s0": SpaceInfo("s0", members=("u1", "u2"))}
+    visible = [data.draw(_chat(j, ["s0"], ["u1"])) for j in range(data.draw(st.integers(1, 6)))]
+    visible = [r for r in visible if r.visibility == "shared" or r.owner == "u1"]
+    hidden = [data.draw(_chat(100 + j, ["s0"], ["u2"], personal_only=True)) for j in range(data.draw(st.integers(1, 6)))]
+    query = f"{name} " + " ".join(words)
+    kw = dict(caller="u1", container="personal", space="s0", lang="en")
+    assert _outcome(_index(visible, spaces), query, **kw) == _outcome(_index(visible + hidden, spaces), query, **kw)

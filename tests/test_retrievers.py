@@ -87,11 +87,11 @@ def test_a_record_level_signal_reads_only_candidates(tiny_records):
     views = dict(s.retrievers)
     cands = s._retrieve("скрипт выгрузки", views, None)
     ranked = s._fuse(cands, views)
-    cands = cands.with_fusion(ranked, s._coverage(cands, views, ranked))
+    cands = cands.with_fusion(ranked, s._evidence("скрипт выгрузки", cands, views, ranked))
     with pytest.raises(TypeError):
         cands.runs["bm25"] = None  # frozen
     assert compute_features(cands) == compute_features(cands)
-    assert compute_features(cands)["term_coverage"] == cands.coverage["bm25"]
+    assert compute_features(cands)["term_coverage"] == cands.evidence["bm25_coverage"]
 
 
 def test_records_fixture_is_shared(tiny_records):

@@ -16,7 +16,10 @@ def add_parser(sub: Any) -> None:
     pt.add_argument("--runs", nargs="+", help="weak-match: outputs of `searchkit eval --json --queries`")
     pt.add_argument("--dataset", action="append", help="fusion: a dataset to tune on (repeatable)")
     pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
-    pt.add_argument("--features", help="comma-separated feature names (searchkit.rank.signals.FEATURES)")
+    pt.add_argument("--features", help="comma-separated feature names of the documents model "
+                    "(searchkit.rank.signals.FEATURES)")
+    pt.add_argument("--conversation-features", help="comma-separated feature names of the model for conversation "
+                    "corpora (fitted on the runs whose eval says shape: conversation)")
     pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
     pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
     pt.add_argument("--out", help="write the tuned SearchConfig here")
@@ -32,7 +35,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _tune_fusion(args)
     if not args.runs:
         raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
-    from searchkit.evaluate.tune import DEFAULT_FEATURES, fit_weak_match, from_eval_json, half_of, score_weak_match
+    from searchkit.evaluate.tune import (
+        CONVERSATION_FEATURES,
+        DEFAULT_FEATURES,
+        fit_weak_match_by_shape,
+        from_eval_json,
+        half_of,
+        score_weak_match,
+    )
 
     rows = []
     for path in args.runs:
@@ -51,7 +61,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     tune = [r for r in rows if half_of(r.query_id) == "tune"]
     report = [r for r in rows if half_of(r.query_id) == "report"]
     features = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
-    wm = fit_weak_match(tune, features, C=args.C, target_false_warn=args.target_false_warn)
+    conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
+                     else CONVERSATION_FEATURES)
+    wm = fit_weak_match_by_shape(tune, features, conv_features, C=args.C, target_false_warn=args.target_false_warn)
     base = load_config(args.config)
     cfg = base.replace(weak_match=wm)
     out = {"fitted_on": "tune half", "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],

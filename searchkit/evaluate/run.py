@@ -85,6 +85,8 @@ class EvalReport:
     per_query: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     path: str = "searcher"
     depth: int = 100
+    shape: str = "documents"
+    """The corpus shape that picked the weak-match model (``conversation`` / ``documents``)."""
 
     def breakdowns(self) -> dict[str, Mapping[str, Mapping[str, float]]]:
         """``{"by_lang": {...}, "by_category": {...}, "by_kind": {...}, "by_kinds_filter": {...}}``."""
@@ -97,6 +99,7 @@ class EvalReport:
             "config_fingerprint": self.config_fingerprint,
             "path": self.path,
             "depth": self.depth,
+            "shape": self.shape,
             "metrics": dict(self.metrics),
             "no_answer": dict(self.no_answer),
             "missing_id": dict(self.missing_id),
@@ -219,7 +222,7 @@ def evaluate_dataset(
             )
         )
     return summarize(dataset, searcher.config, outcomes, index_s=index_s,
-                     path="tool" if tool is not None else "searcher", depth=depth)
+                     path="tool" if tool is not None else "searcher", depth=depth, shape=searcher.shape())
 
 
 def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
@@ -276,6 +279,7 @@ def summarize(
     breakdowns: bool = True,
     path: str = "searcher",
     depth: int = 100,
+    shape: str = "documents",
 ) -> EvalReport:
     """Metrics of a list of outcomes (also used to re-score a subset, e.g. one half). With
     ``breakdowns`` false, only the overall figures are computed (what tuning needs)."""
@@ -334,6 +338,7 @@ def summarize(
         per_query=per_q,
         path=path,
         depth=depth,
+        shape=shape,
     )
 
 

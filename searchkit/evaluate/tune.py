@@ -27,8 +27,14 @@ class TuneError(SearchkitError, ValueError):
 log = logging.getLogger(__name__)
 
 DEFAULT_FEATURES: tuple[str, ...] = (
-    "dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage",
+    "dense_top1", "dense_margin", "dense_gap10", "bm25_idf_coverage", "bm25_idf_coverage3", "bm25_sentence_coverage",
 )
+"""The features the shipped documents model reads (score shapes and how much of the query the top
+records hold, weighted by term rarity)."""
+CONVERSATION_FEATURES: tuple[str, ...] = (
+    "speaker_query", "speaker_named", "speaker_other", "speaker_gap", "dense_top1",
+)
+"""The features the shipped conversation model reads (who said the best-matching lines)."""
 SALT = "searchkit-tune-v1"
 
 
@@ -46,6 +52,7 @@ class LabelledSignals:
     answerable: bool
     signals: Mapping[str, float]
     group: str = ""
+    shape: str = "documents"
 
 
 _RUN_SCHEMA = {
@@ -81,8 +88,10 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
         raise TuneError(f"not an eval run with per-query rows (at {where}: {exc.message[:120]})") from None
+    shape = report.get("shape") if report.get("shape") in ("documents", "conversation") else "documents"
     return [
-        LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"])
+        LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"],
+                        shape)
         for q in report["queries"]
     ]
 
@@ -148,8 +157,34 @@ def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> d
     from searchkit.rank.signals import answer_probability
 
     rows = list(rows)
-    probs = [answer_probability(r.signals, cfg) if r.signals else 0.0 for r in rows]
-    return no_answer_metrics([r.answerable for r in rows], probs, [p < cfg.threshold for p in probs])
+    models = [cfg.model_for(r.shape) for r in rows]
+    probs = [answer_probability(r.signals, m) if r.signals else 0.0 for r, m in zip(rows, models)]
+    return no_answer_metrics([r.answerable for r in rows], probs, [p < m.threshold for p, m in zip(probs, models)])
+
+
+def fit_weak_match_by_shape(
+    rows: Iterable[LabelledSignals],
+    features: Sequence[str] = DEFAULT_FEATURES,
+    conversation_features: Sequence[str] = CONVERSATION_FEATURES,
+    *,
+    C: float = 1.0,
+    target_false_warn: float | None = None,
+) -> WeakMatchConfig:
+    """The documents model on the rows of document corpora, and, when there are rows of
+    conversation corpora (``LabelledSignals.shape``), the conversation model on those; each with
+    its own threshold for ``target_false_warn`` (use the tune half)."""
+    from dataclasses import replace
+
+    from searchkit.config import WeakMatchModel
+
+    rows = list(rows)
+    docs = [r for r in rows if r.shape != "conversation"]
+    conv = [r for r in rows if r.shape == "conversation"]
+    wm = fit_weak_match(docs, features, C=C, target_false_warn=target_false_warn)
+    if conv:
+        c = fit_weak_match(conv, conversation_features, C=C, target_false_warn=target_false_warn)
+        wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))
+    return wm
 
 
 FUSION_GRID: tuple[dict[str, Any], ...] = tuple(

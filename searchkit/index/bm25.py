@@ -306,6 +306,7 @@ class BM25Index:
         self._offset = idf * absent if absent else None
         total = int(doc_len.sum())
         self._avgdl = total / self._n_docs if self._n_docs else 0.0
+        self._n_stat = self._n_docs  # documents the statistics count (a restricted index: its scope)
 
     # ----------------------------------------------------------------------- build
 
@@ -443,6 +444,7 @@ class BM25Index:
             doc_len=self._doc_len, vocab=self._vocab, config=self._cfg, tf=tf,
         )
         out._avgdl = avgdl
+        out._n_stat = n
         return out
 
     # ----------------------------------------------------------------------- facts
@@ -657,6 +659,32 @@ class BM25Index:
             sc = dense[cand]
         # Select on the final scores (with the offset), so ties are ties of the returned values.
         return _best(cand, sc + off if off else sc, k)
+
+    def term_weights(self, query_tokens: Iterable[str]) -> dict[str, float]:
+        """Each distinct query token's weight as evidence, ``ln(1 + (N - df + 0.5) / (df + 0.5))``
+        over the documents the statistics count (a token the collection lacks: df = 0), whatever
+        the variant; always positive."""
+        n = self._n_stat
+        out: dict[str, float] = {}
+        for tok in _query_list(query_tokens):
+            col = self._vocab.get(tok)
+            df = int(self._indptr[col + 1] - self._indptr[col]) if col is not None else 0
+            out[tok] = math.log1p((n - df + 0.5) / (df + 0.5))
+        return out
+
+    def doc_terms(self, query_tokens: Iterable[str], doc_index: int) -> set[str]:
+        """The distinct query tokens document ``doc_index`` holds."""
+        found = set()
+        ptr, idx = self._indptr, self._indices
+        for tok in set(_query_list(query_tokens)):
+            col = self._vocab.get(tok)
+            if col is None:
+                continue
+            postings = idx[ptr[col] : ptr[col + 1]]
+            pos = int(np.searchsorted(postings, doc_index))
+            if pos < postings.size and int(postings[pos]) == doc_index:
+                found.add(tok)
+        return found
 
     def matched_terms(self, query_tokens: Iterable[str], doc_index: int) -> int:
         """How many distinct query terms occur in document ``doc_index``."""

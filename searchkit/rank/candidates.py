@@ -47,27 +47,27 @@ class RetrieverRun:
 
 @dataclass(frozen=True)
 class Candidates:
-    """Every retriever's run for one query, the fused ranking, and per-retriever coverage.
+    """Every retriever's run for one query, the fused ranking, and the content evidence.
 
     ``record_passages`` maps a record to the passages of it any retriever returned (the card
     shows the best of them); ``fused`` is ``(record index, fused score)`` best first;
-    ``coverage`` maps a retriever that measures it to the share of the query's terms the top
-    fused record holds (its best passage).
+    ``evidence`` maps a name (``bm25_idf_coverage``, ``speaker_gap``, ...) to how much of the
+    query the top fused records hold (H11's content evidence).
     """
 
     runs: Mapping[str, RetrieverRun] = field(default_factory=dict)
     record_passages: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     fused: tuple[tuple[int, float], ...] = ()
-    coverage: Mapping[str, float] = field(default_factory=dict)
+    evidence: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", _frozen(self.runs))
         object.__setattr__(self, "record_passages", _frozen(self.record_passages))
         object.__setattr__(self, "fused", tuple(self.fused))
-        object.__setattr__(self, "coverage", _frozen(self.coverage))
+        object.__setattr__(self, "evidence", _frozen(self.evidence))
 
-    def with_fusion(self, fused: Sequence[tuple[int, float]], coverage: Mapping[str, float]) -> "Candidates":
-        return replace(self, fused=tuple(fused), coverage=coverage)
+    def with_fusion(self, fused: Sequence[tuple[int, float]], evidence: Mapping[str, float]) -> "Candidates":
+        return replace(self, fused=tuple(fused), evidence=evidence)
 
     def best_passage(self, record: int, rrf_k: float) -> int | None:
         """The record's passage with the best passage-level RRF over the retrievers (ties: the

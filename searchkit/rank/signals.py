@@ -23,8 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
 class _Features(Mapping[str, Callable[[Candidates], float]]):
     """The weak-match features, read live from the retriever registry: for each registered
     retriever ``R``, ``R_<shape>`` for each of its score shapes (``dense_top1``, ``bm25_margin``, ...)
-    and ``R_coverage`` when it measures coverage; then ``fused_z`` (over the fused list) and
-    ``term_coverage`` (the lexical retriever's coverage, ``bm25_coverage``)."""
+    and ``R_<item>`` for each item of its content evidence (``bm25_idf_coverage``, ...); then
+    ``fused_z`` (over the fused list), the conversation evidence (``speaker_query``,
+    ``speaker_named``, ``speaker_gap``: ``searchkit.rank.conversation``) and ``term_coverage``
+    (the lexical retriever's coverage, ``bm25_coverage``)."""
 
     _key: tuple = ()
     _cached: dict = {}
@@ -40,10 +42,12 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
             spec = retrievers.get(name)
             for shape, fn in spec.shapes.items():
                 table[f"{name}_{shape}"] = (_shape_feature(name, fn), name)
-            if spec.coverage:
-                table[f"{name}_coverage"] = (_coverage_feature(name), name)
+            for item in spec.evidence:
+                table[f"{name}_{item}"] = (_evidence_feature(f"{name}_{item}"), name)
         table["fused_z"] = (lambda c: z_top1([s for _, s in c.fused]), None)
-        table["term_coverage"] = (_coverage_feature("bm25"), "bm25")
+        for item in ("speaker_query", "speaker_named", "speaker_other", "speaker_gap"):
+            table[item] = (_evidence_feature(item), None)
+        table["term_coverage"] = (_evidence_feature("bm25_coverage"), "bm25")
         self._key, self._cached = key, table
         return table
 
@@ -69,8 +73,8 @@ def _shape_feature(name: str, fn: Callable[[Sequence[float]], float]) -> Callabl
     return feature
 
 
-def _coverage_feature(name: str) -> Callable[[Candidates], float]:
-    return lambda c: float(c.coverage.get(name, 0.0))
+def _evidence_feature(name: str) -> Callable[[Candidates], float]:
+    return lambda c: float(c.evidence.get(name, 0.0))
 
 
 FEATURES = _Features()

@@ -4,7 +4,7 @@ A retriever turns a query text into its own representation once (``prepare``: BM
 dense vector, FTS5 terms), then ``search(query, k, mask)`` returns its best rows with their
 scores, and ``scores_for(query, rows)`` scores given rows exactly (fusion fills a candidate a
 retriever did not return with its exact score). A retriever may also say how much of the query a
-row covers (``coverage``) and which score-shape features it offers (``SHAPES``: feature suffix ->
+row covers (``evidence``) and which score-shape features it offers (``shapes``: feature suffix ->
 function of its sorted record scores) for the weak-match model (H11).
 
 The Searcher (``searchkit.searcher``) holds a name -> retriever mapping built from the config
@@ -63,8 +63,8 @@ class RetrieverSpec:
         load: ``load(folder, section_config, BuildContext) -> Retriever``.
         shapes: feature suffix -> function of the record scores (best first) -> float; registered
             as the weak-match features ``<name>_<suffix>`` (``searchkit.rank.signals.FEATURES``).
-        coverage: True when the retriever answers ``coverage(query, rows)`` (the share of the
-            query's terms a passage holds): the feature ``<name>_coverage``.
+        evidence: the names of the content evidence the retriever's ``evidence(query, top, texts)``
+            gives (how much of the query the top records hold): the features ``<name>_<item>``.
     """
 
     name: str
@@ -72,7 +72,7 @@ class RetrieverSpec:
     build: Callable[[Any, BuildContext], Any] | None = None
     load: Callable[[Path, Any, BuildContext], Any] | None = None
     shapes: Mapping[str, Callable[[Sequence[float]], float]] = field(default_factory=dict)
-    coverage: bool = False
+    evidence: tuple[str, ...] = ()
 
 
 RETRIEVERS: dict[str, RetrieverSpec] = {}

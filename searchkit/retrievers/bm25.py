@@ -7,6 +7,7 @@ the scope changes a score.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
+
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|[。！？]|\n+")
 
 SCOPE_CACHE = 16
 """Scoped indexes kept per retriever (one per distinct scope: a caller and the spaces searched)."""
@@ -40,13 +43,39 @@ class BM25Retriever:
     def scores_for(self, query: Sequence[str], rows: np.ndarray) -> np.ndarray:
         return self.index.scores(query)[rows]
 
-    def coverage(self, query: Sequence[str], rows: Sequence[int]) -> float:
-        """The largest share of the query's distinct terms that one of ``rows`` holds."""
+    def evidence(self, query: Sequence[str], top: Sequence[Sequence[int]], texts: Sequence[str]) -> dict[str, float]:
+        """How much of the query the top records hold (H11's content evidence).
+
+        ``top`` lists the passage rows of the best fused records (best first), ``texts`` their
+        best passages' text. ``coverage``: the largest share of the query's distinct terms one
+        passage of the top record holds; ``idf_coverage``: the same weighted by each term's
+        ``term_weights`` (a term the collection lacks weighs most), for the top record and
+        (``idf_coverage3``) the best of the top three; ``sentence_coverage``: the weighted share
+        the best single sentence of the top record's passage holds."""
         distinct = set(query)
-        if not distinct:
-            return 0.0
-        best = max((self.index.matched_terms(query, int(r)) for r in rows), default=0)
-        return best / len(distinct)
+        zero = {"coverage": 0.0, "idf_coverage": 0.0, "idf_coverage3": 0.0, "sentence_coverage": 0.0}
+        if not distinct or not top:
+            return zero
+        w = self.index.term_weights(query)
+        total = sum(w.values()) or 1.0
+
+        def weighted(terms: set[str]) -> float:
+            return sum(w[t] for t in terms) / total
+
+        held = [set().union(*(self.index.doc_terms(query, int(r)) for r in rows)) if len(rows) else set()
+                for rows in top]
+        best_rows = [max((len(self.index.doc_terms(query, int(r))) for r in top[0]), default=0)]
+        sentence = 0.0
+        if texts:
+            for piece in _SENTENCES.split(texts[0]):
+                if piece.strip():
+                    sentence = max(sentence, weighted(distinct & set(self.analyzer.query_tokens(piece))))
+        return {
+            "coverage": best_rows[0] / len(distinct),
+            "idf_coverage": weighted(held[0]),
+            "idf_coverage3": max(weighted(h) for h in held),
+            "sentence_coverage": sentence,
+        }
 
     def scoped(self, scope: np.ndarray) -> "BM25Retriever":
         """This retriever with statistics over the passages in ``scope`` only (cached)."""
@@ -95,5 +124,5 @@ SPEC = register(RetrieverSpec(
     build=_build,
     load=_load,
     shapes={"top1": top1, "margin": relative_margin, "z": z_top1},
-    coverage=True,
+    evidence=("coverage", "idf_coverage", "idf_coverage3", "sentence_coverage"),
 ))

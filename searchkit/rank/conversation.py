@@ -1,0 +1,126 @@
+"""Who said it: attribution evidence for questions about conversations (H11 in long chats).
+
+Chat records hold one message per line, ``Speaker: text`` (the workspace loader writes
+``author: text``; LoCoMo's sessions read the same). A question that names a person ("What did
+Caroline realise after her charity race?") is about what *that* person said or did. When the lines
+of the top records that best match the rest of the question were said by someone else and do not
+mention the person named, the space most likely has no record of it: the classic near miss of a
+long two-person chat, where the event is real but belongs to the other speaker.
+
+``Speakers.from_records`` learns the speaker names of a corpus (a name heading a line in at least
+``MIN_LINES`` lines); ``attribution`` gives two numbers for one search:
+
+- ``speaker_named``: the best match (share of the question's other terms, weighted) among lines
+  said by, or mentioning, a person the question names; ``speaker_other``: the best match among
+  the other lines;
+- ``speaker_gap``: that minus the best match among the other lines (negative: the evidence is
+  someone else's);
+
+both 0, with ``speaker_query`` 0, when the question names no speaker of the corpus.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+MIN_LINES = 3
+"""A name must head at least this many lines of the corpus to count as a speaker."""
+
+_LINE = re.compile(r"^\s*([^\W\d_][^:：\n]{0,40}?)\s*[:：]\s+(\S.*)$")
+_MAX_LINES = 400
+
+
+@dataclass(frozen=True)
+class Speakers:
+    """Speaker names of a corpus, as the analyzer's tokens of each name."""
+
+    names: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def from_records(cls, texts: Iterable[str], tokens: Callable[[str], list[str]]) -> "Speakers":
+        counts: Counter[str] = Counter()
+        for text in texts:
+            for line in text.splitlines()[:_MAX_LINES * 10]:
+                m = _LINE.match(line)
+                if m and _speaker_like(m.group(1).strip()):
+                    counts[m.group(1).strip()] += 1
+        names = {}
+        for name, n in counts.items():
+            toks = tuple(tokens(name))
+            if n >= MIN_LINES and toks:
+                names[name] = toks
+        return cls(names)
+
+    def in_query(self, query_tokens: Sequence[str]) -> set[str]:
+        """The speakers the question names (every token of the name among the query's)."""
+        q = set(query_tokens)
+        return {name for name, toks in self.names.items() if set(toks) <= q}
+
+
+LABELS = frozenset({
+    "asked", "done", "left", "decided", "chat", "table", "title", "note", "notes", "summary", "status", "date",
+    "subject", "from", "to", "re", "q", "a", "answer", "question", "todo", "fixme", "warning", "error", "info",
+    "debug", "tip", "example", "source", "url", "tags", "id", "attachments", "tool",
+})
+"""Words that head ``Word: text`` lines without being people (digest parts, table footers, notes)."""
+
+
+def _speaker_like(name: str) -> bool:
+    """A person-like name: at most three words, starting with a capital letter (or a letter of a
+    script without case), not a field label."""
+    words = name.split()
+    first = name[:1]
+    return (0 < len(words) <= 3 and name.casefold() not in LABELS
+            and (first.isupper() or (first.isalpha() and not first.islower())))
+
+
+def attribution(
+    query_tokens: Sequence[str],
+    passages: Sequence[str],
+    speakers: Speakers,
+    tokens: Callable[[str], list[str]],
+    weights: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """``speaker_query``, ``speaker_named`` and ``speaker_gap`` (module doc) over the lines of
+    ``passages`` (the best passages of the top records)."""
+    named = speakers.in_query(query_tokens)
+    if not named:
+        return {"speaker_query": 0.0, "speaker_named": 0.0, "speaker_other": 0.0, "speaker_gap": 0.0}
+    name_tokens = {t for n in named for t in speakers.names[n]}
+    content = set(query_tokens) - name_tokens
+    w = {t: (weights or {}).get(t, 1.0) for t in content}
+    total = sum(w.values()) or 1.0
+    best_named = best_other = 0.0
+    for text in passages:
+        for line in text.splitlines()[:_MAX_LINES]:
+            m = _LINE.match(line)
+            who, body = (m.group(1).strip(), m.group(2)) if m else (None, line)
+            body_tokens = set(tokens(body))
+            match = sum(w[t] for t in content & body_tokens) / total
+            if who in named or name_tokens & body_tokens:
+                best_named = max(best_named, match)
+            else:
+                best_other = max(best_other, match)
+    return {"speaker_query": 1.0, "speaker_named": best_named, "speaker_other": best_other,
+            "speaker_gap": best_named - best_other}
+
+
+def corpus_shape(texts: Iterable[str], min_share: float = 0.5) -> str:
+    """``conversation`` when at least ``min_share`` of the records are chat transcripts (most of
+    their lines ``Speaker: text``), else ``documents``: the rule that picks the weak-match model."""
+    chats = total = 0
+    for text in texts:
+        lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
+        if not lines:
+            continue
+        total += 1
+        said = sum(1 for ln in lines if _LINE.match(ln))
+        chats += said >= max(1, len(lines) // 2)
+    return "conversation" if total and chats / total >= min_share else "documents"
+
+
+def best_passage_texts(passages: Sequence[Any], rows: Sequence[int]) -> list[str]:
+    """The text of each passage row (helper for the Searcher)."""
+    return [passages[int(r)].text for r in rows]
