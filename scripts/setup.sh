@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv (if missing) and installs searchkit with the extras named in $SEARCHKIT_EXTRAS
 # (default "test", which includes "eval"), pinned by constraints.txt where versions decide results.
+# Other extras: "notebooks" (execute the notebooks headless, check the report in a browser; CI adds it),
+# "research" (JupyterLab, the plotting stack, ragas: `SEARCHKIT_EXTRAS=research`).
 # Idempotent: a second run only checks that everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

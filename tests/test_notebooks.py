@@ -1,0 +1,178 @@
+"""The research notebooks (E1, E4): committed without outputs, parameterised, and executed headless
+(papermill, one fresh kernel each) with quick parameters: the ``mini`` set, the hashing embedder,
+run folders in a temporary folder. A notebook that breaks fails here, and so in CI."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+NAMES = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+REQUIRED = os.environ.get("SEARCHKIT_NOTEBOOK_TESTS") == "required"
+"""``.ci/run`` sets it: there a missing papermill or kernel fails the tests instead of skipping them."""
+CELL_TIMEOUT = 600
+
+
+def _quick(runs: Path) -> dict[str, dict]:
+    common = {"EMBEDDER": "hashing", "RUNS": str(runs)}
+    tuned = runs / "tuned-fusion.json"  # what 02 writes; 05 exports it
+    return {
+        "01_eval_overview": dict(common),
+        "02_tune_fusion": dict(common, DATASETS=["mini"]),
+        "03_no_answer": dict(common, DATASETS=["mini"]),
+        "04_error_analysis": dict(common),
+        "05_export_and_verify": dict(common, TUNED=str(tuned) if tuned.is_file() else None),
+        "06_task_search": dict(common),
+    }
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _code(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+# --------------------------------------------------------------------------- as committed
+
+
+def test_the_six_notebooks_are_there():
+    assert NAMES == ["01_eval_overview", "02_tune_fusion", "03_no_answer", "04_error_analysis",
+                     "05_export_and_verify", "06_task_search"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_without_outputs(name):
+    nb = _load(NOTEBOOKS / f"{name}.ipynb")
+    for cell in _code(nb):
+        assert cell["outputs"] == [] and cell["execution_count"] is None, f"{name}: clear the outputs before committing"
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_parameters_cell_and_no_logic(name):
+    nb = _load(NOTEBOOKS / f"{name}.ipynb")
+    tagged = [c for c in _code(nb) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{name}: one cell tagged 'parameters' (papermill)"
+    src = "".join(tagged[0]["source"])
+    assert any(f"{p} = " in src for p in ("DATASET", "DATASETS")), name
+    for p in ("SPLIT", "CONFIG", "EMBEDDER"):
+        assert f"{p} = " in src, f"{name}: parameter {p}"
+    for cell in _code(nb):  # the notebooks call searchkit; anything needed twice is a function there
+        lines = "".join(cell["source"]).splitlines()
+        assert not [ln for ln in lines if ln.lstrip().startswith(("def ", "class ", "lambda"))], name
+
+
+# --------------------------------------------------------------------------- executed
+
+
+def _papermill():
+    try:
+        import papermill  # noqa: F401
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        KernelSpecManager().get_kernel_spec("python3")
+    except Exception as exc:  # papermill or a python3 kernel missing
+        msg = f"executing notebooks needs papermill and ipykernel (the 'notebooks' extra): {exc}"
+        if REQUIRED:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    import papermill
+
+    return papermill
+
+
+def _execute(pm, name: str, out: Path, parameters: dict) -> None:
+    pm.execute_notebook(str(NOTEBOOKS / f"{name}.ipynb"), str(out), parameters=parameters, cwd=str(NOTEBOOKS),
+                        kernel_name="python3", progress_bar=False, log_output=False, execution_timeout=CELL_TIMEOUT)
+
+
+CHAINS = (("01_eval_overview", "03_no_answer", "04_error_analysis"),
+          ("02_tune_fusion", "05_export_and_verify", "06_task_search"))
+"""Run side by side (two cores), each chain in order: 03 and 04 reuse 01's run folder (the one
+notebooks writing the same run folder are in one chain), 05 exports what 02 tuned."""
+
+
+def _run_chain(chain: tuple[str, ...], runs: Path, outs: Path, env: dict) -> dict:
+    """Each notebook of ``chain`` in turn, by papermill's own command (a fresh process and kernel
+    each, so the chains share nothing but the runs folder)."""
+    import subprocess
+    import sys
+
+    results = {}
+    for name in chain:
+        out = outs / f"{name}.ipynb"
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "papermill", str(NOTEBOOKS / f"{name}.ipynb"), str(out), "-k", "python3",
+             "--cwd", str(NOTEBOOKS), "--no-progress-bar", "--execution-timeout", str(CELL_TIMEOUT),
+             "-y", json.dumps(_quick(runs)[name])],
+            env=env, capture_output=True, text=True, timeout=CELL_TIMEOUT * 2, stdin=subprocess.DEVNULL)
+        error = None if proc.returncode == 0 else f"papermill exit {proc.returncode}:\n{proc.stderr[-4000:]}"
+        results[name] = (error, time.perf_counter() - t0, out)
+    return results
+
+
+@pytest.fixture(scope="module")
+def executed(tmp_path_factory):
+    """Every notebook, two chains side by side, into one runs folder;
+    ``{name: (error or None, seconds, output notebook)}`` and ``_runs``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _papermill()
+    base = tmp_path_factory.mktemp("notebooks")
+    runs, outs = base / "runs", base / "out"
+    outs.mkdir()
+    env = dict(os.environ, SEARCHKIT_CACHE=str(base / "cache" / "embeddings.sqlite"))
+    with ThreadPoolExecutor(len(CHAINS)) as pool:
+        parts = list(pool.map(lambda chain: _run_chain(chain, runs, outs, env), CHAINS))
+    results = {k: v for part in parts for k, v in part.items()}
+    results["_runs"] = runs
+    return results
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs_headless(executed, name):
+    error, seconds, out = executed[name]
+    assert error is None, f"{name} failed after {seconds:.0f}s:\n{error}"
+    nb = _load(out)
+    outputs = [o for c in _code(nb) for o in c["outputs"]]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    if name != "05_export_and_verify":
+        assert images, f"{name} drew no figure"
+
+
+def test_notebooks_share_run_folders(executed):
+    runs = executed["_runs"]
+    folders = sorted(p.name for p in runs.iterdir() if (p / "provenance.json").is_file())
+    # 01, 03 and 04 measure mini dev under one config: one folder, written once and reused; 04 adds BM25 only
+    assert len([f for f in folders if f.startswith("mini-dev-")]) == 2, folders
+    assert sorted(p.name for p in (runs / "tasks-eval-dev").iterdir()) == ["bm25-dense", "fts5", "fts5-dense-rrf"]
+    assert (runs / "tuned-fusion.json").is_file() and (runs / "tuned-no-answer.json").is_file()
+    assert sorted(p.name for p in (runs / "exports").iterdir()) == ["tuned.v1.json"]
+    verified = _load(executed["05_export_and_verify"][2])
+    shown = "".join("".join(o.get("text", "")) for c in _code(verified) for o in c["outputs"])
+    assert "identical: " in shown
+
+
+@pytest.mark.parametrize("name, parameters", [
+    ("01_eval_overview", {"DATASET": "no-such-set"}),
+    ("06_task_search", {"DATASET": "no-such-tasks"}),
+])
+def test_missing_dataset_stops_with_one_line(tmp_path, name, parameters):
+    pm = _papermill()
+    runs = tmp_path / "runs"
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        _execute(pm, name, tmp_path / "out.ipynb", dict(parameters, EMBEDDER="hashing", RUNS=str(runs)))
+    e = err.value
+    assert e.ename == "NotebookInputError"
+    assert e.evalue.startswith(f"DATASET '{parameters['DATASET']}': no dataset folder '{parameters['DATASET']}'")
+    assert len(e.traceback) == 1 and "\n" not in e.traceback[0]  # one line, no traceback
+    assert not runs.exists()  # nothing written

@@ -1,0 +1,253 @@
+"""``searchkit report`` (E4): one self-contained page per dataset split, written atomically, checked
+in a real headless Chromium (the OS package, driven by selenium through /usr/bin/chromedriver)."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from report_runs import ROOT, make_run
+
+from searchkit.cli import main
+from searchkit.evaluate.compare import compare_runs
+from searchkit.evaluate.report import ReportError, build_report, write_report
+from searchkit.evaluate.runs import load_run
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+BROWSER_REQUIRED = os.environ.get("SEARCHKIT_BROWSER_TESTS") == "required"
+"""``.ci/run`` sets it: there a missing browser fails the test instead of skipping it."""
+
+
+@pytest.fixture(autouse=True)
+def _repo_root(monkeypatch):
+    monkeypatch.chdir(ROOT)  # provenance paths (datasets/mini) are relative to the repository root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    base = tmp_path_factory.mktemp("report-runs")
+    a = make_run(base / "baseline", seed=1)
+    b = make_run(base / "better", seed=1, shift=0.3)  # the same draws, 0.3 higher: significant
+    c = make_run(base / "other", seed=7)
+    return [load_run(p) for p in (a, b, c)]
+
+
+class _Cells(HTMLParser):
+    """Headline cells (``data-metric``), image sources, scripts and any external reference."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.images, self.external, self.scripts = [], [], [], 0
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "script":
+            self.scripts += 1
+        for key in ("src", "href"):
+            v = a.get(key)
+            if v is not None and not (v.startswith("data:") or v.startswith("#")):
+                self.external.append(v)
+        if tag == "img":
+            self.images.append(a["src"])
+        if tag == "td" and "data-metric" in a:
+            self._cell = {"run": a["data-run"], "metric": a["data-metric"], "value": a["data-value"], "text": ""}
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell["text"] += data
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._cell is not None:
+            self.cells.append(self._cell)
+            self._cell = None
+
+
+def _parse(page: str) -> _Cells:
+    p = _Cells()
+    p.feed(page)
+    return p
+
+
+def _expected_headline(run) -> dict[tuple[str, str], float]:
+    out = {(run.name, m): float(v) for m, v in run.metrics["metrics"].items()}
+    out[(run.name, "AUROC")] = float(run.metrics["no_answer"]["AUROC"])
+    return out
+
+
+def test_page_is_self_contained_and_holds_the_headline(runs):
+    page = build_report(runs, n_resamples=2000)
+    p = _parse(page)
+    assert p.scripts == 0 and p.external == []
+    assert len(p.images) >= 3  # ROC, per kind, per language
+    for src in p.images:
+        assert src.startswith("data:image/svg+xml;base64,")
+        svg = base64.b64decode(src.split(",", 1)[1]).decode("utf-8")
+        ET.fromstring(svg)  # well-formed
+        assert not re.search(r'(?:xlink:)?href="(?!#)', svg)  # nothing outside the image itself
+    expected = {}
+    for r in runs:
+        expected.update(_expected_headline(r))
+    got = {(c["run"], c["metric"]): c for c in p.cells}
+    assert set(got) == set(expected)
+    for key, v in expected.items():
+        assert float(got[key]["value"]) == v
+        assert got[key]["text"] == f"{v:.4f}"
+
+
+def test_compare_table_marks_what_compare_runs_finds(runs):
+    page = build_report(runs, n_resamples=2000)
+    cmp = compare_runs(runs, n_resamples=2000)
+    allsec = next(s for s in cmp.sections if s["breakdown"] == "all")
+    ndcg = next(m for m in allsec["metrics"] if m["metric"] == "nDCG@10")
+    assert ndcg["significant"][1] is True  # "better" is 0.3 higher on every query
+    assert f"{ndcg['delta'][1]:+.4f}*" in page
+    assert "Holm-corrected" in page  # three runs
+    assert 'class="num sig up"' in page
+
+
+def test_worst_queries_show_query_text_and_cards(runs):
+    page = build_report(runs[:2], worst=3, cards=2, n_resamples=2000)
+    from searchkit.evaluate.research import worst_queries
+
+    first = worst_queries(runs[0], "nDCG@10", 1)[0]
+    from report_runs import mini_dev
+
+    ds = mini_dev()
+    text = next(q.text for q in ds.queries if q.id == first["id"])
+    assert f"<code>{first['id']}</code> {text}" in page
+    top = first["ranking"][0]
+    record = next(r for r in ds.records if r.id == top)
+    assert f"<code>{top}</code>" in page and (record.title or "")[:20] in page
+    assert page.count('<article class="query">') == 3
+
+
+def test_one_run_has_no_comparison(runs):
+    page = build_report(runs[:1])
+    assert "One run: nothing to compare." in page
+    assert len(_parse(page).cells) == len(runs[0].metrics["metrics"]) + 1
+
+
+def test_runs_of_different_datasets_stop_with_one_line_and_write_nothing(tmp_path, capsys):
+    a = make_run(tmp_path / "a", seed=1)
+    b = make_run(tmp_path / "b", seed=2, dataset_name="xquad-ru")
+    out = tmp_path / "site" / "report.html"
+    with pytest.raises(ReportError) as err:
+        write_report([a, b], out)
+    msg = str(err.value)
+    assert "\n" not in msg and "mini dev" in msg and "xquad-ru dev" in msg and str(b) in msg
+    rc = main(["report", str(a), str(b), "--out", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("searchkit report: ") and "xquad-ru" in lines[0]
+    assert not out.exists() and not out.parent.exists()
+
+
+def test_runs_of_changed_data_are_refused(tmp_path):
+    a = make_run(tmp_path / "a", seed=1)
+    b = make_run(tmp_path / "b", seed=2, sha="f" * 64)
+    with pytest.raises(ReportError, match="different contents of mini dev"):
+        write_report([a, b], tmp_path / "r.html")
+
+
+def test_written_atomically(tmp_path, monkeypatch, capsys):
+    a = make_run(tmp_path / "a", seed=1)
+    out = tmp_path / "report.html"
+    assert main(["report", str(a), "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    first = out.read_text(encoding="utf-8")
+    assert first.startswith("<!DOCTYPE html>") and first.rstrip().endswith("</html>")
+    assert (out.stat().st_mode & 0o777) == 0o600
+
+    def broken(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError):
+        write_report([a], out, title="second")
+    assert out.read_text(encoding="utf-8") == first  # the old page stays whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "report.html"]  # no temporary file left
+
+
+def test_bad_out_and_bad_runs(tmp_path, capsys):
+    a = make_run(tmp_path / "a", seed=1)
+    assert main(["report", str(a), "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "r.html")]) == 2
+    assert "not a run folder" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_missing_dataset_gives_a_note_not_a_failure(tmp_path):
+    a = make_run(tmp_path / "a", seed=1)
+    prov = json.loads((a / "provenance.json").read_text())
+    prov.update(dataset_path="datasets/gone", dataset="gone")
+    (a / "provenance.json").write_text(json.dumps(prov))
+    page = build_report([load_run(a)])
+    assert "the cards show record ids only: dataset gone cannot be read here" in page
+
+
+# --------------------------------------------------------------------------- a real browser
+
+
+def _driver():
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        missing.append("selenium (pip install 'searchkit[notebooks]')")
+    if missing:
+        msg = f"needs {', '.join(missing)} (apt-get install chromium chromium-driver)"
+        if BROWSER_REQUIRED:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    os.environ.setdefault("SE_OFFLINE", "true")  # selenium never downloads a driver or a browser
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
+                "--disable-extensions", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+                "--window-size=1280,1600"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def test_report_in_headless_chromium(runs, tmp_path):
+    out = write_report([r.path for r in runs], tmp_path / "report.html", n_resamples=2000)
+    driver = _driver()
+    try:
+        driver.set_page_load_timeout(60)
+        driver.get(out.resolve().as_uri())
+        assert driver.execute_script("return document.readyState") == "complete"
+        errors = [e for e in driver.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+        assert errors == []
+        # nothing was fetched: no resource besides the page itself
+        assert driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        assert len(images) >= 3 and all(ok and w > 100 and h > 100 for ok, w, h in images)
+        cells = driver.execute_script(
+            "return Array.from(document.querySelectorAll('table.headline td[data-metric]'))"
+            ".map(td => [td.dataset.run, td.dataset.metric, td.innerText.trim()])")
+        expected = {}
+        for r in runs:
+            expected.update(_expected_headline(r))
+        assert {(run, metric): text for run, metric, text in cells} == {k: f"{v:.4f}" for k, v in expected.items()}
+        png = driver.get_screenshot_as_png()
+    finally:
+        driver.quit()
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png)).convert("L")
+    hist = img.histogram()
+    dark = sum(hist[:200]) / (img.width * img.height)
+    assert img.width >= 1000 and 0.01 < dark < 0.9  # text and tables drawn on a white page
+    assert len([h for h in hist if h]) > 20  # more than a flat colour
