@@ -549,6 +549,19 @@ class DiversityConfig(_Section):
 
 
 @dataclass(frozen=True)
+class RerankConfig(_Section):
+    """A second look at the best fused records (``searchkit.rank.rerank``; off by default):
+    ``method`` (``sentence_maxsim``: the best query-sentence cosine of the record's best passage)
+    scores the top ``depth`` records, reordered by ``(1 - weight) * fused + weight * reranked``."""
+
+    KEY: ClassVar[str] = "rerank"
+    enabled: bool = False
+    method: str = _knob("sentence_maxsim", choices=("sentence_maxsim",))
+    depth: int = _knob(30, lo=1)
+    weight: float = _knob(0.5, lo=0.0, hi=1.0)
+
+
+@dataclass(frozen=True)
 class QueryConfig(_Section):
     """Limits on the query text itself."""
 
@@ -572,7 +585,7 @@ class TasksConfig(_Section):
         return [] if self.retrievers else ["tasks.retrievers must name at least one retriever"]
 
 
-_SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "weak_match", "diversity", "query", "tasks")
+_SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "rerank", "weak_match", "diversity", "query", "tasks")
 
 
 @dataclass(frozen=True)
@@ -588,6 +601,7 @@ class SearchConfig:
     bm25: BM25Config = field(default_factory=BM25Config)
     dense: DenseConfig = field(default_factory=DenseConfig)
     fusion: FusionConfig = field(default_factory=FusionConfig)
+    rerank: RerankConfig = field(default_factory=RerankConfig)
     weak_match: WeakMatchConfig = field(default_factory=WeakMatchConfig)
     diversity: DiversityConfig = field(default_factory=DiversityConfig)
     query: QueryConfig = field(default_factory=QueryConfig)

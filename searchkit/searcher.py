@@ -322,7 +322,7 @@ class Searcher:
         views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
                  for name, r in self.retrievers.items()}
         cands = self._retrieve(q, views, pmask)
-        ranked = self._fuse(cands, views)
+        ranked = self._rerank(q, cands, self._fuse(cands, views))
         cands = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
         hits = self._hits(cands, k)
         warnings, sig = self._warnings(q, cands, hits, scope)
@@ -356,6 +356,21 @@ class Searcher:
             return out
 
         return fuse_runs({name: run.records for name, run in c.runs.items()}, self.config.fusion, fill=fill)
+
+    def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The ``rerank`` stage (off by default): a second look at the best fused records."""
+        cfg = self.config.rerank
+        if not cfg.enabled or not ranked:
+            return ranked
+        from searchkit.rank.rerank import RERANKERS, reorder
+
+        if cfg.method == "sentence_maxsim" and self.embedder is None:
+            raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
+        head = [ri for ri, _ in ranked[:cfg.depth]]
+        best = [c.best_passage(ri, self.config.fusion.rrf_k) for ri in head]
+        texts = [self.passages[pi].text if pi is not None else self.records[ri].text[:1500] for ri, pi in zip(head, best)]
+        scores = RERANKERS[cfg.method](self).rerank(q, texts)
+        return reorder(ranked, dict(zip(head, (float(s) for s in scores))), cfg.weight)
 
     def _evidence(self, q: str, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]],
                   scope: np.ndarray | None = None) -> dict[str, float]:

@@ -1,0 +1,83 @@
+"""A reranking stage behind a protocol (off by default): ``rerank(query, passages) -> scores``.
+
+After fusion, the best ``rerank.depth`` records are scored again by a reranker looking at their
+best passages, and reordered by ``(1 - w) * fused + w * reranked`` (both min-max normalised over
+those records; ``w = rerank.weight``); the records below keep their order. A model-based
+cross-encoder plugs in as another entry of ``RERANKERS``.
+
+``sentence_maxsim`` (the offline one, from what ships): every sentence of a passage is embedded
+with the Searcher's own embedder (through the embedding cache, so a sentence is embedded once) and
+a passage scores the best cosine of one of its sentences with the query: a question answered by one
+sentence of a long passage is not diluted by the rest of it.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
+MAX_SENTENCES = 40
+"""Sentences of one passage a reranker reads at most."""
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """One score per passage (higher is better)."""
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (sentence ends of ru/en/ja, and line breaks), non-empty."""
+    return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()][:MAX_SENTENCES]
+
+
+class SentenceMaxSim:
+    """Best cosine between the query and one sentence of the passage (cached embeddings)."""
+
+    name = "sentence_maxsim"
+
+    def __init__(self, embedder: Any, cache: Any) -> None:
+        self.embedder = embedder
+        self.cache = cache
+
+    def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        split = [sentences(p) or [p] for p in passages]
+        flat = sorted({s for sents in split for s in sents})
+        if not flat:
+            return np.zeros(len(passages))
+        qv = self.cache.embed(self.embedder, [query], "query", show_progress=False)[0]
+        vecs = self.cache.embed(self.embedder, flat, "passage", show_progress=False)
+        row = {s: i for i, s in enumerate(flat)}
+        sims = vecs @ qv
+        return np.array([max(float(sims[row[s]]) for s in sents) for sents in split])
+
+
+RERANKERS: dict[str, Callable[[Any], Reranker]] = {
+    "sentence_maxsim": lambda searcher: SentenceMaxSim(searcher.embedder, searcher.cache),
+}
+"""Rerankers by name; each factory takes the Searcher (its embedder and cache)."""
+
+
+def reorder(ranked: list[tuple[int, float]], scores: Mapping[int, float], weight: float) -> list[tuple[int, float]]:
+    """The reranked head of ``ranked`` (the records ``scores`` covers) followed by the rest: head
+    scores ``(1 - weight) * minmax(fused) + weight * minmax(reranked)``."""
+    head = [(ri, s) for ri, s in ranked if ri in scores]
+    if not head:
+        return ranked
+    tail = [(ri, s) for ri, s in ranked if ri not in scores]
+
+    def norm(values: list[float]) -> list[float]:
+        lo, hi = min(values), max(values)
+        return [(v - lo) / max(hi - lo, 1e-9) for v in values]
+
+    fused = norm([s for _, s in head])
+    rr = norm([scores[ri] for ri, _ in head])
+    combined = [(ri, (1 - weight) * f + weight * r) for (ri, _), f, r in zip(head, fused, rr)]
+    combined.sort(key=lambda t: (-t[1], t[0]))
+    # keep the head above the tail whatever the new scale
+    top = (max(s for _, s in tail) + 1.0) if tail else 0.0
+    return [(ri, top + s) for ri, s in combined] + tail
