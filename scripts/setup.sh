@@ -3,6 +3,7 @@
 # (default "test", which includes "eval"), pinned by constraints.txt where versions decide results.
 # Other extras: "notebooks" (execute the notebooks headless, check the report in a browser; CI adds it),
 # "research" (JupyterLab, the plotting stack, ragas: `SEARCHKIT_EXTRAS=research`).
+# "scale" (Ray: `--engine ray` for index / eval / tune fusion, and the `-m ray` tests; CI adds it).
 # Idempotent: a second run only checks that everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

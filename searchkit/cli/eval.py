@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from searchkit.cli import engine
 from searchkit.cli.common import CLIError, fmt, load_config
 
 
@@ -23,6 +24,7 @@ def add_parser(sub: Any) -> None:
     pe.add_argument("--metrics", choices=["ragas"], help="ragas: add ragas' ID-based context precision/recall "
                     "at 10 beside ours (needs the research extra)")
     pe.add_argument("--quiet", action="store_true")
+    engine.add_arguments(pe, what="the indexing step embeds passages")
     pe.set_defaults(func=cmd_eval)
 
 
@@ -41,7 +43,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not is_available():
             raise CLIError(INSTALL_HINT)
     ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
-    report = evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json, as_tool=args.as_tool)
+    with engine.engine_scope(args):
+        report = evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json, as_tool=args.as_tool)
     body = report.to_dict(with_queries=True)
     if args.metrics == "ragas":
         body["ragas"] = _ragas_block(report, ds, body["queries"])

@@ -5,6 +5,7 @@ import argparse
 import sys
 from typing import Any
 
+from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
 
 
@@ -18,6 +19,7 @@ def add_parser(sub: Any) -> None:
     pi.add_argument("--config", help="SearchConfig JSON file")
     pi.add_argument("--update", action="store_true", help="with --workspace: update the index at --out in place (H3)")
     pi.add_argument("--quiet", action="store_true", help="no progress bars")
+    engine.add_arguments(pi)
     pi.set_defaults(func=cmd_index)
 
 
@@ -39,10 +41,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         store.check_target(args.out, [args.workspace])
         if args.update and not store.is_index(args.out):
             raise CLIError(f"--update: {args.out!r} holds no index to update; build one first (without --update)")
-        return _index_workspace(args, config)
+        with engine.engine_scope(args):
+            return _index_workspace(args, config)
     else:
         raise CLIError("give --dataset DIR or --workspace DIR")
-    s = Searcher.build(records, config, show_progress=not args.quiet)
+    with engine.engine_scope(args):
+        s = Searcher.build(records, config, show_progress=not args.quiet)
     s.save(args.out)
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
 
 
@@ -26,6 +27,7 @@ def add_parser(sub: Any) -> None:
     pt.add_argument("--test", choices=["fisher", "student"], default="fisher",
                     help="fusion: paired test of the winner against the runner-up and RRF (tune half)")
     pt.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
+    engine.add_arguments(pt, what="fusion: the indexes are embedded and the grid × datasets runs")
     pt.set_defaults(func=cmd_tune)
 
 
@@ -33,6 +35,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     """Fit the weak-match model on the tune half of eval runs; report on the other half."""
     if args.what == "fusion":
         return _tune_fusion(args)
+    if args.engine != "local" or args.address is not None or args.workers is not None:
+        raise CLIError("--engine, --address and --workers go with tune fusion")
     if not args.runs:
         raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
     from searchkit.evaluate.tune import (
@@ -88,7 +92,8 @@ def _tune_fusion(args: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     base = load_config(args.config)
     datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
-    trials = tune_fusion(datasets, base, show_progress=not args.quiet)
+    with engine.engine_scope(args) as eng:
+        trials = tune_fusion(datasets, base, show_progress=not args.quiet, engine=eng)
     best = trials[0]
     table = [
         {"settings": t.settings, "tune_mean": round(t.tune_mean, 4), "report_mean": round(t.report_mean, 4),

@@ -229,41 +229,73 @@ def tune_fusion(
     *,
     metric: str = "nDCG@10",
     show_progress: bool = True,
+    engine: Any = None,
 ) -> list[FusionTrial]:
     """Evaluate every grid point on every dataset (one index per dataset, reused across the
     grid), scoring the tune and report halves separately. Pick on ``tune_mean`` only; the
     report half is what may be quoted. Returns the trials sorted by ``tune_mean``, best first.
-    Progress: a tqdm bar over the grid (``show_progress``) and one INFO log line per grid point."""
+    Progress: a tqdm bar over the grid (``show_progress``) and one INFO log line per grid point.
+
+    ``engine`` (``searchkit.scale.ray_engine.RayEngine``): the indexes are embedded on it and the
+    grid × datasets cells run as parallel tasks there (``engine.fusion_cells``); the trials are
+    the same as the sequential loop's."""
+    import contextlib
+
     from searchkit.config import SearchConfig
-    from searchkit.evaluate.metrics import per_query_metrics
-    from searchkit.evaluate.run import evaluate_dataset, summarize
+    from searchkit.index.engine import using
     from searchkit.searcher import Searcher
 
     base = base or SearchConfig()
-    searchers = [Searcher.build(ds.records, base, show_progress=show_progress) for ds in datasets]
-    trials = []
-    points = grid
+    with using(engine) if engine is not None else contextlib.nullcontext():
+        searchers = [Searcher.build(ds.records, base, show_progress=show_progress) for ds in datasets]
+        configs = [base.replace(**settings) for settings in grid]
+        if engine is not None and hasattr(engine, "fusion_cells"):
+            cells: Iterable[Sequence[tuple[float, float, Mapping[str, float]]]] = engine.fusion_cells(
+                datasets, searchers, configs, metric=metric, show_progress=show_progress)
+        else:
+            cells = _cells_here(datasets, searchers, configs, metric, show_progress)
+        trials = []
+        for settings, row in zip(grid, cells):
+            tune_m, report_m, per_q = {}, {}, {}
+            for ds, (tune_v, report_v, values) in zip(datasets, row):
+                tune_m[ds.name] = tune_v
+                report_m[ds.name] = report_v
+                for qid, v in values.items():
+                    per_q[f"{ds.name}:{qid}"] = v
+            trials.append(FusionTrial(dict(settings), tune_m, report_m, per_q))
+            log.info("%s: tune %.4f  report %.4f", settings, trials[-1].tune_mean, trials[-1].report_mean)
+    return sorted(trials, key=lambda t: -t.tune_mean)
+
+
+def _cells_here(datasets: Sequence[Any], searchers: Sequence[Any], configs: Sequence[Any], metric: str,
+                show_progress: bool) -> Iterable[list[tuple[float, float, dict[str, float]]]]:
+    """The grid in this process, one grid point (every dataset) at a time."""
+    points: Iterable[Any] = configs
     if show_progress:
         from tqdm.auto import tqdm
 
-        points = tqdm(grid, desc="fusion grid", unit="setting")
-    for settings in points:
-        cfg = base.replace(**settings)
-        tune_m, report_m, per_q = {}, {}, {}
-        for ds, s in zip(datasets, searchers):
-            rep = evaluate_dataset(ds, cfg, searcher=s.with_config(cfg), show_progress=False)
-            halves = {"tune": [], "report": []}
-            for o in rep.outcomes:
-                halves[half_of(f"{ds.name}:{o.query_id}")].append(o)
-            tune_m[ds.name] = summarize(ds, cfg, halves["tune"], breakdowns=False).metrics[metric]
-            report_m[ds.name] = summarize(ds, cfg, halves["report"], breakdowns=False).metrics[metric]
-            judged = {o.query_id for o in rep.outcomes if o.answerable}
-            qrels = {q: dict(d) for q, d in ds.qrels.items() if q in judged}
-            for qid, vals in per_query_metrics(qrels, rep.run(), [metric]).items():
-                per_q[f"{ds.name}:{qid}"] = vals[metric]
-        trials.append(FusionTrial(dict(settings), tune_m, report_m, per_q))
-        log.info("%s: tune %.4f  report %.4f", settings, trials[-1].tune_mean, trials[-1].report_mean)
-    return sorted(trials, key=lambda t: -t.tune_mean)
+        points = tqdm(configs, desc="fusion grid", unit="setting")
+    for cfg in points:
+        yield [fusion_cell(ds, s.with_config(cfg), cfg, metric) for ds, s in zip(datasets, searchers)]
+
+
+def fusion_cell(ds: Any, searcher: Any, cfg: Any, metric: str = "nDCG@10") -> tuple[float, float, dict[str, float]]:
+    """One grid point on one dataset: the mean ``metric`` of its tune half and of its report half,
+    and the metric of every judged query by query id (``searcher`` is the dataset's index under
+    ``cfg``). The sequential loop and a Ray task both score a cell with this."""
+    from searchkit.evaluate.metrics import per_query_metrics
+    from searchkit.evaluate.run import evaluate_dataset, summarize
+
+    rep = evaluate_dataset(ds, cfg, searcher=searcher, show_progress=False)
+    halves: dict[str, list[Any]] = {"tune": [], "report": []}
+    for o in rep.outcomes:
+        halves[half_of(f"{ds.name}:{o.query_id}")].append(o)
+    tune_v = summarize(ds, cfg, halves["tune"], breakdowns=False).metrics[metric]
+    report_v = summarize(ds, cfg, halves["report"], breakdowns=False).metrics[metric]
+    judged = {o.query_id for o in rep.outcomes if o.answerable}
+    qrels = {q: dict(d) for q, d in ds.qrels.items() if q in judged}
+    values = {qid: vals[metric] for qid, vals in per_query_metrics(qrels, rep.run(), [metric]).items()}
+    return tune_v, report_v, values
 
 
 RRF_REFERENCE: Mapping[str, Any] = {"fusion.method": "rrf", "fusion.rrf_k": 60}

@@ -51,10 +51,13 @@ class DenseRetriever:
 
 
 def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
+    from searchkit.index import engine
     from searchkit.index.dense import DenseIndex
 
-    vectors = ctx.cache.embed(
-        ctx.embedder, [p.text for p in ctx.passages], "passage", batch_size=cfg.batch_size,
+    # the current embedding engine (searchkit.index.engine: this process, or a Ray cluster)
+    # embeds what the cache lacks; the vectors are the same either way
+    vectors = engine.current().embed_passages(
+        ctx.cache, ctx.embedder, [p.text for p in ctx.passages], batch_size=cfg.batch_size,
         show_progress=ctx.show_progress, desc="embed passages",
     )
     return DenseRetriever(DenseIndex.build(vectors, cfg), ctx.embedder, ctx.cache)

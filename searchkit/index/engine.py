@@ -1,0 +1,167 @@
+"""Embedding engines: who embeds the passages an index build needs.
+
+The dense retriever's build asks the *current* engine for its passage vectors, always through the
+embedding cache (SPEC H16: nothing is embedded twice). ``LocalEngine`` (the default) embeds the
+texts the cache lacks in this process, batch after batch (``EmbeddingCache.embed``). The Ray engine
+(``searchkit.scale.ray_engine.RayEngine``, the ``scale`` extra) sends the same texts, cut into the
+same batches, to a pool of Ray actors and writes the vectors back into the cache from the driver;
+the vectors, the index and its fingerprint are the same either way.
+
+An engine is chosen for a block of code with ``using(engine)`` (the CLI's ``--engine``); code that
+builds indexes (``Searcher.build``, the eval harness, ``tune_fusion``) needs no parameter for it.
+
+This module also holds what an engine needs from the cache besides ``embed``, expressed through the
+embedder protocol the cache already speaks: ``missing`` (which distinct texts the cache lacks, in
+the order ``EmbeddingCache.embed`` would embed them) and ``store`` (write vectors computed
+elsewhere, checked as any embedder's are).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from typing import Any, Iterator, Protocol, Sequence
+
+import numpy as np
+
+__all__ = ["EmbeddingEngine", "LocalEngine", "LOCAL", "current", "using", "make_engine", "missing", "store",
+           "ENGINES"]
+
+ENGINES = ("local", "ray")
+"""The engine names ``make_engine`` (and the CLI's ``--engine``) accept."""
+
+
+class EmbeddingEngine(Protocol):
+    """Embeds the passages of a build through the cache; ``name`` is ``local`` or ``ray``."""
+
+    name: str
+
+    def embed_passages(self, cache: Any, embedder: Any, texts: Sequence[str], *, batch_size: int,
+                       show_progress: bool = False, desc: str | None = None) -> np.ndarray:
+        """Vectors of ``texts`` (float32, in input order), exactly as ``cache.embed(embedder, texts,
+        "passage", batch_size=batch_size)`` gives them, embedding only what the cache lacks."""
+
+
+class LocalEngine:
+    """This process embeds, batch after batch (``EmbeddingCache.embed``)."""
+
+    name = "local"
+
+    def embed_passages(self, cache: Any, embedder: Any, texts: Sequence[str], *, batch_size: int,
+                       show_progress: bool = False, desc: str | None = None) -> np.ndarray:
+        return cache.embed(embedder, texts, "passage", batch_size=batch_size, show_progress=show_progress,
+                           desc=desc)
+
+    def __repr__(self) -> str:
+        return "LocalEngine()"
+
+
+LOCAL = LocalEngine()
+
+_CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("searchkit_embedding_engine", default=LOCAL)
+
+
+def current() -> Any:
+    """The engine builds use now (``LOCAL`` unless inside ``using``)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def using(engine: Any) -> Iterator[Any]:
+    """Builds inside this block embed their passages with ``engine``."""
+    token = _CURRENT.set(engine if engine is not None else LOCAL)
+    try:
+        yield engine
+    finally:
+        _CURRENT.reset(token)
+
+
+def make_engine(name: str, *, address: str | None = None, workers: int | None = None) -> Any:
+    """The engine called ``name``: ``local``, or ``ray`` (joins the cluster at ``address``, else
+    starts a local one; ``workers`` embedding actors). ``ray`` needs the ``scale`` extra: without
+    it this raises ``ModuleNotFoundError`` for ``ray`` (the CLI prints the install hint)."""
+    if name == "local":
+        if address is not None or workers is not None:
+            raise ValueError("address and workers are options of the ray engine")
+        return LOCAL
+    if name == "ray":
+        import ray  # noqa: F401 - a missing extra shows here, before anything is read or built
+
+        from searchkit.scale.ray_engine import RayEngine
+
+        return RayEngine(address=address, workers=workers)
+    raise ValueError(f"unknown engine {name!r}; valid: {', '.join(ENGINES)}")
+
+
+# --------------------------------------------------------------------------- the cache, seen by an engine
+
+
+class _Missing(Exception):
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(f"{len(texts)} texts missing")
+        self.texts = texts
+
+
+class _Probe:
+    """An embedder with another's fingerprint that embeds nothing: it learns which texts the cache
+    would embed (and the family's dimension, if the cache knows it) and stops there."""
+
+    def __init__(self, embedder: Any) -> None:
+        self._fp = embedder.fingerprint()
+        self.name = getattr(embedder, "name", "embedder")
+        self.dim = getattr(embedder, "dim", None)
+        self.family: int | None = None
+
+    def fingerprint(self) -> str:
+        return self._fp
+
+    def expect_dim(self, dim: int) -> None:
+        self.family = int(dim)
+
+    def _stop(self, texts: Sequence[str]) -> np.ndarray:
+        raise _Missing(list(texts))
+
+    embed_queries = _stop
+    embed_passages = _stop
+
+
+class _Given:
+    """An embedder with another's fingerprint that answers with vectors computed elsewhere."""
+
+    def __init__(self, fingerprint: str, name: str, vectors: dict[str, np.ndarray]) -> None:
+        self._fp = fingerprint
+        self.name = name
+        self._vectors = vectors
+
+    def fingerprint(self) -> str:
+        return self._fp
+
+    def _give(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+    embed_queries = _give
+    embed_passages = _give
+
+
+def missing(cache: Any, embedder: Any, texts: Sequence[str], kind: str = "passage",
+            dim: int | None = None) -> tuple[list[str], int | None]:
+    """The distinct texts of ``texts`` the cache lacks under ``embedder``'s fingerprint and
+    ``kind``, in the order ``cache.embed`` would embed them (first occurrence), and the family's
+    dimension when the cache (or ``dim``) fixes it. Embeds and stores nothing."""
+    probe = _Probe(embedder)
+    try:
+        cache.embed(probe, texts, kind, batch_size=max(1, len(texts)), show_progress=False, dim=dim)
+    except _Missing as m:
+        return m.texts, probe.family
+    return [], probe.family
+
+
+def store(cache: Any, embedder: Any, texts: Sequence[str], vectors: np.ndarray, kind: str = "passage",
+          dim: int | None = None) -> None:
+    """Write ``vectors`` (row i for ``texts[i]``), computed by ``embedder`` elsewhere, into the
+    cache in one transaction, checked as the cache checks any embedder's answer (shape, finite
+    values, the family's dimension). Texts already cached keep their vector."""
+    if len(texts) != len(vectors):
+        raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
+    given = {t: np.asarray(v) for t, v in zip(texts, vectors)}
+    answer = _Given(embedder.fingerprint(), getattr(embedder, "name", "embedder"), given)
+    cache.embed(answer, list(given), kind, batch_size=max(1, len(given)), show_progress=False, dim=dim)
