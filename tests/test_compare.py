@@ -223,3 +223,25 @@ def test_cli_compare(tmp_path, capsys):
     assert "nope" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--alpha", "0"]) == 2
     assert "--alpha" in capsys.readouterr().err
+
+
+def test_half_compares_only_that_half_of_the_queries(tmp_path):
+    from searchkit.evaluate.tune import half_of
+
+    vals = _values(n=40, seed=3)
+    probs = {**{q: 0.8 for q in vals}, **{f"n{i}": 0.2 for i in range(10)}}
+    a = _run(tmp_path / "a", vals, probs=probs)
+    b = _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.1), "R@10": 1.0})
+                              for q, (l, k, m) in vals.items()}, probs=probs)
+    whole = compare_runs([a, b], n_bootstrap=100)
+    halves = {h: compare_runs([a, b], half=h, n_bootstrap=100) for h in ("tune", "report")}
+    want = {h: sorted(q for q in vals if half_of(f"t:{q}") == h) for h in ("tune", "report")}
+    for h, cmp in halves.items():
+        assert cmp.sections[0]["queries"] == len(want[h]) > 0
+        nd = next(r for r in cmp.sections[0]["metrics"] if r["metric"] == "nDCG@10")
+        assert nd["values"][0] == pytest.approx(np.mean([vals[q][2]["nDCG@10"] for q in want[h]]))
+        assert cmp.no_answer["queries"] == len(want[h]) + sum(half_of(f"t:n{i}") == h for i in range(10))
+        assert any(h in n for n in cmp.notes)
+    assert whole.sections[0]["queries"] == 40
+    with pytest.raises(CompareError):
+        compare_runs([a, b], half="nosuch")

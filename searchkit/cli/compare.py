@@ -14,6 +14,8 @@ def add_parser(sub: Any) -> None:
                     help="paired test over queries: Fisher's randomization test (default) or Student's t")
     pm.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     pm.add_argument("--seed", type=int, default=42, help="seed of the randomization test and the bootstrap")
+    pm.add_argument("--half", choices=["tune", "report"], help="compare only this half of the queries "
+                    "(half_of 'dataset:query_id'; tuned settings are quoted on the report half)")
     pm.add_argument("--json", action="store_true", help="print one JSON object")
     pm.set_defaults(func=cmd_compare)
 
@@ -24,7 +26,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from searchkit.evaluate.runs import load_run
 
     runs = [load_run(p) for p in args.runs]
-    cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed)
+    cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed, half=args.half)
     if args.json:
         print(json.dumps(cmp.to_dict(), ensure_ascii=False, indent=2))
     else:

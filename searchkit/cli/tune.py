@@ -13,9 +13,10 @@ from searchkit.cli.common import CLIError, load_config
 
 def add_parser(sub: Any) -> None:
     pt = sub.add_parser("tune", help="fit weak match (H11) or pick fusion settings on the tune half; report half held out")
-    pt.add_argument("what", choices=["weak-match", "fusion"])
+    pt.add_argument("what", choices=["weak-match", "fusion", "adaptive-fusion"])
     pt.add_argument("--runs", nargs="+", help="weak-match: outputs of `searchkit eval --json --queries`")
-    pt.add_argument("--dataset", action="append", help="fusion: a dataset to tune on (repeatable)")
+    pt.add_argument("--dataset", action="append", help="fusion, adaptive-fusion: a dataset to tune on (repeatable)")
+    pt.add_argument("--cases", help="adaptive-fusion: reuse (if it exists) or write the per-query cases here (JSON)")
     pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
     pt.add_argument("--features", help="comma-separated feature names of the documents model "
                     "(searchkit.rank.signals.FEATURES)")
@@ -35,6 +36,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     """Fit the weak-match model on the tune half of eval runs; report on the other half."""
     if args.what == "fusion":
         return _tune_fusion(args)
+    if args.what == "adaptive-fusion":
+        return _tune_adaptive(args)
     if args.engine != "local" or args.address is not None or args.workers is not None:
         raise CLIError("--engine, --address and --workers go with tune fusion")
     if not args.runs:
@@ -114,3 +117,71 @@ def _tune_fusion(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     return 0
 
+
+
+def _tune_adaptive(args: argparse.Namespace) -> int:
+    """Fit query-adaptive fusion (``searchkit.evaluate.adaptive``) on the tune half; figures by half."""
+    import logging
+
+    from searchkit.evaluate import adaptive
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.index.engine import using
+
+    if not args.quiet:
+        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    base = load_config(args.config)
+    if base.fusion.method == "rrf":
+        raise CLIError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights")
+    from searchkit.rank.adaptive import FEATURES
+
+    names = [n.strip() for n in args.features.split(",") if n.strip()] if args.features else list(adaptive.DEFAULT_FEATURES)
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise CLIError(f"--features: unknown fusion feature {unknown[0]!r}; valid: {', '.join(sorted(FEATURES))}")
+    cases_path = Path(args.cases) if args.cases else None
+    if cases_path is not None and cases_path.is_file():
+        try:
+            data = json.loads(cases_path.read_text(encoding="utf-8"))
+            cases = [adaptive.FusionCase.from_dict(d) for d in data["cases"]]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CLIError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion: {exc}") from None
+        if args.dataset:
+            wanted = set(args.dataset)
+            cases = [c for c in cases if c.dataset in wanted or any(c.dataset == Path(d).name for d in wanted)]
+    else:
+        if not args.dataset:
+            raise CLIError("tune adaptive-fusion needs --dataset (one or more) or an existing --cases file")
+        datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
+        with engine.engine_scope(args) as eng, using(eng) if eng is not None else _null():
+            cases = adaptive.collect_cases(datasets, base, show_progress=not args.quiet)
+        if cases_path is not None:
+            from searchkit.util import atomic_write_text
+
+            atomic_write_text(cases_path, json.dumps({"grid": list(adaptive.GRID),
+                                                      "cases": [c.to_dict() for c in cases]}))
+    base_share = float(base.fusion.weights.get("bm25", 0.0)) / max(1e-12, sum(base.fusion.weights.values()))
+    try:
+        res = adaptive.fit_and_choose(cases, base_share=base_share, features=names)
+    except ValueError as exc:
+        raise CLIError(f"tune adaptive-fusion: {exc}") from None
+    model = res["model"]
+    if args.out:
+        base.replace(**{"fusion.adaptive": model}).save(args.out)
+    rnd = {h: {k: {d: round(v, 4) for d, v in fig.items()} for k, fig in res[h].items()} for h in ("tune", "report")}
+    out = {"picked_on": "tune half (mean over datasets of nDCG@10, interpolated between grid shares)",
+           "model": {"features": list(model.features), "coef": list(model.coef), "intercept": model.intercept,
+                     "lo": model.lo, "hi": model.hi},
+           "base_bm25_share": base_share, "counts": res["counts"], "tune": rnd["tune"], "report": rnd["report"],
+           "trials": res["trials"]}
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    for d, v in rnd["report"]["adaptive"].items():
+        print(f"{d}: report half nDCG@10 adaptive {v:.4f}  fixed {rnd['report']['fixed'][d]:.4f}  "
+              f"bm25 {rnd['report']['bm25'][d]:.4f}  dense {rnd['report']['dense'][d]:.4f}  "
+              f"oracle {rnd['report']['oracle'][d]:.4f}", file=sys.stderr)
+    return 0
+
+
+def _null() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()

@@ -283,8 +283,11 @@ def compare_runs(
     n_resamples: int = N_PERMUTATIONS,
     n_bootstrap: int = N_BOOTSTRAP,
     metrics: Sequence[str] | None = None,
+    half: str | None = None,
 ) -> Comparison:
-    """Compare run folders (``runs.load_run``) against the first one.
+    """Compare run folders (``runs.load_run``) against the first one; ``half`` (``tune`` or
+    ``report``, ``searchkit.evaluate.tune.half_of`` of ``dataset:query_id``) compares that half of
+    the queries only (a setting chosen on the tune half is quoted on the report half).
 
     Raises:
         CompareError: fewer than two runs, runs over different query sets (dataset hash or
@@ -300,6 +303,9 @@ def compare_runs(
     _check_same_queries(runs)
     per_query = [r.per_query() for r in runs]
     base_rows = runs[0].queries
+    keep = _half_filter(runs[0].query_set[0], half)
+    per_query = [{q: v for q, v in pq.items() if keep(q)} for pq in per_query]
+    base_rows = [q for q in base_rows if keep(q["id"])]
     if not per_query[0]:
         raise CompareError(f"{_label(runs[0])} has no judged queries to compare")
     for r, pq in zip(runs[1:], per_query[1:]):
@@ -328,22 +334,36 @@ def compare_runs(
             })
         sections.append({"breakdown": breakdown, "group": group, "queries": len(ids), "metrics": rows})
 
-    no_answer = _compare_no_answer(runs, correction, alpha, seed, n_bootstrap)
+    no_answer = _compare_no_answer(runs, correction, alpha, seed, n_bootstrap, keep)
     info = []
     for r in runs:
         m = r.metrics
         info.append({"name": r.name, "path": str(r.path), "config_fingerprint": m.get("config_fingerprint"),
                      "measured": m.get("path", "searcher")})
     d, s, h = runs[0].query_set
-    notes = []
+    notes = [] if half is None else [f"only the {half} half of the queries (half_of of '{d}:query_id')"]
     if len({i["measured"] for i in info}) > 1:
         notes.append("the runs measured different paths (searcher / tool): the tool returns at most 15 cards, "
                      "so R@20 and R@100 differ by construction")
     return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes))
 
 
-def _compare_no_answer(runs, correction, alpha, seed, n_bootstrap) -> dict[str, Any] | None:
-    rows = [{q["id"]: q for q in r.queries} for r in runs]
+def _half_filter(dataset: str, half: str | None) -> Any:
+    if half is None:
+        return _everything
+    if half not in ("tune", "report"):
+        raise CompareError(f"half must be tune or report, got {half!r}")
+    from searchkit.evaluate.tune import half_of
+
+    return lambda qid: half_of(f"{dataset}:{qid}") == half
+
+
+def _everything(_qid: str) -> bool:
+    return True
+
+
+def _compare_no_answer(runs, correction, alpha, seed, n_bootstrap, keep=_everything) -> dict[str, Any] | None:
+    rows = [{q["id"]: q for q in r.queries if keep(q["id"])} for r in runs]
     ids = sorted(rows[0])
     if any(set(r) != set(ids) for r in rows[1:]):
         raise CompareError(f"{_label(runs[0])} and the other runs hold different queries")

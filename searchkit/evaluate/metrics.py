@@ -81,18 +81,23 @@ def no_answer_metrics(answerable: Sequence[bool], answer_prob: Sequence[float], 
     ``AUROC`` of P(answer) against the label (0.5 = chance), ``AP-noanswer`` (average
     precision of flagging unanswerable queries, by 1 - P), and for the warning as fired:
     ``warn-precision`` / ``warn-recall`` over unanswerable queries and ``false-warn-rate``
-    over answerable ones.
+    over answerable ones. ``recall@5%FW``: a point of the ROC curve, the share of unanswerable
+    queries flagged by the best threshold that flags at most 5% of the answerable ones (a property
+    of the probabilities on these queries, not of the shipped threshold).
     """
-    from sklearn.metrics import average_precision_score, roc_auc_score
+    from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
     y = [bool(a) for a in answerable]
     out: dict[str, float] = {}
     if len(set(y)) == 2:
         out["AUROC"] = float(roc_auc_score(y, list(answer_prob)))
         out["AP-noanswer"] = float(average_precision_score([not a for a in y], [1 - p for p in answer_prob]))
+        fpr, tpr, _ = roc_curve([not a for a in y], [1 - p for p in answer_prob])
+        out["recall@5%FW"] = float(max(t for f, t in zip(fpr, tpr) if f <= 0.05))
     else:
         out["AUROC"] = float("nan")
         out["AP-noanswer"] = float("nan")
+        out["recall@5%FW"] = float("nan")
     tp = sum(1 for a, w in zip(y, warned) if w and not a)
     fp = sum(1 for a, w in zip(y, warned) if w and a)
     fn = sum(1 for a, w in zip(y, warned) if not w and not a)

@@ -164,15 +164,16 @@ def fuse_runs(
     cfg: Any,
     *,
     fill: Callable[[str, list[Any]], Mapping[Any, float]] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[tuple[Any, float]]:
     """Fuse one query's runs as a ``FusionConfig`` says; ``(key, fused score)`` best first.
 
     ``runs`` maps a retriever name to its run (record key -> score, keys ints or strings); empty
     runs are dropped and a single run is ranked as it is. For a weighted sum with
     ``fill_missing``, ``fill(name, keys)`` gives that retriever's exact scores for the candidates it
-    did not return, so normalised scores compare like with like. Weights come from
-    ``cfg.weights`` by retriever name (a missing name weighs 0). Ties break by key (integers in
-    numeric order).
+    did not return, so normalised scores compare like with like. Weights come from ``weights``
+    when given (this query's, ``searchkit.rank.adaptive``), else from ``cfg.weights``, by retriever
+    name (a missing name weighs 0). Ties break by key (integers in numeric order).
     """
     runs = {name: dict(run) for name, run in runs.items() if run}
     if not runs:
@@ -190,7 +191,8 @@ def fuse_runs(
     elif cfg.method == "rrf":
         fused = fuse(keyed, "rrf", k=cfg.rrf_k)
     else:
-        fused = fuse(keyed, cfg.method, weights={n: cfg.weights.get(n, 0.0) for n in keyed}, norm=cfg.norm)
+        w = cfg.weights if weights is None else weights
+        fused = fuse(keyed, cfg.method, weights={n: w.get(n, 0.0) for n in keyed}, norm=cfg.norm)
     return [(back[k], float(s)) for k, s in rank_fused(fused)]
 
 
