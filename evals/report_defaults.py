@@ -1,23 +1,22 @@
-"""Figures of the shipped defaults on the public dev sets, for README.md.
+"""Figures of the shipped defaults on the public dev sets, for README.md, from the run folders
+`evals/reproduce_defaults.sh` leaves in runs/defaults (before_<set>: the previous defaults,
+after_<set>: the new ones; compare_<set>.json: `searchkit compare --half report`).
 
-For each set: ranking metrics on the whole dev split (comparable with ../shared/data/BASELINE.md)
-and on the report half (never used for any choice), and the weak-match figures on the report half.
-Sets not used for tuning are marked held out. Usage:
-    .venv/bin/python evals/report_defaults.py [--out evals/defaults/results.json]
+For each set: nDCG@10 on the whole dev split (comparable with ../shared/data/BASELINE.md) and on the
+report half, with the paired test against the previous defaults (report half); the no-answer figures
+on the report half (AUROC with its bootstrap test, recall of unanswerable queries at 5% false
+warnings, the shipped threshold's warning recall and false-warning rate). Usage:
+    .venv/bin/python evals/report_defaults.py [--runs runs/defaults] [--out evals/defaults/results.json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import load_dataset, resolve_dataset, shared_data_dir
-from searchkit.evaluate.run import evaluate_dataset, summarize
-from searchkit.evaluate.tune import half_of
-
-SETS = ["jsquad-ja", "xquad-ru", "squad2-en", "nomiracl-ja", "nomiracl-ru", "nomiracl-en"]
-TUNED_ON = {"xquad-ru", "jsquad-ja", "squad2-en", "nomiracl-ru"}
+SETS = ["jsquad-ja", "xquad-ru", "squad2-en", "nomiracl-ja", "nomiracl-ru", "nomiracl-en",
+        "locomo-sessions", "locomo-turns"]
 BASELINE = {  # ../shared/data/BASELINE.md: nDCG@10 BM25, dense, RRF; AUROC top-1 dense
     "jsquad-ja": (0.943, 0.908, 0.947, 0.975),
     "xquad-ru": (0.952, 0.941, 0.954, 0.948),
@@ -25,52 +24,66 @@ BASELINE = {  # ../shared/data/BASELINE.md: nDCG@10 BM25, dense, RRF; AUROC top-
     "nomiracl-ja": (0.539, 0.630, 0.602, 0.727),
     "nomiracl-ru": (0.582, 0.671, 0.662, 0.680),
     "nomiracl-en": (0.672, 0.781, 0.740, 0.685),
+    "locomo-sessions": (0.683, 0.484, 0.630, 0.550),
+    "locomo-turns": (0.414, 0.442, 0.466, 0.625),
 }
+
+
+def _half(run: Path, half: str) -> dict:
+    from searchkit.evaluate.metrics import no_answer_metrics
+    from searchkit.evaluate.tune import half_of
+
+    m = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
+    rows = [q for q in m["queries"] if half_of(f"{m['dataset']}:{q['id']}") == half]
+    judged = [q for q in rows if q.get("metrics")]
+    out = {"nDCG@10": sum(q["metrics"]["nDCG@10"] for q in judged) / max(1, len(judged)), "judged": len(judged),
+           "queries": len(rows)}
+    if any(not q["answerable"] for q in rows):
+        out.update(no_answer_metrics([q["answerable"] for q in rows], [q["answer_probability"] for q in rows],
+                                     [bool(q["weak_match"]) for q in rows]))
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", default="runs/defaults")
     ap.add_argument("--out")
-    ap.add_argument("--sets", default=",".join(SETS))
     args = ap.parse_args()
-    if shared_data_dir() is None:
-        print("../shared/data is absent: nothing to report", file=sys.stderr)
-        return 2
-    cfg = SearchConfig()
-    results = {}
-    for name in args.sets.split(","):
-        ds = load_dataset(resolve_dataset(name))
-        rep = evaluate_dataset(ds, cfg, show_progress=False)
-        report_half = [o for o in rep.outcomes if half_of(f"{ds.name}:{o.query_id}") == "report"]
-        half = summarize(ds, cfg, report_half)
-        results[name] = {
-            "tuned_on": name in TUNED_ON,
-            "whole_dev": dict(rep.metrics),
-            "report_half": dict(half.metrics),
-            "no_answer_report_half": dict(half.no_answer),
-            "no_answer_whole_dev": dict(rep.no_answer),
-            "counts": dict(rep.counts),
-            "timing": dict(rep.timing),
-        }
-        print(name, json.dumps(results[name]), file=sys.stderr, flush=True)
-    lines = [
-        "| set | used for tuning | nDCG@10 peer BM25 / dense / RRF | **nDCG@10 searchkit** (whole dev) | RR@10 | R@100 "
-        "| nDCG@10 report half | no-answer AUROC peer (top-1 dense) | **AUROC searchkit** (report half) | warn recall / false-warn rate (report half) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in results.items():
-        b = BASELINE[name]
-        w, h, na = r["whole_dev"], r["report_half"], r["no_answer_report_half"]
+    runs = Path(args.runs)
+    results, lines = {}, []
+    for name in SETS:
+        before, after, cmp_file = runs / f"before_{name}", runs / f"after_{name}", runs / f"compare_{name}.json"
+        if not (after / "metrics.json").is_file():
+            print(f"{name}: no run folder {after}; skipped", file=sys.stderr)
+            continue
+        whole = json.loads((after / "metrics.json").read_text(encoding="utf-8"))
+        res = {"whole_dev": whole["metrics"], "shape": whole.get("shape"),
+               "report_half": _half(after, "report"), "previous_report_half": _half(before, "report")}
+        if cmp_file.is_file():
+            cmp = json.loads(cmp_file.read_text(encoding="utf-8"))
+            nd = next(r for r in cmp["sections"][0]["metrics"] if r["metric"] == "nDCG@10")
+            res["vs_previous"] = {"nDCG@10_delta": nd["delta"][1], "nDCG@10_p": nd["p"][1]}
+            if cmp.get("no_answer"):
+                na = cmp["no_answer"]
+                res["vs_previous"].update({"AUROC_delta": na["delta"][1], "AUROC_p": na["p"][1]})
+        results[name] = res
+        bm, de, rrf, auc_peer = BASELINE[name]
+        r, p = res["report_half"], res["previous_report_half"]
+        vs = res.get("vs_previous", {})
         lines.append(
-            f"| {name} | {'tune half' if r['tuned_on'] else 'held out'} | {b[0]:.3f} / {b[1]:.3f} / {b[2]:.3f} "
-            f"| **{w['nDCG@10']:.3f}** | {w['RR@10']:.3f} | {w['R@100']:.3f} | {h['nDCG@10']:.3f} | {b[3]:.3f} "
-            f"| **{na['AUROC']:.3f}** | {na['warn-recall']:.2f} / {na['false-warn-rate']:.2f} |"
-        )
-    table = "\n".join(lines)
-    print(table)
+            f"| {name} | {bm:.3f} / {de:.3f} / {rrf:.3f} | **{whole['metrics']['nDCG@10']:.3f}** | "
+            f"{p['nDCG@10']:.3f} → **{r['nDCG@10']:.3f}** ({vs.get('nDCG@10_delta', 0):+.3f}, p {vs.get('nDCG@10_p', float('nan')):.3f}) | "
+            f"{auc_peer:.3f} | {p.get('AUROC', float('nan')):.3f} → **{r.get('AUROC', float('nan')):.3f}** "
+            f"(p {vs.get('AUROC_p', float('nan')):.3f}) | {r.get('recall@5%FW', float('nan')):.2f} | "
+            f"{p.get('false-warn-rate', float('nan')):.2f} → {r.get('false-warn-rate', float('nan')):.2f} | "
+            f"{r.get('warn-recall', float('nan')):.2f} |")
+    print("| set | nDCG@10 peer BM25 / dense / RRF (whole dev) | **searchkit** (whole dev) | report half: previous → new (Δ, p) | "
+          "no-answer AUROC peer (top-1 dense, whole dev) | report half AUROC previous → new (p) | recall of unanswerable "
+          "at 5% false warnings | false-warning rate previous → new | warning recall |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(lines))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"config_fingerprint": cfg.fingerprint(), "results": results, "table": table}, fh, indent=2)
+        Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 
 

@@ -56,6 +56,25 @@ def test_target_false_warn_rate_sets_threshold():
     assert m["false-warn-rate"] <= 0.05 + 1e-9
 
 
+def test_target_false_warn_holds_in_every_group_not_only_pooled():
+    """Two datasets whose answerable queries score differently: a pooled threshold would warn on far
+    more than the target in the lower one; the every-group rule keeps each within it."""
+    from dataclasses import replace
+
+    rows = []
+    for g, shift in (("high", 0.0), ("low", -0.03)):
+        for r in _rows(seed=1 if g == "high" else 2):
+            sig = dict(r.signals)
+            sig["dense_top1"] += shift
+            rows.append(replace(r, query_id=f"{g}:{r.query_id}", signals=sig, group=g))
+    pooled = fit_weak_match(rows, ("dense_top1", "dense_margin"), target_false_warn=0.1, every_group=False)
+    each = fit_weak_match(rows, ("dense_top1", "dense_margin"), target_false_warn=0.1)
+    by_group = {g: score_weak_match([r for r in rows if r.group == g], each)["false-warn-rate"] for g in ("high", "low")}
+    assert max(by_group.values()) <= 0.1 + 1e-9
+    assert score_weak_match([r for r in rows if r.group == "low"], pooled)["false-warn-rate"] > 0.1
+    assert each.threshold < pooled.threshold
+
+
 def test_needs_both_classes():
     rows = [r for r in _rows() if r.answerable]
     with pytest.raises(ValueError, match="both"):

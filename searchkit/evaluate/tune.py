@@ -109,11 +109,13 @@ def fit_weak_match(
     C: float = 1.0,
     target_false_warn: float | None = None,
     balance_groups: bool = True,
+    every_group: bool = True,
 ) -> WeakMatchConfig:
     """Fit on ``rows`` (use the tune half). The threshold is 0.5 on the balanced model, or, with
     ``target_false_warn``, the largest threshold whose false-warning rate on answerable rows stays
-    within that target. With ``balance_groups`` every (group, class) cell weighs the same in the
-    fit, so a small workspace-like set counts as much as a large Wikipedia one."""
+    within that target — in every group (dataset) when ``every_group``, else over the rows pooled.
+    With ``balance_groups`` every (group, class) cell weighs the same in the fit, so a small
+    workspace-like set counts as much as a large Wikipedia one."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
@@ -139,9 +141,13 @@ def fit_weak_match(
     threshold = 0.5
     if target_false_warn is not None:
         p = 1.0 / (1.0 + np.exp(-(X @ coef + intercept)))
-        pa = np.sort(p[y == 1])
-        k = int(np.floor(target_false_warn * len(pa)))
-        threshold = float(pa[k]) if k < len(pa) else 1.0
+        groups = np.array([r.group for r in rows]) if every_group else np.zeros(len(rows), dtype=int)
+        threshold = 1.0
+        for g in np.unique(groups):
+            pa = np.sort(p[(y == 1) & (groups == g)])
+            if len(pa):
+                k = int(np.floor(target_false_warn * len(pa)))
+                threshold = min(threshold, float(pa[k]) if k < len(pa) else 1.0)
     return WeakMatchConfig(
         enabled=True,
         features=tuple(features),
