@@ -8,28 +8,62 @@ has more than enough, nothing is replaced. The answer stays ordered by relevance
 "Close enough" is scale-free, so it means the same under RRF and under score fusion: a candidate's
 fused score, min-max normalised over the candidate list (top = 1, last = 0), must be at least
 ``min_relative_score``.
+
+Result groups (issue 11 item 3): with ``group`` given, candidates that share a group key (the
+history tool's key is the session: a chat and the digests of its turns) count as one result: only
+the best-ranked candidate of each group can become a card, the others are dropped before the
+cards are picked, so the freed slots go to the next candidates under the same H8 rule. A
+candidate whose key is ``None`` is a group of its own. "Close enough" is still measured over the
+whole candidate list, so grouping changes nothing for candidates outside any group but the slots.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from dataclasses import replace
+from typing import Callable, Hashable, Optional, Sequence
 
 from searchkit.records import Hit
 
+GroupKey = Callable[[Hit], Optional[Hashable]]
 
-def diversify(hits: Sequence[Hit], limit: int, *, per_kind: int = 2, min_relative_score: float = 0.5) -> list[Hit]:
-    """Pick ``limit`` cards from ``hits`` (ranked candidates, best first) as H8 describes.
+
+def one_per_group(hits: Sequence[Hit], group: GroupKey) -> list[Hit]:
+    """``hits`` (best first) less every hit whose group key an earlier hit already has; hits
+    keyed ``None`` are all kept. Order and ranks are unchanged."""
+    seen: set = set()
+    out: list[Hit] = []
+    for h in hits:
+        key = group(h)
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(h)
+    return out
+
+
+def diversify(
+    hits: Sequence[Hit],
+    limit: int,
+    *,
+    per_kind: int = 2,
+    min_relative_score: float = 0.5,
+    group: GroupKey | None = None,
+) -> list[Hit]:
+    """Pick ``limit`` cards from ``hits`` (ranked candidates, best first) as H8 describes, at
+    most one per ``group`` key when ``group`` is given (see the module docstring).
 
     Returns the chosen hits in their original relevance order, re-numbered from rank 1.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    chosen = list(hits[:limit])
+    pool = list(hits) if group is None else one_per_group(hits, group)
+    chosen = list(pool[:limit])
     if not chosen or per_kind < 1:
-        return _renumber(chosen)
+        return renumber(chosen)
     top, low = hits[0].score, min(h.score for h in hits)
     span = top - low
-    rest = [h for h in hits[limit:] if span > 0 and (h.score - low) / span >= min_relative_score]
+    rest = [h for h in pool[limit:] if span > 0 and (h.score - low) / span >= min_relative_score]
     counts = Counter(h.record.kind for h in chosen)
     for cand in rest:
         kind = cand.record.kind
@@ -47,12 +81,11 @@ def diversify(hits: Sequence[Hit], limit: int, *, per_kind: int = 2, min_relativ
         counts[victim.record.kind] -= 1
         chosen.append(cand)
         counts[kind] += 1
-    order = {id(h): i for i, h in enumerate(hits)}
+    order = {id(h): i for i, h in enumerate(pool)}
     chosen.sort(key=lambda h: order[id(h)])
-    return _renumber(chosen)
+    return renumber(chosen)
 
 
-def _renumber(hits: list[Hit]) -> list[Hit]:
-    from dataclasses import replace
-
+def renumber(hits: Sequence[Hit]) -> list[Hit]:
+    """``hits`` with ranks 1, 2, ... in their order."""
     return [replace(h, rank=i) for i, h in enumerate(hits, start=1)]

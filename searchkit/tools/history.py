@@ -3,7 +3,8 @@
 ``HistoryIndex`` holds a loaded workspace and the ``Searcher`` over its records;
 ``HistoryIndex.search(query, kinds, since, until, limit, spaces, *, caller, container, space)``
 checks the parameters (H6, H7) before anything is searched, keeps to the caller's spaces and
-privacy (H14, H15), applies kind diversity (H8), cuts snippets (H9), adds the weak-match and
+privacy (H14, H15), applies kind diversity (H8) with at most one card per session (a chat and
+the digests of its turns; issue 11 item 3), cuts snippets (H9), adds the weak-match and
 missing-ID warnings (H11, H12) and renders the answer as the seed shows it (H13).
 """
 from __future__ import annotations
@@ -213,7 +214,7 @@ class HistoryIndex:
         score, count or message depends on anything the caller may not see."""
         from searchkit.analyze import detect_language
         from searchkit.ingest.policy import searchable_spaces
-        from searchkit.rank.diversity import diversify
+        from searchkit.rank.diversity import diversify, one_per_group, renumber
         from searchkit.rank.signals import missing_ids_warning
         from searchkit.searcher import Filters, QueryError
 
@@ -263,10 +264,13 @@ class HistoryIndex:
             except QueryError as exc:  # pragma: no cover - checked above
                 raise HistorySearchError("query", str(exc)) from None
             d = self.searcher.config.diversity
+            # one card per session (issue 11 item 3): a chat and its turns' digests are one
+            # result group, so a long chat does not crowd out other sessions (H8)
             if d.enabled:
-                hits = diversify(res.hits, lim, per_kind=d.per_kind, min_relative_score=d.min_relative_score)
+                hits = diversify(res.hits, lim, per_kind=d.per_kind, min_relative_score=d.min_relative_score,
+                                 group=session_key)
             else:
-                hits = list(res.hits[:lim])
+                hits = renumber(one_per_group(res.hits, session_key)[:lim])
             warnings = [w for w in res.warnings if w.code == "weak_match"]
             m = missing_ids_warning(q, hits)
             if m is not None:
@@ -454,6 +458,22 @@ def pointer_line(record: Record) -> str | None:
             cols = record.fields.get("columns") or ()
             return f"Table: {table} ({', '.join(str(c) for c in cols)})"
     return None
+
+
+def session_key(hit: Hit) -> tuple[str, str] | None:
+    """The session a card belongs to, ``(space, ses_id)``, for a chat (its ``ses_id``) and a
+    digest (the chat its ``Chat: chat:<ses_id>`` line names, H5); None for every other kind.
+    The history tool shows at most one card per session (issue 11 item 3)."""
+    r = hit.record
+    ses: Any = None
+    if r.kind == "chat":
+        ses = r.fields.get("ses_id") or (r.ref[len("chat:"):] if r.ref.startswith("chat:") else None)
+    elif r.kind == "digest":
+        ses = r.fields.get("chat")
+        if not ses:
+            line = pointer_line(r)
+            ses = line[len("Chat: chat:"):].strip() if line else None
+    return (r.space, str(ses)) if ses else None
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
