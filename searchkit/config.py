@@ -434,6 +434,16 @@ class AdaptiveFusion:
     hi: float = _knob(0.7, lo=0.0, hi=1.0)
 
 
+_SHIPPED_ADAPTIVE = AdaptiveFusion(
+    features=("bm25_z", "bm25_margin", "bm25_top1_per_term", "dense_top1", "dense_margin", "dense_z", "overlap10",
+              "top1_agree", "query_terms"),
+    coef=(0.523056, 0.263654, 0.07043, -4.875775, -57.902998, -0.458294, 0.019821, -0.678541, 0.387378),
+    intercept=3.18615, retriever="bm25", lo=0.1, hi=0.7,
+)
+"""Fitted by ``searchkit tune adaptive-fusion`` on the tune halves of the eight public dev sets
+(evals/reproduce_defaults.sh, evals/defaults/adaptive_fit.json)."""
+
+
 @dataclass(frozen=True)
 class FusionConfig(_Section):
     """How retrievers' lists are combined (``searchkit.rank.fusion.FUSION_METHODS``).
@@ -455,8 +465,11 @@ class FusionConfig(_Section):
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
-    adaptive: AdaptiveFusion | None = field(default=None, metadata=_OMIT_DEFAULT)
-    """Weights chosen per query (``wsum`` only); None: ``weights`` for every query."""
+    adaptive: AdaptiveFusion | None = field(default_factory=lambda: _SHIPPED_ADAPTIVE, metadata=_OMIT_DEFAULT)
+    """Weights chosen per query (a weighted sum only: ``rrf`` ignores it); None: ``weights`` for
+    every query. The default was fitted on the tune halves of the public dev sets. A config that
+    gives ``fusion.weights`` without ``fusion.adaptive`` (JSON, or ``replace``) gets None: the
+    weights it asked for, for every query."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", _frozen_weights(self.weights))
@@ -472,8 +485,6 @@ class FusionConfig(_Section):
                        f"{len(a.features)}; give one weight per feature")
         if a.lo > a.hi:
             out.append(f"fusion.adaptive.lo ({a.lo}) is above fusion.adaptive.hi ({a.hi})")
-        if self.method == "rrf":
-            out.append("fusion.adaptive chooses weights of a weighted sum; it does nothing with fusion.method rrf")
         return out
 
 
@@ -506,6 +517,15 @@ class WeakMatchModel:
     threshold: float = _knob(0.5, lo=0.0, hi=1.0)
 
 
+_SHIPPED_CONVERSATION = WeakMatchModel(
+    features=("speaker_query", "speaker_named", "speaker_other", "speaker_gap", "dense_top1"),
+    coef=(-7.818537182986047, 1.7825253754036154, -0.8090151338894461, 1.4667958729378079, 19.015924074307872),
+    intercept=-9.474948232276118,
+    threshold=0.2637031368858645,
+)
+"""The conversation-corpus model fitted with the documents model (evals/defaults/weak_match_fit.json)."""
+
+
 @dataclass(frozen=True)
 class WeakMatchConfig(_Section):
     """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
@@ -521,13 +541,14 @@ class WeakMatchConfig(_Section):
     KEY: ClassVar[str] = "weak_match"
     enabled: bool = True
     features: tuple[str, ...] = _knob(
-        ("dense_top1", "dense_margin", "dense_gap10", "dense_z", "bm25_margin", "bm25_z", "fused_z", "term_coverage"),
+        ("dense_top1", "dense_margin", "dense_gap10", "bm25_idf_coverage", "bm25_idf_coverage3",
+         "bm25_sentence_coverage"),
         registry="weak-match feature",
     )
-    coef: tuple[float, ...] = (16.882773, 17.698691, 40.158291, -0.632907, 3.176141, -0.035855, 0.264748, 2.942883)
-    intercept: float = -16.713196
-    threshold: float = _knob(0.5, lo=0.0, hi=1.0)
-    conversation: WeakMatchModel | None = field(default=None, metadata=_OMIT_DEFAULT)
+    coef: tuple[float, ...] = (8.166646702534155, 11.174876900050533, 24.76028798228862, 1.5607209930556125, 0.6690208983528299, 1.787697044825123)
+    intercept: float = -10.506610282454261
+    threshold: float = _knob(0.24183857970392156, lo=0.0, hi=1.0)
+    conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
     """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
     least ``conversation_share`` of the records are chat transcripts); None: the model above."""
     conversation_share: float = field(default=0.5, metadata={**_OMIT_DEFAULT, "lo": 0.0, "hi": 1.0})
@@ -555,7 +576,7 @@ class WeakMatchConfig(_Section):
         way as the default, on BM25-only runs, over features that read no dense scores
         (evals/defaults/bm25_only_weak_match_fit.json, evals/defaults/reproduce_bm25_only.sh)."""
         return cls(features=_BM25_ONLY_FEATURES, coef=_BM25_ONLY_COEF, intercept=_BM25_ONLY_INTERCEPT,
-                   threshold=_BM25_ONLY_THRESHOLD)
+                   threshold=_BM25_ONLY_THRESHOLD, conversation=None)
 
 
 # Fitted by evals/defaults/reproduce_bm25_only.sh (the "weak_match" of bm25_only_weak_match_fit.json,
@@ -642,6 +663,9 @@ class SearchConfig:
     def __post_init__(self) -> None:
         if not self.dense.enabled and _is_default(self.weak_match):
             object.__setattr__(self, "weak_match", WeakMatchConfig.bm25_only())
+        elif not self.dense.enabled and self.weak_match.conversation == _SHIPPED_CONVERSATION:
+            # the shipped conversation model reads dense scores: without them, the documents model serves
+            object.__setattr__(self, "weak_match", dataclasses.replace(self.weak_match, conversation=None))
         _check_now(self)
 
     # -- validation -----------------------------------------------------------------------
@@ -713,6 +737,10 @@ class SearchConfig:
             data, notes = migrate(data)
             for note in notes:
                 logging.getLogger(__name__).info("%s", note)
+        fusion = data.get("fusion") if isinstance(data, Mapping) else None
+        if isinstance(fusion, Mapping) and "weights" in fusion and "adaptive" not in fusion:
+            # fixed weights given without an adaptive model: those weights, for every query
+            data = {**data, "fusion": {**fusion, "adaptive": None}}
         return _build(cls, data, "")
 
     @classmethod
@@ -774,6 +802,8 @@ class SearchConfig:
             if parts[-1] not in node:
                 raise ConfigError(f"unknown config key {key!r}")
             node[parts[-1]] = _to_plain(value, full=True)  # dataclasses (and tuples of them) as plain data
+        if "fusion.weights" in sections and "fusion.adaptive" not in sections and isinstance(data.get("fusion"), dict):
+            data["fusion"]["adaptive"] = None  # fixed weights asked for: the adaptive model steps aside
         return SearchConfig.from_dict(data)
 
 

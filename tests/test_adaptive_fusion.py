@@ -37,9 +37,17 @@ def _model(**kw) -> AdaptiveFusion:
 # --------------------------------------------------------------------------- config
 
 
-def test_a_config_without_a_model_omits_it_from_its_json():
+def test_a_config_without_a_model_says_so_in_its_json():
     cfg = SearchConfig().replace(**{"fusion.adaptive": None})
-    assert cfg.fusion.adaptive is None and "adaptive" not in cfg.to_dict()["fusion"]
+    assert cfg.fusion.adaptive is None and cfg.to_dict()["fusion"].get("adaptive") is None
+    assert SearchConfig.from_json(cfg.to_json()) == cfg
+    assert SearchConfig().fusion.adaptive is not None  # the shipped model
+
+
+def test_fixed_weights_given_without_a_model_turn_the_model_off():
+    assert SearchConfig.from_dict({"fusion": {"weights": {"bm25": 0.5, "dense": 0.5}}}).fusion.adaptive is None
+    assert SearchConfig().replace(**{"fusion.weights": {"bm25": 0.5, "dense": 0.5}}).fusion.adaptive is None
+    assert SearchConfig.from_dict({"fusion": {"norm": "zscore"}}).fusion.adaptive == SearchConfig().fusion.adaptive
 
 
 @pytest.mark.parametrize("bad, needle", [
@@ -53,9 +61,12 @@ def test_bad_adaptive_models_are_refused_naming_the_key(bad, needle):
         SearchConfig().replace(**{"fusion.adaptive": bad})
 
 
-def test_adaptive_with_rrf_is_refused():
-    with pytest.raises(ConfigError, match="rrf"):
-        SearchConfig.from_dict({"fusion": {"method": "rrf", "adaptive": {"features": [], "coef": []}}})
+def test_rrf_ignores_the_adaptive_model(searcher, mini):
+    cfg = searcher.config.replace(**{"fusion.method": "rrf"})
+    plain = searcher.with_config(cfg.replace(**{"fusion.adaptive": None}))
+    with_model = searcher.with_config(cfg.replace(**{"fusion.adaptive": _model()}))
+    q = mini.queries[0].text
+    assert [h.record.id for h in plain.search(q).hits] == [h.record.id for h in with_model.search(q).hits]
 
 
 def test_adaptive_round_trips_through_json_and_changes_the_fingerprint():
@@ -89,7 +100,8 @@ def test_share_stays_between_lo_and_hi_and_follows_the_model(searcher, mini):
 
 def test_without_a_model_the_weights_are_the_configs(searcher, mini):
     c = searcher._retrieve(mini.queries[0].text, dict(searcher.retrievers), None)
-    assert dict(adaptive.weights_for(c, SearchConfig().fusion)) == {"bm25": 0.4, "dense": 0.6}
+    fusion = SearchConfig().replace(**{"fusion.adaptive": None}).fusion
+    assert dict(adaptive.weights_for(c, fusion)) == {"bm25": 0.4, "dense": 0.6}
 
 
 def test_the_searcher_fuses_each_query_at_its_own_share(searcher, mini):

@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "0c731779f89c5a3e"  # schema 2 (fusion.weights); was bd34f670099db8b3
+    assert SearchConfig().fingerprint() == "53e7d343cca71aaf"  # schema 2 (fusion.weights); was bd34f670099db8b3
 
 
 def test_bm25_only_model_matches_its_committed_fit():
@@ -326,6 +326,9 @@ def test_shipped_defaults_equal_the_committed_choices():
     wm = shipped.weak_match
     assert list(wm.features) == fit["features"] and wm.threshold == fit["threshold"]
     assert wm.coef == pytest.approx(fit["coef"], abs=5e-7) and wm.intercept == pytest.approx(fit["intercept"], abs=5e-7)
+    conv = fit["conversation"]
+    assert list(wm.conversation.features) == conv["features"] and wm.conversation.threshold == conv["threshold"]
+    assert wm.conversation.coef == pytest.approx(conv["coef"], abs=5e-7)
 
 
 def test_a_key_given_twice_is_refused():
