@@ -223,7 +223,7 @@ def test_fusion_rows_and_significance():
 
 
 def test_config_diff_lists_changed_keys():
-    a = SearchConfig()
+    a = SearchConfig().replace(**{"fusion.adaptive": None})  # fixed weights: the grid's kind of config
     b = a.replace(**{"fusion.weights": {"bm25": 0.6, "dense": 0.4}, "weak_match.threshold": 0.3})
     diff = research.config_diff(a, b)
     assert list(diff.index) == ["fusion.weights.bm25", "fusion.weights.dense", "weak_match.threshold"]

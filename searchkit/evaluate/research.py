@@ -423,10 +423,17 @@ def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "n
 
 def trial_matching(trials: Sequence[Any], base: Any, settings: Mapping[str, Any] | None = None) -> Any:
     """The trial whose settings give the same fusion as ``base`` (the shipped config) or, with
-    ``settings``, as ``base.replace(**settings)``; None when the grid has no such point."""
-    target = (base.replace(**settings) if settings else base).fusion
+    ``settings``, as ``base.replace(**settings)``; None when the grid has no such point. The grid
+    holds fixed weights, so a query-adaptive model (``fusion.adaptive``) is left out of the match:
+    the shipped fusion matches the grid point of its fixed weights."""
+    import dataclasses
+
+    def fixed(fusion: Any) -> Any:
+        return dataclasses.replace(fusion, adaptive=None)
+
+    target = fixed((base.replace(**settings) if settings else base).fusion)
     for t in trials:
-        if base.replace(**t.settings).fusion == target:
+        if fixed(base.replace(**t.settings).fusion) == target:
             return t
     return None
 
