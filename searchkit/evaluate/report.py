@@ -19,7 +19,6 @@ import base64
 import html
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -396,19 +395,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
         raise ReportError(f"--out {str(target)!r} is a folder; give the path of the HTML file to write")
     runs = [load_run(p) for p in run_dirs]
     page = build_report(runs, **options)
-    parent = target.parent if str(target.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    from searchkit.util import atomic_write_text
+
+    atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
     return target
