@@ -357,3 +357,45 @@ def test_missing_fts5_answers_a_plain_message(tmp_path):
     # reading and listing need no FTS5
     assert [c.comment_id for c in task_search(conn, CTX, around_ref="comment:88", context=1).comments] == [86, 88, 90]
     assert len(list_tasks(conn, CTX).tasks) == 5
+
+
+# ------------------------------------------------------------------ the LIKE path's plan (issue 13)
+
+_LIKE_QUERIES = ("認証", "ログイン 認証", "ui", "ログ")
+
+
+def test_like_path_walks_comments_newest_first_through_the_covering_index(conn):
+    # the LIKE path stops at the k-th match of a newest-first walk of comments_ts (which holds the
+    # folded text: no table row is read) instead of testing every comment and sorting the matches
+    fts5 = pytest.importorskip("searchkit.retrievers.fts5")
+    r = fts5.FTS5Retriever(conn)
+    seen = []
+    conn.set_trace_callback(seen.append)
+    try:
+        r.search(r.prepare("認証"), 10, fts5.TaskScope(space="acme", current_task=30))
+    finally:
+        conn.set_trace_callback(None)
+    sql = next(s for s in seen if "LIKE" in s)
+    plan = " | ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql))
+    assert "SCAN c USING COVERING INDEX comments_ts" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
+
+
+def test_like_path_answers_the_same_without_the_index(conn, tmp_path):
+    # a store imported before comments_ts existed (read-only until its next import) gets the same
+    # rows in the same order, by a full scan
+    path = tmp_path / "tasks.sqlite"
+    c = store.connect(path)
+    store.import_dir(c, DEMO)
+    before = {q: ids(task_search(c, CTX, query=q)) for q in _LIKE_QUERIES}
+    with c:
+        c.execute("DROP INDEX comments_ts")
+    c.close()
+    old = store.open_readonly(path)
+    assert old.execute("SELECT count(*) FROM sqlite_master WHERE name = 'comments_ts'").fetchone()[0] == 0
+    for q in _LIKE_QUERIES:
+        res = task_search(old, CTX, query=q)
+        assert res.method == "like"
+        assert ids(res) == before[q], q
+    old.close()
+    assert before["認証"] == [95, 88] and before == {q: ids(task_search(conn, CTX, query=q)) for q in _LIKE_QUERIES}

@@ -101,6 +101,7 @@ CREATE TABLE IF NOT EXISTS comments (
     folded        TEXT
 );
 CREATE INDEX IF NOT EXISTS comments_task_ts ON comments(task, ts_utc, id);
+CREATE INDEX IF NOT EXISTS comments_ts ON comments(ts_utc, id, task, folded);
 """
 """``tasks.title`` is the title as every tool shows it, redacted (``shown_title``, T6);
 ``tasks.title_raw`` the title as imported. A store made before ``title_raw`` existed is migrated by
