@@ -41,7 +41,7 @@ class BM25Retriever:
         return self.index.top_k(query, k, mask)
 
     def scores_for(self, query: Sequence[str], rows: np.ndarray) -> np.ndarray:
-        return self.index.scores(query)[rows]
+        return self.index.scores_at(query, rows)
 
     def evidence(self, query: Sequence[str], top: Sequence[Sequence[int]], texts: Sequence[str]) -> dict[str, float]:
         """How much of the query the top records hold (H11's content evidence).
