@@ -650,6 +650,12 @@ def test_scores_at_equals_scores_bit_for_bit(path, corpus, query, variant, dtype
     got = ix.scores_at(query, rows)
     assert got.dtype == np.float64 and got.shape == rows.shape
     np.testing.assert_array_equal(got, want)
+    # a scoped view (H15: statistics over the caller's documents alone) fills the same way
+    allowed = rng.random(len(corpus)) < 0.6
+    scoped = ix.restrict(allowed)
+    with query_path(path):
+        want_scoped = scoped.scores(query)[rows]
+    np.testing.assert_array_equal(scoped.scores_at(query, rows), want_scoped)
 
 
 def test_scores_at_refuses_rows_outside_the_collection():

@@ -367,7 +367,8 @@ _LIKE_QUERIES = ("認証", "ログイン 認証", "ui", "ログ")
 def test_like_path_walks_comments_newest_first_through_the_covering_index(conn):
     # the LIKE path stops at the k-th match of a newest-first walk of comments_ts (which holds the
     # folded text: no table row is read) instead of testing every comment and sorting the matches
-    fts5 = pytest.importorskip("searchkit.retrievers.fts5")
+    from searchkit.retrievers import fts5
+
     r = fts5.FTS5Retriever(conn)
     seen = []
     conn.set_trace_callback(seen.append)
