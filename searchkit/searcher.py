@@ -172,6 +172,7 @@ class Searcher:
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
         self._speakers: dict[bytes, Any] = {}
         self._shapes: dict[bytes, str] = {}
+        self._fingerprint: str | None = None  # the config's, computed once (a config is frozen)
 
     # -- what it holds --------------------------------------------------------------------
     @property
@@ -326,8 +327,10 @@ class Searcher:
         cands = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
         hits = self._hits(cands, k)
         warnings, sig = self._warnings(q, cands, hits, scope)
+        if self._fingerprint is None:
+            self._fingerprint = self.config.fingerprint()
         return Result(
-            query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self.config.fingerprint(), signals=sig
+            query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self._fingerprint, signals=sig
         )
 
     # -- internals ------------------------------------------------------------------------
@@ -351,12 +354,9 @@ class Searcher:
         def fill(name: str, missing: list[int]) -> dict[int, float]:
             """The retriever's exact score for records it did not return: their best passage."""
             pis = [self._record_passages[ri] for ri in missing]
-            vals = views[name].scores_for(c.runs[name].query, np.concatenate(pis))
-            out, pos = {}, 0
-            for ri, p in zip(missing, pis):
-                out[ri] = float(np.max(vals[pos:pos + len(p)]))
-                pos += len(p)
-            return out
+            vals = np.asarray(views[name].scores_for(c.runs[name].query, np.concatenate(pis)))
+            starts = np.cumsum([0] + [len(p) for p in pis[:-1]])
+            return dict(zip(missing, np.maximum.reduceat(vals, starts).tolist()))
 
         cfg = self.config.fusion
         if weights is None and cfg.adaptive is not None and cfg.method != "rrf":

@@ -179,13 +179,18 @@ def fuse_runs(
     if not runs:
         return []
     if cfg.method != "rrf" and cfg.fill_missing and fill is not None and len(runs) > 1:
-        union = sorted(set().union(*runs.values()), key=_tie_key)
+        keys = set().union(*runs.values())
+        union = sorted(keys) if all(_plain_index(k) for k in keys) else sorted(keys, key=_tie_key)
         for name, run in runs.items():
             missing = [k for k in union if k not in run]
             if missing:
                 run.update(fill(name, missing))
-    back = {_tie_key(k): k for run in runs.values() for k in run}
-    keyed = {name: {_tie_key(k): s for k, s in run.items()} for name, run in runs.items()}
+    if all(_plain_index(k) for run in runs.values() for k in run):
+        back = None  # non-negative ints sort as their zero-padded strings would: keep them
+        keyed = runs
+    else:
+        back = {_tie_key(k): k for run in runs.values() for k in run}
+        keyed = {name: {_tie_key(k): s for k, s in run.items()} for name, run in runs.items()}
     if len(keyed) == 1:
         (fused,) = keyed.values()
     elif cfg.method == "rrf":
@@ -193,7 +198,13 @@ def fuse_runs(
     else:
         w = cfg.weights if weights is None else weights
         fused = fuse(keyed, cfg.method, weights={n: w.get(n, 0.0) for n in keyed}, norm=cfg.norm)
+    if back is None:
+        return [(k, float(s)) for k, s in rank_fused(fused)]
     return [(back[k], float(s)) for k, s in rank_fused(fused)]
+
+
+def _plain_index(key: Any) -> bool:
+    return type(key) is int and key >= 0
 
 
 def _tie_key(key: Any) -> str:
