@@ -3,20 +3,26 @@
 Chat records hold one message per line, ``Speaker: text`` (the workspace loader writes
 ``author: text``; LoCoMo's sessions read the same). A question that names a person ("What did
 Caroline realise after her charity race?") is about what *that* person said or did. When the lines
-of the top records that best match the rest of the question were said by someone else and do not
-mention the person named, the space most likely has no record of it: the classic near miss of a
-long two-person chat, where the event is real but belongs to the other speaker.
+of the top records that best match the rest of the question were said by someone else, the space
+most likely has no record of it: the classic near miss of a long two-person chat, where the event
+is real but belongs to the other speaker.
+
+A line is attributed to the one who *said* it, never to a person it merely mentions: in a
+two-person chat each speaker addresses the other by name ("Wow, Caroline, I ran a charity race!"),
+so a mention says nothing about whose event it is. Prose without a ``Speaker:`` head (a digest of a
+chat: "Melanie ran a charity race; Caroline ...") is split into sentences, and a sentence belongs
+to the first speaker it names (its subject, in the digests' plain style); a sentence naming no
+speaker belongs to no one.
 
 ``Speakers.from_records`` learns the speaker names of a corpus (a name heading a line in at least
-``MIN_LINES`` lines); ``attribution`` gives two numbers for one search:
+``MIN_LINES`` lines); ``attribution`` gives, for one search:
 
-- ``speaker_named``: the best match (share of the question's other terms, weighted) among lines
-  said by, or mentioning, a person the question names; ``speaker_other``: the best match among
-  the other lines;
-- ``speaker_gap``: that minus the best match among the other lines (negative: the evidence is
-  someone else's);
+- ``speaker_named``: the best match (share of the question's other terms, weighted) among the
+  lines and sentences of a person the question names; ``speaker_other``: the best match among
+  those of the other speakers;
+- ``speaker_gap``: the first minus the second (negative: the evidence is someone else's);
 
-both 0, with ``speaker_query`` 0, when the question names no speaker of the corpus.
+all 0, with ``speaker_query`` 0, when the question names no speaker of the corpus.
 """
 from __future__ import annotations
 
@@ -83,8 +89,8 @@ def attribution(
     tokens: Callable[[str], list[str]],
     weights: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
-    """``speaker_query``, ``speaker_named`` and ``speaker_gap`` (module doc) over the lines of
-    ``passages`` (the best passages of the top records)."""
+    """``speaker_query``, ``speaker_named``, ``speaker_other`` and ``speaker_gap`` (module doc)
+    over the lines of ``passages`` (passages of the top records)."""
     named = speakers.in_query(query_tokens)
     if not named:
         return {"speaker_query": 0.0, "speaker_named": 0.0, "speaker_other": 0.0, "speaker_gap": 0.0}
@@ -92,19 +98,39 @@ def attribution(
     content = set(query_tokens) - name_tokens
     w = {t: (weights or {}).get(t, 1.0) for t in content}
     total = sum(w.values()) or 1.0
+    first_token = {}  # a token of a speaker's name -> that speaker (the first listed wins a shared one)
+    for name, toks in speakers.names.items():
+        for t in toks:
+            first_token.setdefault(t, name)
     best_named = best_other = 0.0
+    for who, body_tokens in _attributed(passages, speakers, tokens, first_token):
+        match = sum(w[t] for t in content & set(body_tokens)) / total
+        if who in named:
+            best_named = max(best_named, match)
+        else:
+            best_other = max(best_other, match)
+    return {"speaker_query": 1.0, "speaker_named": best_named, "speaker_other": best_other,
+            "speaker_gap": best_named - best_other}
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+
+def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[str], list[str]],
+                first_token: Mapping[str, str]) -> Iterable[tuple[str, list[str]]]:
+    """``(speaker, tokens)`` for each line said by a known speaker, and for each sentence of the
+    other lines that names one (its first-named speaker)."""
     for text in passages:
         for line in text.splitlines()[:_MAX_LINES]:
             m = _LINE.match(line)
-            who, body = (m.group(1).strip(), m.group(2)) if m else (None, line)
-            body_tokens = set(tokens(body))
-            match = sum(w[t] for t in content & body_tokens) / total
-            if who in named or name_tokens & body_tokens:
-                best_named = max(best_named, match)
-            else:
-                best_other = max(best_other, match)
-    return {"speaker_query": 1.0, "speaker_named": best_named, "speaker_other": best_other,
-            "speaker_gap": best_named - best_other}
+            if m and m.group(1).strip() in speakers.names:
+                yield m.group(1).strip(), tokens(m.group(2))
+                continue
+            for sentence in _SENTENCE.split(line):
+                toks = tokens(sentence)
+                who = next((first_token[t] for t in toks if t in first_token), None)
+                if who is not None:
+                    yield who, toks
 
 
 def corpus_shape(texts: Iterable[str], min_share: float = 0.5) -> str:
