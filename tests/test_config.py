@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "53e7d343cca71aaf"  # schema 2 (fusion.weights); was bd34f670099db8b3
+    assert SearchConfig().fingerprint() == "24d5eedcc6ff1e6c"  # the refit weak-match models; was 53e7d343cca71aaf
 
 
 def test_bm25_only_model_matches_its_committed_fit():
@@ -307,8 +307,11 @@ def test_bm25_only_model_does_not_warn_on_every_query():
 
     assert warned(s) < len(answerable)
     shipped = WeakMatchConfig()  # on BM25-only scores its dense features are 0: the same as leaving them out
+    lexical = [i for i, f in enumerate(shipped.features) if not f.startswith("dense_")]
+    assert lexical and len(lexical) < len(shipped.features)
     forced = s.with_config(cfg.replace(weak_match=WeakMatchConfig(
-        features=shipped.features[4:], coef=shipped.coef[4:], intercept=shipped.intercept)))
+        features=tuple(shipped.features[i] for i in lexical), coef=tuple(shipped.coef[i] for i in lexical),
+        intercept=shipped.intercept)))
     assert warned(forced) == len(answerable)  # the shipped model without its dense terms
 
 

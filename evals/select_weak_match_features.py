@@ -1,0 +1,68 @@
+"""Choose the documents model's features on the TUNE half only (the report half is never read).
+
+5-fold cross-validation inside the tune half of the document sets' eval runs (folds by a salted
+hash of the query id), each candidate fitted as `searchkit tune weak-match` fits it
+(`fit_weak_match`: every dataset and class weighing the same); the score is the mean over datasets
+of the held-out AUROC. Usage, on the step-3 runs of `reproduce_defaults.sh`:
+
+    .venv/bin/python evals/select_weak_match_features.py runs/defaults/eval_*.json [--out FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from searchkit.evaluate.tune import fit_weak_match, from_eval_json, half_of
+from searchkit.rank.signals import answer_probability
+
+CANDIDATES = {
+    "previous (6)": ("dense_top1", "dense_margin", "dense_gap10", "bm25_idf_coverage", "bm25_idf_coverage3",
+                     "bm25_sentence_coverage"),
+    "three": ("dense_top1", "bm25_idf_coverage", "bm25_sentence_coverage"),
+    "four": ("dense_top1", "dense_margin", "bm25_idf_coverage", "bm25_sentence_coverage"),
+    "five": ("dense_top1", "dense_z", "bm25_idf_coverage", "bm25_idf_coverage3", "bm25_sentence_coverage"),
+}
+FOLDS = 5
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rows = []
+    for path in args.runs:
+        with open(path, encoding="utf-8") as fh:
+            rows += [r for r in from_eval_json(json.load(fh)) if r.shape != "conversation"]
+    tune = [r for r in rows if half_of(r.query_id) == "tune"]
+    fold = {r.query_id: hashlib.sha256(f"cv:{r.query_id}".encode()).digest()[0] % FOLDS for r in tune}
+    out = {}
+    for name, feats in CANDIDATES.items():
+        probs = {}
+        for f in range(FOLDS):
+            model = fit_weak_match([r for r in tune if fold[r.query_id] != f], feats)
+            probs.update({r.query_id: answer_probability(r.signals, model) for r in tune if fold[r.query_id] == f})
+        per = {}
+        for g in sorted({r.group for r in tune}):
+            rs = [r for r in tune if r.group == g]
+            if len({r.answerable for r in rs}) == 2:
+                per[g] = roc_auc_score([r.answerable for r in rs], [probs[r.query_id] for r in rs])
+        out[name] = {"features": list(feats), "mean_auroc": float(np.mean(list(per.values()))), "per_dataset": per}
+        print(f"{name:13s} mean {out[name]['mean_auroc']:.4f}  " + " ".join(f"{g} {a:.3f}" for g, a in per.items()))
+    best = max(out, key=lambda n: out[n]["mean_auroc"])
+    print(f"picked: {best} {CANDIDATES[best]}")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump({"picked_on": f"tune half, {FOLDS}-fold CV, mean AUROC over datasets", "picked": best,
+                       "candidates": out}, fh, indent=2)
+            fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
