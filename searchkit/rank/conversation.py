@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 MIN_LINES = 3
@@ -58,6 +59,15 @@ class Speakers:
             if n >= MIN_LINES and toks:
                 names[name] = toks
         return cls(names)
+
+    @cached_property
+    def by_token(self) -> Mapping[str, str]:
+        """A token of a speaker's name -> that speaker (the first listed wins a shared token)."""
+        out: dict[str, str] = {}
+        for name, toks in self.names.items():
+            for t in toks:
+                out.setdefault(t, name)
+        return out
 
     def in_query(self, query_tokens: Sequence[str]) -> set[str]:
         """The speakers the question names (every token of the name among the query's)."""
@@ -98,12 +108,8 @@ def attribution(
     content = set(query_tokens) - name_tokens
     w = {t: (weights or {}).get(t, 1.0) for t in content}
     total = sum(w.values()) or 1.0
-    first_token = {}  # a token of a speaker's name -> that speaker (the first listed wins a shared one)
-    for name, toks in speakers.names.items():
-        for t in toks:
-            first_token.setdefault(t, name)
     best_named = best_other = 0.0
-    for who, body_tokens in _attributed(passages, speakers, tokens, first_token):
+    for who, body_tokens in _attributed(passages, speakers, tokens):
         match = sum(w[t] for t in content & set(body_tokens)) / total
         if who in named:
             best_named = max(best_named, match)
@@ -116,10 +122,11 @@ def attribution(
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 
-def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[str], list[str]],
-                first_token: Mapping[str, str]) -> Iterable[tuple[str, list[str]]]:
+def _attributed(passages: Sequence[str], speakers: Speakers,
+                tokens: Callable[[str], list[str]]) -> Iterable[tuple[str, list[str]]]:
     """``(speaker, tokens)`` for each line said by a known speaker, and for each sentence of the
     other lines that names one (its first-named speaker)."""
+    first_token = speakers.by_token
     for text in passages:
         for line in text.splitlines()[:_MAX_LINES]:
             m = _LINE.match(line)

@@ -178,15 +178,16 @@ def fuse_runs(
     runs = {name: dict(run) for name, run in runs.items() if run}
     if not runs:
         return []
+    keys = set().union(*runs.values())
+    plain = all(type(k) is int and k >= 0 for k in keys)  # these sort as their _tie_key strings would
     if cfg.method != "rrf" and cfg.fill_missing and fill is not None and len(runs) > 1:
-        keys = set().union(*runs.values())
-        union = sorted(keys) if all(_plain_index(k) for k in keys) else sorted(keys, key=_tie_key)
+        union = sorted(keys) if plain else sorted(keys, key=_tie_key)
         for name, run in runs.items():
             missing = [k for k in union if k not in run]
             if missing:
-                run.update(fill(name, missing))
-    if all(_plain_index(k) for run in runs.values() for k in run):
-        back = None  # non-negative ints sort as their zero-padded strings would: keep them
+                run.update(fill(name, missing))  # fills keys of the union only: ``plain`` holds
+    if plain:
+        back = None
         keyed = runs
     else:
         back = {_tie_key(k): k for run in runs.values() for k in run}
@@ -201,10 +202,6 @@ def fuse_runs(
     if back is None:
         return [(k, float(s)) for k, s in rank_fused(fused)]
     return [(back[k], float(s)) for k, s in rank_fused(fused)]
-
-
-def _plain_index(key: Any) -> bool:
-    return type(key) is int and key >= 0
 
 
 def _tie_key(key: Any) -> str:
