@@ -465,6 +465,12 @@ class FusionConfig(_Section):
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
+    speaker: float = _knob(0.0, lo=0.0, hi=1.0, omit_default=True)
+    """Who said it, in ranking (H11 in long chats): when the question names a speaker of the
+    conversations searched, a fused record whose best passage only other speakers said (a chat turn
+    of the other person) loses ``speaker``; mixed passages and questions naming no speaker are left
+    as they are (``searchkit.rank.conversation.said_by_named``). In the fused score's units (the
+    weighted sum of min-max scores: 0..1); needs the BM25 retriever."""
     adaptive: AdaptiveFusion | None = field(default_factory=lambda: _SHIPPED_ADAPTIVE, metadata=_OMIT_DEFAULT)
     """Weights chosen per query (a weighted sum only: ``rrf`` ignores it); None: ``weights`` for
     every query. The default was fitted on the tune halves of the public dev sets. A config that

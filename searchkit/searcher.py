@@ -27,6 +27,8 @@ SPEAKER_DEPTH = 5
 """How many of the best fused records the attribution evidence reads."""
 MAX_SPEAKER_PASSAGES = 12
 """Passages of each such record it reads at most (the whole of a long session, bounded)."""
+SPEAKER_RANK_DEPTH = 100
+"""Fused records the ``fusion.speaker`` stage looks at (the rest keep their order below them)."""
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -323,7 +325,7 @@ class Searcher:
         views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
                  for name, r in self.retrievers.items()}
         cands = self._retrieve(q, views, pmask)
-        ranked = self._rerank(q, cands, self._fuse(cands, views))
+        ranked = self._rerank(q, cands, self._by_speaker(cands, self._fuse(cands, views), scope))
         cands = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
         hits = self._hits(cands, k)
         warnings, sig = self._warnings(q, cands, hits, scope)
@@ -364,6 +366,33 @@ class Searcher:
 
             weights = weights_for(c, cfg)
         return fuse_runs({name: run.records for name, run in c.runs.items()}, cfg, fill=fill, weights=weights)
+
+    def _by_speaker(self, c: Candidates, ranked: list[tuple[int, float]],
+                    scope: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """``fusion.speaker``: when the question names a speaker of the conversations in scope, a
+        record whose best passage only someone else said loses ``fusion.speaker``
+        (``searchkit.rank.conversation.said_by_named``); the rest keep their fused score."""
+        w = self.config.fusion.speaker
+        if w <= 0 or not ranked or "bm25" not in c.runs:
+            return ranked
+        from searchkit.rank.conversation import said_by_named
+
+        query = c.runs["bm25"].query
+        speakers = self.speakers(scope)
+        if not speakers.in_query(query):
+            return ranked
+        head, rest = ranked[:SPEAKER_RANK_DEPTH], ranked[SPEAKER_RANK_DEPTH:]
+        rrf_k = self.config.fusion.rrf_k
+        texts = []
+        for ri, _ in head:
+            pi = c.best_passage(ri, rrf_k)
+            # the passage's own slice of its record: not the title line it is prefixed with (a
+            # chat's title names both speakers)
+            texts.append("" if pi is None else self.records[ri].text[self.passages[pi].start:self.passages[pi].end])
+        own = said_by_named(query, texts, speakers, self.analyzer.query_tokens)
+        moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)]
+        moved.sort(key=lambda t: (-t[1], t[0]))
+        return moved + rest
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage (off by default): a second look at the best fused records."""

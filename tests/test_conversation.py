@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from searchkit.rank.conversation import Speakers, attribution
+from searchkit.rank.conversation import Speakers, attribution, said_by_named
 
 
 def tokens(text: str) -> list[str]:
@@ -65,3 +65,59 @@ def test_weights_decide_the_match_share():
     plain = attribution(q, [CHAT], SPEAKERS, tokens)
     heavy = attribution(q, [CHAT], SPEAKERS, tokens, weights={"race": 10.0})
     assert heavy["speaker_named"] > plain["speaker_named"]
+
+
+# -- who said it, in ranking (fusion.speaker) ---------------------------------------------------
+
+def test_said_by_named_is_whose_passage_it_is():
+    q = tokens("When did Caroline go to the support group?")
+    caroline = "Caroline: I went to a support group yesterday."
+    melanie = "Melanie: I went to a support group yesterday, Caroline!"  # mentions her: still Melanie's
+    digest = "Melanie ran a charity race. Caroline went to a support group."
+    own = said_by_named(q, [caroline, melanie, CHAT, digest, "no speaker here at all", ""], SPEAKERS, tokens)
+    assert own == [True, False, None, None, None, None]  # a two-person session or digest is mixed
+    assert said_by_named(q, ["Melanie ran a race. Then Melanie and Caroline ate."], SPEAKERS, tokens) == [False]
+    # a question naming no speaker, or both, moves nothing
+    assert said_by_named(tokens("support group"), [caroline, melanie], SPEAKERS, tokens) == [None, None]
+    both = tokens("What did Caroline and Melanie talk about at the support group?")
+    assert said_by_named(both, [caroline, melanie], SPEAKERS, tokens) == [True, True]
+
+
+def _turns_searcher(weight: float):
+    from searchkit.config import SearchConfig
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.records import Record
+    from searchkit.searcher import Searcher
+
+    lines = CHAT.splitlines() + [
+        "Melanie: I went to a pottery class with my kids, it was so fun.",
+        "Caroline: I signed up for a pottery class too, next week.",
+    ]
+    # each turn titled as LoCoMo's are: the title names both speakers, and is not whose turn it is
+    records = [Record(id=f"t{i}", kind="chat", title="Caroline & Melanie, 8 May 2023", text=line)
+               for i, line in enumerate(lines)]
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing", "hashing_dim": 256},
+                                  "fusion": {"speaker": weight}})
+    return Searcher.build(records, cfg, cache=EmbeddingCache(None))
+
+
+def test_fusion_speaker_moves_the_other_speakers_turn_down():
+    q = "What did Melanie do at the pottery class with her kids?"
+    off = [h.record.id for h in _turns_searcher(0.0).search(q, k=3).hits]
+    on = [h.record.id for h in _turns_searcher(0.5).search(q, k=3).hits]
+    assert off[0] == "t6"  # Melanie's own turn is first either way
+    assert on[0] == "t6"
+    # Caroline's pottery turn is the other speaker's: it falls below every turn of Melanie's
+    q2 = "What did Melanie sign up for, a pottery class?"
+    on2 = [h.record.id for h in _turns_searcher(0.9).search(q2, k=8).hits]
+    off2 = [h.record.id for h in _turns_searcher(0.0).search(q2, k=8).hits]
+    assert off2[0] == "t7"
+    assert on2[0] != "t7" and on2.index("t7") > on2.index("t6")
+    q4 = "What did Caroline do at the pottery class with her kids?"
+    off4 = [h.record.id for h in _turns_searcher(0.0).search(q4, k=8).hits]
+    on4 = [h.record.id for h in _turns_searcher(0.9).search(q4, k=8).hits]
+    assert off4[0] == "t6" and on4[0] == "t7"  # Melanie's kids, Caroline's class
+    # a question naming no one ranks as it did
+    q3 = "pottery class next week"
+    assert ([h.record.id for h in _turns_searcher(0.9).search(q3, k=8).hits]
+            == [h.record.id for h in _turns_searcher(0.0).search(q3, k=8).hits])

@@ -79,6 +79,9 @@ LABELS = frozenset({
     "asked", "done", "left", "decided", "chat", "table", "title", "note", "notes", "summary", "status", "date",
     "subject", "from", "to", "re", "q", "a", "answer", "question", "todo", "fixme", "warning", "error", "info",
     "debug", "tip", "example", "source", "url", "tags", "id", "attachments", "tool",
+    # a digest's parts as Russian and Japanese digests write them (asked / done / left / decided)
+    "спросили", "вопрос", "сделано", "осталось", "решили", "решение", "автоматический запуск",
+    "依頼", "質問", "実施", "残り", "決定",
 })
 """Words that head ``Word: text`` lines without being people (digest parts, table footers, notes)."""
 
@@ -117,6 +120,43 @@ def attribution(
             best_other = max(best_other, match)
     return {"speaker_query": 1.0, "speaker_named": best_named, "speaker_other": best_other,
             "speaker_gap": best_named - best_other}
+
+
+def said_by_named(
+    query_tokens: Sequence[str],
+    texts: Sequence[str],
+    speakers: Speakers,
+    tokens: Callable[[str], list[str]],
+) -> list[bool | None]:
+    """For each text (a record's passage, without its title line): True when everything in it that
+    belongs to a speaker (its ``Speaker:`` lines, the sentences of its prose that name one) belongs
+    to a person the question names, False when it all belongs to other speakers, None when it mixes
+    both or belongs to no one (a two-person session, plain prose). All None when the question names
+    no speaker: the ``fusion.speaker`` ranking stage moves only records of one other speaker.
+    """
+    named = speakers.in_query(query_tokens)
+    if not named:
+        return [None] * len(texts)
+    return [_whose(text, named, speakers, tokens) for text in texts]
+
+
+def _whose(text: str, named: set[str], speakers: Speakers, tokens: Callable[[str], list[str]]) -> bool | None:
+    """``said_by_named`` of one text; stops at the first line of the other side (mixed)."""
+    first_token = speakers.by_token
+    seen: set[bool] = set()
+    for line in text.splitlines()[:_MAX_LINES]:
+        m = _LINE.match(line)
+        if m and m.group(1).strip() in speakers.names:
+            whos = [m.group(1).strip()]
+        else:
+            whos = [next((first_token[t] for t in toks if t in first_token), None)
+                    for toks in map(tokens, _SENTENCE.split(line))]
+        for who in whos:
+            if who is not None:
+                seen.add(who in named)
+                if len(seen) > 1:
+                    return None
+    return seen.pop() if seen else None
 
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
