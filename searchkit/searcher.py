@@ -28,7 +28,7 @@ SPEAKER_DEPTH = 5
 MAX_SPEAKER_PASSAGES = 12
 """Passages of each such record it reads at most (the whole of a long session, bounded)."""
 SPEAKER_RANK_DEPTH = 100
-"""Fused records the ``fusion.speaker`` stage looks at (the rest keep their order below them)."""
+"""Fused records the ``fusion.speaker`` stage looks at (the rest keep their scores)."""
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -390,9 +390,9 @@ class Searcher:
             # chat's title names both speakers)
             texts.append("" if pi is None else self.records[ri].text[self.passages[pi].start:self.passages[pi].end])
         own = said_by_named(query, texts, speakers, self.analyzer.query_tokens)
-        moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)]
-        moved.sort(key=lambda t: (-t[1], t[0]))
-        return moved + rest
+        moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)] + rest
+        moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved down may fall below the rest
+        return moved
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage (off by default): a second look at the best fused records."""

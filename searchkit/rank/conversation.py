@@ -137,26 +137,15 @@ def said_by_named(
     named = speakers.in_query(query_tokens)
     if not named:
         return [None] * len(texts)
-    return [_whose(text, named, speakers, tokens) for text in texts]
-
-
-def _whose(text: str, named: set[str], speakers: Speakers, tokens: Callable[[str], list[str]]) -> bool | None:
-    """``said_by_named`` of one text; stops at the first line of the other side (mixed)."""
-    first_token = speakers.by_token
-    seen: set[bool] = set()
-    for line in text.splitlines()[:_MAX_LINES]:
-        m = _LINE.match(line)
-        if m and m.group(1).strip() in speakers.names:
-            whos = [m.group(1).strip()]
-        else:
-            whos = [next((first_token[t] for t in toks if t in first_token), None)
-                    for toks in map(tokens, _SENTENCE.split(line))]
-        for who in whos:
-            if who is not None:
-                seen.add(who in named)
-                if len(seen) > 1:
-                    return None
-    return seen.pop() if seen else None
+    out: list[bool | None] = []
+    for text in texts:
+        seen: set[bool] = set()
+        for who, _ in _attributed([text], speakers, tokens):  # lazily: stops at the first mixed line
+            seen.add(who in named)
+            if len(seen) > 1:
+                break
+        out.append(seen.pop() if len(seen) == 1 else None)
+    return out
 
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
