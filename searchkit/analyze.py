@@ -94,6 +94,8 @@ def script_runs(text: str) -> list[tuple[str, str]]:
 
 
 def _run_spans(text: str) -> list[tuple[str, int, int]]:
+    if text.isascii():  # no Japanese or Cyrillic letter: one ``en`` run (what the loop below gives)
+        return [("en", 0, len(text))] if text else []
     runs: list[list[Any]] = []
     for m in _RUN_RE.finditer(text):
         lang = m.lastgroup

@@ -32,8 +32,14 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 
-SCHEMA_VERSION = 2
-"""2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``."""
+SCHEMA_VERSION = 3
+"""2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``.
+3: ``fusion.speaker`` on by default (a version-2 file without it keeps it off)."""
+
+INDEX_SCHEMA_VERSION = 2
+"""The ``schema_version`` at which a key that decides what an index stores last changed meaning
+(part of ``SearchConfig.index_fingerprint``): a version that re-means only query-time keys keeps
+every index built before it."""
 
 
 class ConfigError(SearchkitError, ValueError):
@@ -465,12 +471,14 @@ class FusionConfig(_Section):
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
-    speaker: float = _knob(0.0, lo=0.0, hi=1.0, omit_default=True)
+    speaker: float = _knob(0.25, lo=0.0, hi=1.0)
     """Who said it, in ranking (H11 in long chats): when the question names a speaker of the
     conversations searched, a fused record whose best passage only other speakers said (a chat turn
     of the other person) loses ``speaker``; mixed passages and questions naming no speaker are left
     as they are (``searchkit.rank.conversation.said_by_named``). In the fused score's units (the
-    weighted sum of min-max scores: 0..1); needs the BM25 retriever."""
+    weighted sum of min-max scores: 0..1; with ``rerank`` on, its 0..1 blend, as this stage runs
+    after it); needs the BM25 retriever. The weak-match signals are read before this stage. 0: off
+    (what a version-2 config without the key means)."""
     adaptive: AdaptiveFusion | None = field(default_factory=lambda: _SHIPPED_ADAPTIVE, metadata=_OMIT_DEFAULT)
     """Weights chosen per query (a weighted sum only: ``rrf`` ignores it); None: ``weights`` for
     every query. The default was fitted on the tune halves of the public dev sets. A config that
@@ -524,12 +532,13 @@ class WeakMatchModel:
 
 
 _SHIPPED_CONVERSATION = WeakMatchModel(
-    features=("speaker_query", "speaker_named", "speaker_other", "speaker_gap", "dense_top1"),
-    coef=(-8.095684697326826, 3.610342884815634, -0.9846532948270655, 2.517712025386, 17.195215166541253),
-    intercept=-7.943886440823136,
-    threshold=0.24813569998189497,
+    features=('speaker_query', 'speaker_named', 'speaker_other', 'speaker_gap', 'dense_top1'),
+    coef=(-5.184952179953615, 2.312215061689698, -1.6553194386557244, 2.244300502833075, 5.710397223631695),
+    intercept=-0.0953791896987855,
+    threshold=0.31016391463012205,
 )
-"""The conversation-corpus model fitted with the documents model (evals/defaults/weak_match_fit.json)."""
+"""The conversation-corpus model, refit under ``fusion.speaker`` (``tune weak-match --refit conversation``,
+evals/defaults/weak_match_fit.json; the documents model kept)."""
 
 
 @dataclass(frozen=True)
@@ -787,7 +796,7 @@ class SearchConfig:
     def index_fingerprint(self) -> str:
         """Fingerprint of the parts that decide what an index stores: every field marked ``index``
         in its metadata (analysis, passages, BM25 weights, the embedder, the ANN kind)."""
-        part: dict[str, Any] = {"schema_version": self.schema_version}
+        part: dict[str, Any] = {"schema_version": INDEX_SCHEMA_VERSION}
         for name in _SECTIONS:
             section = getattr(self, name)
             keys = {f.name: _to_plain(getattr(section, f.name), full=True)
@@ -989,9 +998,20 @@ def _v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
+    fusion = data.get("fusion")
+    if isinstance(fusion, Mapping) and "speaker" not in fusion:
+        data["fusion"] = {**fusion, "speaker": 0.0}
+    elif fusion is None:
+        data["fusion"] = {"speaker": 0.0}
+    return data
+
+
 MIGRATIONS: dict[int, tuple[str, Any]] = {
     1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}; tasks.ranker "
         "became tasks.retrievers (fts5 -> [fts5], searcher -> [bm25, dense])", _v1_to_v2),
+    2: ("fusion.speaker became on by default (0.25); a file written without it keeps it off (0.0), "
+        "so it ranks as it did", _v2_to_v3),
 }
 """``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
 ``note`` says what changed (logged when a file is migrated). Empty while every version ever written

@@ -325,10 +325,14 @@ class Searcher:
         views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
                  for name, r in self.retrievers.items()}
         cands = self._retrieve(q, views, pmask)
-        ranked = self._rerank(q, cands, self._by_speaker(cands, self._fuse(cands, views), scope))
-        cands = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
+        ranked = self._rerank(q, cands, self._fuse(cands, views))
+        # the weak-match signals (score shapes, what the corpus holds and who said it) are read off
+        # the ranking before the speaker stage: that stage moves another speaker's turn down, and an
+        # adversarial question's best match being someone else's is the very evidence of no answer
+        before = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
+        cands = before.with_fusion(self._by_speaker(cands, ranked, scope), before.evidence)
         hits = self._hits(cands, k)
-        warnings, sig = self._warnings(q, cands, hits, scope)
+        warnings, sig = self._warnings(q, before, hits, scope)
         if self._fingerprint is None:
             self._fingerprint = self.config.fingerprint()
         return Result(
@@ -375,21 +379,29 @@ class Searcher:
         w = self.config.fusion.speaker
         if w <= 0 or not ranked or "bm25" not in c.runs:
             return ranked
-        from searchkit.rank.conversation import said_by_named
+        from searchkit.rank.conversation import said_by, whose
 
         query = c.runs["bm25"].query
         speakers = self.speakers(scope)
-        if not speakers.in_query(query):
+        named = speakers.in_query(query)
+        if not named:
             return ranked
         head, rest = ranked[:SPEAKER_RANK_DEPTH], ranked[SPEAKER_RANK_DEPTH:]
         rrf_k = self.config.fusion.rrf_k
-        texts = []
+        owners = speakers.passage_owners  # passage row -> whose it is, kept with these speakers
+        own = []
         for ri, _ in head:
             pi = c.best_passage(ri, rrf_k)
-            # the passage's own slice of its record: not the title line it is prefixed with (a
-            # chat's title names both speakers)
-            texts.append("" if pi is None else self.records[ri].text[self.passages[pi].start:self.passages[pi].end])
-        own = said_by_named(query, texts, speakers, self.analyzer.query_tokens)
+            if pi is None:
+                own.append(None)
+                continue
+            who = owners.get(pi)
+            if who is None:
+                # the passage's own slice of its record: not the title line it is prefixed with (a
+                # chat's title names both speakers)
+                p = self.passages[pi]
+                who = owners[pi] = whose(self.records[ri].text[p.start:p.end], speakers, self.analyzer.query_tokens)
+            own.append(said_by(named, who))
         moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)] + rest
         moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved down may fall below the rest
         return moved

@@ -246,3 +246,13 @@ def test_params_are_json_and_distinguish_configs():
     assert a.params() != b.params()
     assert a.params()["split_mode"] == "C" and a.params()["stop_pos"] == list(BASELINE_STOP)
     assert Analyzer() == a and hash(Analyzer()) == hash(a)
+
+
+def test_ascii_text_is_one_english_run_as_the_general_loop_finds():
+    """The ASCII shortcut of the script splitter gives what the general loop gives: the same text
+    with one non-ASCII Latin letter appended takes the loop and is still one ``en`` run."""
+    from searchkit.analyze import _run_spans
+
+    for text in ["", "12 + 30", "Caroline: I went to a support group!", "ATL-1656 v2.3 #412", "  \t\n", "_a_"]:
+        assert _run_spans(text) == ([("en", 0, len(text))] if text else [])
+        assert _run_spans(text + "é") == [("en", 0, len(text) + 1)]

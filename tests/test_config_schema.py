@@ -53,7 +53,7 @@ def test_valid_configs_pass_the_schema(data):
     ({"dense": {"timeout": 0}}, "dense.timeout"),
     ({"bm25": {"k1": "1.2"}}, "bm25.k1"),
     ({"analyzer": {"split_mode": "D"}}, "analyzer.split_mode"),
-    ({"schema_version": 3}, "schema_version"),
+    ({"schema_version": 4}, "schema_version"),
     ({"dense": {"fallbacks": [{"timeout": "fast"}]}}, "dense.fallbacks[0].timeout"),
 ])
 def test_schema_and_dataclasses_refuse_the_same_key(data, key):
@@ -78,5 +78,5 @@ def test_schema_carries_defaults_ranges_and_registry_names():
     div = s["$defs"]["DiversityConfig"]["properties"]
     assert div["per_kind"] == {"type": "integer", "minimum": 1, "default": 2}
     assert div["min_relative_score"]["maximum"] == 1.0
-    assert s["properties"]["schema_version"]["const"] == 2
+    assert s["properties"]["schema_version"]["const"] == 3
     assert json.loads(schema_text()) == s

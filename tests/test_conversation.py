@@ -115,9 +115,22 @@ def test_fusion_speaker_moves_the_other_speakers_turn_down():
     assert on2[0] != "t7" and on2.index("t7") > on2.index("t6")
     q4 = "What did Caroline do at the pottery class with her kids?"
     off4 = [h.record.id for h in _turns_searcher(0.0).search(q4, k=8).hits]
-    on4 = [h.record.id for h in _turns_searcher(0.9).search(q4, k=8).hits]
+    s9 = _turns_searcher(0.9)
+    on4 = [h.record.id for h in s9.search(q4, k=8).hits]
     assert off4[0] == "t6" and on4[0] == "t7"  # Melanie's kids, Caroline's class
+    # the second search reads each passage's speakers from the cache the first one filled
+    assert s9.speakers().passage_owners and [h.record.id for h in s9.search(q4, k=8).hits] == on4
     # a question naming no one ranks as it did
     q3 = "pottery class next week"
     assert ([h.record.id for h in _turns_searcher(0.9).search(q3, k=8).hits]
             == [h.record.id for h in _turns_searcher(0.0).search(q3, k=8).hits])
+
+
+def test_weak_match_evidence_is_read_before_the_speaker_stage():
+    """An adversarial question gives Caroline what Melanie said: the speaker stage moves Melanie's
+    turn down, but the evidence the warning reads still sees that the best match is hers (the
+    signals are those of the ranking without the stage), so the warning is not weakened by it."""
+    q = "What did Caroline do at the pottery class with her kids?"  # Melanie's kids, not hers
+    off, on = _turns_searcher(0.0).search(q, k=8), _turns_searcher(0.9).search(q, k=8)
+    assert off.hits[0].record.id == "t6" and on.hits[0].record.id != "t6"  # the ranking moved
+    assert on.signals["speaker_other"] > 0 and on.signals == off.signals

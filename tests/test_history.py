@@ -137,7 +137,8 @@ def test_missing_id_warning_names_the_id(index):
 
 
 def test_weak_match_warning_on_a_question_the_space_cannot_answer(index):
-    weak = index.searcher.config.replace(**{"weak_match.threshold": 1.0, "weak_match.enabled": True})  # always fires
+    weak = index.searcher.config.replace(**{"weak_match.threshold": 1.0, "weak_match.enabled": True,  # always fires
+                                            "weak_match.conversation.threshold": 1.0})  # (a chat scope's model too)
     idx = HistoryIndex(index.searcher.with_config(weak),
                        index.spaces)
     ans = idx.search("рецепт борща", caller="u-anna", container="personal", space="acme", lang="en")

@@ -75,6 +75,58 @@ def test_target_false_warn_holds_in_every_group_not_only_pooled():
     assert each.threshold < pooled.threshold
 
 
+def _shaped(shape, seed):
+    from dataclasses import replace
+
+    return [replace(r, query_id=f"{shape}:{r.query_id}", group=shape, shape=shape) for r in _rows(seed=seed)]
+
+
+def test_refit_one_shape_keeps_the_other_model_from_the_config():
+    from searchkit.config import WeakMatchModel
+    from searchkit.evaluate.tune import fit_weak_match_by_shape
+
+    docs, conv = _shaped("documents", 3), _shaped("conversation", 4)
+    feats = ("dense_top1", "dense_margin")
+    both = fit_weak_match_by_shape(docs + conv, feats, feats, target_false_warn=0.1)
+    keep = WeakMatchConfig(enabled=True, features=("dense_top1",), coef=(1.0,), intercept=-0.5, threshold=0.3,
+                           conversation=WeakMatchModel(("bm25_top1",), (2.0,), 0.1, 0.4))
+    only_conv = fit_weak_match_by_shape(conv, feats, feats, target_false_warn=0.1, keep=keep, refit="conversation")
+    assert (only_conv.features, only_conv.coef, only_conv.threshold) == (keep.features, keep.coef, keep.threshold)
+    assert only_conv.conversation == both.conversation  # fitted on the same conversation rows
+    only_docs = fit_weak_match_by_shape(docs + conv, feats, feats, target_false_warn=0.1, keep=keep, refit="documents")
+    assert only_docs.conversation == keep.conversation
+    assert (only_docs.coef, only_docs.threshold) == (both.coef, both.threshold)
+    with pytest.raises(ValueError, match="conversation"):
+        fit_weak_match_by_shape(docs, feats, feats, keep=keep, refit="conversation")
+    with pytest.raises(ValueError, match="keep"):
+        fit_weak_match_by_shape(conv, feats, feats, refit="conversation")
+
+
+def test_cli_tune_weak_match_refit_conversation_only(tmp_path, capsys):
+    import json
+
+    from searchkit.cli import main
+    from searchkit.config import SearchConfig
+
+    run = {"dataset": "chats", "shape": "conversation",
+           "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals} for r in _rows(seed=5)]}
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    base = SearchConfig()
+    assert main(["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--refit", "conversation",
+                 "--conversation-features", "dense_top1,dense_margin", "--target-false-warn", "0.1",
+                 "--out", str(tmp_path / "tuned.json")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["refit"] == "conversation" and out["report_half"]["chats"]["AUROC"] > 0.9
+    tuned = SearchConfig.load(tmp_path / "tuned.json")
+    assert tuned.weak_match.coef == base.weak_match.coef  # the documents model is the config's
+    assert tuned.weak_match.conversation.features == ("dense_top1", "dense_margin")
+    # only document runs for a conversation refit: one line, exit 2
+    run["shape"] = "documents"
+    (tmp_path / "docs.json").write_text(json.dumps(run), encoding="utf-8")
+    assert main(["tune", "weak-match", "--runs", str(tmp_path / "docs.json"), "--refit", "conversation"]) == 2
+    assert "none of the runs is of a conversation corpus" in capsys.readouterr().err
+
+
 def test_needs_both_classes():
     rows = [r for r in _rows() if r.answerable]
     with pytest.raises(ValueError, match="both"):

@@ -24,6 +24,9 @@ def add_parser(sub: Any) -> None:
                     "corpora (fitted on the runs whose eval says shape: conversation)")
     pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
     pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
+    pt.add_argument("--refit", choices=["both", "documents", "conversation"], default="both",
+                    help="weak-match: refit only this corpus shape's model and keep the other one from --config "
+                    "(runs of that shape only are enough)")
     pt.add_argument("--out", help="write the tuned SearchConfig here")
     pt.add_argument("--test", choices=["fisher", "student"], default="fisher",
                     help="fusion: paired test of the winner against the runner-up and RRF (tune half)")
@@ -45,6 +48,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from searchkit.evaluate.tune import (
         CONVERSATION_FEATURES,
         DEFAULT_FEATURES,
+        TuneError,
         fit_weak_match_by_shape,
         from_eval_json,
         half_of,
@@ -70,10 +74,19 @@ def cmd_tune(args: argparse.Namespace) -> int:
     features = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
     conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
                      else CONVERSATION_FEATURES)
-    wm = fit_weak_match_by_shape(tune, features, conv_features, C=args.C, target_false_warn=args.target_false_warn)
     base = load_config(args.config)
+    if args.refit != "both":
+        tune = [r for r in tune if (r.shape == "conversation") == (args.refit == "conversation")]
+        if not tune:
+            raise CLIError(f"tune weak-match --refit {args.refit}: none of the runs is of a {args.refit} corpus")
+    try:
+        wm = fit_weak_match_by_shape(tune, features, conv_features, C=args.C,
+                                     target_false_warn=args.target_false_warn, keep=base.weak_match,
+                                     refit=args.refit)
+    except TuneError as exc:
+        raise CLIError(f"tune weak-match: {exc}") from None
     cfg = base.replace(weak_match=wm)
-    out = {"fitted_on": "tune half", "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
+    out = {"fitted_on": "tune half", "refit": args.refit, "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
            "report_half": {"all": score_weak_match(report, wm)}}
     for g in sorted({r.group for r in rows}):
         out["report_half"][g] = score_weak_match([r for r in report if r.group == g], wm)

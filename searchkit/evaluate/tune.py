@@ -176,18 +176,32 @@ def fit_weak_match_by_shape(
     *,
     C: float = 1.0,
     target_false_warn: float | None = None,
+    keep: WeakMatchConfig | None = None,
+    refit: str = "both",
 ) -> WeakMatchConfig:
     """The documents model on the rows of document corpora, and, when there are rows of
     conversation corpora (``LabelledSignals.shape``), the conversation model on those; each with
-    its own threshold for ``target_false_warn`` (use the tune half)."""
+    its own threshold for ``target_false_warn`` (use the tune half). ``refit`` ``"documents"`` or
+    ``"conversation"`` fits only that shape's model and takes the other one from ``keep``."""
     from dataclasses import replace
 
     from searchkit.config import WeakMatchModel
 
+    if refit not in ("both", "documents", "conversation"):
+        raise TuneError(f"refit must be both, documents or conversation, got {refit!r}")
+    if refit != "both" and keep is None:
+        raise TuneError(f"refit {refit} keeps the other model from a config: give keep")
     rows = list(rows)
     docs = [r for r in rows if r.shape != "conversation"]
     conv = [r for r in rows if r.shape == "conversation"]
-    wm = fit_weak_match(docs, features, C=C, target_false_warn=target_false_warn)
+    if refit == "conversation":
+        if not conv:
+            raise TuneError("refit conversation needs rows of conversation corpora")
+        wm = keep
+    else:
+        wm = fit_weak_match(docs, features, C=C, target_false_warn=target_false_warn)
+        if refit == "documents":
+            return replace(wm, conversation=keep.conversation)
     if conv:
         c = fit_weak_match(conv, conversation_features, C=C, target_false_warn=target_false_warn)
         wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))

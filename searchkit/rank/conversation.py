@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -44,6 +44,8 @@ class Speakers:
     """Speaker names of a corpus, as the analyzer's tokens of each name."""
 
     names: Mapping[str, tuple[str, ...]]
+    passage_owners: dict[int, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    """A searcher's cache: passage row -> ``whose`` it is under these speakers."""
 
     @classmethod
     def from_records(cls, texts: Iterable[str], tokens: Callable[[str], list[str]]) -> "Speakers":
@@ -137,30 +139,38 @@ def said_by_named(
     named = speakers.in_query(query_tokens)
     if not named:
         return [None] * len(texts)
-    out: list[bool | None] = []
-    for text in texts:
-        seen: set[bool] = set()
-        for who, _ in _attributed([text], speakers, tokens):  # lazily: stops at the first mixed line
-            seen.add(who in named)
-            if len(seen) > 1:
-                break
-        out.append(seen.pop() if len(seen) == 1 else None)
-    return out
+    return [said_by(named, whose(text, speakers, tokens)) for text in texts]
+
+
+def whose(text: str, speakers: Speakers, tokens: Callable[[str], list[str]]) -> frozenset[str]:
+    """The speakers something in ``text`` belongs to (its ``Speaker:`` lines, the first-named
+    speaker of each sentence of its prose); a caller may keep it per passage."""
+    return frozenset(who for who, _ in _attributed([text], speakers, tokens, bodies=False))
+
+
+def said_by(named: set[str] | frozenset[str], owners: frozenset[str]) -> bool | None:
+    """``said_by_named`` of one text from its owners (``whose``)."""
+    if not owners or not named:
+        return None
+    if owners <= named:
+        return True
+    return False if owners.isdisjoint(named) else None
 
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 
-def _attributed(passages: Sequence[str], speakers: Speakers,
-                tokens: Callable[[str], list[str]]) -> Iterable[tuple[str, list[str]]]:
+def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[str], list[str]],
+                bodies: bool = True) -> Iterable[tuple[str, list[str]]]:
     """``(speaker, tokens)`` for each line said by a known speaker, and for each sentence of the
-    other lines that names one (its first-named speaker)."""
+    other lines that names one (its first-named speaker). ``bodies`` False: a speaker's line is
+    not analysed (its tokens come back empty), for a caller that asks only whose it is."""
     first_token = speakers.by_token
     for text in passages:
         for line in text.splitlines()[:_MAX_LINES]:
             m = _LINE.match(line)
             if m and m.group(1).strip() in speakers.names:
-                yield m.group(1).strip(), tokens(m.group(2))
+                yield m.group(1).strip(), (tokens(m.group(2)) if bodies else [])
                 continue
             for sentence in _SENTENCE.split(line):
                 toks = tokens(sentence)
