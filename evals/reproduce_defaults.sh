@@ -8,7 +8,8 @@
 # the committed fixed weights are kept and only the adaptive model and the weak-match models are refit.
 # KEEP_FUSION=1 keeps the shipped adaptive model too (step 2 skipped: fusion.speaker and the weak-match
 # models are refit). REFIT=conversation (or documents) refits only that corpus shape's weak-match model
-# and keeps the other one from the picked config (steps 3-5 then run on that shape's sets only). PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
+# and keeps the other one from the picked config (steps 3-5 then run on that shape's sets only).
+# PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
 # one); give the previous release's code when the change is in code as well as in the config, e.g.
 # PREVIOUS_S="env PYTHONPATH=../old-checkout .venv/bin/searchkit".
 set -euo pipefail
