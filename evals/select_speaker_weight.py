@@ -1,4 +1,5 @@
-"""Choose ``fusion.speaker`` (who said it, in ranking) on the TUNE half of the conversation sets.
+"""Choose ``fusion.speaker`` (who said it, in ranking) or, with ``--knob date``, ``fusion.date``
+(a question's date, in ranking) on the TUNE half of the conversation sets.
 
 Each set is indexed once under ``--config``; every weight of the grid ranks its queries again
 (query-time knob: ``Searcher.with_config``). The pick is the weight with the best mean nDCG@10 over
@@ -8,6 +9,12 @@ the record, never used to choose. Usage (step 2b of ``reproduce_defaults.sh``):
     .venv/bin/python evals/select_speaker_weight.py locomo-sessions locomo-turns \\
         --config runs/defaults/fusion.json --out runs/defaults/speaker_weight.json \\
         --write-config runs/defaults/fusion.json
+    .venv/bin/python evals/select_speaker_weight.py locomo-sessions locomo-turns --knob date \\
+        --config runs/defaults/fusion.json --out runs/defaults/date_weight.json \\
+        --write-config runs/defaults/fusion.json
+
+The knobs are picked one after the other (``date`` under the picked ``speaker``): the date stage
+runs after the speaker stage.
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("datasets", nargs="+")
     ap.add_argument("--config", required=True)
+    ap.add_argument("--knob", choices=("speaker", "date"), default="speaker", help="the fusion knob to pick")
     ap.add_argument("--grid", default=",".join(str(w) for w in GRID))
     ap.add_argument("--out", required=True)
     ap.add_argument("--write-config", help="write --config with the picked fusion.speaker here")
@@ -44,24 +52,24 @@ def main() -> int:
         ds = load_dataset(resolve_dataset(name))
         searcher = Searcher.build(ds.records, base)
         for w in grid:
-            cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, speaker=w))
+            cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, **{args.knob: w}))
             report = evaluate_dataset(ds, config=cfg, searcher=searcher.with_config(cfg))
             ndcg = {q: m["nDCG@10"] for q, m in per_query(report, ds).items()}
             for half in ("tune", "report"):
                 vals = [v for q, v in ndcg.items() if half_of(f"{ds.name}:{q}") == half]
                 figures[str(w)][f"{ds.name}:{half}"] = round(float(np.mean(vals)), 6)
-            print(f"{ds.name} speaker={w}: tune {figures[str(w)][ds.name + ':tune']:.4f}", file=sys.stderr)
+            print(f"{ds.name} {args.knob}={w}: tune {figures[str(w)][ds.name + ':tune']:.4f}", file=sys.stderr)
     names = [load_dataset(resolve_dataset(n)).name for n in args.datasets]
 
     def tune_mean(w: float) -> float:
         return float(np.mean([figures[str(w)][f"{n}:tune"] for n in names]))
 
     picked = max(grid, key=lambda w: (round(tune_mean(w), 6), -w))
-    doc = {"metric": "nDCG@10", "chosen_on": "tune half", "grid": grid, "picked": picked,
+    doc = {"knob": f"fusion.{args.knob}", "metric": "nDCG@10", "chosen_on": "tune half", "grid": grid, "picked": picked,
            "tune_mean": {str(w): round(tune_mean(w), 6) for w in grid}, "figures": figures}
     _write(args.out, json.dumps(doc, indent=2) + "\n")
     if args.write_config:
-        cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, speaker=picked))
+        cfg = dataclasses.replace(base, fusion=dataclasses.replace(base.fusion, **{args.knob: picked}))
         _write(args.write_config, cfg.to_json() + "\n")
     print(json.dumps({"picked": picked, "tune_mean": doc["tune_mean"]}))
     return 0

@@ -32,9 +32,11 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``.
-3: ``fusion.speaker`` on by default (a version-2 file without it keeps it off)."""
+3: ``fusion.speaker`` on by default (a version-2 file without it keeps it off).
+4: ``fusion.date`` on by default (0.5) and ``fusion.speaker``'s default re-picked (0.25 -> 0.3); a
+version-3 file without them keeps date off and speaker at 0.25."""
 
 INDEX_SCHEMA_VERSION = 2
 """The ``schema_version`` at which a key that decides what an index stores last changed meaning
@@ -471,7 +473,7 @@ class FusionConfig(_Section):
     fill_missing: bool = True
     """For score fusion (not RRF): a candidate one retriever did not return gets that
     retriever's exact score for it (best passage), instead of counting as 0 after normalisation."""
-    speaker: float = _knob(0.25, lo=0.0, hi=1.0)
+    speaker: float = _knob(0.3, lo=0.0, hi=1.0)
     """Who said it, in ranking (H11 in long chats): when the question names a speaker of the
     conversations searched, a fused record whose best passage only other speakers said (a chat turn
     of the other person) loses ``speaker``; mixed passages and questions naming no speaker are left
@@ -479,6 +481,13 @@ class FusionConfig(_Section):
     weighted sum of min-max scores: 0..1; with ``rerank`` on, its 0..1 blend, as this stage runs
     after it); needs the BM25 retriever. The weak-match signals are read before this stage. 0: off
     (what a version-2 config without the key means)."""
+    date: float = _knob(0.5, lo=0.0, hi=1.0)
+    """When the question names a date (a day, a month, a year: "in December 2023", "8 мая",
+    "2023年5月"), a fused record of that date gains ``date`` (``searchkit.rank.dates``: a record's
+    date is its ``date``, else the whole date its title names; a day matches within three days).
+    Same units as ``speaker``; runs after it, and the weak-match signals are read before both.
+    Records without a date and questions naming none are left as they are. 0: off (what a version-3
+    config without the key means)."""
     adaptive: AdaptiveFusion | None = field(default_factory=lambda: _SHIPPED_ADAPTIVE, metadata=_OMIT_DEFAULT)
     """Weights chosen per query (a weighted sum only: ``rrf`` ignores it); None: ``weights`` for
     every query. The default was fitted on the tune halves of the public dev sets. A config that
@@ -533,12 +542,14 @@ class WeakMatchModel:
 
 _SHIPPED_CONVERSATION = WeakMatchModel(
     features=('speaker_query', 'speaker_named', 'speaker_other', 'speaker_gap', 'dense_top1'),
-    coef=(-5.184952179953615, 2.312215061689698, -1.6553194386557244, 2.244300502833075, 5.710397223631695),
-    intercept=-0.0953791896987855,
-    threshold=0.31016391463012205,
+    coef=(-5.184513987324304, 2.3060712462376616, -1.663871860224262, 2.2418797272048976, 5.66479514552097),
+    intercept=-0.055015434882745184,
+    threshold=0.30898426086047776,
 )
-"""The conversation-corpus model, refit under ``fusion.speaker`` (``tune weak-match --refit conversation``,
-evals/defaults/weak_match_fit.json; the documents model kept)."""
+"""The conversation-corpus model, refit by the procedure under ``fusion.speaker`` and ``fusion.date``
+(``tune weak-match --refit conversation``, evals/defaults/weak_match_fit.json; the documents model kept;
+its signals are read before both stages, so this refit differs from the one before only by the
+machine's embeddings in the last digits)."""
 
 
 @dataclass(frozen=True)
@@ -1007,11 +1018,22 @@ def _v2_to_v3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
+    fusion = data.get("fusion")
+    if fusion is None:
+        fusion = {}
+    if isinstance(fusion, Mapping):
+        data["fusion"] = {**fusion, "speaker": fusion.get("speaker", 0.25), "date": fusion.get("date", 0.0)}
+    return data
+
+
 MIGRATIONS: dict[int, tuple[str, Any]] = {
     1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}; tasks.ranker "
         "became tasks.retrievers (fts5 -> [fts5], searcher -> [bm25, dense])", _v1_to_v2),
     2: ("fusion.speaker became on by default (0.25); a file written without it keeps it off (0.0), "
         "so it ranks as it did", _v2_to_v3),
+    3: ("fusion.date became on by default (0.5) and fusion.speaker's default 0.3; a file written without "
+        "them keeps date off (0.0) and speaker at 0.25, so it ranks as it did", _v3_to_v4),
 }
 """``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
 ``note`` says what changed (logged when a file is migrated). Empty while every version ever written

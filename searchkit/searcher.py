@@ -173,6 +173,7 @@ class Searcher:
         bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
         self._speakers: dict[bytes, Any] = {}
+        self._record_days: dict[int, Any] = {}  # searchkit.rank.dates.record_day, learned lazily
         self._shapes: dict[bytes, str] = {}
         self._fingerprint: str | None = None  # the config's, computed once (a config is frozen)
 
@@ -330,7 +331,7 @@ class Searcher:
         # the ranking before the speaker stage: that stage moves another speaker's turn down, and an
         # adversarial question's best match being someone else's is the very evidence of no answer
         before = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
-        cands = before.with_fusion(self._by_speaker(cands, ranked, scope), before.evidence)
+        cands = before.with_fusion(self._after_evidence(q, cands, ranked, scope), before.evidence)
         hits = self._hits(cands, k)
         warnings, sig = self._warnings(q, before, hits, scope)
         if self._fingerprint is None:
@@ -405,6 +406,34 @@ class Searcher:
         moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)] + rest
         moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved down may fall below the rest
         return moved
+
+    def _after_evidence(self, q: str, c: Candidates, ranked: list[tuple[int, float]],
+                        scope: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The stages after the weak-match evidence is read: who said it, then the question's date."""
+        return self._by_date(q, self._by_speaker(c, ranked, scope))
+
+    def _by_date(self, q: str, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """``fusion.date``: when the question names a date, a record of that date (its own date,
+        or the whole date its title names; ``searchkit.rank.dates``) among the first
+        ``SPEAKER_RANK_DEPTH`` gains ``fusion.date``; the rest keep their score."""
+        w = self.config.fusion.date
+        if w <= 0 or not ranked:
+            return ranked
+        from searchkit.rank.dates import query_when, record_day
+
+        when = query_when(q)
+        if when is None:
+            return ranked
+        days = self._record_days  # record -> its day, learned as records reach a head
+        head, rest = ranked[:SPEAKER_RANK_DEPTH], ranked[SPEAKER_RANK_DEPTH:]
+        for ri, _ in head:
+            if ri not in days:
+                days[ri] = record_day(self.records[ri])
+        if not any(when.matches(days[ri]) for ri, _ in head):
+            return ranked
+        moved = [(ri, s + w if when.matches(days[ri]) else s) for ri, s in head]
+        moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved up passes the ones above it
+        return moved + rest
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage (off by default): a second look at the best fused records."""

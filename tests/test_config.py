@@ -11,7 +11,7 @@ def test_default_round_trips_through_json():
     back = SearchConfig.from_json(cfg.to_json())
     assert back == cfg
     assert back.fingerprint() == cfg.fingerprint()
-    assert json.loads(cfg.to_json())["schema_version"] == 3
+    assert json.loads(cfg.to_json())["schema_version"] == 4
 
 
 def test_fingerprint_is_stable_and_changes_with_any_knob():
@@ -223,8 +223,8 @@ def test_python_construction_is_checked_too():
     with pytest.raises(ConfigError, match="reads the dense retriever"):
         SearchConfig(dense=SearchConfig().dense.__class__(enabled=False),
                      weak_match=WeakMatchConfig(features=("dense_margin",), coef=(1.0,)))
-    with pytest.raises(ConfigError, match=r"schema_version 4 is not supported"):
-        SearchConfig(schema_version=4)
+    with pytest.raises(ConfigError, match=r"schema_version 5 is not supported"):
+        SearchConfig(schema_version=5)
 
 
 def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "2d7c256aeeece2af"  # schema 3: fusion.speaker on, conversation model refit; was 24d5eedcc6ff1e6c
+    assert SearchConfig().fingerprint() == "4274b63fd520b46b"  # schema 4: fusion.date on; was 2d7c256aeeece2af (schema 3)
 
 
 def test_bm25_only_model_matches_its_committed_fit():
@@ -276,22 +276,40 @@ def test_version_2_files_keep_fusion_speaker_off_and_their_indexes():
     """Schema 3 turned fusion.speaker on by default (0.25): a version-2 file written without the key
     ranks as it did (0.0), one that set it keeps its value, and the index fingerprint (what an index
     stores) is the same under both versions, so no index is rebuilt for a query-time change."""
-    assert SearchConfig().fusion.speaker == 0.25 and SearchConfig().to_dict()["fusion"]["speaker"] == 0.25
+    assert SearchConfig().fusion.speaker == 0.3 and SearchConfig().to_dict()["fusion"]["speaker"] == 0.3
     old = SearchConfig.from_dict({"schema_version": 2, "fusion": {"rrf_k": 30}})
-    assert old.fusion.speaker == 0.0 and old.fusion.rrf_k == 30 and old.schema_version == 3
+    assert old.fusion.speaker == 0.0 and old.fusion.rrf_k == 30 and old.schema_version == 4
     assert SearchConfig.from_dict({"schema_version": 2}).fusion.speaker == 0.0
     assert SearchConfig.from_dict({"schema_version": 2, "fusion": {"speaker": 0.4}}).fusion.speaker == 0.4
-    assert SearchConfig.from_dict({"fusion": {"rrf_k": 30}}).fusion.speaker == 0.25  # no version: the current one
+    assert SearchConfig.from_dict({"fusion": {"rrf_k": 30}}).fusion.speaker == 0.3  # no version: the current one
     assert old.index_fingerprint() == SearchConfig().index_fingerprint()
     assert SearchConfig.from_dict({"schema_version": 2, "bm25": {"k1": 0.9}}).index_fingerprint() != \
         SearchConfig().index_fingerprint()
+
+
+def test_version_3_files_keep_fusion_date_off_and_their_indexes():
+    """Schema 4 turned fusion.date on by default and re-picked fusion.speaker (0.25 -> 0.3): a
+    version-3 file without the keys ranks as it did (date 0.0, speaker 0.25), one that set them keeps
+    its values, a version-2 file gets both stages off, and the index fingerprint is the same (query-time
+    knobs)."""
+    assert SearchConfig().fusion.date == 0.5 and SearchConfig().to_dict()["fusion"]["date"] == 0.5
+    old = SearchConfig.from_dict({"schema_version": 3, "fusion": {"speaker": 0.25}})
+    assert old.fusion.date == 0.0 and old.fusion.speaker == 0.25 and old.schema_version == 4
+    bare = SearchConfig.from_dict({"schema_version": 3})
+    assert (bare.fusion.speaker, bare.fusion.date) == (0.25, 0.0)
+    assert SearchConfig.from_dict({"schema_version": 3, "fusion": {"date": 0.2}}).fusion.date == 0.2
+    v2 = SearchConfig.from_dict({"schema_version": 2})
+    assert (v2.fusion.speaker, v2.fusion.date) == (0.0, 0.0)
+    assert old.index_fingerprint() == SearchConfig().index_fingerprint()
+    with pytest.raises(ConfigError, match="fusion.date"):
+        SearchConfig.from_dict({"fusion": {"date": 1.5}})
 
 
 def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(monkeypatch):
     from searchkit import config as config_mod
 
     with pytest.raises(ConfigError, match="newer than this searchkit reads"):
-        config_mod.migrate({"schema_version": 4})
+        config_mod.migrate({"schema_version": 5})
     with pytest.raises(ConfigError, match="no migration leads from it"):
         config_mod.migrate({"schema_version": 0})
     with pytest.raises(ConfigError, match="must be an integer"):
@@ -299,12 +317,13 @@ def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(mo
     monkeypatch.setitem(config_mod.MIGRATIONS, 0, ("fusion.k renamed fusion.rrf_k",
                                                    lambda d: {**d, "fusion": {"rrf_k": d["fusion"]["k"]}}))
     data, notes = config_mod.migrate({"schema_version": 0, "fusion": {"k": 10}})
-    assert data == {"schema_version": 3, "fusion": {"rrf_k": 10, "speaker": 0.0}}
+    assert data == {"schema_version": 4, "fusion": {"rrf_k": 10, "speaker": 0.0, "date": 0.0}}
     assert notes[0] == "config schema_version 0 -> 1: fusion.k renamed fusion.rrf_k" and notes[1].startswith("config schema_version 1 -> 2")
     assert notes[2].startswith("config schema_version 2 -> 3: fusion.speaker became on by default")
+    assert notes[3].startswith("config schema_version 3 -> 4: fusion.date became on by default")
     # the real step 1 -> 2: the two fusion weights became a mapping by retriever name
     data, notes = config_mod.migrate({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}})
-    assert data == {"schema_version": 3, "fusion": {"weights": {"bm25": 0.3, "dense": 0.7}, "speaker": 0.0}}
+    assert data == {"schema_version": 4, "fusion": {"weights": {"bm25": 0.3, "dense": 0.7}, "speaker": 0.0, "date": 0.0}}
     assert SearchConfig.from_dict({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}}).fusion.weights == {"bm25": 0.3, "dense": 0.7}
 
 

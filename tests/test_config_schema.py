@@ -51,9 +51,10 @@ def test_valid_configs_pass_the_schema(data):
     ({"diversity": {"min_relative_score": 1.5}}, "diversity.min_relative_score"),
     ({"weak_match": {"threshold": 2}}, "weak_match.threshold"),
     ({"dense": {"timeout": 0}}, "dense.timeout"),
+    ({"fusion": {"date": -0.1}}, "fusion.date"),
     ({"bm25": {"k1": "1.2"}}, "bm25.k1"),
     ({"analyzer": {"split_mode": "D"}}, "analyzer.split_mode"),
-    ({"schema_version": 4}, "schema_version"),
+    ({"schema_version": 5}, "schema_version"),
     ({"dense": {"fallbacks": [{"timeout": "fast"}]}}, "dense.fallbacks[0].timeout"),
 ])
 def test_schema_and_dataclasses_refuse_the_same_key(data, key):
@@ -78,5 +79,5 @@ def test_schema_carries_defaults_ranges_and_registry_names():
     div = s["$defs"]["DiversityConfig"]["properties"]
     assert div["per_kind"] == {"type": "integer", "minimum": 1, "default": 2}
     assert div["min_relative_score"]["maximum"] == 1.0
-    assert s["properties"]["schema_version"]["const"] == 3
+    assert s["properties"]["schema_version"]["const"] == 4
     assert json.loads(schema_text()) == s

@@ -74,7 +74,8 @@ class FusionCase:
 def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[float] = GRID,
                   metric: str = "nDCG@10", depth: int = 100, show_progress: bool = True) -> list[FusionCase]:
     """Retrieve once per judged query of each dataset (one index per dataset under ``base``) and
-    score its candidates fused at every BM25 share of ``grid``."""
+    score its candidates fused at every BM25 share of ``grid``, each fused list passed through the
+    rest of the search path (rerank, who said it, the question's date) as ``Searcher.search`` does."""
     from searchkit.config import SearchConfig
     from searchkit.evaluate.metrics import per_query_metrics
     from searchkit.evaluate.run import _visible_to
@@ -107,11 +108,13 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
                                   visible=_visible_to(q.caller) if q.caller else None)
             mask = s.record_mask(filters)
             pmask = None if mask is None else mask[s.passage_record]
-            c = s._retrieve(s.validate_query(q.text), views, pmask)
+            text = s.validate_query(q.text)
+            c = s._retrieve(text, views, pmask)
             feats[q.id] = prefusion(c)
             for w in grid:
                 weights = {"bm25": w, **{n: (1.0 - w) / len(others) for n in others}}
-                ranked = s._fuse(c, views, weights=weights)[:depth]
+                # the rest of the search path after fusion (rerank, who said it, the question's date)
+                ranked = s._after_evidence(text, c, s._rerank(text, c, s._fuse(c, views, weights=weights)))[:depth]
                 runs[w][q.id] = {s.records[ri].id: float(sc) for ri, sc in ranked}
         qrels = {q.id: dict(ds.qrels[q.id]) for q in queries}
         by_w = {w: per_query_metrics(qrels, runs[w], [metric]) for w in grid}
