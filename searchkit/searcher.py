@@ -403,9 +403,7 @@ class Searcher:
                 p = self.passages[pi]
                 who = owners[pi] = whose(self.records[ri].text[p.start:p.end], speakers, self.analyzer.query_tokens)
             own.append(said_by(named, who))
-        moved = [(ri, s - w if mine is False else s) for (ri, s), mine in zip(head, own)] + rest
-        moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved down may fall below the rest
-        return moved
+        return _shifted(head, rest, [-w if mine is False else 0.0 for mine in own])
 
     def _after_evidence(self, q: str, c: Candidates, ranked: list[tuple[int, float]],
                         scope: np.ndarray | None = None) -> list[tuple[int, float]]:
@@ -429,11 +427,8 @@ class Searcher:
         for ri, _ in head:
             if ri not in days:
                 days[ri] = record_day(self.records[ri])
-        if not any(when.matches(days[ri]) for ri, _ in head):
-            return ranked
-        moved = [(ri, s + w if when.matches(days[ri]) else s) for ri, s in head]
-        moved.sort(key=lambda t: (-t[1], t[0]))  # a record moved up passes the ones above it
-        return moved + rest
+        gains = [w if when.matches(days[ri]) else 0.0 for ri, _ in head]
+        return _shifted(head, rest, gains) if any(gains) else ranked
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage (off by default): a second look at the best fused records."""
@@ -718,6 +713,15 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
     except (OSError, UnicodeDecodeError) as exc:
         raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
     return out
+
+
+def _shifted(head: list[tuple[int, float]], rest: list[tuple[int, float]],
+             deltas: Sequence[float]) -> list[tuple[int, float]]:
+    """A ranking stage's result: each head record's score plus its delta, the whole list in score
+    order again (ties: the lower record), so a record moved down may fall below the rest."""
+    moved = [(ri, s + d) for (ri, s), d in zip(head, deltas)] + rest
+    moved.sort(key=lambda t: (-t[1], t[0]))
+    return moved
 
 
 def _passage_depth(record_depth: int, n_passages: int) -> int:

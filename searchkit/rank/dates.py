@@ -128,10 +128,10 @@ def query_when(text: str) -> When | None:
 def record_day(record: Any) -> _dt.date | None:
     """A record's day: its ``date`` (ISO), else a whole date (day, month and year) its title names."""
     if getattr(record, "date", None):
-        try:
-            return _dt.date.fromisoformat(str(record.date)[:10])
-        except ValueError:
-            return None
+        from searchkit.util import parse_iso
+
+        value = parse_iso(record.date)
+        return value.date() if isinstance(value, _dt.datetime) else value
     when = query_when(getattr(record, "title", "") or "")
     if when is None or when.day is None or when.year is None:
         return None
