@@ -61,15 +61,23 @@ for s in $SETS; do
 done
 if [ "$REFIT" != conversation ]; then
   $S eval --dataset mini --split dev --config "$OUT/fusion.json" --json --queries --quiet > "$OUT/eval_mini.json"
-  # 3b. the documents model's features, chosen by cross-validation inside the tune half (the pick is
-  #     DEFAULT_FEATURES in searchkit/evaluate/tune.py, which step 4 fits)
+  # 3b. the documents model's features and objective (pointwise or pairwise), chosen by
+  #     cross-validation inside the tune half (the pick is DEFAULT_FEATURES and DOCUMENTS_OBJECTIVE in
+  #     searchkit/evaluate/tune.py, which step 4 fits)
   docs=(); for s in $DOC_SETS mini; do docs+=("$OUT/eval_$s.json"); done
   .venv/bin/python evals/select_weak_match_features.py "${docs[@]}" --out "$OUT/weak_match_features.json"
 fi
+if [ "$REFIT" != documents ]; then
+  # 3c. the conversation model's objective, the same way (CONVERSATION_OBJECTIVE in tune.py)
+  convs=(); for s in $CONV_SETS; do convs+=("$OUT/eval_$s.json"); done
+  .venv/bin/python evals/select_weak_match_features.py --shape conversation "${convs[@]}" \
+    --out "$OUT/weak_match_objective_conversation.json"
+fi
 # 4. the weak-match models, fitted on the tune half (every dataset and class weighing the same): the
 #    documents model on the document corpora (mini's workspace-like dev split included), the
-#    conversation model on the conversation corpora; each threshold set so that at most 10% of the
-#    tune half's answerable queries get a warning; scored on the report half
+#    conversation model on the conversation corpora (pairwise and pointwise: the objectives of step
+#    3b and 3c); each threshold set so that at most 10% of the tune half's answerable queries get a
+#    warning; scored on the report half
 $S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" --refit "$REFIT" \
   --target-false-warn 0.10 --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 # 5. the previous and the new defaults side by side, report half, with paired tests

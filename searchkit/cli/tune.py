@@ -23,6 +23,11 @@ def add_parser(sub: Any) -> None:
     pt.add_argument("--conversation-features", help="comma-separated feature names of the model for conversation "
                     "corpora (fitted on the runs whose eval says shape: conversation)")
     pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
+    pt.add_argument("--objective", choices=["pointwise", "pairwise"],
+                    help="weak-match: how the documents model is fitted (default: the shipped choice, pairwise: "
+                    "within-dataset answerable/unanswerable pairs, then Platt scaling)")
+    pt.add_argument("--conversation-objective", choices=["pointwise", "pairwise"],
+                    help="weak-match: how the conversation model is fitted (default: the shipped choice, pointwise)")
     pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
     pt.add_argument("--refit", choices=["both", "documents", "conversation"], default="both",
                     help="weak-match: refit only this corpus shape's model and keep the other one from --config "
@@ -47,7 +52,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
     from searchkit.evaluate.tune import (
         CONVERSATION_FEATURES,
+        CONVERSATION_OBJECTIVE,
         DEFAULT_FEATURES,
+        DOCUMENTS_OBJECTIVE,
         TuneError,
         fit_weak_match_by_shape,
         from_eval_json,
@@ -82,11 +89,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     try:
         wm = fit_weak_match_by_shape(tune, features, conv_features, C=args.C,
                                      target_false_warn=args.target_false_warn, keep=base.weak_match,
-                                     refit=args.refit)
+                                     refit=args.refit, objective=args.objective or DOCUMENTS_OBJECTIVE,
+                                     conversation_objective=args.conversation_objective or CONVERSATION_OBJECTIVE)
     except TuneError as exc:
         raise CLIError(f"tune weak-match: {exc}") from None
     cfg = base.replace(weak_match=wm)
-    out = {"fitted_on": "tune half", "refit": args.refit, "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
+    out = {"fitted_on": "tune half", "refit": args.refit,
+           "objective": {shape: obj for shape, obj in (("documents", args.objective or DOCUMENTS_OBJECTIVE),
+                                                       ("conversation", args.conversation_objective or CONVERSATION_OBJECTIVE))
+                         if args.refit in ("both", shape)},
+           "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
            "report_half": {"all": score_weak_match(report, wm)}}
     for g in sorted({r.group for r in rows}):
         out["report_half"][g] = score_weak_match([r for r in report if r.group == g], wm)
