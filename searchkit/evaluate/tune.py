@@ -115,7 +115,8 @@ cross-validation inside the tune half that chose the features (mean AUROC over t
 0.801 vs 0.791; evals/select_weak_match_features.py), never on the report half."""
 CONVERSATION_OBJECTIVE = "pointwise"
 """How the shipped conversation model is fitted: the two objectives are level there in the same
-cross-validation (0.762 vs 0.762), and the model is kept as it was fitted."""
+cross-validation (0.7620 vs 0.7622, within the selection script's tie of 0.001), and a tie goes to
+the simpler, pointwise fit."""
 MAX_PAIRS = 20000
 """Pairs per dataset in a pairwise fit: all of them when fewer, else this many drawn with a fixed seed."""
 
