@@ -50,12 +50,15 @@ fi
 #     weight (the date stage runs after the speaker stage)
 .venv/bin/python evals/select_speaker_weight.py $CONV_SETS --knob date --grid 0,0.1,0.2,0.3,0.5,1 \
   --config "$OUT/fusion.json" --out "$OUT/date_weight.json" --write-config "$OUT/fusion.json"
-# 2d. the reranking stage (rerank.weight; 0: off): picked the same way on the tune halves of every
-#     set, documents and conversations, sentence max-sim over the top 10 (the first run embeds the
-#     sentences of every set's top 10: about 40 minutes cold on 2 cores; RERANK=0 skips the step)
+# 2d. the reranking stage (rerank.weight, rerank.languages; 0: off): picked the same way on the tune
+#     halves of every set, documents and conversations, sentence max-sim over the top 10; a query
+#     language is reranked when that gains on the tune-half mean at the weight (--by-language). The
+#     first run embeds the sentences of every set's top 10: about 40 minutes cold on 2 cores;
+#     RERANK=0 skips the step)
 if [ "${RERANK:-1}" != 0 ]; then
   .venv/bin/python evals/select_speaker_weight.py $DOC_SETS $CONV_SETS --knob rerank --grid 0,0.1,0.2,0.3,0.5 \
-    --depth 10 --config "$OUT/fusion.json" --out "$OUT/rerank_weight.json" --write-config "$OUT/fusion.json"
+    --depth 10 --by-language --config "$OUT/fusion.json" --out "$OUT/rerank_weight.json" \
+    --write-config "$OUT/fusion.json"
 fi
 # 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
 case "$REFIT" in

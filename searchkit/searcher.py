@@ -431,11 +431,16 @@ class Searcher:
         return _shifted(head, rest, gains) if any(gains) else ranked
 
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """The ``rerank`` stage (off by default): a second look at the best fused records."""
+        """The ``rerank`` stage: a second look at the best fused records, for queries in the
+        languages ``rerank.languages`` names (shipped: Japanese)."""
         cfg = self.config.rerank
         if not cfg.enabled or not ranked:
             return ranked
+        from searchkit.analyze import detect_language
         from searchkit.rank.rerank import RERANKERS, reorder
+
+        if not cfg.runs_for(detect_language(q)):
+            return ranked
 
         if cfg.method == "sentence_maxsim" and self.embedder is None:
             raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
@@ -444,6 +449,34 @@ class Searcher:
         texts = [self.passages[pi].text if pi is not None else self.records[ri].text[:1500] for ri, pi in zip(head, best)]
         scores = RERANKERS[cfg.method](self).rerank(q, texts)
         return reorder(ranked, dict(zip(head, (float(s) for s in scores))), cfg.weight)
+
+    def embed_rerank_sentences(self, passages: Iterable[int] | None = None, *, show_progress: bool = False) -> int:
+        """Embed, into the cache, the sentences the ``rerank`` stage reads, so that a query does not
+        wait for them (``searchkit index`` does this after building): those of ``passages``
+        (indices into ``self.passages``; default every passage whose language,
+        ``analyze.detect_language``, is one the stage runs for). Returns the number of distinct
+        sentences; 0 when the stage is off or reads no embeddings. Already cached ones cost a lookup.
+        A passage in another language that a reranked query reaches is embedded when first reached."""
+        cfg = self.config.rerank
+        if not cfg.enabled or cfg.method != "sentence_maxsim" or self.embedder is None or self.cache is None:
+            return 0
+        flat = self.rerank_sentences(passages)
+        if flat:
+            self.cache.embed(self.embedder, flat, "passage", show_progress=show_progress, desc="embed sentences (rerank)")
+        return len(flat)
+
+    def rerank_sentences(self, passages: Iterable[int] | None = None) -> list[str]:
+        """The distinct sentences (sorted) the ``rerank`` stage reads of ``passages`` (default: every
+        passage in a language the stage runs for); see ``embed_rerank_sentences``."""
+        from searchkit.analyze import detect_language
+        from searchkit.rank.rerank import sentences
+
+        langs = self.config.rerank.languages
+        if passages is None:
+            texts = [p.text for p in self.passages if not langs or detect_language(p.text) in langs]
+        else:
+            texts = [self.passages[i].text for i in passages]
+        return sorted({s for t in texts for s in (sentences(t) or [t])})
 
     def _evidence(self, q: str, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]],
                   scope: np.ndarray | None = None) -> dict[str, float]:

@@ -47,6 +47,23 @@ def test_index_then_search(cfg_file, tmp_path, capsys):
     assert {"bm25", "dense"} >= set(h["scores"]) and h["ranks"]
 
 
+def test_index_embeds_the_rerank_stages_sentences_before_any_query(cfg_file, tmp_path, capsys):
+    """`searchkit index` embeds the sentences the reranking stage reads (the Japanese passages under
+    the shipped rerank.languages) into the cache, and says how many."""
+    from searchkit.index.cache import EmbeddingCache, default_cache_path
+
+    idx = tmp_path / "mini.index"
+    assert main(["index", "--dataset", "mini", "--out", str(idx), "--config", str(cfg_file)]) == 0
+    err = capsys.readouterr().err
+    assert "sentences embedded for the reranking stage (rerank.languages: ja)" in err
+    n = int(err.split(" sentences embedded")[0].split()[-1])
+    assert n > 0
+    from searchkit.searcher import Searcher
+
+    s = Searcher.load(idx, cache=EmbeddingCache(default_cache_path()))
+    assert s.embed_rerank_sentences() == n and s.cache.stats().misses == 0  # all of them cached already
+
+
 def test_clear_errors(cfg_file, tmp_path, capsys):
     assert main(["eval", "--dataset", str(tmp_path / "nope"), "--config", str(cfg_file)]) == 2
     assert "nope" in capsys.readouterr().err

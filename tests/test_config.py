@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from searchkit.config import ConfigError, SearchConfig
+from searchkit.config import SCHEMA_VERSION, ConfigError, SearchConfig
 
 
 def test_default_round_trips_through_json():
@@ -11,7 +11,7 @@ def test_default_round_trips_through_json():
     back = SearchConfig.from_json(cfg.to_json())
     assert back == cfg
     assert back.fingerprint() == cfg.fingerprint()
-    assert json.loads(cfg.to_json())["schema_version"] == 4
+    assert json.loads(cfg.to_json())["schema_version"] == SCHEMA_VERSION == 5
 
 
 def test_fingerprint_is_stable_and_changes_with_any_knob():
@@ -223,8 +223,8 @@ def test_python_construction_is_checked_too():
     with pytest.raises(ConfigError, match="reads the dense retriever"):
         SearchConfig(dense=SearchConfig().dense.__class__(enabled=False),
                      weak_match=WeakMatchConfig(features=("dense_margin",), coef=(1.0,)))
-    with pytest.raises(ConfigError, match=r"schema_version 5 is not supported"):
-        SearchConfig(schema_version=5)
+    with pytest.raises(ConfigError, match=r"schema_version 6 is not supported"):
+        SearchConfig(schema_version=6)
 
 
 def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
@@ -240,7 +240,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "7ec359002e23c2d7"  # schema 4, documents model pairwise; was 4274b63fd520b46b
+    assert SearchConfig().fingerprint() == "9664833d0428f1e9"  # schema 5, rerank on for ja, documents model refit; was 7ec359002e23c2d7
 
 
 def test_bm25_only_model_matches_its_committed_fit():
@@ -278,7 +278,7 @@ def test_version_2_files_keep_fusion_speaker_off_and_their_indexes():
     stores) is the same under both versions, so no index is rebuilt for a query-time change."""
     assert SearchConfig().fusion.speaker == 0.3 and SearchConfig().to_dict()["fusion"]["speaker"] == 0.3
     old = SearchConfig.from_dict({"schema_version": 2, "fusion": {"rrf_k": 30}})
-    assert old.fusion.speaker == 0.0 and old.fusion.rrf_k == 30 and old.schema_version == 4
+    assert old.fusion.speaker == 0.0 and old.fusion.rrf_k == 30 and old.schema_version == 5
     assert SearchConfig.from_dict({"schema_version": 2}).fusion.speaker == 0.0
     assert SearchConfig.from_dict({"schema_version": 2, "fusion": {"speaker": 0.4}}).fusion.speaker == 0.4
     assert SearchConfig.from_dict({"fusion": {"rrf_k": 30}}).fusion.speaker == 0.3  # no version: the current one
@@ -294,7 +294,7 @@ def test_version_3_files_keep_fusion_date_off_and_their_indexes():
     knobs)."""
     assert SearchConfig().fusion.date == 0.5 and SearchConfig().to_dict()["fusion"]["date"] == 0.5
     old = SearchConfig.from_dict({"schema_version": 3, "fusion": {"speaker": 0.25}})
-    assert old.fusion.date == 0.0 and old.fusion.speaker == 0.25 and old.schema_version == 4
+    assert old.fusion.date == 0.0 and old.fusion.speaker == 0.25 and old.schema_version == 5
     bare = SearchConfig.from_dict({"schema_version": 3})
     assert (bare.fusion.speaker, bare.fusion.date) == (0.25, 0.0)
     assert SearchConfig.from_dict({"schema_version": 3, "fusion": {"date": 0.2}}).fusion.date == 0.2
@@ -305,11 +305,32 @@ def test_version_3_files_keep_fusion_date_off_and_their_indexes():
         SearchConfig.from_dict({"fusion": {"date": 1.5}})
 
 
+def test_version_4_files_keep_the_rerank_stage_as_it_was_and_their_indexes():
+    """Schema 5 turned ``rerank`` on for Japanese queries (depth 10): a version-4 file keeps the keys
+    it leaves out at their version-4 defaults (off, depth 30, every language), the keys it sets as set;
+    a BM25-only config gets the shipped stage off (it reads the dense embedder); the index is kept."""
+    now = SearchConfig().rerank
+    assert now.enabled and now.languages == ("ja",) and now.depth == 10
+    assert now.runs_for("ja") and not now.runs_for("ru") and not now.runs_for("en")
+    old = SearchConfig.from_dict({"schema_version": 4})
+    assert (old.rerank.enabled, old.rerank.depth, old.rerank.languages) == (False, 30, ())
+    assert not old.rerank.runs_for("ja")
+    on = SearchConfig.from_dict({"schema_version": 4, "rerank": {"enabled": True, "weight": 0.3}}).rerank
+    assert on.enabled and on.weight == 0.3 and on.depth == 30 and on.runs_for("en") and on.runs_for("ja")
+    assert SearchConfig.from_dict({"schema_version": 4, "rerank": {"depth": 5}}).rerank.depth == 5
+    assert old.index_fingerprint() == SearchConfig().index_fingerprint()
+    assert not SearchConfig.from_dict({"dense": {"enabled": False}}).rerank.enabled
+    with pytest.raises(ConfigError, match="rerank.enabled: rerank.method sentence_maxsim reads the dense"):
+        SearchConfig.from_dict({"dense": {"enabled": False}, "rerank": {"languages": ["ru"]}})
+    with pytest.raises(ConfigError, match=r"rerank.languages\[0\]"):
+        SearchConfig.from_dict({"rerank": {"languages": ["de"]}})
+
+
 def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(monkeypatch):
     from searchkit import config as config_mod
 
     with pytest.raises(ConfigError, match="newer than this searchkit reads"):
-        config_mod.migrate({"schema_version": 5})
+        config_mod.migrate({"schema_version": 6})
     with pytest.raises(ConfigError, match="no migration leads from it"):
         config_mod.migrate({"schema_version": 0})
     with pytest.raises(ConfigError, match="must be an integer"):
@@ -317,13 +338,16 @@ def test_migrate_refuses_newer_and_unknown_versions_and_runs_registered_steps(mo
     monkeypatch.setitem(config_mod.MIGRATIONS, 0, ("fusion.k renamed fusion.rrf_k",
                                                    lambda d: {**d, "fusion": {"rrf_k": d["fusion"]["k"]}}))
     data, notes = config_mod.migrate({"schema_version": 0, "fusion": {"k": 10}})
-    assert data == {"schema_version": 4, "fusion": {"rrf_k": 10, "speaker": 0.0, "date": 0.0}}
+    assert data == {"schema_version": 5, "fusion": {"rrf_k": 10, "speaker": 0.0, "date": 0.0},
+                    "rerank": {"enabled": False, "depth": 30, "languages": []}}
     assert notes[0] == "config schema_version 0 -> 1: fusion.k renamed fusion.rrf_k" and notes[1].startswith("config schema_version 1 -> 2")
     assert notes[2].startswith("config schema_version 2 -> 3: fusion.speaker became on by default")
     assert notes[3].startswith("config schema_version 3 -> 4: fusion.date became on by default")
+    assert notes[4].startswith("config schema_version 4 -> 5: rerank became on by default for Japanese")
     # the real step 1 -> 2: the two fusion weights became a mapping by retriever name
     data, notes = config_mod.migrate({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}})
-    assert data == {"schema_version": 4, "fusion": {"weights": {"bm25": 0.3, "dense": 0.7}, "speaker": 0.0, "date": 0.0}}
+    assert data == {"schema_version": 5, "fusion": {"weights": {"bm25": 0.3, "dense": 0.7}, "speaker": 0.0, "date": 0.0},
+                    "rerank": {"enabled": False, "depth": 30, "languages": []}}
     assert SearchConfig.from_dict({"schema_version": 1, "fusion": {"bm25_weight": 0.3, "dense_weight": 0.7}}).fusion.weights == {"bm25": 0.3, "dense": 0.7}
 
 
@@ -358,9 +382,16 @@ def test_shipped_defaults_equal_the_committed_choices():
     root = Path(__file__).parents[1] / "evals" / "defaults"
     chosen = SearchConfig.from_dict(json.loads((root / "fusion.json").read_text(encoding="utf-8")))
     shipped = SearchConfig()
-    for section in ("analyzer", "passages", "bm25", "dense", "fusion", "diversity", "query"):
+    for section in ("analyzer", "passages", "bm25", "dense", "fusion", "rerank", "diversity", "query"):
         assert getattr(chosen, section) == getattr(shipped, section), section
     fit = json.loads((root / "weak_match_fit.json").read_text(encoding="utf-8"))["weak_match"]
+    picked = json.loads((root / "weak_match_features.json").read_text(encoding="utf-8"))
+    from searchkit.evaluate.tune import DEFAULT_FEATURES, DOCUMENTS_OBJECTIVE
+
+    shipped_pick = picked.get("shipped", picked["picked"])  # "shipped" (with its why) when it is not the rule's pick
+    assert shipped_pick == picked["picked"] or picked["shipped_why"]
+    assert list(DEFAULT_FEATURES) == picked["candidates"][shipped_pick]["features"] == fit["features"]
+    assert DOCUMENTS_OBJECTIVE == picked["candidates"][shipped_pick]["objective"]
     wm = shipped.weak_match
     assert list(wm.features) == fit["features"] and wm.threshold == fit["threshold"]
     assert wm.coef == pytest.approx(fit["coef"], abs=5e-7) and wm.intercept == pytest.approx(fit["intercept"], abs=5e-7)
@@ -390,3 +421,4 @@ def test_shipped_rerank_stage_is_the_committed_pick():
         assert not rerank.enabled
     else:
         assert rerank.enabled and rerank.weight == doc["picked"] and rerank.depth == doc["rerank.depth"]
+        assert list(rerank.languages) == doc.get("rerank.languages", [])

@@ -54,7 +54,7 @@ def test_valid_configs_pass_the_schema(data):
     ({"fusion": {"date": -0.1}}, "fusion.date"),
     ({"bm25": {"k1": "1.2"}}, "bm25.k1"),
     ({"analyzer": {"split_mode": "D"}}, "analyzer.split_mode"),
-    ({"schema_version": 5}, "schema_version"),
+    ({"schema_version": 6}, "schema_version"),
     ({"dense": {"fallbacks": [{"timeout": "fast"}]}}, "dense.fallbacks[0].timeout"),
 ])
 def test_schema_and_dataclasses_refuse_the_same_key(data, key):
@@ -79,5 +79,5 @@ def test_schema_carries_defaults_ranges_and_registry_names():
     div = s["$defs"]["DiversityConfig"]["properties"]
     assert div["per_kind"] == {"type": "integer", "minimum": 1, "default": 2}
     assert div["min_relative_score"]["maximum"] == 1.0
-    assert s["properties"]["schema_version"]["const"] == 4
+    assert s["properties"]["schema_version"]["const"] == 5
     assert json.loads(schema_text()) == s

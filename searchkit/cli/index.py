@@ -47,9 +47,19 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CLIError("give --dataset DIR or --workspace DIR")
     with engine.engine_scope(args):
         s = Searcher.build(records, config, show_progress=not args.quiet)
+        _embed_rerank_sentences(s, args)
     s.save(args.out)
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
     return 0
+
+
+def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
+    """The reranking stage's sentences, embedded now (into the embedding cache) rather than while a
+    query waits for them."""
+    n = s.embed_rerank_sentences(show_progress=not args.quiet)
+    if n and not args.quiet:
+        print(f"{n} sentences embedded for the reranking stage (rerank.languages: "
+              f"{', '.join(s.config.rerank.languages) or 'every language'})", file=sys.stderr)
 
 
 def _index_workspace(args: argparse.Namespace, config) -> int:
@@ -61,6 +71,7 @@ def _index_workspace(args: argparse.Namespace, config) -> int:
         print(rep.line(), file=sys.stderr)
     else:
         idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet)
+    _embed_rerank_sentences(idx.searcher, args)
     idx.save(args.out)
     s = idx.searcher
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)

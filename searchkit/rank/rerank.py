@@ -1,9 +1,11 @@
-"""A reranking stage behind a protocol (off by default): ``rerank(query, passages) -> scores``.
+"""A reranking stage behind a protocol: ``rerank(query, passages) -> scores`` (shipped: on for
+Japanese queries, ``rerank.languages``; evals/README.md says how that was chosen).
 
 After fusion, the best ``rerank.depth`` records are scored again by a reranker looking at their
 best passages, and reordered by ``(1 - w) * fused + w * reranked`` (both min-max normalised over
 those records; ``w = rerank.weight``); the records below keep their order. A model-based
-cross-encoder plugs in as another entry of ``RERANKERS``.
+cross-encoder plugs in as another entry of ``RERANKERS``. ``Searcher.embed_rerank_sentences``
+embeds the sentences ahead of the queries (``searchkit index`` runs it).
 
 ``sentence_maxsim`` (the offline one, from what ships): every sentence of a passage is embedded
 with the Searcher's own embedder (through the embedding cache, so a sentence is embedded once) and

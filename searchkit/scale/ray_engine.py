@@ -412,13 +412,16 @@ class RayEngine:
 
 class _QueryTable:
     """The embedder a sweep worker's index is loaded with: the driver's query vectors by text
-    (the same embedder fingerprint); a text the driver did not prepare is an error."""
+    (the same embedder fingerprint), and the vectors of the sentences the reranking stage reads
+    (``sentences``); a text the driver did not prepare is an error."""
 
-    def __init__(self, fingerprint: str, name: str, dim: int, vectors: dict[str, np.ndarray]) -> None:
+    def __init__(self, fingerprint: str, name: str, dim: int, vectors: dict[str, np.ndarray],
+                 sentences: dict[str, np.ndarray] | None = None) -> None:
         self._fp = fingerprint
         self.name = name
         self.dim = dim
         self._vectors = vectors
+        self._sentences = sentences or {}
 
     def fingerprint(self) -> str:
         return self._fp
@@ -434,7 +437,11 @@ class _QueryTable:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         from searchkit.index.embedders import EmbeddingError
 
-        raise EmbeddingError(f"a sweep worker embeds no passages ({len(texts)} asked for)")
+        unknown = [t for t in texts if t not in self._sentences]
+        if unknown:
+            raise EmbeddingError(f"a sweep worker embeds no passages ({len(unknown)} asked for, "
+                                 f"not prepared by the driver)")
+        return np.stack([self._sentences[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 
 def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
@@ -457,8 +464,25 @@ def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
                 continue
         vectors = {t: dense.prepare(t) for t in sorted(texts)}
         table = {"fingerprint": dense.embedder.fingerprint(), "name": getattr(dense.embedder, "name", "embedder"),
-                 "dim": int(dense.index.dim), "vectors": vectors}
+                 "dim": int(dense.index.dim), "vectors": vectors, "sentences": _rerank_sentences(searcher, ds)}
     return {"files": files, "config": searcher.config.to_json(), "dataset": ds, "queries": table}
+
+
+def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
+    """The vectors of every sentence the reranking stage may read in this sweep, from the driver's
+    cache (embedded there first): when one of the dataset's queries is in a language the stage runs
+    for, the sentences of every passage (a query's head holds passages of any language); else none."""
+    from searchkit.analyze import detect_language
+
+    cfg = searcher.config.rerank
+    if not any(cfg.runs_for(detect_language(q.text)) for q in ds.queries):
+        return {}
+    every = range(len(searcher.passages))
+    if not searcher.embed_rerank_sentences(every):
+        return {}
+    texts = searcher.rerank_sentences(every)
+    vecs = searcher.cache.embed(searcher.embedder, texts, "passage", show_progress=False)
+    return dict(zip(texts, vecs))
 
 
 _LOADED: dict[str, tuple[Any, Any]] = {}
@@ -483,7 +507,8 @@ def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             path.write_bytes(data)
         q = payload["queries"]
-        embedder = None if q is None else _QueryTable(q["fingerprint"], q["name"], q["dim"], q["vectors"])
+        embedder = None if q is None else _QueryTable(q["fingerprint"], q["name"], q["dim"], q["vectors"],
+                                                      q.get("sentences"))
         searcher = Searcher.load(tmp, SearchConfig.from_json(payload["config"]), embedder=embedder,
                                  cache=EmbeddingCache(None) if q is not None else None)
     finally:
