@@ -122,7 +122,6 @@ def main() -> int:
         ds = load_dataset(resolve_dataset(name))
         searcher = Searcher.build(ds.records, base)
         langs = {q.id: detect_language(q.text) for q in ds.queries}
-        query_lang[ds.name] = {}
         for w in grid:
             cfg = with_knob(base, args.knob, w, args.depth)  # every language: the per-language rule reads these
             report = evaluate_dataset(ds, config=cfg, searcher=searcher.with_config(cfg))

@@ -469,14 +469,14 @@ class Searcher:
         """The distinct sentences (sorted) the ``rerank`` stage reads of ``passages`` (default: every
         passage in a language the stage runs for); see ``embed_rerank_sentences``."""
         from searchkit.analyze import detect_language
-        from searchkit.rank.rerank import sentences
+        from searchkit.rank.rerank import passage_sentences
 
         langs = self.config.rerank.languages
         if passages is None:
             texts = [p.text for p in self.passages if not langs or detect_language(p.text) in langs]
         else:
             texts = [self.passages[i].text for i in passages]
-        return sorted({s for t in texts for s in (sentences(t) or [t])})
+        return sorted({s for t in texts for s in passage_sentences(t)})
 
     def _evidence(self, q: str, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]],
                   scope: np.ndarray | None = None) -> dict[str, float]:

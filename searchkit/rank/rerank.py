@@ -37,6 +37,11 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCES.split(text) if s and s.strip()][:MAX_SENTENCES]
 
 
+def passage_sentences(text: str) -> list[str]:
+    """What a reranker reads of a passage: its sentences, or the whole text when it has none."""
+    return sentences(text) or [text]
+
+
 class SentenceMaxSim:
     """Best cosine between the query and one sentence of the passage (cached embeddings)."""
 
@@ -47,7 +52,7 @@ class SentenceMaxSim:
         self.cache = cache
 
     def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
-        split = [sentences(p) or [p] for p in passages]
+        split = [passage_sentences(p) for p in passages]
         flat = sorted({s for sents in split for s in sents})
         if not flat:
             return np.zeros(len(passages))

@@ -477,11 +477,8 @@ def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
     cfg = searcher.config.rerank
     if not any(cfg.runs_for(detect_language(q.text)) for q in ds.queries):
         return {}
-    every = range(len(searcher.passages))
-    if not searcher.embed_rerank_sentences(every):
-        return {}
-    texts = searcher.rerank_sentences(every)
-    vecs = searcher.cache.embed(searcher.embedder, texts, "passage", show_progress=False)
+    texts = searcher.rerank_sentences(range(len(searcher.passages)))
+    vecs = searcher.cache.embed(searcher.embedder, texts, "passage", show_progress=False) if texts else []
     return dict(zip(texts, vecs))
 
 
