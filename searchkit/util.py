@@ -1,13 +1,15 @@
-"""Small helpers shared across modules: atomic writes, private folders, ISO times."""
+"""Small helpers shared across modules: atomic writes, private folders, ISO times, reading regular
+files only (never a FIFO or device) with errors that name the file, never its content."""
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -100,3 +102,97 @@ def aware(value: str | _dt.date | _dt.datetime | None) -> _dt.datetime | None:
     if not isinstance(v, _dt.datetime):
         return _dt.datetime(v.year, v.month, v.day, tzinfo=_dt.timezone.utc)
     return v if v.tzinfo is not None else v.replace(tzinfo=_dt.timezone.utc)
+
+
+class FileProblem(OSError):
+    """A file that cannot be read as asked: not a regular file, too large, not UTF-8, not JSON.
+
+    The message names the path and the problem, never the file's content (issue 27, item 8). It is
+    an ``OSError`` so the command line prints it as one line (exit 2) wherever it surfaces."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {problem}")
+        self.path = os.fspath(path)
+        self.problem = problem
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def open_regular(path: str | os.PathLike[str], mode: str = "r", *, encoding: str | None = "utf-8",
+                 errors: str | None = None):
+    """Open a regular file for reading, never a FIFO, socket or device (no hang on a pipe: the
+    descriptor is opened non-blocking, checked with ``fstat`` and only then read). ``mode`` is
+    ``"r"`` (text, ``encoding``) or ``"rb"``. A missing file raises ``FileNotFoundError`` as
+    ``open`` does; anything that is not a regular file raises ``FileProblem`` naming the path."""
+    if mode not in ("r", "rb"):
+        raise ValueError(f"open_regular reads only ('r' or 'rb'), got mode {mode!r}")
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise FileProblem(path, f"not a regular file ({_file_type(st.st_mode)}); only regular files are read")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        if mode == "rb":
+            return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "r", encoding=encoding, errors=errors)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+DEFAULT_MAX_READ = 1 << 30
+"""The most bytes ``read_regular_bytes`` reads unless told otherwise (1 GiB)."""
+
+
+def read_regular_bytes(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> bytes:
+    """The bytes of a regular file (``open_regular``), refused with ``FileProblem`` when larger than
+    ``limit`` bytes (``None``: no cap)."""
+    with open_regular(path, "rb") as fh:
+        if limit is None:
+            return fh.read()
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileProblem(path, f"larger than {limit} bytes; not read")
+    return data
+
+
+def read_regular_text(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> str:
+    """The UTF-8 text of a regular file; ``FileProblem`` (naming the path, never quoting the
+    content) when it is not a regular file, too large or not UTF-8."""
+    data = read_regular_bytes(path, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileProblem(path, f"not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def parse_json_text(text: str, where: str | os.PathLike[str]) -> Any:
+    """``json.loads`` whose failures name ``where`` and the problem (line and column), never the
+    text: bad JSON, nesting too deep for the parser, a number too long to convert."""
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FileProblem(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise FileProblem(where, "JSON nested too deeply to read") from None
+    except ValueError as exc:  # e.g. an integer longer than Python's int-conversion limit
+        msg = str(exc).split(":")[0] if "digits" in str(exc) else "a value that cannot be read"
+        raise FileProblem(where, f"not usable JSON ({msg})") from None
+
+
+def read_json_file(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> Any:
+    """A regular UTF-8 JSON file, parsed; every failure is a ``FileProblem`` (or ``FileNotFoundError``)
+    that names the path and never quotes the content."""
+    return parse_json_text(read_regular_text(path, limit=limit), path)

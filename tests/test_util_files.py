@@ -1,0 +1,54 @@
+"""util.open_regular / read_json_file: regular files only, errors that name the file and never its
+content (issue 27, items 8, 12, 13)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from searchkit.util import FileProblem, open_regular, read_json_file, read_regular_text
+
+
+def test_fifo_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(FileProblem, match="FIFO"):
+        read_json_file(fifo)
+    with pytest.raises(FileProblem, match="not a regular file"):
+        open_regular(fifo, "rb")
+
+
+def test_folder_is_refused(tmp_path):
+    with pytest.raises(FileProblem, match="folder"):
+        read_regular_text(tmp_path)
+
+
+def test_missing_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        read_json_file(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("SECRET-LINE-42 is not json\n", "not valid JSON"),
+    ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+    ('{"a": ' + "7" * 5000 + "}", "not usable JSON"),
+])
+def test_bad_json_names_the_file_never_its_content(tmp_path, content, problem):
+    p = tmp_path / "x.json"
+    p.write_text(content, encoding="utf-8")
+    with pytest.raises(FileProblem) as info:
+        read_json_file(p)
+    msg = str(info.value)
+    assert problem in msg and str(p) in msg
+    assert "SECRET" not in msg and "7777" not in msg
+
+
+def test_not_utf8_and_size_cap(tmp_path):
+    p = tmp_path / "bin"
+    p.write_bytes(b"ok\xff\xfe")
+    with pytest.raises(FileProblem, match="not UTF-8"):
+        read_regular_text(p)
+    p.write_text("x" * 100, encoding="utf-8")
+    with pytest.raises(FileProblem, match="larger than 10 bytes"):
+        read_regular_text(p, limit=10)
+    assert read_regular_text(p, limit=100) == "x" * 100
