@@ -151,12 +151,12 @@ def test_a_missing_optional_dependency_names_its_extra(cfg_file, capsys, monkeyp
 
     real = builtins.__import__
 
-    def no_ranx(name, *a, **kw):
-        if name == "ranx" or name.startswith("ranx."):
-            raise ModuleNotFoundError("No module named 'ranx'", name="ranx")
+    def no_ir_measures(name, *a, **kw):
+        if name == "ir_measures" or name.startswith("ir_measures."):
+            raise ModuleNotFoundError("No module named 'ir_measures'", name="ir_measures")
         return real(name, *a, **kw)
 
-    monkeypatch.setattr(builtins, "__import__", no_ranx)
+    monkeypatch.setattr(builtins, "__import__", no_ir_measures)
     assert main(["eval", "--dataset", "mini", "--config", str(cfg_file), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "searchkit[eval]" in err and len(err.strip().splitlines()) == 1

@@ -1,4 +1,4 @@
-"""What eval measures (SPEC E4; issue 9 section 2): Recall@k beside nDCG@10 and RR@10 (ranx),
+"""What eval measures (SPEC E4; issue 9 section 2): Recall@k beside nDCG@10 and RR@10 (ir_measures, with a parity test against ranx),
 breakdowns by language, category and kind, the missing-ID (H12) separation figures, and the
 history tool's path (--as-tool). Hand-computed fixtures; the hashing embedder."""
 from __future__ import annotations
@@ -223,3 +223,46 @@ def test_as_tool_refuses_a_dataset_outside_spaces(tmp_path, cache_env):
     ds = load_dataset(root, "dev")
     with pytest.raises(ValueError, match="--as-tool needs a workspace-style dataset.*acme/chat:s1"):
         evaluate_dataset(ds, SearchConfig.from_dict(HASHING), show_progress=False, as_tool=True)
+
+
+# ------------------------------------------------------------------------------- parity with ranx
+
+
+def test_metrics_match_ranx_on_random_graded_runs():
+    """ir_measures (trec_eval) gives ranx's figures, per query and as means, on seeded random runs with
+    graded judgements, empty rankings and unjudged documents (issue 31 item 1: the switch keeps every figure)."""
+    import random
+
+    import numpy as np
+    ranx = pytest.importorskip("ranx")
+
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(60)]
+    qrels, run = {}, {}
+    for qi in range(40):
+        qid = f"q{qi}"
+        rel = rng.sample(docs, rng.randint(1, 6))
+        qrels[qid] = {d: rng.randint(1, 3) for d in rel} | {rng.choice(docs): 0}
+        if qi % 9 == 0:
+            continue  # a judged query with no ranking at all
+        ranked = rng.sample(docs, rng.randint(1, 50))
+        scores = sorted(rng.sample(range(1, 10_000), len(ranked)), reverse=True)  # distinct: no ties
+        run[qid] = {d: float(s) for d, s in zip(ranked, scores)}
+    names = {"nDCG@10": "ndcg@10", "RR@10": "mrr@10", "P@10": "precision@10",
+             **{f"R@{k}": f"recall@{k}" for k in (1, 5, 10, 20, 100)}}
+    q = ranx.Qrels({k: {d: s for d, s in v.items() if s > 0} for k, v in qrels.items()})
+    r = ranx.Run({k: run.get(k) or {"__none__": 0.0} for k in qrels})
+    ours = per_query_metrics(qrels, run, list(names))
+    means = ranking_metrics(qrels, run, list(names))
+    for ours_name, ranx_name in names.items():
+        theirs = ranx.evaluate(q, r, ranx_name, return_mean=False, make_comparable=True)
+        mine = np.array([ours[qid][ours_name] for qid in q.keys()])
+        assert np.allclose(mine, theirs, atol=1e-12), ours_name
+        assert means[ours_name] == pytest.approx(float(np.mean(theirs)), abs=1e-12)
+
+
+def test_tied_scores_keep_the_runs_own_order():
+    """trec_eval would break a tie by document id; a run's order is what it shows, so it decides."""
+    qrels = {"q": {"a": 1}}
+    assert ranking_metrics(qrels, {"q": {"b": 1.0, "a": 1.0}}, ["RR@10"])["RR@10"] == 0.5
+    assert ranking_metrics(qrels, {"q": {"a": 1.0, "b": 1.0}}, ["RR@10"])["RR@10"] == 1.0

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-EXTRAS: dict[str, str] = {"ranx": "eval", "sklearn": "eval", "ragas": "research", "matplotlib": "research",
+EXTRAS: dict[str, str] = {"ir_measures": "eval", "ranx": "test", "sklearn": "eval", "ragas": "research", "matplotlib": "research",
                           "pandas": "research", "ray": "scale"}
 """Optional dependencies by the extra that installs them (pyproject.toml)."""
 

