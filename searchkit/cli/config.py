@@ -83,11 +83,19 @@ def cmd_config(args: argparse.Namespace) -> int:
             print(f"replay differs: {len(v.diffs)} of {v.queries} queries rank differently"
                   + (f", {len(v.missing)} queries missing or new" if v.missing else ""))
             for d in v.diffs[: args.show]:
-                line = f"  {d.query_id} {d.text[:60]!r}: now {list(d.got)}"
-                if d.expected is not None:
-                    line += f", recorded {list(d.expected)}"
-                print(line)
+                print(_diff_line(d))
+            if len(v.diffs) > args.show:
+                print(f"  ... and {len(v.diffs) - args.show} more (--show N prints more)")
             return 1
         print(f"replay identical: {v.queries} queries")
     return 0
 
+
+def _diff_line(d: Any) -> str:
+    """One differing query of a replay: the top-k ids recorded at export beside today's, and the
+    first rank where they part (an older export records the top-k of its sample queries only)."""
+    head = f"  {d.query_id} {d.text[:60]!r}: "
+    if d.expected is None:
+        return head + f"expected top-{len(d.got)} not recorded (older export: digests only); actual {list(d.got)}"
+    first = next((i for i, (a, b) in enumerate(zip(d.expected, d.got)) if a != b), min(len(d.expected), len(d.got)))
+    return head + f"expected {list(d.expected)}, actual {list(d.got)} (first difference at rank {first + 1})"

@@ -107,10 +107,10 @@ def _tool(args: argparse.Namespace) -> int:
         if args.tasks_command == "search":
             engine = None
             if getattr(args, "config", None):
-                from searchkit.config import SearchConfig
+                from searchkit.cli.common import load_config
                 from searchkit.tools.task_engine import TaskEngine
 
-                engine = TaskEngine(conn, ctx.space, SearchConfig.load(args.config))
+                engine = TaskEngine(conn, ctx.space, load_config(args.config))  # a bare config or an export
             result = tools.task_search(
                 conn, ctx, query=args.query, match_mode=args.match_mode, context=args.context,
                 limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id, engine=engine,

@@ -20,6 +20,7 @@ import threading
 import time
 import unicodedata
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
@@ -36,6 +37,8 @@ __all__ = [
     "FallbackEmbedder",
     "EMBEDDERS",
     "make_embedder",
+    "shown_url",
+    "url_secrets",
 ]
 
 
@@ -328,7 +331,11 @@ class OpenAIEmbedder:
         api_model: str | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
-            raise ValueError(f"OpenAIEmbedder base_url must be an http(s) URL, got {base_url!r}")
+            raise ValueError(f"OpenAIEmbedder base_url must be an http(s) URL, got {shown_url(base_url)!r}")
+        secrets = url_secrets(base_url)
+        if secrets:
+            raise ValueError(f"OpenAIEmbedder base_url holds {secrets[0]}: give the key through api_key_env "
+                             "(an environment variable), never in the URL")
         if not isinstance(model, str) or not model:
             raise ValueError(f"OpenAIEmbedder model must be a non-empty string, got {model!r}")
         if api_model is not None and (not isinstance(api_model, str) or not api_model):
@@ -346,6 +353,8 @@ class OpenAIEmbedder:
             raise ValueError(f"OpenAIEmbedder backoff must be a number >= 0, got {backoff!r}")
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/embeddings"
+        self.shown_url = shown_url(self.url)
+        """The endpoint as messages and logs show it (no user name, password or query values)."""
         self.model = model
         self.api_model = api_model
         self.api_key_env = api_key_env
@@ -360,7 +369,7 @@ class OpenAIEmbedder:
         self.backoff = float(backoff)
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(base_url={self.base_url!r}, model={self.model!r}, dim={self._dim!r})"
+        return f"OpenAIEmbedder(base_url={shown_url(self.base_url)!r}, model={self.model!r}, dim={self._dim!r})"
 
     @property
     def dim(self) -> int:
@@ -398,7 +407,16 @@ class OpenAIEmbedder:
         return np.concatenate(parts, axis=0)
 
     def _fail(self, what: str) -> EmbeddingError:
-        return EmbeddingError(f"embedding endpoint {self.url} (model {self.api_model or self.model!r}): {what}")
+        """The error of a failed request: the endpoint as :func:`shown_url` shows it, and ``what``
+        scrubbed of the API key, the URL's secrets and anything token-shaped (issue 27, items 4-5)."""
+        return EmbeddingError(f"embedding endpoint {self.shown_url} (model {self.api_model or self.model!r}): "
+                              f"{scrub(what, self._secrets())}")
+
+    def _secrets(self) -> list[str]:
+        """What no message may hold: the configured API key (read now, as requests read it) and the
+        secret parts of the URL."""
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return [s for s in [key, *_url_secret_parts(self.url)] if s]
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -626,9 +644,126 @@ def _read_quietly(e: urllib.error.HTTPError, guard: _Deadline, limit: int = 4096
     return out
 
 
-def _excerpt(raw: bytes, limit: int = 200) -> str:
-    text = raw.decode("utf-8", "replace").strip().replace("\n", " ")
+EXCERPT_CHARS = 120
+"""The most characters of an endpoint's answer an error message quotes (after scrubbing)."""
+
+
+def _excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """A short excerpt of an answer body for a message. Scrubbed twice: here of token shapes (so a
+    cut never leaves half a token), and again with the key in ``_fail``."""
+    text = " ".join(raw[:4096].decode("utf-8", "replace").split())
+    text = scrub(text, ())
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --------------------------------------------------------------------------- secrets in messages
+
+_SECRET_NAME = re.compile(r"key|token|secret|pass|pwd|auth|sig|credential|session|bearer", re.IGNORECASE)
+_SCHEME_WORD = re.compile(r"\b(Bearer|Basic|Digest|ApiKey)\s+(?!\[redacted\])[^\s\"',;}\]]+", re.IGNORECASE)
+_USERINFO = re.compile(r"(?<=://)[^/\s@]*@")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{20,}")
+_REDACTED = "[redacted]"
+_MIN_KEY_PIECE = 6
+"""A piece of the configured key this long or longer is removed wherever it appears (an endpoint
+may echo part of it)."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` as an error or a log line may show it: without ``user:password@``, with every query
+    value replaced by ``…`` (names kept) and no fragment (SPEC: errors never carry credentials)."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+    except ValueError:
+        return "<a URL that cannot be parsed>"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    names = [pair.split("=", 1)[0] for pair in parts.query.split("&") if pair]
+    query = "&".join(f"{_TOKEN_RUN.sub(_REDACTED, n)[:40]}=…" for n in names)
+    path = "/".join(seg if len(seg) < 20 or _plain_word(seg) else _REDACTED for seg in parts.path.split("/"))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, ""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """What in ``url`` is a credential, each as a phrase naming it and never its value: a user name
+    or password (``user:password@``), a query parameter whose name says key, token, secret, password,
+    auth, signature or session. Empty when the URL holds none."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+    except ValueError:
+        return []
+    out = []
+    if "@" in parts.netloc:
+        out.append("a user name or password (user:password@)")
+    for pair in parts.query.split("&"):
+        name = pair.split("=", 1)[0]
+        if name and _SECRET_NAME.search(name):
+            out.append(f"a secret in its query string ({name[:40]}=…)")
+    return out
+
+
+def _url_secret_parts(url: str) -> list[str]:
+    """The values a message must not repeat: the userinfo, its user and password, every query value."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return []
+    out = []
+    if "@" in parts.netloc:
+        info = parts.netloc.rsplit("@", 1)[0]
+        out += [info, *info.split(":", 1)]
+    for pair in parts.query.split("&"):
+        if "=" in pair:
+            value = pair.split("=", 1)[1]
+            out += [value, urllib.parse.unquote(value)]
+    return [s for s in out if s]
+
+
+def _plain_word(run: str) -> bool:
+    """A long run that is not token-shaped: letters only (with ``-_./``), no digits."""
+    return not any(c.isdigit() for c in run) and not (any(c.isupper() for c in run) and any(c.islower() for c in run)
+                                                      and "-" not in run and "/" not in run and "." not in run)
+
+
+def scrub(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with no credential left in it, for an error message: each of ``secrets`` (and any
+    piece of one of at least ``_MIN_KEY_PIECE`` characters) removed, a URL's ``user:password@``,
+    the word after ``Bearer``/``Basic``/``Digest``/``ApiKey``, what :func:`searchkit.ingest.redact.redact`
+    finds, and every long run of token characters that holds a digit (or mixes cases) replaced by
+    ``[redacted]``."""
+    from searchkit.ingest.redact import redact
+
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = _remove_pieces(text, secret)
+    text = _USERINFO.sub(_REDACTED + "@", text)
+    text = _SCHEME_WORD.sub(lambda m: f"{m.group(1)} {_REDACTED}", text)
+    text = redact(text)
+    return _TOKEN_RUN.sub(lambda m: m.group() if _plain_word(m.group()) else _REDACTED, text)
+
+
+def _remove_pieces(text: str, secret: str) -> str:
+    """``text`` with ``secret`` and every piece of it at least ``_MIN_KEY_PIECE`` long removed."""
+    text = text.replace(secret, _REDACTED)
+    n = min(_MIN_KEY_PIECE, len(secret))
+    spans: list[list[int]] = []
+    for i in range(len(secret) - n + 1):
+        piece = secret[i:i + n]
+        start = text.find(piece)
+        while start >= 0:
+            spans.append([start, start + n])
+            start = text.find(piece, start + 1)
+    if not spans:
+        return text
+    spans.sort()
+    merged = [spans[0]]
+    for a, b in spans[1:]:
+        if a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    out, last = [], 0
+    for a, b in merged:
+        out += [text[last:a], _REDACTED]
+        last = b
+    return "".join(out + [text[last:]])
 
 
 # --------------------------------------------------------------------------- fallback
@@ -782,12 +917,14 @@ class FallbackEmbedder:
 
 def _where(m: Any) -> str:
     url = getattr(m, "url", None)
-    return f" ({url})" if isinstance(url, str) else ""
+    return f" ({shown_url(url)})" if isinstance(url, str) else ""
 
 
 def _one_line(e: BaseException) -> str:
     text = " ".join(str(e).split()) or type(e).__name__
-    return text if isinstance(e, EmbeddingError) else f"{type(e).__name__}: {text}"
+    if isinstance(e, EmbeddingError):  # OpenAIEmbedder scrubbed it with its key
+        return text
+    return f"{type(e).__name__}: {scrub(text, ())[:300]}"
 
 
 # --------------------------------------------------------------------------- registry
