@@ -722,29 +722,37 @@ def _analysis_text(identity: Any) -> str:
 
 
 def _read_json_file(path: Path, shown: str) -> Any:
+    """A JSON file of an index version, read as a regular file only (never a FIFO: no hang)."""
+    from searchkit.util import read_json_file
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json_file(path)
     except FileNotFoundError:
         raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
+    except OSError as exc:
+        why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
+        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
 
 
 def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]:
+    from searchkit.util import open_regular
+
     out = []
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_regular(path) as fh:  # a regular file only: a FIFO is refused, never read
             for number, line in enumerate(fh, 1):
                 try:
                     out.append(make(json.loads(line)))
                 except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__  # never the line
                     raise IndexMismatchError(
-                        f"{shown}: {path.name} line {number} is damaged ({str(exc)[:80]}); rebuild the index"
+                        f"{shown}: {path.name} line {number} is damaged ({why}); rebuild the index"
                     ) from None
     except FileNotFoundError:
         raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(exc)[:100]}); rebuild the index") from None
+        why = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
+        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
     return out
 
 

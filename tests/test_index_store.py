@@ -76,7 +76,92 @@ def test_out_may_be_new_empty_or_an_index(workspace, tmp_path):
         p = _cli("index", "--workspace", str(workspace), "--out", str(out), "--config", str(HASHING), "--quiet")
         assert p.returncode == 0, p.stderr
         assert store.is_index(out)
-    assert len([p for p in empty.iterdir() if p.name.startswith("v")]) == 2  # current + previous
+    assert [p.name for p in empty.iterdir() if p.name.startswith("v")] == ["v000002"]  # the current one only (H3)
+
+
+
+# -- issue 27 item 10: only what the store wrote is ever deleted ----------------------------------
+
+def _user_versions(folder: Path) -> None:
+    for i in (1, 2, 7):
+        (folder / f"v{i:06d}").mkdir(parents=True)
+        (folder / f"v{i:06d}" / "photo.txt").write_text(f"holiday {i}")
+
+
+@pytest.mark.parametrize("marker", [
+    {"format": "searchkit.index-store", "store_version": 1},  # as the first store format wrote it
+    {"format": "searchkit.index-store", "store_version": 2, "versions": {}},
+])
+def test_a_marker_beside_user_folders_named_like_versions_is_refused(tmp_path, workspace, marker):
+    out = tmp_path / "mine"
+    _user_versions(out)
+    (out / store.MARKER).write_text(json.dumps(marker))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    p = _cli("index", "--workspace", str(workspace), "--out", str(out), "--config", str(HASHING), "--quiet")
+    assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+    assert "v000001" in p.stderr and "did not write" in p.stderr
+    with pytest.raises(store.IndexStoreError, match="did not write"):
+        _save("verA", out)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_folder_named_like_a_version_put_into_an_index_is_never_deleted(tmp_path):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    (out / "v000009").mkdir()
+    (out / "v000009" / "keep.txt").write_text("mine")
+    with pytest.raises(store.IndexStoreError, match="'v000009', a folder this index did not write"):
+        _save("verB", out)
+    assert (out / "v000009" / "keep.txt").read_text() == "mine"
+    assert "verA" in Searcher.load(out, cache=EmbeddingCache(None)).records[0].text  # the index is as it was
+    assert (out / "v000009" / "keep.txt").read_text() == "mine"  # a reader's tidying leaves it too
+
+
+def test_a_registered_version_whose_stamp_changed_is_not_deleted(tmp_path):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    _save("verB", out)
+    # someone replaced the registered v000002 by a folder of their own under the same name while it
+    # was current: the store's stamp is not in it, so the next write never deletes it
+    shutil.rmtree(out / "v000002")
+    (out / "v000002").mkdir()
+    (out / "v000002" / ".readers").write_text("someone else's")
+    (out / "v000002" / "keep.txt").write_text("mine")
+    (out / "CURRENT").write_text("v000002\n")
+    with pytest.raises(store.IndexStoreError):
+        Searcher.load(out, cache=EmbeddingCache(None))
+    _save("verA", out)
+    assert (out / "v000002" / "keep.txt").read_text() == "mine"
+
+
+def test_a_marker_that_is_not_a_searchkit_marker_is_refused(tmp_path, workspace):
+    for text in ("not json", "[]", json.dumps({"format": "other"})):
+        out = tmp_path / f"m{len(text)}"
+        out.mkdir()
+        (out / store.MARKER).write_text(text)
+        assert not store.is_index(out)
+        p = _cli("index", "--workspace", str(workspace), "--out", str(out), "--config", str(HASHING), "--quiet")
+        assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+        assert "not a searchkit index marker" in p.stderr and text not in p.stderr
+        assert sorted(q.name for q in out.iterdir()) == [store.MARKER]
+
+
+def test_an_index_of_the_first_store_format_is_taken_over_and_pruned(tmp_path):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    _save("verB", out)  # rewrite it as the first store format left it: two versions, no register
+    old = store.current_dir(out)
+    shutil.copytree(old, out / "v000001")
+    for v in ("v000001", old.name):
+        (out / v / ".readers").write_text("")
+    (out / store.MARKER).write_text(json.dumps({"format": "searchkit.index-store", "store_version": 1}))
+    (out / "v000003").mkdir()  # and someone's folder named like a version
+    with pytest.raises(store.IndexStoreError, match="v000003"):
+        _save("verA", out)
+    shutil.rmtree(out / "v000003")
+    _save("verA", out)
+    assert sorted(q.name for q in out.iterdir() if q.name.startswith("v")) == ["v000003"]
+    assert json.loads((out / store.MARKER).read_text())["store_version"] == 2
 
 
 # -- item 2: versions, readers, pruning -----------------------------------------------------------
@@ -91,18 +176,31 @@ def _save(tag: str, out: Path, n: int = 30) -> None:
     Searcher.build(_records(tag, n), cfg, cache=EmbeddingCache(None)).save(out)
 
 
-def test_writes_publish_versions_and_keep_two(tmp_path):
+def test_writes_publish_versions_and_keep_only_the_current_one(tmp_path):
     out = tmp_path / "idx"
     for tag in ("verA", "verB", "verA"):
         _save(tag, out)
     versions = sorted(p.name for p in out.iterdir() if p.name.startswith("v"))
-    assert versions == ["v000002", "v000003"]
+    assert versions == ["v000003"]  # deleted means erased (H3): no previous version keeps old text
     assert (out / "CURRENT").read_text().strip() == "v000003"
+    assert json.loads((out / store.MARKER).read_text())["versions"].keys() == {"v000003"}
     s = Searcher.load(out, cache=EmbeddingCache(None))
     assert all("verA" in r.text for r in s.records)
+    assert not any("verB" in p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
 
 
-def test_a_failed_write_and_a_dead_writers_leftovers(tmp_path):
+_DIE_IN_FILL = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from searchkit.index import store
+    def fill(tmp):
+        (tmp / "records.jsonl").write_text("half-written verDEAD")
+        os._exit(9)  # killed in the middle of a write
+    store.write_version(Path(sys.argv[1]), fill)
+""")
+
+
+def test_a_failed_write_and_a_dead_writers_leftovers(tmp_path, monkeypatch):
     out = tmp_path / "idx"
     _save("verA", out)
     before = _tree(out)
@@ -114,11 +212,29 @@ def test_a_failed_write_and_a_dead_writers_leftovers(tmp_path):
     with pytest.raises(RuntimeError):
         store.write_version(out, boom)
     assert _tree(out) == before
-    (out / ".tmp-dead").mkdir()  # what a killed writer leaves
-    (out / ".tmp-dead" / "records.jsonl").write_text("x")
-    (out / "v000099").mkdir()  # renamed into place but never made current
+    # a writer killed while it wrote leaves its registered temporary folder
+    p = subprocess.run([sys.executable, "-c", _DIE_IN_FILL, str(out)], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 9, p.stderr
+    assert (out / ".tmp-v000002").is_dir()
+    # one renamed into place but never made current (it died before replacing CURRENT)
+    real = store.atomic_write_text
+
+    def die_at_pointer(path, text):
+        if Path(path).name == store.POINTER:
+            raise KeyboardInterrupt
+        real(path, text)
+
+    monkeypatch.setattr(store, "atomic_write_text", die_at_pointer)
+    with pytest.raises(KeyboardInterrupt):
+        _save("verC", out)
+    monkeypatch.undo()
+    assert (out / "v000003").is_dir() and (out / "CURRENT").read_text().strip() == "v000001"
+    assert "verA" in Searcher.load(out, cache=EmbeddingCache(None)).records[0].text
+    # the reader, once done, removed both (no writer was at work); the next writer would have
+    assert sorted(q.name for q in out.iterdir()) == [".lock", "CURRENT", store.MARKER, "v000001"]
     _save("verB", out)
-    assert not (out / ".tmp-dead").exists() and not (out / "v000099").exists()
+    versions = [q.name for q in out.iterdir() if q.name.startswith(("v", ".tmp"))]
+    assert len(versions) == 1 and (out / "CURRENT").read_text().strip() == versions[0]
     assert "verB" in Searcher.load(out, cache=EmbeddingCache(None)).records[0].text
 
 
@@ -303,10 +419,24 @@ def test_kill_9_at_random_points_leaves_the_previous_version(tmp_path, workspace
 
 def test_a_first_write_killed_leaves_a_folder_the_next_write_takes(tmp_path):
     out = tmp_path / "k"
+    out.mkdir()
+    p = subprocess.run([sys.executable, "-c", _DIE_IN_FILL, str(out)], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 9, p.stderr
+    assert (out / ".tmp-v000001").is_dir()
+    store.check_target(out)  # the marker, the lock and a temporary folder: still a target
+    _save("verA", out)
+    assert not (out / ".tmp-v000001").exists() and store.is_index(out)
+    assert sorted(q.name for q in out.iterdir()) == [".lock", "CURRENT", store.MARKER, "v000002"]
+
+
+def test_a_temporary_folder_it_did_not_register_is_left_alone(tmp_path):
+    out = tmp_path / "k"
     (out / ".tmp-abc").mkdir(parents=True)
+    (out / ".tmp-abc" / "mine.txt").write_text("not the store's")
     (out / ".lock").touch()
     _save("verA", out)
-    assert not (out / ".tmp-abc").exists() and store.is_index(out)
+    _save("verB", out)
+    assert (out / ".tmp-abc" / "mine.txt").read_text() == "not the store's" and store.is_index(out)
 
 
 def test_writing_never_changes_the_mode_of_a_file_someone_put_in_the_folder(tmp_path):
@@ -326,3 +456,23 @@ def test_a_pointer_to_a_missing_version_says_the_index_is_damaged(tmp_path):
     (out / "CURRENT").write_text("v000099\n")
     with pytest.raises(store.IndexStoreError, match="missing or incomplete; the index is damaged"):
         Searcher.load(out, cache=EmbeddingCache(None))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("target", ["CURRENT", "manifest.json", "records.jsonl", "passages.jsonl", ".readers",
+                                    store.MARKER])
+def test_a_fifo_in_an_index_is_a_one_line_error_never_a_hang(tmp_path, target):
+    out = tmp_path / "idx"
+    _save("verA", out)
+    where = out if target in ("CURRENT", store.MARKER) else store.current_dir(out)
+    (where / target).unlink()
+    os.mkfifo(where / target)
+    p = _cli("search", "--index", str(out), "отчёт", timeout=60)  # a hang fails the test
+    if target == store.MARKER:  # the marker is not read to search: the index still works
+        assert p.returncode == 0, p.stderr
+    else:
+        assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert target in p.stderr
+    if target == store.MARKER:  # but nothing is written beside a marker that is not one
+        with pytest.raises(store.IndexStoreError, match="not a searchkit index marker"):
+            store.write_version(out, lambda tmp: None)
