@@ -30,7 +30,7 @@ SEEDS = {"dev": 20261107, "heldout": 7100251}
 ISSUE_EXAMPLE = ("本番のパスワードは hunter2xyz です。APIキー: abcd1234efgh。пароль qwerty987. "
                  "the api key = keyval12345")
 GENERATED = tuple(SEEDS)
-SPLITS = (*GENERATED, "handwritten")
+SPLITS = (*GENERATED, "handwritten", "handwritten27")
 
 
 def _lang(text: str) -> str:
@@ -45,6 +45,8 @@ class Planted:
     secrets: tuple[str, ...]
     form: str
     lang: str
+    kind: str = ""
+    """How the value looks (``shapes.VALUE_KINDS``), for the shapes of issue 27; empty for the rest."""
 
 
 @dataclass(frozen=True)
@@ -323,7 +325,21 @@ AUDIT_TEMPLATES: dict[str, dict[str, list[str]]] = {
     },
 }
 
-FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES)
+def _load_shapes():
+    """``shapes.py`` beside this file (this file is loaded by path, so not a package import)."""
+    import importlib.util
+
+    name = "redaction_shapes"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("shapes.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+shapes = _load_shapes()
+FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES) + shapes.SHAPE_FORMS
 
 
 def _phrase(rng: random.Random) -> tuple[str, tuple[str, ...]]:
@@ -360,6 +376,8 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
     """The planted-secret corpus of ``split`` (``dev``, ``heldout`` or ``handwritten``)."""
     if split == "handwritten":
         return [Planted(text, (secret,), "handwritten", lang) for text, secret, lang in HANDWRITTEN_PLANTED]
+    if split == "handwritten27":
+        return [Planted(text, (secret,), "handwritten27", lang) for text, secret, lang in HANDWRITTEN27_PLANTED]
     rng = random.Random(SEEDS[split])
     out: list[Planted] = []
     for form, by_lang in PLANTED_TEMPLATES.items():
@@ -411,7 +429,13 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
         a, b, c = password_value(rng), pin_value(rng), email(rng, "ru")
         out.append(Planted(f"Логин {rng.choice(['admin', 'ivan'])}, пароль: {a}, ПИН-код {b}, почта {c}",
                            (a, b, c), "mixed", "ru"))
-    return out + _audit_planted(split, per_form_lang)
+    return out + _audit_planted(split, per_form_lang) + _shape_planted(split)
+
+
+def _shape_planted(split: str) -> list[Planted]:
+    """The shapes of issue 27 (``shapes.py``): their own seed and templates, the above unchanged."""
+    return [Planted(text, secrets, form, lang, kind)
+            for text, secrets, form, lang, kind in shapes.planted_shapes(split, SEEDS[split] + 4)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -633,6 +657,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
     """The ordinary-sentence corpus of ``split``: nothing in it may be redacted."""
     if split == "handwritten":
         return [Ordinary(text, "handwritten", _lang(text)) for text in HANDWRITTEN_ORDINARY]
+    if split == "handwritten27":
+        return [Ordinary(text, "handwritten27", _lang(text)) for text in HANDWRITTEN27_ORDINARY]
     rng = random.Random(SEEDS[split] + 1)
     out: list[Ordinary] = []
     for form, by_lang in ORDINARY_TEMPLATES.items():
@@ -647,6 +673,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
             tpls = [t for i, t in enumerate(templates) if (i % 5 == 4) == (split == "heldout")]
             for i in range(per_form_lang):
                 out.append(Ordinary(tpls[i % len(tpls)].format(**_slots(rng, lang)), form, lang))
+    # lines of the shapes of issue 27 without a secret (password: changed, export PATH=...)
+    out += [Ordinary(text, form, lang) for text, form, lang in shapes.ordinary_shapes(split, SEEDS[split] + 5, _slots)]
     return out
 
 
@@ -747,22 +775,88 @@ HANDWRITTEN_ORDINARY: tuple[str, ...] = (
 )
 
 
+# Issue 27: written after the rules had been fixed on ``dev`` (and on what the first run of
+# ``heldout`` found), in the shapes of that issue but not from its templates, and never used to tune
+# them. The ``handwritten27`` split; its first run is in README.md.
+HANDWRITTEN27_PLANTED: tuple[tuple[str, str, str], ...] = (
+    ("db creds → user: app / password: Tr0ub4dor&3", "Tr0ub4dor&3", "en"),
+    ("login is admin, pw is Winter_2026", "Winter_2026", "en"),
+    ("PASSWORD: 'Quebec-1999'", "Quebec-1999", "en"),
+    ("here's the token:\n\n    Kilo_Echo_55\n\nplease don't share", "Kilo_Echo_55", "en"),
+    ("set MY_APP_SECRET to Nova-2031 in the dashboard", "Nova-2031", "en"),
+    ("environment:\n  - POSTGRES_PASSWORD=Blue_Whale_8", "Blue_Whale_8", "en"),
+    ("my wifi password is Coffee4Life", "Coffee4Life", "en"),
+    ("the admin password got reset to Spring2026!", "Spring2026", "en"),
+    ('apiKey: "Sierra_Nine_9"', "Sierra_Nine_9", "en"),
+    ("token = Zulu-4477", "Zulu-4477", "en"),
+    ("ENV DJANGO_SECRET_KEY=Gamma_Ray_12", "Gamma_Ray_12", "en"),
+    ('secrets.toml:\napi_token = "Delta-5-Alpha"', "Delta-5-Alpha", "en"),
+    ("пароль от роутера: Котик_2025", "Котик_2025", "ru"),
+    ("Логин admin, пароль — Зима2026!", "Зима2026", "ru"),
+    ("токен:\nАБВ_ГДЕ_77", "АБВ_ГДЕ_77", "ru"),
+    ("в .env: DB_PASSWORD=Весна-2027", "Весна-2027", "ru"),
+    ("новый пароль Rostov_1961, не забудь", "Rostov_1961", "ru"),
+    ("API-ключ выглядит так: Kvant-7-Alpha", "Kvant-7-Alpha", "ru"),
+    ("пароль к почте — Solnce_77", "Solnce_77", "ru"),
+    ('секретный ключ = "Omega_2028"', "Omega_2028", "ru"),
+    ("export API_TOKEN=Медведь_42", "Медведь_42", "ru"),
+    ("パスワード：Fuji_San_3776", "Fuji_San_3776", "ja"),
+    ("APIキーは Sakura-2026 です", "Sakura-2026", "ja"),
+    ("トークン\nKAMINARI_88", "KAMINARI_88", "ja"),
+    ("管理者パスワード = Tokyo2026!", "Tokyo2026", "ja"),
+    ("DBのパスワードは「Yama-Kawa-9」です", "Yama-Kawa-9", "ja"),
+    ("export SECRET_KEY=ひかり_2026 を設定", "ひかり_2026", "ja"),
+    ("パスワードは ねこ_2026 にしました", "ねこ_2026", "ja"),
+    ("ログイン情報：ID admin／パスワード Hikari_77", "Hikari_77", "ja"),
+    ("пароль для staging: Staging_Пароль_1", "Staging_Пароль_1", "ru"),
+    ("password は Osaka_1970 です", "Osaka_1970", "ja"),
+    ("token для CI — Ci_Token_2026", "Ci_Token_2026", "ru"),
+)
+HANDWRITTEN27_ORDINARY: tuple[str, ...] = (
+    "password: reset link sent", "token: rotated last week", "API key: ask Maria", "export EDITOR=vim",
+    "SECRET_KEY is read from the environment", "password_policy: strict", "Token budget: 4096",
+    "auth_method: token", "The password field must not be empty.", "pw: n/a", "DB_PASSWORD=${DB_PASSWORD:-}",
+    "password:\n  - at least 12 chars\n  - one digit", "secret: see 1Password", "token_type: bearer",
+    "пароль: см. в 1Password", "токен: отозван вчера", "export GOPATH=$HOME/go", "ключ API: запросить у Марии",
+    "пароль — минимум 12 символов", "секрет: хранится в Vault", "Пароль:\nне задан",
+    "パスワード：リセット済み", "トークン：再発行してください", "APIキー：田中さんに確認", "export GOPATH=$HOME/go を追加",
+    "パスワードは 12 文字以上です", "シークレット：なし", "パスワード：\n未設定",
+)
+
 # ---------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------
 
-def measure(redact: Callable[[str], str], split: str = "dev") -> dict:
-    """Counts for ``split``: planted secrets and how many survive; ordinary sentences and how many change."""
-    p = planted(split)
-    survivors = [(item, s) for item in p for s in item.secrets if s in redact(item.text)]
-    o = ordinary(split)
+def history_redact() -> Callable[[str], str]:
+    """What history search indexes (``Policy.redact_secrets``: the same rules, e-mail addresses kept,
+    and ``NAME=value`` assignments to secret-like names), as a text-to-text function."""
+    from searchkit.ingest.policy import Policy
+
+    policy = Policy()
+    return lambda text: policy.redact_secrets(text)[0]
+
+
+def _is_email(secret: str) -> bool:
+    return "@" in secret
+
+
+def measure(redact: Callable[[str], str], split: str = "dev", *, emails: bool = True,
+            forms: tuple[str, ...] | None = None) -> dict:
+    """Counts for ``split``: planted secrets and how many survive; ordinary sentences and how many change.
+
+    ``emails=False`` leaves e-mail addresses out of the planted secrets (history search shows them);
+    ``forms`` keeps only the planted and ordinary items of those forms (``None``: all)."""
+    p = [item for item in planted(split) if forms is None or item.form in forms]
+    kept = [(item, s) for item in p for s in item.secrets if emails or not _is_email(s)]
+    survivors = [(item, s) for item, s in kept if s in redact(item.text)]
+    o = [item for item in ordinary(split) if forms is None or item.form in forms]
     changed = [item for item in o if redact(item.text) != item.text]
     return {
         "split": split,
-        "planted_sentences": len(p),
-        "planted_secrets": sum(len(item.secrets) for item in p),
-        "planted_forms": len({item.form for item in p}),
-        "planted_langs": len({item.lang for item in p}),
+        "planted_sentences": len({id(item) for item, _ in kept}),
+        "planted_secrets": len(kept),
+        "planted_forms": len({item.form for item, _ in kept}),
+        "planted_langs": len({item.lang for item, _ in kept}),
         "surviving": len(survivors),
         "survivors": survivors,
         "ordinary_sentences": len(o),
@@ -771,33 +865,43 @@ def measure(redact: Callable[[str], str], split: str = "dev") -> dict:
     }
 
 
+SHAPES = shapes.SHAPE_FORMS + ("shape_ordinary",)
+"""The forms of issue 27 (planted and ordinary), also reported on their own."""
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from searchkit.ingest.redact import redact
 
     verbose = "-v" in (argv or sys.argv[1:])
     worst = 0
-    totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
-    for split in SPLITS:
-        m = measure(redact, split)
-        totals["planted"] += m["planted_secrets"]
-        totals["surviving"] += m["surviving"]
-        totals["ordinary"] += m["ordinary_sentences"]
-        totals["changed"] += m["falsely_redacted"]
-        rate = m["falsely_redacted"] / m["ordinary_sentences"]
-        print(f"{split:11s} planted secrets: {m['planted_secrets']} in {m['planted_sentences']} sentences, "
-              f"{m['planted_forms']} forms, {m['planted_langs']} languages; surviving: {m['surviving']}")
-        print(f"{split:11s} ordinary sentences: {m['ordinary_sentences']}; falsely redacted: "
-              f"{m['falsely_redacted']} ({rate:.2%})")
-        if verbose:
-            for item, s in m["survivors"]:
-                print(f"   SURVIVED {item.form}/{item.lang}: {s!r} in {redact(item.text)!r}")
-            for item in m["false_positives"]:
-                print(f"   CHANGED {item.form}/{item.lang}: {item.text!r} -> {redact(item.text)!r}")
-        worst = max(worst, int(m["surviving"] > 0 or rate > 0.01))
-    print(f"total       planted secrets: {totals['planted']}, surviving: {totals['surviving']}; ordinary sentences: "
-          f"{totals['ordinary']}, falsely redacted: {totals['changed']} "
-          f"({totals['changed'] / totals['ordinary']:.2%})")
+    paths = (("tasks", redact, True), ("history", history_redact(), False))
+    for path, fn, emails in paths:
+        print(f"== {path} ({'searchkit.ingest.redact.redact' if path == 'tasks' else 'Policy.redact_secrets, e-mail addresses kept'})")
+        totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
+        for split in SPLITS:
+            for forms, label in ((None, split), (SHAPES, f"{split}/shapes")):
+                if forms is not None and split.startswith("handwritten"):
+                    continue
+                m = measure(fn, split, emails=emails, forms=forms)
+                if forms is None:
+                    totals["planted"] += m["planted_secrets"]
+                    totals["surviving"] += m["surviving"]
+                    totals["ordinary"] += m["ordinary_sentences"]
+                    totals["changed"] += m["falsely_redacted"]
+                rate = m["falsely_redacted"] / m["ordinary_sentences"]
+                print(f"{label:18s} planted secrets: {m['planted_secrets']} in {m['planted_sentences']} sentences, "
+                      f"{m['planted_forms']} forms, {m['planted_langs']} languages; surviving: {m['surviving']}; "
+                      f"ordinary: {m['ordinary_sentences']}, falsely redacted: {m['falsely_redacted']} ({rate:.2%})")
+                if verbose and forms is None:
+                    for item, s in m["survivors"]:
+                        print(f"   SURVIVED {item.form}/{item.lang}/{item.kind}: {s!r} in {fn(item.text)!r}")
+                    for item in m["false_positives"]:
+                        print(f"   CHANGED {item.form}/{item.lang}: {item.text!r} -> {fn(item.text)!r}")
+                worst = max(worst, int(m["surviving"] > 0 or rate > 0.01))
+        print(f"{'total':18s} planted secrets: {totals['planted']}, surviving: {totals['surviving']}; ordinary "
+              f"sentences: {totals['ordinary']}, falsely redacted: {totals['changed']} "
+              f"({totals['changed'] / totals['ordinary']:.2%})")
     return worst
 
 

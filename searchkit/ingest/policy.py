@@ -202,6 +202,21 @@ _NOT_VALUES = frozenset({"", "null", "none", "nil", "~", "true", "false", "yes",
                          "|-", ">-", "[redacted]"})
 
 
+_ABOUT_WORDS = frozenset({
+    "policy", "policies", "type", "kind", "method", "mode", "scheme", "algorithm", "algo", "format", "length",
+    "len", "min", "max", "size", "ttl", "expiry", "expires", "lifetime", "rotation", "hint", "hints", "field",
+    "label", "name", "file", "path", "env", "var", "header", "prefix", "required", "enabled", "strength", "rules",
+    "regex", "pattern", "provider", "store", "manager", "source", "count", "limit", "timeout",
+})
+"""The last part of a name that describes a secret rather than holding it (``password_policy``,
+``token_type``, ``PASSWORD_MIN_LENGTH``, ``secret_name``): ``secret_assignments`` leaves their values."""
+
+
+def _about_a_secret(name: str) -> bool:
+    parts = [p for p in re.split(r"[\W_]+|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+    return len(parts) > 1 and parts[-1].lower() in _ABOUT_WORDS
+
+
 def _real_value(value: str) -> bool:
     """Whether an assigned value could be a secret (not empty, not a reference or a literal)."""
     value = value.strip()
@@ -630,13 +645,19 @@ class Policy:
         (PHP) and ``"name": "value"`` / ``name = 'value'`` (JSON, code); the name is judged as a
         column is (``secret_column``: ``DB_PASSWORD``, ``SECRET_KEY``, ``POSTGRES_PASSWORD``,
         ``database_url``, ``AUTH_SALT``, ``пароль``, ``パスワード``, ...). Empty values and references
-        (``${VAR}``, ``{{ var }}``, ``null``, ``true``) are not secrets. Ascending, non-overlapping.
+        (``${VAR}``, ``{{ var }}``, ``null``, ``true``), plain values (``redact.plain_value``:
+        ``password: changed``, ``токен: истёк``) and the values of names that describe a secret
+        (``password_policy``, ``token_type``, ``PASSWORD_MIN_LENGTH``) are not secrets.
+        Ascending, non-overlapping.
         """
+        from searchkit.ingest.redact import plain_value
+
         spans: list[tuple[int, int, str]] = []
         for regex in _ASSIGNMENTS:
             for m in regex.finditer(text):
                 value = m.group("v")
-                if not _real_value(value) or not self.secret_column(m.group("k")):
+                name = m.group("k")
+                if not _real_value(value) or plain_value(value) or _about_a_secret(name) or not self.secret_column(name):
                     continue
                 start, end = m.span("v")
                 if value[:1] in "\"'" and len(value) >= 2:

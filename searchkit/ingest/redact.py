@@ -25,6 +25,11 @@ What is found:
   ``my pass is …``; only after a separator and only a value shaped like a secret, so ``PW-2 is the
   second phase`` and ``my pass expired`` stay) and pass phrases of plain words (``passphrase:
   correct horse battery staple``, ``кодовая фраза: …``, ``パスフレーズ：…``);
+* the shapes of issue 27: values people choose (``password: Summer-2026``, ``token: TOKENJA_99``,
+  ``ключ API: КЛЮЧ_API_88``, ``パスワードは もみじ_57 です``), environment and configuration lines
+  (``export DB_PASS=…``, ``PGPASSWORD=…``, ``awsSecretAccessKey: …``, ``<password>…</password>``),
+  the value on the next line or in a YAML block (``PASSWORD =\n value``, ``password: |\n  value``)
+  and key words glossed in another script (``password (пароль): …``, ``token для CI — …``);
 * secrets in file names (``redact_file_name``: ``password=attsecret55.txt``).
 
 A value after a key word is replaced only when it looks like a secret: after ``:`` or ``=`` any
@@ -112,7 +117,7 @@ _TECH_WORDS = frozenset(
     hmac256 hs256 hs384 hs512 rs256 rs384 rs512 es256 es384 ps256 ed25519 x25519 p256 rsa2048
     rsa4096 aes128 aes256 utf8 utf16 utf32 latin1 cp1251 cp932 iso8859 oauth1 oauth2 oidc2 http1
     http2 http3 ipv4 ipv6 tls12 tls13 x86 x64 x86_64 amd64 arm64 aarch64 i386 win32 win64 s3 ec2
-    argon2 argon2i argon2d argon2id pbkdf2 blake2 blake2b blake2s blake3 chacha20 poly1305 x509
+    argon2 argon2i argon2d argon2id pbkdf2 bcrypt scrypt yescrypt blake2 blake2b blake2s blake3 chacha20 poly1305 x509
     pkcs1 pkcs7 pkcs8 pkcs11 pkcs12 aes128gcm aes256gcm gcm128 ed448 secp256k1 secp256r1 p384 p521
     1password e2e i18n l10n a11y k8s k3s 2fa 3ds p2p b2b b2c h264 h265 mp3 mp4 md2 py2 py3 python3 es5 es6
     es2015 es2020 gpt4 gpt4o gpt35 o1 o3 cuda12 cu121 fp16 fp32 bf16 int8 int4 v1 v2 v3 v4 v5 1st
@@ -133,10 +138,40 @@ _STATUS_WORDS = frozenset(
     always already still again only also just please thanks thank must should will can cannot
     does doesn't didn't isn't wasn't won't don't field fields form policy length strength hash
     hashed encrypted plaintext rules rule format manager vault store stored protected mandatory
+    min max minimum maximum least most approx
     password passwd passwords secret secrets token tokens key keys pin passcode credentials
     пароль токен ключ секрет パスワード トークン キー
     """.split()
 )
+
+_STATUS_WORDS_RU_JA = frozenset(
+    """
+    сменён сменен изменён изменен истёк истек отозван удалён удален обновлён обновлен скрыт скрыто задан
+    указан нужен нужна нет есть не см выдан выдаётся отключён отключен включён включен любой прежний
+    変更済み 期限切れ 未設定 未発行 要確認 設定済み 発行済み 失効 失効済み なし 不要 必須 無効 有効 非公開
+    """.split()
+)
+"""Status words in Russian and Japanese (``токен: истёк``, ``APIキー：未発行``)."""
+
+_KEY_WORDS_AS_VALUES = frozenset(
+    "password passwd secret".split()
+)
+"""Status words that are also weak passwords people set (``PASSWORD=secret``)."""
+
+
+def plain_value(value: str) -> bool:
+    """Whatever name it is assigned to, ``value`` is not a secret: a status word (``changed``,
+    ``expired``, ``required``, ``истёк``, ``未発行``; not ``secret`` or ``password``, which people
+    set), a number of fewer than four digits (``PASSWORD_MIN_LENGTH=12``) or a technical word
+    (``bcrypt``, ``sha256``). ``Policy.secret_assignments`` leaves such values alone."""
+    v = value.strip().strip("\"'`").strip()
+    low = v.lower()
+    if low in _STATUS_WORDS_RU_JA or low in _TECH_WORDS:
+        return True
+    if low in _STATUS_WORDS and low not in _KEY_WORDS_AS_VALUES and v.isascii():
+        return True
+    return v.isdigit() and len(v) < 4
+
 
 _EXEMPT_RE = re.compile(
     r"""(?x)
@@ -145,7 +180,6 @@ _EXEMPT_RE = re.compile(
     | \d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?(?:[T_ ]?\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?
     | \d{1,2}[./-]\d{1,2}[./-]\d{2,4}                        # 20.06.2026
     | \d{1,2}:\d{2}(?::\d{2})?(?:[ap]m)?                     # 10:30
-    | \#?[A-Za-z][A-Za-z0-9]{0,15}(?:-\d+)+                  # ATL-1655, DOC-2026-117
     | [\#№]\d+                                               # #412
     | [-+]?\d{1,3}(?:[,\s]\d{3})+(?:\.\d+)?                  # 1,000,000
     | [-+]?\d+(?:[.,]\d+)?(?:%|[kKmMgGtT]?[bB]|ms|s|sec|min|h|hrs?|d|px|pt|em|rem|x|k|K|M|rpm|rps|qps|fps|Hz|kHz|MHz|GHz|°C?)
@@ -187,24 +221,82 @@ _SHORT_PART_RE = re.compile(r"\d{1,2}|\d{1,3}[a-z]{1,2}|[a-z]{1,2}\d{1,2}")
 """Short parts of a hyphenated name: ``gpt-4o``, ``llama-3-8b``, ``t5-small``, ``ru-2``."""
 
 
+_TASK_ID_RE = re.compile(r"\#?(?:[A-Z]{1,4}|[a-z]{1,4})\d?(?:-\d+)+")
+"""A task id: a short prefix in one case and numbers (``ATL-1655``, ``DOC-2026-117``, ``atl-100``);
+``Summer-2026``, ``TIGER-77`` and ``Hunter-2`` are not ids."""
+
+
 def _is_exempt(v: str) -> bool:
-    """Values that are never secrets: versions, dates, ids, numbers with units, files, URLs…"""
+    """Values that are never secrets: versions, dates, task ids, numbers with units, files, URLs,
+    names (``_name_like``)…"""
     if _EXEMPT_RE.fullmatch(v):
         return True
-    low = v.lower()
-    if low in _TECH_WORDS:
+    if v.lower() in _TECH_WORDS:
         return True
-    parts = [p for p in re.split(r"[-_.]", low) if p]
+    return bool(_TASK_ID_RE.fullmatch(v)) or _name_like(v)
+
+
+def _name_like(v: str) -> bool:
+    """A name of parts joined by ``-``/``_``/``.`` (``gpt-4o``, ``llama-3-8b``, ``t5-small``,
+    ``Qwen3-Embedding-8B``, ``customer_id``), not words and a number joined as people make
+    passwords: ``Hunter_2``, ``TOKENJA_99``, ``КЛЮЧ_API_88`` (a number joined by ``_``, or a name
+    with a number outside ASCII), ``tiger-hunter-1`` (two words and a number), ``Falcon-98`` (a
+    capitalised or upper-case word and a number: ``ROCKET-36``), two capitalised words and a number
+    (``Delta-5-Alpha``)."""
+    if any(c in _SYMBOLS for c in v):
+        return False
+    raw = [p for p in re.split(r"[-_.]", v) if p]
+    if len(raw) < 2:
+        return False
+    if any(p.isdigit() for p in raw):
+        if "_" in v or not v.isascii():
+            return False
+        words = [p for p in raw if p.isalpha() and len(p) >= 4]
+        if raw[-1].isdigit() and (len(words) >= 2 or raw[0] in words and raw[0][0].isupper()):
+            return False
+        if sum(w[0].isupper() for w in words) >= 2:
+            return False  # Delta-5-Alpha
+    parts = [p.lower() for p in raw]
     many = len(parts) >= 3 and any(p.isalpha() and len(p) >= 4 for p in parts)  # Qwen3-Embedding-8B
     return (
-        len(parts) > 1
-        and all(
-            p.isalpha() or p in _TECH_WORDS or _SHORT_PART_RE.fullmatch(p) or many and _NAME_PART_RE.fullmatch(p)
-            for p in parts
-        )
+        all(p.isalpha() or p in _TECH_WORDS or _SHORT_PART_RE.fullmatch(p) or many and _NAME_PART_RE.fullmatch(p)
+            for p in parts)
         and any(p.isalpha() and len(p) >= 2 for p in parts)
-        and not any(c in _SYMBOLS for c in v)
     )
+
+
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff66-\uff9f]")
+_CJK_VALUE_RE = re.compile(r"[^\W\d_]{1,12}[-_.]?\d{2,6}[!#$%&*?+]?")
+
+
+def _script(c: str) -> str:
+    if "\u3040" <= c <= "\u309f":
+        return "hiragana"
+    if "\u30a0" <= c <= "\u30ff" or "\uff66" <= c <= "\uff9f":
+        return "katakana"
+    if "\u3400" <= c <= "\u9fff":
+        return "kanji"
+    return "cyrillic" if "\u0400" <= c <= "\u052f" else "latin"
+
+
+def _cjk_word_and_number(v: str) -> bool:
+    """A Japanese word and then a number (``やま2025``, ``サクラ_83``, ``ひみつmaple15``): one or two
+    changes of script in the word, not a clause (``忘れた場合はATL-1655``)."""
+    m = _CJK_VALUE_RE.fullmatch(v)
+    if not m:
+        return False
+    word = re.match(r"[^\W\d_]+", v)
+    scripts = [_script(c) for c in word.group(0)] if word else []
+    return sum(a != b for a, b in zip(scripts, scripts[1:])) <= 2
+
+
+def _word_and_number(v: str) -> bool:
+    """A value outside ASCII that reads as a word and a number (``Берёза14``, ``Москва-2027``,
+    ``Летоautumn57``; in Japanese only a word and then the number: ``やま2025``, ``サクラ_83``), not
+    prose with a number in it (``忘れた場合はATL-1655を参照``)."""
+    if _CJK_RE.search(v):
+        return _cjk_word_and_number(v)
+    return _has_letter_and_digit(v)
 
 
 def _has_letter_and_digit(v: str) -> bool:
@@ -370,7 +462,7 @@ _EN_KEYWORDS = (
     (r"(?:api|access|secret|private|auth|signing|encryption|license|licence|master|client|app|ssh|"
      r"service[ _\-]account|subscription|consumer|developer|admin)[ _\-]?key", KEY),
     (r"apikey|x-api-key", KEY),
-    (r"(?:(?:client|app|api|shared|webhook|consumer|jwt|oauth|session)[ _\-]?)?secret(?:[ _\-]access[ _\-]key)?", SECRETW),
+    (r"(?:(?:client|app|api|shared|webhook|consumer|jwt|oauth|session)[ _\-]?)?secret(?:[ _\-]?access[ _\-]?key)?", SECRETW),
     (r"credentials?", SECRETW),
     (r"pw|p/w|pswd|psw|pword|pass", PW),  # short: never before a bare space, never a word alone (_SHORT)
 )
@@ -394,15 +486,22 @@ _JA_KEYWORDS = (
     (r"(?:クライアント)?シークレット", SECRETW),
 )
 
+_GLUED_KEYWORDS = (("PASSWORD|PASSWD|PWD", PW), ("TOKEN", TOKEN), ("APIKEY|SECRETKEY", KEY),
+                   ("SECRET", SECRETW))
+"""Key words at the end of an upper-case name with no separator (``PGPASSWORD=…``), case-sensitive."""
+
 _KEYWORD_RE = re.compile(
     "|".join(
         [rf"(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?:{rx})(?![ァ-ヺー])" for rx, _ in _JA_KEYWORDS]
         + [rf"(?<![а-яёА-ЯЁA-Za-z])(?i:{rx})(?![а-яёА-ЯЁ])" for rx, _ in _RU_KEYWORDS]
-        + [rf"(?<![A-Za-z0-9])(?i:{rx})(?![A-Za-z0-9_])" for rx, _ in _EN_KEYWORDS]
+        # at a word start, or where a camelCase name turns (`awsSecretAccessKey`, `newPassword`)
+        + [rf"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))(?i:{rx})(?![A-Za-z0-9_])" for rx, _ in _EN_KEYWORDS]
+        # the end of an upper-case name (`PGPASSWORD`, `DBPASS`, `ADMINTOKEN`)
+        + [rf"(?<=[A-Z0-9])(?:{rx})(?![A-Za-z0-9_])" for rx, _ in _GLUED_KEYWORDS]
     )
 )
 _FAMILY_RES = [
-    (re.compile(rf"(?i:{rx})\Z"), fam) for rx, fam in (*_EN_KEYWORDS, *_RU_KEYWORDS, *_JA_KEYWORDS)
+    (re.compile(rf"(?i:{rx})\Z"), fam) for rx, fam in (*_EN_KEYWORDS, *_RU_KEYWORDS, *_JA_KEYWORDS, *_GLUED_KEYWORDS)
 ]
 
 
@@ -419,11 +518,13 @@ _LINE_SEP = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*")
 """The key word ends its line and the value is the whole next line (``パスワード\nhunter2xyz``)."""
 
 _SEPS: tuple[tuple[re.Pattern[str], int], ...] = (
-    (re.compile(r"[\"'`」』”’»]?[ \t]*(?::=|=>|->|:(?!//)|[=＝：→】])[ \t]*(?:\n[ \t]*){0,2}"), STRONG),
+    # `password: x`, `password =\n  x`, `password: |\n  x` (a YAML block), `<password>x</password>`
+    (re.compile(r"[\"'`」』”’»]?[ \t]*(?::=|=>|->|:(?!//)|[=＝：→】]|>(?=[^<>\n]{1,128}</))[ \t]*"
+                r"(?:[|>][-+]?[1-9]?[ \t]*(?=\n))?(?:\n[ \t]*){0,2}"), STRONG),
     (re.compile(
-        r"(?i)[ \t]+(?:(?:has\s+been|is|was|will\s+be)\s+(?:set|changed|reset|updated)\s+to|is\s+now|is\s+still|"
+        r"(?i)[ \t]+(?:(?:has\s+been|is|was|will\s+be|got|gets)\s+(?:set|changed|reset|updated)\s+to|is\s+now|is\s+still|"
         r"(?:set|changed|reset|updated)\s+to|is|was|are|equals|to|becomes|это|—|–|-|равен|равна|на|"
-        r"теперь|будет|стал|стала|сейчас)[ \t]*:?(?:[ \t]+|[ \t]*\n[ \t]*)"
+        r"теперь|будет|стал|стала|сейчас)[ \t]*:?(?:[ \t]+|[ \t]*\n(?:[ \t]*\n)?[ \t]*)"
     ), MEDIUM),
     (re.compile(r"(?i)['’]s[ \t]+(?:now[ \t]+|still[ \t]+)?"), MEDIUM),  # password's hunter2xyz
     (re.compile(r"[ \t]*[—–][ \t]*"), MEDIUM),
@@ -438,16 +539,27 @@ _EN_QUAL_RE = re.compile(
     r"you'll|we'll|needed|required)(?:[ \t]+[^\s\d:=：,;。、()\"'`]{1,30}){0,3}?)(?=[ \t]*(?:[:=：]|is\b|was\b|to\b|—|–))"
 )
 _RU_QUAL_RE = re.compile(
-    r"(?:[ \t]*\([^()\n]{1,30}\)|(?:[ \t]+[^\s\d:=：,;.。、()\"'`—–]{1,30}){1,3}?)(?=[ \t]*(?:[:=：]|это\b|—|–|-[ \t]|на\b|теперь\b))"
+    r"(?:[ \t]*\([^()\n]{1,30}\)|(?:[ \t]+[^\s\d:=：,;.。、()\"'`—–]{1,30}){1,4}?)(?=[ \t]*(?:[:=：]|это\b|—|–|-[ \t]|на\b|теперь\b))"
 )
 _RU_PREP_QUAL_RE = re.compile(r"[ \t]+(?:от|к|для|на)[ \t]+[^\s\d:=：,;.。、()\"'`—–]{2,30}(?=[ \t]+\S)")
-_JA_QUAL_RE = re.compile(r"(?:[（(][^（）()\n]{1,20}[）)]|[^\s\d:=：。、「」]{1,16}?)(?=[ \t]*[:：=])")
+_JA_QUAL_RE = re.compile(r"(?:[ \t]*[（(][^（）()\n]{1,20}[）)]|[^\s\d:=：。、「」]{1,16}?)(?=[ \t]*[:：=])")
+_CYR_QUAL_RE = re.compile(
+    r"[ \t]+[а-яёА-ЯЁ][^\s\d:=：,;.。、()\"'`—–]{0,29}(?:[ \t]+[^\s\d:=：,;.。、()\"'`—–]{1,30}){0,2}?"
+    r"(?=[ \t]*(?:[:=：]|это\b|—|–|-[ \t]|теперь\b))"
+)
+"""Russian words after a Latin key word (``password от стенда: …``)."""
+_GLOSS_RE = re.compile(r"[ \t]*[（(][^（）()\n]{1,30}[）)]\Z")
+"""A qualifier that is only a bracket (``password (пароль): …``, ``APIキー (api key)：…``, ``(prod)``):
+the value after it is still the key word's own."""
 
 _OPEN_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "„": "“"}
 _BARE_RE = re.compile(r"[^\s\"'`“”‘’«»「」『』（）()<>\[\]{}、。，；,;]{1,160}")
 _MAX_VALUE = 128
 """A longer run after a key word is prose or a blob (the shape rules see blobs), not a value."""
-_ASCII_RUN_RE = re.compile(r"[!-~]{1,160}")
+_ASCII_RUN_RE = re.compile(r"[!-~\u00c0-\u024f\u0370-\u03ff\u0400-\u052f]{1,160}")
+_HIRAGANA_RE = re.compile(r"[\u3040-\u309f]")
+"""A value that starts in Latin runs on through Cyrillic and Greek (``MAPLE_СЕКРЕТ_35``) and stops
+where Japanese starts (``パスワード：hunter2です``)."""
 _TRAIL = ".,:;)"
 
 
@@ -468,9 +580,15 @@ def _value_at(text: str, pos: int) -> tuple[int, int, bool] | None:
     if not m:
         return None
     start, end = m.span()
-    if text[start].isascii():
+    if not _CJK_RE.match(text, start):
+        # Latin or Cyrillic runs into Japanese without a space: `パスワードはПароход589です`
         a = _ASCII_RUN_RE.match(text, start, start + 160)
         end = min(end, a.end()) if a else start
+    else:
+        # a Japanese word and a number, then a particle: `パスワードはもみじ_57です`
+        j = _CJK_VALUE_RE.match(text, start, end)
+        if j and _HIRAGANA_RE.match(text, j.end()) and _cjk_word_and_number(j.group(0)):
+            end = j.end()
     if end - start > _MAX_VALUE:
         return None
     while end > start and text[end - 1] in _TRAIL:
@@ -520,8 +638,11 @@ def _looks_secret(
         return True  # password: correct-horse-battery-staple
     if _is_exempt(v):
         return False
-    if not v.isascii() and not (quoted or strength == STRONG and not qualified and len(v) <= 24):
-        return False  # Japanese or Russian prose after `は`/`это`: `パスワードは英数字8文字以上です`
+    if not v.isascii() and not (quoted or strength == STRONG and not qualified and len(v) <= 24
+                                or strength >= MEDIUM and len(v) <= 24 and _word_and_number(v)):
+        # Japanese or Russian prose after `は`/`это` (`パスワードは英数字8文字以上です`); a value of
+        # letters and digits stays a value (`токен теперь Берёза14`, `пароль root — Москва-2027`)
+        return False
     if not v.isascii() and any(_UNIT_AFTER_RE.match(v, i + 1) for i, c in enumerate(v) if c.isdigit()):
         return False  # `パスワード：英数字8文字以上`
     unit_after = bool(_UNIT_AFTER_RE.match(text, end))
@@ -571,31 +692,36 @@ def _keyword_edits(text: str) -> Iterator[Edit]:
             yield edit
 
 
-def _quals(text: str, pos: int, word: str) -> list[tuple[int, bool]]:
-    """After the key word at ``pos``: where each possible qualifier ends, and whether a bare space
-    may follow it (``пароль от почты qwerty987``); no qualifier first."""
-    out = [(pos, True)]
+def _quals(text: str, pos: int, word: str) -> list[tuple[int, bool, bool]]:
+    """After the key word at ``pos``: where each possible qualifier ends, whether a bare space
+    may follow it (``пароль от почты qwerty987``) and whether it qualifies the key word (a bracket
+    alone does not: ``password (пароль): …``); no qualifier first."""
+    out = [(pos, True, False)]
     if re.search(r"[а-яё]", word.lower()):
         rxs: tuple[re.Pattern[str], ...] = (_RU_QUAL_RE,)
         m = _RU_PREP_QUAL_RE.match(text, pos)
         if m:
-            out.append((m.end(), True))
+            out.append((m.end(), True, True))
     elif re.search(r"[^\x00-\x7f]", word):
         rxs = (_JA_QUAL_RE,)
     else:
-        rxs = (_EN_QUAL_RE, _JA_QUAL_RE) if word.isupper() else (_EN_QUAL_RE,)
+        rxs = (_EN_QUAL_RE, _JA_QUAL_RE, _CYR_QUAL_RE) if word.isupper() else (_EN_QUAL_RE, _CYR_QUAL_RE)
     for rx in rxs:
         m = rx.match(text, pos)
         if m and m.end() > pos:
-            out.append((m.end(), False))
+            out.append((m.end(), False, not _GLOSS_RE.match(text[pos:m.end()])))
     return out
 
 
 def _secret_shape(v: str, family: str, *, digits: bool = True) -> bool:
     """A value that reads as a secret on its own: letters and digits, a symbol, a generated-looking
-    mix of cases, or (for a password or PIN, when ``digits``) four or more digits. Never a word alone."""
-    if not v.isascii() or _is_exempt(v) or len(v) < 4:
+    mix of cases, or (for a password or PIN, when ``digits``) four or more digits. Never a word alone.
+    Outside ASCII only letters and digits together, no number of a unit (``X_PASS=Москва-2023``)."""
+    if _is_exempt(v) or len(v) < 4:
         return False
+    if not v.isascii():
+        return _has_letter_and_digit(v) and not any(
+            _UNIT_AFTER_RE.match(v, i + 1) for i, c in enumerate(v) if c.isdigit())
     if v.isdigit():
         return digits and family in (PW, PIN)
     return _has_letter_and_digit(v) or any(c in _SYMBOLS for c in v) or _mixed_case_random(v)
@@ -673,8 +799,7 @@ def _value_after(text: str, pos: int, family: str, word: str) -> Edit | None:
     edit = _adjacent_quoted(text, pos, family)
     if edit is not None:
         return edit
-    for qi, (qpos, weak_ok) in enumerate(_quals(text, pos, word)):
-        qualified = qi > 0
+    for qpos, weak_ok, qualified in _quals(text, pos, word):
         for sep_re, strength in _SEPS:
             if strength == WEAK and (short or qualified and not weak_ok):
                 continue
@@ -691,6 +816,8 @@ def _value_after(text: str, pos: int, family: str, word: str) -> Edit | None:
             start, end, quoted = span
             if sep_re is _LINE_SEP and not _alone_on_line(text, start, end):
                 continue
+            if strength == WEAK and not quoted and text[end - 1] == "=" and len(text[start:end]) < 20:
+                continue  # `пароль root=…`: a name and its `=`, the value comes after
             if short and not _secret_shape(text[start:end], family, digits=word.lower() != "pass"):
                 continue  # `pass: 1024 tests` is a count
             if _looks_secret(text, start, end, family=family, strength=strength, qualified=qualified,
