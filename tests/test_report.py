@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,7 +17,14 @@ from report_runs import ROOT, make_run
 
 from searchkit.cli import main
 from searchkit.evaluate.compare import compare_runs
-from searchkit.evaluate.report import ReportError, build_report, write_report
+from searchkit.evaluate.report import (
+    NO_TEXT_MARKER,
+    REPORT_MARKER,
+    ReportError,
+    build_report,
+    check_out,
+    write_report,
+)
 from searchkit.evaluate.runs import load_run
 
 CHROMIUM = "/usr/bin/chromium"
@@ -251,3 +259,127 @@ def test_report_in_headless_chromium(runs, tmp_path):
     dark = sum(hist[:200]) / (img.width * img.height)
     assert img.width >= 1000 and 0.01 < dark < 0.9  # text and tables drawn on a white page
     assert len([h for h in hist if h]) > 20  # more than a flat colour
+
+
+# --------------------------------------------------------------------------- issue 27 items 6 and 9
+
+SECRETS = ("Summer-2026", "TOKENJA_99", "anna.secret@example.com", "Hunter_2")
+
+
+def _secret_dataset(tmp_path):
+    """A copy of mini whose every record and query carries secrets, in text and title."""
+    import shutil
+
+    from searchkit.evaluate.datasets import load_dataset
+
+    root = tmp_path / "mini-secrets"
+    shutil.copytree(ROOT / "datasets" / "mini", root)
+    lines = []
+    for line in (root / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        row["text"] = f"password: Summer-2026\n{row.get('text', '')}\ntoken: TOKENJA_99, mail anna.secret@example.com"
+        row["title"] = f"{row.get('title') or 'x'} (password: Hunter_2)"
+        lines.append(json.dumps(row, ensure_ascii=False))
+    (root / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    queries = []
+    for line in (root / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        row["text"] = f"{row['text']} token: TOKENJA_99"
+        queries.append(json.dumps(row, ensure_ascii=False))
+    (root / "queries.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    return root, load_dataset(root, split="dev")
+
+
+def _secret_run(tmp_path):
+    root, ds = _secret_dataset(tmp_path)
+    run = make_run(tmp_path / "secret-run", seed=1, dataset=ds)
+    prov = json.loads((run / "provenance.json").read_text())
+    prov["dataset_path"] = str(root)
+    (run / "provenance.json").write_text(json.dumps(prov))
+    return run
+
+
+def test_cards_titles_and_queries_are_redacted_as_the_tools_redact(tmp_path):
+    run = _secret_run(tmp_path)
+    page = build_report([load_run(run)], worst=5, cards=3)
+    assert '<article class="query">' in page and "<li class=\"card" in page
+    assert "[redacted]" in page and "[email]" in page
+    assert [s for s in SECRETS if s in page] == []
+    assert "password: [redacted]" in page  # the key word stays, as in the tools
+    assert REPORT_MARKER in page and NO_TEXT_MARKER not in page
+
+
+def test_no_text_leaves_record_and_query_text_out(tmp_path, capsys):
+    run = _secret_run(tmp_path)
+    out = tmp_path / "out.html"
+    assert main(["report", str(run), "--out", str(out), "--no-text", "--worst", "5", "--cards", "3"]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert NO_TEXT_MARKER in page and "--no-text" in page
+    assert [s for s in SECRETS if s in page] == []
+    cards = re.findall(r'<li class="card[^"]*">(.*?)</li>', page, re.S)
+    assert cards and all("<p>" not in c for c in cards)  # ids, refs and redacted titles only
+    assert all("<code>" in c for c in cards)
+    ds = _secret_dataset(tmp_path / "again")[1]
+    for q in ds.queries[:20]:
+        assert q.text.split(" token:")[0] not in page  # no query text at all
+    checked = 0
+    for r in ds.records:
+        line = r.text.split("\n")[1][:40]  # the record's own first line (a title may repeat it)
+        if len(line) >= 20 and line not in (r.title or ""):
+            assert line not in page  # no record text at all
+            checked += 1
+    assert checked >= 20
+
+
+def test_out_replaces_a_report_this_tool_wrote(tmp_path):
+    a = make_run(tmp_path / "a", seed=1)
+    out = tmp_path / "r.html"
+    write_report([a], out, title="first")
+    write_report([a], out, title="second")
+    assert "<title>second</title>" in out.read_text(encoding="utf-8")
+    legacy = out.read_text(encoding="utf-8").replace(REPORT_MARKER, "")  # a page written before the marker
+    out.write_text(legacy, encoding="utf-8")
+    write_report([a], out, title="third")
+    assert "<title>third</title>" in out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("what", ["json", "html", "empty", "fifo", "symlink", "device", "under_a_file"])
+def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
+    a = make_run(tmp_path / "a", seed=1)
+    target = tmp_path / "target"
+    before = None
+    if what == "json":
+        target.write_text('{"keep": "me"}\n', encoding="utf-8")
+        before = target.read_bytes()
+    elif what == "html":
+        target.write_text("<!DOCTYPE html><html><body>someone's page</body></html>\n", encoding="utf-8")
+        before = target.read_bytes()
+    elif what == "empty":
+        target.write_bytes(b"")
+        before = b""
+    elif what == "fifo":
+        os.mkfifo(target)
+    elif what == "symlink":
+        report = tmp_path / "real.html"
+        write_report([a], report)
+        target.symlink_to(report)
+    elif what == "device":
+        target = Path("/dev/null")
+    elif what == "under_a_file":
+        (tmp_path / "file").write_text("x", encoding="utf-8")
+        target = tmp_path / "file" / "r.html"
+    rc = main(["report", str(a), "--out", str(target)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("searchkit report: --out ") and str(target) in err[0]
+    assert "Traceback" not in err[0]
+    if before is not None:
+        assert target.read_bytes() == before
+    if what == "fifo":
+        assert stat.S_ISFIFO(os.lstat(target).st_mode)
+    if what == "symlink":
+        assert target.is_symlink() and "refusing" in err[0]
+    if what == "device":
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and "character device" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+    with pytest.raises(ReportError):
+        check_out(target)

@@ -9,7 +9,8 @@ def add_parser(sub: Any) -> None:
     pr = sub.add_parser("report", help="write one self-contained HTML page for run folders of one dataset split")
     pr.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) of one dataset split; the first "
                     "is the baseline")
-    pr.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write (replaced atomically)")
+    pr.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write: a new path, or a report "
+                    "this command wrote (replaced atomically); anything else is refused")
     pr.add_argument("--title", help="the page title (default: searchkit report: DATASET (SPLIT))")
     pr.add_argument("--worst", type=int, default=10, metavar="N", help="worst queries of the baseline shown with "
                     "their cards (default 10)")
@@ -18,6 +19,8 @@ def add_parser(sub: Any) -> None:
                     help="paired test over queries: Fisher's randomization test (default) or Student's t")
     pr.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     pr.add_argument("--seed", type=int, default=42, help="seed of the randomization test and the bootstrap")
+    pr.add_argument("--no-text", action="store_true", help="leave record and query text out (ids, refs, redacted "
+                    "titles and scores only), for a report that leaves the lab; by default text is shown redacted")
     pr.set_defaults(func=cmd_report)
 
 
@@ -29,6 +32,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.worst < 0 or args.cards < 1:
         raise CLIError("--worst must be 0 or more and --cards 1 or more")
     path = write_report(args.runs, args.out, title=args.title, worst=args.worst, cards=args.cards, test=args.test,
-                        alpha=args.alpha, seed=args.seed)
+                        alpha=args.alpha, seed=args.seed, text=not args.no_text)
     print(f"wrote {path} ({len(args.runs)} run{'s' if len(args.runs) != 1 else ''})")
     return 0

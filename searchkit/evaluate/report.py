@@ -8,27 +8,48 @@ cards (record kind, date, title and text, read from the dataset the runs name). 
 (``plots``) inlined as ``data:`` images; the page has no script and loads nothing from anywhere,
 so it opens offline, from a file, anywhere.
 
+Record text is shown as the tools show it (issue 27 item 6): titles, card text and query texts
+pass through the redaction of both tools (``Policy.redact_secrets`` of history cards, then
+``redact.redact`` of task excerpts: secrets and e-mail addresses become ``[redacted]`` /
+``[email]``), the whole text before it is cut to a card. ``text=False`` (``--no-text``) leaves record
+and query text out altogether, for a report that leaves the lab: ids, refs, redacted titles and
+scores only.
+
 ``write_report`` builds the whole page before it touches the disk and then writes it to a
 temporary file beside ``out`` that is renamed into place: a reader never sees half a report, and
-a failure leaves no file. Runs of different datasets (or splits, or dataset contents) are refused
-with one line naming them: their numbers do not compare.
+a failure leaves no file. It replaces only a report this tool wrote (``REPORT_MARKER`` in the
+page) or writes a new path (``check_out``, issue 27 item 9): an unrelated file, a folder, a link,
+a device or a FIFO is refused with one line naming the path. Runs of different datasets (or
+splits, or dataset contents) are refused with one line naming them: their numbers do not compare.
 """
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import math
 import os
+import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 
-__all__ = ["HEADLINE", "ReportError", "build_report", "check_one_dataset", "write_report"]
+__all__ = ["HEADLINE", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
+           "write_report"]
 
 HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
 BAR_METRIC = "nDCG@10"
 CARD_TEXT = 300
+REPORT_MARKER = '<meta name="generator" content="searchkit report">'
+"""In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
+NO_TEXT_MARKER = '<meta name="searchkit-report-text" content="none">'
+"""In the ``<head>`` of a page written with ``text=False``."""
+_LEGACY_HEAD = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
+                'content="width=device-width, initial-scale=1"><title>')
+_LEGACY_NAV = '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a>'
+"""How pages written before ``REPORT_MARKER`` begin: they are reports of this tool too."""
+_HEAD_BYTES = 65_536
 
 
 class ReportError(SearchkitError, ValueError):
@@ -229,21 +250,40 @@ def _no_answer(runs: Sequence[Any]) -> str:
     return "".join(parts)
 
 
-def _card(rid: str, rank: int, records: Mapping[str, Any], grades: Mapping[str, int]) -> str:
+@functools.lru_cache(maxsize=1)
+def _policy() -> Any:
+    from searchkit.ingest.policy import Policy
+
+    return Policy()
+
+
+def shown_text(text: str) -> str:
+    """``text`` as the tools would show it: secrets redacted as history cards have them
+    (``Policy.redact_secrets``), then secrets and e-mail addresses as task excerpts have them
+    (``redact.redact``). Whole, before any cut: a secret cut in half is not recognised."""
+    from searchkit.ingest.redact import redact
+
+    return redact(_policy().redact_secrets(text)[0]) if text else text
+
+
+def _card(rid: str, rank: int, records: Mapping[str, Any], grades: Mapping[str, int], *, text: bool = True) -> str:
     grade = int(grades.get(rid, 0))
     rec = records.get(rid)
     cls = "card relevant" if grade > 0 else "card"
     mark = f'<span class="grade" title="relevance grade">✓ {grade}</span>' if grade > 0 else ""
     if rec is None:
         return f'<li class="{cls}"><div class="meta">{rank}. <code>{_e(rid)}</code> {mark}</div></li>'
-    text = " ".join((rec.text or "").split())
-    text = text if len(text) <= CARD_TEXT else text[:CARD_TEXT - 1] + "…"
-    meta = " · ".join(x for x in (rec.kind, (rec.date or "")[:10], rec.title or "") if x)
+    meta = " · ".join(x for x in (rec.kind, (rec.date or "")[:10], shown_text(rec.title or "")) if x)
+    body = ""
+    if text:
+        shown = " ".join(shown_text(rec.text or "").split())
+        shown = shown if len(shown) <= CARD_TEXT else shown[:CARD_TEXT - 1] + "…"
+        body = f"<p>{_e(shown)}</p>"
     return (f'<li class="{cls}"><div class="meta">{rank}. {_e(meta)} {mark}</div>'
-            f'<div class="ref"><code>{_e(rid)}</code></div><p>{_e(text)}</p></li>')
+            f'<div class="ref"><code>{_e(rid)}</code></div>{body}</li>')
 
 
-def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int) -> str:
+def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool = True) -> str:
     from searchkit.evaluate.research import worst_queries
 
     base = runs[0]
@@ -251,7 +291,7 @@ def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int) -> str:
     if not rows:
         return '<p class="note">No judged queries.</p>'
     records = {r.id: r for r in dataset.records} if dataset is not None else {}
-    texts = {q.id: q.text for q in dataset.queries} if dataset is not None else {}
+    texts = {q.id: shown_text(q.text) for q in dataset.queries} if dataset is not None and text else {}
     qrels = dataset.qrels if dataset is not None else {}
     by_run = [{q["id"]: q for q in r.queries} for r in runs]
     out = []
@@ -264,7 +304,7 @@ def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int) -> str:
         cols = []
         for r, rq in zip(runs, by_run):
             ranking = list((rq.get(qid) or {}).get("ranking") or [])[:cards]
-            items = "".join(_card(rid, i, records, grades) for i, rid in enumerate(ranking, 1)) or \
+            items = "".join(_card(rid, i, records, grades, text=text) for i, rid in enumerate(ranking, 1)) or \
                 '<li class="card empty">no results</li>'
             cols.append(f'<div class="run-cards"><h4>{_e(r.name)}</h4><ol>{items}</ol></div>')
         relevant = ", ".join(f"{d} ({g})" for d, g in sorted(grades.items(), key=lambda kv: -kv[1]) if g > 0)
@@ -323,9 +363,13 @@ def build_report(
     alpha: float = 0.05,
     seed: int | None = None,
     n_resamples: int | None = None,
+    text: bool = True,
 ) -> str:
     """The HTML page of ``runs`` (``runs.load_run`` folders of one dataset split; the first is
     the baseline) as a string.
+
+    Titles, card text and query texts are redacted as the tools redact them (``shown_text``);
+    ``text=False`` leaves card and query text out (ids, refs, redacted titles and scores only).
 
     Raises:
         ReportError: no runs, or runs over different query sets (one line naming them).
@@ -354,7 +398,10 @@ def build_report(
         f"<b>{_e(s)}</b> (dataset sha256 <code>{_e(h[:16])}</code>): {_e(c.get('queries', '?'))} queries, "
         f"{_e(c.get('answerable', '?'))} answerable, {_e(c.get('unanswerable', '?'))} unanswerable. "
         f"Written {_e(now())} by searchkit {_e(version)}.</p>"
-        + (f'<p class="note">{_e(note)}</p>' if note else "") + "</header>",
+        + (f'<p class="note">{_e(note)}</p>' if note else "")
+        + ('<p class="note">Record and query text left out (<code>--no-text</code>): ids, refs, redacted titles and '
+           "scores only.</p>" if not text else '<p class="note">Record text is shown redacted, as the tools show it '
+           "(secrets and e-mail addresses replaced).</p>") + "</header>",
         '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a><a href="#no-answer">No answer</a>'
         '<a href="#breakdowns">Per kind and language</a><a href="#worst">Worst queries</a>'
         '<a href="#provenance">Provenance</a></nav>',
@@ -368,34 +415,102 @@ def build_report(
         + _bars(runs, cmp, "by_kind", "kind") + _bars(runs, cmp, "by_lang", "language") + "</section>",
         f'<section id="worst"><h2>Worst queries of {_e(runs[0].name)}</h2><p>The {worst} judged queries with the lowest '
         f"{BAR_METRIC} in the baseline, with each run's top {cards} cards (green: relevant, with its grade).</p>"
-        + _worst(runs, dataset, worst, cards) + "</section>",
+        + _worst(runs, dataset, worst, cards, text=text) + "</section>",
         '<section id="provenance"><h2>Provenance</h2>' + _provenance(runs) + "</section>",
     ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + REPORT_MARKER
+            + (NO_TEXT_MARKER if not text else "")
+            + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{_CSS}</style></head>"
             f"<body>{''.join(body)}</body></html>\n")
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _is_report(path: Path) -> bool:
+    """Whether the regular file at ``path`` is a page ``build_report`` wrote (its first 64 KiB
+    hold ``REPORT_MARKER``, or begin as pages written before the marker did)."""
+    from searchkit.util import open_regular
+
+    with open_regular(path, "rb") as fh:
+        head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    if REPORT_MARKER in head:
+        return True
+    return head.startswith(_LEGACY_HEAD) and _LEGACY_NAV in head
+
+
+def check_out(out: str | os.PathLike[str]) -> Path:
+    """Refuse an ``--out`` that is not safe to replace; return it (issue 27 item 9).
+
+    Safe: a path where nothing is (its folders are created), or a regular file that is a report
+    this tool wrote (``REPORT_MARKER``). Refused, with one line naming the path: a folder, a
+    symbolic link, a FIFO, a socket or a device (``/dev/full``), any other file (an unrelated
+    JSON file, a page someone else wrote), a path under a file, a file that cannot be read.
+
+    Raises:
+        ReportError: the line, naming the path and what is there.
+    """
+    target = Path(out)
+    shown = repr(str(target))
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise ReportError(f"--out {shown} cannot be checked ({exc.strerror}); give the path of the HTML file "
+                          "to write") from None
+    if st is None:
+        ancestor = target.parent
+        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if os.path.lexists(ancestor) and not ancestor.is_dir():
+            raise ReportError(f"--out {shown} is under {str(ancestor)!r}, which is not a folder; give the path of "
+                              "the HTML file to write")
+        return target
+    if stat.S_ISDIR(st.st_mode):
+        raise ReportError(f"--out {shown} is a folder; give the path of the HTML file to write")
+    if not stat.S_ISREG(st.st_mode):
+        raise ReportError(f"--out {shown} is {_file_kind(st.st_mode)}, not a report file; refusing to replace it "
+                          "(give a new path)")
+    try:
+        ours = _is_report(target)
+    except OSError as exc:
+        raise ReportError(f"--out {shown} exists and cannot be read ({exc.strerror or exc}); refusing to replace "
+                          "it (give a new path)") from None
+    if not ours:
+        raise ReportError(f"--out {shown} exists and is not a report written by searchkit report; refusing to "
+                          "replace it (give a new path, or remove the file yourself)")
+    return target
 
 
 def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], **options: Any) -> Path:
     """Load the run folders, build the page (``build_report``; ``options`` go to it) and write it
     to ``out`` atomically (a temporary file beside it, renamed into place). Returns ``out``.
 
-    The page holds query texts and record text from the dataset (the cards), so it is created
-    ``0600`` like the temporary file it was: only its owner reads it until they choose to share it.
+    ``out`` must be a new path or a report this tool wrote (``check_out``), checked before
+    anything is read and again just before the page replaces it.
+
+    The page holds query texts and record text from the dataset (the cards, redacted), so it is
+    created ``0600`` like the temporary file it was: only its owner reads it until they choose to
+    share it.
 
     Raises:
-        ReportError: ``out`` is a folder, or the runs cannot make one report.
+        ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
         RunFolderError: a path is not a run folder.
     """
     from searchkit.evaluate.runs import load_run
-
-    target = Path(out)
-    if target.is_dir():
-        raise ReportError(f"--out {str(target)!r} is a folder; give the path of the HTML file to write")
-    runs = [load_run(p) for p in run_dirs]
-    page = build_report(runs, **options)
     from searchkit.util import atomic_write_text
 
+    target = check_out(out)
+    runs = [load_run(p) for p in run_dirs]
+    page = build_report(runs, **options)
+    check_out(target)  # what is there may have changed while the page was built
     atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
     return target
