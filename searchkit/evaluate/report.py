@@ -291,7 +291,7 @@ def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool 
     if not rows:
         return '<p class="note">No judged queries.</p>'
     records = {r.id: r for r in dataset.records} if dataset is not None else {}
-    texts = {q.id: shown_text(q.text) for q in dataset.queries} if dataset is not None and text else {}
+    texts = {q.id: q.text for q in dataset.queries} if dataset is not None and text else {}
     qrels = dataset.qrels if dataset is not None else {}
     by_run = [{q["id"]: q for q in r.queries} for r in runs]
     out = []
@@ -309,7 +309,7 @@ def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool 
             cols.append(f'<div class="run-cards"><h4>{_e(r.name)}</h4><ol>{items}</ol></div>')
         relevant = ", ".join(f"{d} ({g})" for d, g in sorted(grades.items(), key=lambda kv: -kv[1]) if g > 0)
         out.append(
-            f'<article class="query"><h3><code>{_e(qid)}</code> {_e(texts.get(qid, ""))}</h3>'
+            f'<article class="query"><h3><code>{_e(qid)}</code> {_e(shown_text(texts.get(qid, "")))}</h3>'
             f'<p class="qmeta">{_e(q.get("lang") or "")} · {_e(q.get("category") or "")} · {BAR_METRIC} {values}</p>'
             f'<p class="qmeta">relevant: {_e(relevant or "(see qrels)")}</p>'
             f'<div class="cards">{"".join(cols)}</div></article>')
