@@ -11,6 +11,7 @@ import os
 import re
 import threading
 import unicodedata
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 ANALYZER_VERSION = 3
@@ -182,31 +183,169 @@ def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), _canonical_id(m)
 
 
+# --- identifiers the missing-ID warning reads (H12) ------------------------------------------
+#
+# A wider net than the tokenizer's ``_ID_RE`` (which decides BM25 tokens, so it stays as it is:
+# changing it would move every ranking): Cyrillic prefixes (``ЗАК-1655``, ``зак-1655``), a
+# capital-letter suffix part (``DOC-2026-117-A``, another document than ``DOC-2026-117``), and
+# numbers listed after one keyword (``PR 88/89`` names PR-88 and PR-89). A mention keeps what the
+# user typed, so the warning quotes it as typed (``PR 89``, not ``PR-89``).
+
+_CAPS = "A-Z\u0410-\u042f\u0401"  # Latin and Cyrillic capitals
+_SMALL = "a-z\u0430-\u044f\u0451"
+_MENTION_RE = re.compile(
+    rf"(?<![{_CAPS}{_SMALL}0-9_])(?:"
+    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>#?)(?P<kwn>\d+)(?P<more>(?: ?/ ?#?\d+)*)"  # PR 88, PR 88/89
+    rf"|(?P<key>[{_CAPS}]{{2}}[{_CAPS}0-9_]*(?:-\d+)+(?:-[{_CAPS}]\d*)?)"  # ATL-1655, ЗАК-1655, DOC-2026-117-A
+    rf"|(?P<lkey>[{_CAPS}{_SMALL}]{{2}}[{_CAPS}{_SMALL}0-9_]*(?:-\d{{3,}})(?:-\d+)*)"  # atl-1656, зак-1655
+    rf"|(?P<cat>[{_CAPS}]{{2,}})(?P<catn>\d{{3,}})"  # ATL1656, ЗАК1655
+    rf"|(?P<sp>[{_CAPS}]{{2,10}}) (?P<spn>\d{{3,6}})"  # ATL 1656, ЗАК 1655 (not a year)
+    r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3.1
+    rf")(?![{_CAPS}{_SMALL}0-9_]|-[{_CAPS}{_SMALL}0-9])"
+    r"|(?<![A-Za-z0-9_#&])(?P<num>#\d+)(?![A-Za-z0-9_])"  # #412
+)
+_MENTION_DASH_RE = re.compile(
+    "(?<=[A-Za-z\uff21-\uff3a\uff41-\uff5a\u0410-\u044f\u0401\u0451])[\u2010-\u2015\u2212\ufe58\ufe63](?=[0-9\uff10-\uff19])"
+)
+_MENTION_NUMBER_RE = re.compile(r"#?(\d+)")
+_PREFIX_RE = re.compile(r"[^\W\d_]+")
+
+NON_ID_PREFIXES_CYRILLIC: frozenset[str] = frozenset({
+    "ГОСТ", "ОСТ", "СНИП", "СП", "ТУ", "ОКВЭД", "ОКПД", "ОКАТО", "ОКТМО", "ОКПО", "ОКОФ", "ОКЕИ",
+})
+"""Cyrillic letter prefixes of standards and classifiers (``ГОСТ-34``, ``ОКВЭД 2``): not task or
+document numbers (the missing-ID warning's detection only)."""
+
+
+@dataclass(frozen=True)
+class IdentifierMention:
+    """One identifier a text names, for the missing-ID warning (H12).
+
+    Args:
+        canonical: the canonical form (``PR-89``, ``ЗАК-1655``, ``DOC-2026-117-A``).
+        aliases: the canonical forms the mention stands for, ``canonical`` first (``Issue #412``
+            also names ``#412``).
+        typed: the mention as the text has it (``PR 89`` of ``PR 88/89``; ``ＡＴＬ－１６５６``).
+    """
+
+    canonical: str
+    aliases: tuple[str, ...]
+    typed: str
+
+
+def _mention_normalize(text: str) -> str:
+    """``normalize`` with a dash after a Cyrillic letter read as a hyphen too (``ЗАК–1655``)."""
+    if "№" in text:
+        text = _NUMERO_RE.sub("#", text)
+    return unicodedata.normalize("NFKC", _MENTION_DASH_RE.sub("-", text))
+
+
+def _normalize_mapped(text: str) -> tuple[str, list[int], list[int]] | None:
+    """``_mention_normalize(text)`` with, for each of its characters, the span of ``text`` it
+    came from; None when character-wise NFKC differs from the whole text's (combining marks)."""
+    edits = sorted([(m.start(), m.end(), "#") for m in _NUMERO_RE.finditer(text)]
+                   + [(m.start(), m.end(), "-") for m in _MENTION_DASH_RE.finditer(text)])
+    pieces: list[tuple[str, int, int]] = []
+    pos = 0
+    for a, b, rep in edits:
+        pieces.extend((unicodedata.normalize("NFKC", text[i]), i, i + 1) for i in range(pos, a))
+        pieces.append((rep, a, b))
+        pos = b
+    pieces.extend((unicodedata.normalize("NFKC", text[i]), i, i + 1) for i in range(pos, len(text)))
+    norm = "".join(p for p, _, _ in pieces)
+    if norm != _mention_normalize(text):
+        return None
+    starts = [a for p, a, _ in pieces for _ in p]
+    ends = [b for p, _, b in pieces for _ in p]
+    return norm, starts, ends
+
+
+def _mention_items(norm: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
+    """``(canonical, aliases, spans)`` for each identifier in normalised text; ``spans`` are the
+    pieces of ``norm`` that, joined, spell it as typed."""
+    for m in _MENTION_RE.finditer(norm):
+        whole = m.group(0)
+        prefix = _PREFIX_RE.match(whole.lstrip("#"))
+        if prefix and not m.group("kw") and prefix.group(0).upper() in NON_ID_PREFIXES | NON_ID_PREFIXES_CYRILLIC:
+            continue
+        if m.group("sp") and len(m.group("spn")) == 4 and m.group("spn")[:2] in ("19", "20"):
+            continue
+        if not m.group("kw"):
+            canonical = _canonical_id(m)
+            yield canonical, _aliases(m, canonical), ((m.start(), m.end()),)
+            continue
+        kw = m.group("kw").upper()
+        numbers = [(m.start("kwn"), m.end("kwn"))]
+        numbers += [(m.start("more") + n.start(1), m.start("more") + n.end(1))
+                    for n in _MENTION_NUMBER_RE.finditer(m.group("more"))]
+        for i, (a, b) in enumerate(numbers):
+            canonical = f"{kw}-{int(norm[a:b])}"
+            aliases = (canonical, f"#{int(norm[a:b])}") if m.group("hash") else (canonical,)
+            spans = ((m.start(), b),) if i == 0 else ((m.start(), m.start("kwn")), (a, b))
+            yield canonical, aliases, spans
+
+
+def find_identifiers(text: str) -> list[IdentifierMention]:
+    """Every distinct identifier ``text`` names, in order, each with what the user typed (the
+    first spelling of it): ``ATL-1655``, ``atl-1656``, ``ATL1656``, ``ATL 1656``, ``ЗАК-1655``,
+    ``DOC-2026-117``, ``DOC-2026-117-A``, ``#412``, ``№412``, ``v2.3.1``, ``PR 88``, ``PR 88/89``
+    (two), ``Issue #412`` (also ``#412``); not encodings or standards (``UTF-8``, ``ISO 8601``,
+    ``ГОСТ-34``) nor a capitals-and-year (``NDA 2026``)."""
+    mapped = _normalize_mapped(text)
+    norm = mapped[0] if mapped is not None else _mention_normalize(text)
+    seen: dict[str, IdentifierMention] = {}
+    for canonical, aliases, spans in _mention_items(norm):
+        if mapped is not None:
+            _, starts, ends = mapped
+            typed = "".join(text[starts[a]:ends[b - 1]] for a, b in spans if b > a).strip()
+        else:
+            typed = canonical
+        old = seen.get(canonical)
+        if old is None:
+            seen[canonical] = IdentifierMention(canonical, aliases, typed or canonical)
+        else:
+            seen[canonical] = IdentifierMention(canonical, tuple(dict.fromkeys(old.aliases + aliases)), old.typed)
+    return list(seen.values())
+
+
+def without_identifiers(text: str) -> str:
+    """``text`` normalised, each identifier ``find_identifiers`` reads replaced by a space (what
+    is left says whether a query has any word besides its IDs)."""
+    norm = _mention_normalize(text)
+    pos, out = 0, []
+    for _, _, spans in _mention_items(norm):
+        a = spans[0][0]
+        b = spans[-1][1]
+        if a >= pos:
+            out.append(norm[pos:a])
+            out.append(" ")
+            pos = max(pos, b)
+        else:
+            pos = max(pos, b)
+    out.append(norm[pos:])
+    return "".join(out)
+
+
 def extract_identifiers(text: str) -> list[str]:
     """Task and document numbers named in ``text``, canonical, de-duplicated, in order of appearance.
 
     Recognised after ``normalize`` (NFKC; ``№412`` is ``#412``): ``LETTERS-digits[-digits...]``
-    with two or more capitals (``ATL-1655``, ``DOC-2026-117``), the same in any case with a hyphen
-    and at least three digits (``atl-1656`` -> ``ATL-1656``), capitals run into three or more digits
-    (``ATL1656`` -> ``ATL-1656``), ``#digits`` (``#412``), versions ``vX.Y[.Z...]`` (``v2.3.1``),
-    and ``PR|MR|ISSUE|TASK <n>`` in any case, with a space, hyphen or ``#`` or nothing before the
-    number, canonicalised to ``PR-88``.
+    with two or more Latin or Cyrillic capitals (``ATL-1655``, ``DOC-2026-117``, ``ЗАК-1655``),
+    optionally ending in a capital-letter part (``DOC-2026-117-A``), the same in any case with a
+    hyphen and at least three digits (``atl-1656`` -> ``ATL-1656``), capitals run into three or
+    more digits (``ATL1656`` -> ``ATL-1656``), ``#digits`` (``#412``), versions ``vX.Y[.Z...]``
+    (``v2.3.1``), and ``PR|MR|ISSUE|TASK <n>[/<n>...]`` in any case, with a space, hyphen or ``#``
+    or nothing before the number, canonicalised to ``PR-88`` (``PR 88/89``: ``PR-88``, ``PR-89``).
+    This is the missing-ID warning's reading (``find_identifiers``); BM25's identifier tokens are
+    the analyzer's own and narrower.
     """
-    seen: dict[str, None] = {}
-    for _, _, ident in _iter_ids(normalize(text)):
-        seen.setdefault(ident, None)
-    return list(seen)
+    return [m.canonical for m in find_identifiers(text)]
 
 
 def identifier_mentions(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """``(canonical, aliases)`` for each distinct identifier ``text`` names, in order; the
     aliases include the canonical form (``Issue #412`` -> ``("ISSUE-412", ("ISSUE-412", "#412"))``)."""
-    seen: dict[str, tuple[str, ...]] = {}
-    for m in _id_matches(normalize(text)):
-        canonical = _canonical_id(m)
-        old = seen.get(canonical, ())
-        seen[canonical] = tuple(dict.fromkeys(old + _aliases(m, canonical)))
-    return list(seen.items())
+    return [(m.canonical, m.aliases) for m in find_identifiers(text)]
 
 
 def identifier_forms(text: str) -> frozenset[str]:
@@ -214,8 +353,8 @@ def identifier_forms(text: str) -> frozenset[str]:
     ``ISSUE-412`` and ``#412``). Two spellings of one identifier have the same canonical form;
     ``ATL-16`` is not ``ATL-1650`` and ``v2.3`` is not ``v2.3.1`` (H12)."""
     forms: set[str] = set()
-    for m in _id_matches(normalize(text)):
-        forms.update(_aliases(m, _canonical_id(m)))
+    for _, aliases, _ in _mention_items(_mention_normalize(text)):
+        forms.update(aliases)
     return frozenset(forms)
 
 
@@ -223,7 +362,7 @@ def canonical_identifier(ident: str) -> str:
     """The canonical form of one identifier as written (``atl1656`` stays as given when it is
     not recognised; ``ＡＴＬ－１６５６`` and ``ATL1656`` give ``ATL-1656``)."""
     found = extract_identifiers(ident)
-    return found[0] if len(found) == 1 else normalize(ident).strip()
+    return found[0] if len(found) == 1 else _mention_normalize(ident).strip()
 
 
 # --- lazily loaded, per-process / per-thread backends ----------------------------------------
@@ -501,8 +640,11 @@ __all__ = [
     "detect_language",
     "canonical_identifier",
     "extract_identifiers",
+    "find_identifiers",
+    "IdentifierMention",
     "identifier_forms",
     "identifier_mentions",
     "normalize",
     "script_runs",
+    "without_identifiers",
 ]

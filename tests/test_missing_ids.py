@@ -114,3 +114,55 @@ def test_hash_numbers_and_versions(n, m):
     assert mentions(f"тикет №{n} открыт", f"#{m}") == (n == m)
     assert mentions(f"release v{n}.{m}", f"v{n}.{m}")
     assert not mentions(f"release v{n}.{m}.1", f"v{n}.{m}")
+
+
+# -- issue 28 item 5: the gaps -------------------------------------------------------------------
+
+def test_a_letter_suffix_part_is_its_own_document():
+    assert extract_identifiers("подписан DOC-2026-117-A") == ["DOC-2026-117-A"]
+    assert missing_ids("DOC-2026-117-A статус", [_hit("DOC-2026-117 signed")]) == ["DOC-2026-117-A"]
+    assert missing_ids("DOC-2026-117-A статус", [_hit("DOC-2026-117-B signed")]) == ["DOC-2026-117-A"]
+    assert missing_ids("DOC-2026-117-A статус", [_hit("signed DOC-2026-117-A today")]) == []
+    assert missing_ids("DOC-2026-117 статус", [_hit("signed DOC-2026-117-A today")]) == ["DOC-2026-117"]
+
+
+@pytest.mark.parametrize("query", ["PR 88/89", "PR 88 / 89", "pr#88/#89", "PR-88/89"])
+def test_every_number_after_one_keyword_is_checked(query):
+    assert extract_identifiers(query) == ["PR-88", "PR-89"]
+    assert len(missing_ids(query, [_hit("merged PR-88 yesterday")])) == 1
+    assert missing_ids(query, [_hit("merged PR-88 and PR 89")]) == []
+    assert len(missing_ids(query, [_hit("nothing here")])) == 2
+
+
+@pytest.mark.parametrize("card", ["заказ ЗАК-1655 оплачен", "заказ зак-1655 оплачен", "заказ ЗАК1655", "заказ ЗАК–1655"])
+def test_cyrillic_prefixes_are_identifiers(card):
+    assert extract_identifiers("где ЗАК-1655?") == ["ЗАК-1655"]
+    assert missing_ids("где ЗАК-1655?", [_hit("заказ оплачен")]) == ["ЗАК-1655"]
+    assert missing_ids("где ЗАК-1655?", [_hit(card)]) == []
+    assert missing_ids("где ЗАК-1656?", [_hit(card)]) == ["ЗАК-1656"]
+    # standards and classifiers are not document numbers; nor is an ordinary hyphenated word
+    assert extract_identifiers("по ГОСТ-34 и ОКВЭД 2, из-за то-то") == []
+
+
+@pytest.mark.parametrize(
+    "query, quoted",
+    [("PR 89 status", ["PR 89"]), ("что с pr#89?", ["pr#89"]), ("PR 88/89", ["PR 88", "PR 89"]),
+     ("задача ＡＴＬ－１６５６", ["ＡＴＬ－１６５６"]), ("договор № 412", ["№ 412"]), ("atl-1656 и ЗАК–1655", ["atl-1656", "ЗАК–1655"])],
+)
+def test_the_warning_quotes_the_id_as_typed(query, quoted):
+    assert missing_ids(query, [_hit("ничего")]) == quoted
+    from searchkit.rank.signals import missing_ids_warning
+
+    w = missing_ids_warning(query, [_hit("ничего")])
+    assert w.detail["ids"] == quoted and len(w.detail["canonical"]) == len(quoted)
+    assert w.message == "No card mentions " + ", ".join(quoted) + "."
+
+
+def test_the_wider_detection_leaves_bm25_tokens_as_they_were():
+    """The warning's detection is kept apart from the analyzer's identifier tokens, so no ranking
+    moves: ЗАК-1655, DOC-2026-117-A and PR 88/89 are tokenised exactly as before."""
+    from searchkit.analyze import Analyzer
+
+    tokens = Analyzer(route="script").index_tokens("ЗАК-1655 DOC-2026-117-A PR 88/89")
+    assert "зак-1655" not in tokens and "doc-2026-117-a" not in tokens and "pr-89" not in tokens
+    assert "pr-88" in tokens

@@ -119,21 +119,30 @@ def mentions(text: str, ident: str) -> bool:
 
 
 def missing_ids(query: str, hits: Sequence[Hit]) -> list[str]:
-    """H12: identifiers in the query that no returned card mentions (title or full text), canonical."""
-    from searchkit.analyze import identifier_forms, identifier_mentions
+    """H12: identifiers in the query that no returned card mentions (title or full text), as the
+    query has them (``PR 89``, ``ЗАК-1655``; ``PR 88/89`` is checked as PR-88 and PR-89)."""
+    return [m.typed for m in _missing(query, hits)]
 
-    wanted = identifier_mentions(query)
+
+def _missing(query: str, hits: Sequence[Hit]) -> list:
+    from searchkit.analyze import find_identifiers, identifier_forms
+
+    wanted = find_identifiers(query)
     if not wanted:
         return []
     found: set[str] = set()
     for h in hits:
         found |= identifier_forms(h.record.title)
         found |= identifier_forms(h.record.text)
-    return [ident for ident, aliases in wanted if not found.intersection(aliases)]
+    return [m for m in wanted if not found.intersection(m.aliases)]
 
 
 def missing_ids_warning(query: str, hits: Sequence[Hit]) -> Notice | None:
-    ids = missing_ids(query, hits)
-    if not ids:
+    """H12: a ``missing_ids`` notice naming each identifier of the query no card mentions, quoted
+    as typed (``detail["ids"]``; their canonical forms in ``detail["canonical"]``)."""
+    gone = _missing(query, hits)
+    if not gone:
         return None
-    return Notice(code="missing_ids", message="No card mentions " + ", ".join(ids) + ".", detail={"ids": ids})
+    ids = [m.typed for m in gone]
+    return Notice(code="missing_ids", message="No card mentions " + ", ".join(ids) + ".",
+                  detail={"ids": ids, "canonical": [m.canonical for m in gone]})
