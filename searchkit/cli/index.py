@@ -7,6 +7,7 @@ from typing import Any
 
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
+from searchkit.ingest.policy import CAPS
 
 
 def add_parser(sub: Any) -> None:
@@ -18,6 +19,9 @@ def add_parser(sub: Any) -> None:
     pi.add_argument("--split", default="dev", help=argparse.SUPPRESS)  # ignored: an index reads the corpus only
     pi.add_argument("--config", help="SearchConfig JSON file")
     pi.add_argument("--update", action="store_true", help="with --workspace: update the index at --out in place (H3)")
+    pi.add_argument("--cap", action="append", default=[], metavar="NAME=VALUE",
+                    help="with --workspace: change a size cap of the never-index policy (repeatable; "
+                         f"{', '.join(CAPS)}); give the same caps to --update")
     pi.add_argument("--quiet", action="store_true", help="no progress bars")
     engine.add_arguments(pi)
     pi.set_defaults(func=cmd_index)
@@ -34,15 +38,18 @@ def cmd_index(args: argparse.Namespace) -> int:
 
         if args.update:
             raise CLIError("--update works with --workspace")
+        if args.cap:
+            raise CLIError("--cap works with --workspace")
         where = resolve_dataset(args.dataset)
         store.check_target(args.out, [where])
         records = load_corpus(where)  # an index needs the corpus only: no queries, qrels or splits
     elif args.workspace:
+        policy = _policy(args.cap)
         store.check_target(args.out, [args.workspace])
         if args.update and not store.is_index(args.out):
             raise CLIError(f"--update: {args.out!r} holds no index to update; build one first (without --update)")
         with engine.engine_scope(args):
-            return _index_workspace(args, config)
+            return _index_workspace(args, config, policy)
     else:
         raise CLIError("give --dataset DIR or --workspace DIR")
     with engine.engine_scope(args):
@@ -62,15 +69,34 @@ def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
               f"{', '.join(s.config.rerank.languages) or 'every language'})", file=sys.stderr)
 
 
-def _index_workspace(args: argparse.Namespace, config) -> int:
+def _policy(caps: list[str]):
+    """The default never-index policy with the ``--cap NAME=VALUE`` changes (issue 27 item 17)."""
+    from searchkit.ingest.policy import DEFAULT_POLICY
+
+    changes: dict[str, int] = {}
+    for item in caps:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in CAPS:
+            raise CLIError(f"--cap {item[:60]!r}: expected NAME=VALUE with NAME one of {', '.join(CAPS)}")
+        try:
+            changes[name] = int(value.strip()) if len(value.strip()) <= 18 else -1
+        except ValueError:
+            changes[name] = -1
+        if changes[name] < 1:
+            raise CLIError(f"--cap {name}: expected a positive integer (at most 18 digits), got {value.strip()[:30]!r}")
+    return DEFAULT_POLICY.with_caps(changes) if changes else None
+
+
+def _index_workspace(args: argparse.Namespace, config, policy) -> int:
     from searchkit.tools.history import HistoryIndex
 
     if args.update:
         idx = HistoryIndex.load(args.out, config if args.config else None)
-        rep = idx.update(args.workspace, show_progress=not args.quiet)
+        rep = idx.update(args.workspace, show_progress=not args.quiet, policy=policy)
         print(rep.line(), file=sys.stderr)
     else:
-        idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet)
+        idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet, policy=policy)
     _embed_rerank_sentences(idx.searcher, args)
     idx.save(args.out)
     s = idx.searcher

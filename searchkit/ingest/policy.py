@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
@@ -18,6 +18,10 @@ from searchkit.records import Record
 
 MAX_SPACES = 60
 """At most this many spaces in one search (H14)."""
+
+CAPS: tuple[str, ...] = ("max_tables", "max_rows", "max_file_bytes", "max_log_bytes", "max_item_chars",
+                         "max_message_chars", "max_cell_chars", "max_depth")
+"""The size caps of a ``Policy`` (H1, H2; issue 27 item 17), each a positive integer."""
 
 CONTAINERS: tuple[str, ...] = ("personal", "shared")
 """Where a search runs: a person's own container, or a shared workspace container (H15)."""
@@ -74,9 +78,17 @@ RULES: Mapping[str, str] = MappingProxyType({
     "unreadable": "a file the operating system would not let us read",
     "symlink": "a symbolic link (never followed), or a path that resolves outside its own space folder",
     "special_file": "not a regular file (a FIFO, socket or device): never opened",
-    "too_large": "an item over the policy's caps: max_file_bytes (a file or JSON item file), max_log_bytes "
-                 "(log.md, sources.jsonl), max_item_chars (a chat, digest, page, source entry or log day), "
-                 "max_cell_chars (a table cell)",
+    "too_large": "an item over the policy's caps: max_file_bytes (a file or JSON item file: a chat, digest, page), "
+                 "max_log_bytes (log.md; the kept lines of sources.jsonl, read line by line), max_item_chars (a "
+                 "chat, digest, page, source line or log day), max_message_chars (one message of a chat: left out "
+                 "of it), max_cell_chars (a table cell: left out of its row)",
+    "too_deep": "a folder nested deeper than the policy's max_depth: skipped alone (its files are not read), "
+                "the rest of the space is",
+    "bad_id": "an id that a ref would name (a chat's ses_id, a digest's turn_id or ses_id, a source's or page's "
+              "uuid, a table name, a row id) that is not a plain token (letters, digits, _ - . : ; no '..', slash, "
+              "space or control character): the item is not indexed",
+    "kept_previous": "an update kept the previous index's records of a part it could not read this time "
+                     "(unreadable, load_error, bad_sqlite): what cannot be read is never taken for deleted",
     "empty": "an empty or whitespace-only item",
     "decoded": "a text file not in UTF-8, decoded from the encoding named in the detail (ISO-2022-JP, cp1251, "
                "UTF-16, ...), or UTF-8 with a few invalid bytes replaced by U+FFFD (indexed)",
@@ -117,17 +129,20 @@ class IndexingReport:
             a table without ``updated_at``); same shape as ``skips``.
         counts: records loaded per kind.
         loaded_at: ISO time of the load.
+        caps: the policy's caps the load ran under (``Policy.caps``).
     """
 
     skips: tuple[Skip, ...] = ()
     notes: tuple[Skip, ...] = ()
     counts: Mapping[str, int] = field(default_factory=dict)
     loaded_at: str = ""
+    caps: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "skips", tuple(self.skips))
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "counts", MappingProxyType(dict(self.counts)))
+        object.__setattr__(self, "caps", MappingProxyType(dict(self.caps)))
 
     def by_rule(self, rule: str) -> tuple[Skip, ...]:
         """Skips and notes that name ``rule``."""
@@ -139,6 +154,7 @@ class IndexingReport:
         return {
             "loaded_at": self.loaded_at,
             "counts": dict(self.counts),
+            "caps": dict(self.caps),
             "skips": [s.to_dict() for s in self.skips],
             "notes": [s.to_dict() for s in self.notes],
         }
@@ -295,15 +311,20 @@ class Policy:
         left out of its row (``secret_content`` on ``TABLE.COLUMN#ROW``); one that holds a secret
         is redacted (``redacted``). Cell contents are sniffed like file contents.
 
-    Caps (each refusal is a ``too_large`` skip):
-        max_tables: only the most recently modified tables (by newest ``updated_at``).
-        max_rows: only the newest rows of each table (by ``updated_at``).
-        max_file_bytes: a space file, or one JSON item file (a chat, digest, page; space.json,
-            files.json, users.json); 5 MB.
-        max_log_bytes: a file that holds many records: ``log.md``, ``sources.jsonl``; 20 MB.
+    Caps (``CAPS``; each refusal is a ``too_large`` skip, ``too_deep`` for a folder; ``searchkit
+    index --cap NAME=VALUE`` sets them):
+        max_tables: only the most recently modified tables (by newest ``updated_at``); 30.
+        max_rows: only the newest rows of each table (by ``updated_at``); 200.
+        max_file_bytes: a space file, or one JSON item file (a chat with all its messages, a
+            digest, a page; space.json, files.json, users.json); 5 MB.
+        max_log_bytes: ``log.md`` (read whole), and the lines kept of ``sources.jsonl`` (read
+            line by line: the lines past this many bytes are skipped); 20 MB.
         max_item_chars: the text of one record that is not a file: a chat, a digest, a page, a
             source entry (its JSON line), a log day; 500,000 characters (about 350 passages).
+        max_message_chars: one message of a chat; a longer one is left out of the chat, the rest
+            of the chat is indexed; 100,000 characters.
         max_cell_chars: one table cell; a longer value is left out of its row's card; 20,000.
+        max_depth: folders of a space nested deeper than this are skipped alone; 64 levels.
     """
 
     excluded_dirs: frozenset[str] = frozenset({"uploads", ".git", "node_modules"})
@@ -536,10 +557,12 @@ class Policy:
     max_file_bytes: int = 5_000_000
     max_log_bytes: int = 20_000_000
     max_item_chars: int = 500_000
+    max_message_chars: int = 100_000
     max_cell_chars: int = 20_000
+    max_depth: int = 64
 
     def __post_init__(self) -> None:
-        for name in ("max_tables", "max_rows", "max_file_bytes", "max_log_bytes", "max_item_chars", "max_cell_chars"):
+        for name in CAPS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Policy.{name} must be a positive integer, got {value!r}")
@@ -549,6 +572,18 @@ class Policy:
             for label, needles, patterns in self.secret_patterns
         )
         object.__setattr__(self, "_secret_res", compiled)
+
+    def caps(self) -> dict[str, int]:
+        """The caps in force, by name (``CAPS``)."""
+        return {name: getattr(self, name) for name in CAPS}
+
+    def with_caps(self, caps: Mapping[str, Any]) -> "Policy":
+        """This policy with some caps changed; ``ValueError`` naming an unknown cap or a value
+        that is not a positive integer."""
+        unknown = sorted(set(caps) - set(CAPS))
+        if unknown:
+            raise ValueError(f"unknown cap {unknown[0]!r}; the caps are {', '.join(CAPS)}")
+        return replace(self, **dict(caps))
 
     # -- files ---------------------------------------------------------------------------
     def excluded_dir(self, name: str) -> bool:

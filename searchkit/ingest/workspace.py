@@ -6,8 +6,15 @@ One loader per kind; ``policy`` decides what is never indexed (H2). Bad input is
 - nothing is read through a symbolic link, and no path is read that resolves outside its own
   space folder (``symlink``); anything that is not a regular file (a FIFO, a socket, a device) is
   never opened (``special_file``), so a load cannot hang;
-- every item is capped (``too_large``, ``Policy.max_*``) and any error reading one item becomes
-  a skip of that item (``load_error``, ``bad_json``, ``bad_text``, ...), never a failed build;
+- every item is capped (``too_large``, ``Policy.max_*``; ``sources.jsonl`` is read line by line)
+  and any error reading one item becomes a skip of that item (``load_error``, ``bad_json``,
+  ``bad_text``, ...), never a failed build; a folder nested deeper than ``Policy.max_depth`` is
+  skipped alone (``too_deep``), the walk goes on beside it;
+- an id that names something in a ref (a chat's ``ses_id``, a digest's ``turn_id`` and
+  ``ses_id``, a source's or page's ``uuid``, a table name, a row id) must be a plain token
+  (``plain_id``), else the item is skipped (``bad_id``): no ``../../etc/passwd`` reaches a ref;
+- what could not be read (``unreadable``, ``load_error``, ``bad_sqlite``) is a ``Doubt``: an
+  update keeps the previous index's records of that part (``carry_over``), never drops them;
 - an id claimed by two items is a skip for both (``duplicate_id``), never a winner: a shared chat
   cannot take over the digests of someone's personal chat by claiming its ``ses_id``;
 - a file with more than one hard link is never read (``hard_link``): it may be another space's
@@ -28,11 +35,12 @@ import re
 import sqlite3
 import stat
 import tempfile
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 from searchkit.ingest.policy import (
     CONTAINERS,
@@ -52,6 +60,10 @@ LOG_HEADING = re.compile(r"^##[ \t]+(\d{4}-\d{2}-\d{2})(?![\d])[ \t]*[-—–:·
 TITLE_CHARS = 80
 DETAIL_CHARS = 300
 """A skip's detail is cut to this many characters (an error message may echo a huge value)."""
+ID_CHARS = 200
+"""The longest id (``plain_id``) an item may have."""
+DOUBT_RULES: tuple[str, ...] = ("unreadable", "load_error", "bad_sqlite")
+"""Skips that say a part of the workspace could not be read, not that it is gone or refused."""
 
 T = TypeVar("T")
 
@@ -80,6 +92,103 @@ class SpaceInfo:
             raise ValueError(f"space {self.slug!r}: container must be one of {CONTAINERS}, got {self.container!r}")
 
 
+def plain_id(value: Any) -> bool:
+    """Whether ``value`` may be an id that a ref names (``chat:ID``, ``digest:ID``, ``source:ID``,
+    ``page:ID``, ``app:TABLE#ID``): 1-200 characters, each a letter or digit of any script (with
+    its combining marks), ``_``, ``-``, ``.`` or ``:``; it starts with a letter, digit, ``_`` or
+    ``-`` and holds no ``..``. So no slash, backslash, ``#``, space, control or format character
+    (U+202E) and no path traversal (issue 27 item 15). Numbers (SQLite row ids) count by their text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    text = str(value)
+    if not 0 < len(text) <= ID_CHARS or ".." in text or not (text[0].isalnum() or text[0] in "_-"):
+        return False
+    return all(ch.isalnum() or ch in "_-.:" or unicodedata.category(ch) in ("Mn", "Mc") for ch in text)
+
+
+def _bad_id_detail(what: str, value: Any) -> str:
+    shown = value if isinstance(value, (str, int)) and not isinstance(value, bool) else type(value).__name__
+    return (f"{what} {_printable(str(shown))!r} is not a plain id (letters, digits, _ - . : ; no '..', "
+            "slash, space or control character); the item is not indexed")
+
+
+def _printable(text: str, limit: int = 60) -> str:
+    """``text`` with control and format characters shown escaped, cut to ``limit`` characters."""
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else ascii(ch)[1:-1] for ch in text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """A part of a space this load could not read (a skip whose rule is in ``DOUBT_RULES``): what
+    the previous index holds from it can be neither confirmed nor dropped, so an update keeps it
+    (``carry_over``; issue 27 item 11).
+
+    Args:
+        where: the skip's label (``SLUG/path``, ``SLUG/`` for the walk of the space's files).
+        space: the space slug.
+        path: the space-relative source path (``Record.fields["source_path"]``): ``""`` any
+            path, one ending in ``/`` a folder and everything below it, else one file.
+        kinds: the record kinds it covers (empty: any).
+        table: for ``.space/app.sqlite``, the one table in doubt (None: every table).
+    """
+
+    where: str
+    space: str
+    path: str = ""
+    kinds: tuple[str, ...] = ()
+    table: str | None = None
+
+    def covers(self, record: Record) -> bool:
+        """Whether ``record`` (of a previous index) comes from the part in doubt."""
+        if record.space != self.space or (self.kinds and record.kind not in self.kinds):
+            return False
+        source = source_path(record)
+        if self.path and not (source == self.path or (self.path.endswith("/") and source.startswith(self.path))):
+            return False
+        return self.table is None or record.fields.get("table") == self.table
+
+    @classmethod
+    def of(cls, where: str) -> "Doubt | None":
+        """The part of a space a skip label names; None for what holds no records (a space's
+        settings, ``users.json``): a space whose membership is unknown is left out, never kept."""
+        space, sep, rest = where.partition("/")
+        if not sep:
+            return None
+        if not rest:
+            return cls(where, space, "", ("file",))
+        for prefix, mark in ((".space/sources.jsonl", ":"), ("log.md", "#")):
+            if rest.startswith(prefix + mark):
+                return cls(where, space, prefix)
+        if rest.startswith(".space/app.sqlite:"):
+            return cls(where, space, ".space/app.sqlite", table=rest.split(":", 1)[1].split("#", 1)[0] or None)
+        if rest in (".space/space.json", ".space/files.json"):
+            return None
+        return cls(where, space, rest)
+
+
+_FIXED_SOURCES: Mapping[str, str] = MappingProxyType({
+    "source": ".space/sources.jsonl", "app": ".space/app.sqlite", "log": "log.md",
+})
+_ITEM_FOLDERS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "chat": (".space/chats/", "chat:"), "digest": (".space/digests/", "digest:"), "page": (".space/pages/", "page:"),
+})
+
+
+def source_path(record: Record) -> str:
+    """The space-relative file a record was read from (``fields["source_path"]``; for a record
+    of an index built before that field, the file its kind and ref name)."""
+    given = record.fields.get("source_path")
+    if isinstance(given, str) and given:
+        return given
+    if record.kind in _FIXED_SOURCES:
+        return _FIXED_SOURCES[record.kind]
+    if record.kind in _ITEM_FOLDERS:
+        folder, prefix = _ITEM_FOLDERS[record.kind]
+        return f"{folder}{record.ref.removeprefix(prefix)}.json"
+    return record.ref
+
+
 @dataclass(frozen=True)
 class WorkspaceLoad:
     """Everything ``load_workspace`` read.
@@ -89,15 +198,24 @@ class WorkspaceLoad:
         spaces: the spaces by slug.
         users: user id -> display name (from ``users.json``; empty when absent).
         report: what was skipped and why, and counts per kind.
+        doubts: the parts that could not be read (``Doubt``), whose previous records an update keeps.
+        contested: ids that more than one item claims (none of them is indexed, nor kept).
+        orphans: ids of the digests read whose chat is missing, unusable or in doubt.
     """
 
     records: tuple[Record, ...]
     spaces: Mapping[str, SpaceInfo]
     users: Mapping[str, str]
     report: IndexingReport
+    doubts: tuple[Doubt, ...] = ()
+    contested: frozenset[str] = frozenset()
+    orphans: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "records", tuple(self.records))
+        object.__setattr__(self, "doubts", tuple(self.doubts))
+        object.__setattr__(self, "contested", frozenset(self.contested))
+        object.__setattr__(self, "orphans", frozenset(self.orphans))
         object.__setattr__(self, "spaces", MappingProxyType(dict(self.spaces)))
         object.__setattr__(self, "users", MappingProxyType(dict(self.users)))
 
@@ -161,13 +279,73 @@ def load_workspace(
         spaces[info.slug] = info
         _load_space(sp, out)
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
+    records = _in_order(out.records.values())
+    report = IndexingReport(skips=tuple(out.skips), notes=tuple(out.notes), counts=_counts(records), loaded_at=stamp,
+                            caps=out.policy.caps())
+    return WorkspaceLoad(records=tuple(records), spaces=spaces, users=users, report=report,
+                         doubts=tuple(out.doubts), contested=frozenset(out.contested), orphans=frozenset(out.orphans))
+
+
+def _in_order(records: Any) -> list[Record]:
+    """Records by space, then kind (``KINDS`` order), each group in the order it was read."""
     order = {kind: i for i, kind in enumerate(KINDS)}
-    records = sorted(out.records.values(), key=lambda r: (r.space, order.get(r.kind, len(order))))  # stable
+    return sorted(records, key=lambda r: (r.space, order.get(r.kind, len(order))))  # stable
+
+
+def _counts(records: Sequence[Record]) -> dict[str, int]:
     counts = {kind: 0 for kind in KINDS}
     for record in records:
         counts[record.kind] = counts.get(record.kind, 0) + 1
-    report = IndexingReport(skips=tuple(out.skips), notes=tuple(out.notes), counts=counts, loaded_at=stamp)
-    return WorkspaceLoad(records=tuple(records), spaces=spaces, users=users, report=report)
+    return counts
+
+
+def carry_over(previous: Sequence[Record], load: WorkspaceLoad) -> tuple[WorkspaceLoad, int]:
+    """``load`` plus the records of a previous index that come from a part this load could not
+    read (``load.doubts``), and how many were kept (issue 27 item 11: a walk error in one
+    subtree never makes an update drop records from elsewhere, nor from that subtree).
+
+    A record is kept only when its space is still loaded (a space whose settings cannot be read
+    is left out whole: who may see it is unknown) and its id is claimed by nothing now. The
+    digests of a kept chat are kept with it; a kept digest whose chat is gone leaves (H3), and
+    one whose chat was read now takes that chat's owner and visibility (H15); a digest that is
+    still there but whose chat is in doubt keeps its previous record (one whose file is gone
+    leaves). Each doubt that kept something is noted ``kept_previous`` in the report."""
+    if not load.doubts:
+        return load, 0
+    now = {r.id: r for r in load.records}
+
+    def keepable(r: Record) -> bool:
+        return r.id not in now and r.id not in load.contested and r.space in load.spaces
+
+    kept = {r.id: r for r in previous if keepable(r) and any(d.covers(r) for d in load.doubts)}
+    kept_chats = {(r.space, _ses_id(r)) for r in kept.values() if r.kind == "chat"}
+    for r in previous:  # a digest read now whose chat is in doubt keeps its previous record
+        if r.kind == "digest" and r.id in load.orphans and keepable(r) and (r.space, r.fields.get("chat")) in kept_chats:
+            kept.setdefault(r.id, r)
+    chats = {(r.space, _ses_id(r)): r for r in (*now.values(), *kept.values()) if r.kind == "chat"}
+    for rid, r in list(kept.items()):
+        if r.kind != "digest":
+            continue
+        chat = chats.get((r.space, r.fields.get("chat")))
+        if chat is None:
+            del kept[rid]  # its chat is gone: it leaves with it
+        elif chat.id in now:
+            kept[rid] = replace(r, owner=chat.owner, visibility=chat.visibility)
+    if not kept:
+        return load, 0
+    notes = list(load.report.notes)
+    for doubt in load.doubts:
+        n = sum(1 for r in kept.values() if doubt.covers(r))
+        if n:
+            notes.append(Skip(doubt.where, "kept_previous", f"{n} record{'s' if n != 1 else ''} of the previous "
+                                                            "index kept: this part could not be read now"))
+    records = _in_order([*load.records, *kept.values()])
+    report = replace(load.report, notes=tuple(notes), counts=_counts(records))
+    return replace(load, records=tuple(records), report=report), len(kept)
+
+
+def _ses_id(chat: Record) -> str:
+    return str(chat.fields.get("ses_id") or chat.ref.removeprefix("chat:"))
 
 
 # -- plumbing ---------------------------------------------------------------------------------
@@ -191,6 +369,11 @@ def _safe(text: str, limit: int | None = None) -> str:
     return text
 
 
+def _rel(where: str) -> str:
+    """The space-relative path of an item's label (``SLUG/.space/chats/x.json`` -> ``.space/chats/x.json``)."""
+    return where.partition("/")[2]
+
+
 def _utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -209,9 +392,15 @@ class _Collector:
         self.contested: set[str] = set()
         self.skips: list[Skip] = []
         self.notes: list[Skip] = []
+        self.doubts: list[Doubt] = []
+        self.orphans: set[str] = set()
 
     def skip(self, what: str, rule: str, detail: str = "") -> None:
         self.skips.append(Skip(_safe(what), rule, _safe(detail, DETAIL_CHARS)))
+        if rule in DOUBT_RULES:
+            doubt = Doubt.of(what)
+            if doubt is not None:
+                self.doubts.append(doubt)
 
     def note(self, what: str, rule: str, detail: str = "") -> None:
         self.notes.append(Skip(_safe(what), rule, _safe(detail, DETAIL_CHARS)))
@@ -336,42 +525,10 @@ def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: in
     A link is never followed, a FIFO / socket / device is never opened (no hang), a path that
     resolves outside its space folder is refused, and a file over ``cap`` is not read.
     """
-    try:
-        st = os.lstat(path)
-    except OSError as exc:
-        out.skip(where, "unreadable", str(exc.strerror or exc))
-        return None
-    if stat.S_ISLNK(st.st_mode):
-        out.skip(where, "symlink", "a link is never followed")
-        return None
-    if not stat.S_ISREG(st.st_mode):
-        out.skip(where, "special_file", _special_detail(path))
-        return None
-    if not _inside(path, base_real):
-        out.skip(where, "symlink", "resolves outside its own space folder; never read")
-        return None
-    if st.st_nlink > 1:
-        out.skip(where, "hard_link", _hard_link_detail(st.st_nlink))
-        return None
-    if st.st_size > cap:
-        out.skip(where, "too_large", f"{st.st_size} bytes > {cap_name} {cap}")
+    fd = _open_item(path, where, out, base_real, cap, cap_name)
+    if fd is None:
         return None
     try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            out.skip(where, "symlink", "a link is never followed")
-        else:
-            out.skip(where, "unreadable", str(exc.strerror or exc))
-        return None
-    try:
-        fst = os.fstat(fd)
-        if not stat.S_ISREG(fst.st_mode):
-            out.skip(where, "special_file", "not a regular file; never read")
-            return None
-        if fst.st_nlink > 1:
-            out.skip(where, "hard_link", _hard_link_detail(fst.st_nlink))
-            return None
         chunks: list[bytes] = []
         size = 0
         while size <= cap:
@@ -389,6 +546,55 @@ def _read_bytes(path: Path, where: str, out: _Collector, base_real: str, cap: in
         out.skip(where, "too_large", f"more than {cap_name} {cap} bytes")
         return None
     return b"".join(chunks)
+
+
+def _open_item(path: Path, where: str, out: _Collector, base_real: str, cap: int | None = None,
+               cap_name: str = "") -> int | None:
+    """A descriptor on a regular file inside ``base_real`` (of at most ``cap`` bytes when given);
+    else a skip (naming the rule) and None. The caller closes it."""
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        out.skip(where, "unreadable", str(exc.strerror or exc))
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        out.skip(where, "symlink", "a link is never followed")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        out.skip(where, "special_file", _special_detail(path))
+        return None
+    if not _inside(path, base_real):
+        out.skip(where, "symlink", "resolves outside its own space folder; never read")
+        return None
+    if st.st_nlink > 1:
+        out.skip(where, "hard_link", _hard_link_detail(st.st_nlink))
+        return None
+    if cap is not None and st.st_size > cap:
+        out.skip(where, "too_large", f"{st.st_size} bytes > {cap_name} {cap}")
+        return None
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            out.skip(where, "symlink", "a link is never followed")
+        else:
+            out.skip(where, "unreadable", str(exc.strerror or exc))
+        return None
+    try:
+        fst = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        out.skip(where, "unreadable", str(exc.strerror or exc))
+        return None
+    if not stat.S_ISREG(fst.st_mode):
+        os.close(fd)
+        out.skip(where, "special_file", "not a regular file; never read")
+        return None
+    if fst.st_nlink > 1:
+        os.close(fd)
+        out.skip(where, "hard_link", _hard_link_detail(fst.st_nlink))
+        return None
+    return fd
 
 
 def _read_text(
@@ -638,9 +844,13 @@ def _load_chats(sp: _Space, out: _Collector) -> _Chats:
                 claims.setdefault(claimed, []).append(where)
             continue
         ses_id = data.get("ses_id") or path.stem
+        if not plain_id(ses_id):
+            out.skip(where, "bad_id", _bad_id_detail("ses_id", ses_id) + ", nor its digests")
+            continue
         claims.setdefault(ses_id, []).append(where)
         candidates.append((where, data, ses_id))
     chats = _Chats(contested={sid: len(ws) for sid, ws in claims.items() if len(ws) > 1})
+    out.contested.update(f"{slug}/chat:{sid}" for sid in chats.contested)
     for where, data, ses_id in candidates:
         if ses_id in chats.contested:
             out.skip(where, "duplicate_id", f"chat {ses_id!r} is claimed by {chats.contested[ses_id]} chat files "
@@ -668,7 +878,8 @@ def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _C
     chat = _ChatMeta(ses_id, title if _utf8(title) else ses_id, owner, visibility, run)
     lines = [chat.title]
     stamps: list[str] = []
-    for msg in data.get("messages", []):
+    cap = out.policy.max_message_chars
+    for number, msg in enumerate(data.get("messages", []), start=1):
         if not isinstance(msg, dict):
             out.note(where, "bad_shape", "a message that is not an object was left out")
             continue
@@ -676,10 +887,15 @@ def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _C
         ts = _str(msg.get("ts"))
         if ts and _iso_day(ts):
             stamps.append(ts)
+        if len(body) > cap:
+            out.skip(f"{where}:message {number}", "too_large",
+                     f"a message of {len(body)} characters > max_message_chars {cap}; left out of the chat")
+            continue
         if body:
             who = _str(msg.get("author")) or _str(msg.get("role")) or "unknown"
             lines.append(f"{who}: {body}")
-    fields: dict[str, Any] = {"ses_id": ses_id, "run": run, "messages": len(lines) - 1, **_lang(data)}
+    fields: dict[str, Any] = {"ses_id": ses_id, "run": run, "messages": len(lines) - 1, "source_path": _rel(where),
+                              **_lang(data)}
     if stamps:
         fields["started"], fields["ts"] = stamps[0], stamps[-1]
     out.add(
@@ -725,8 +941,13 @@ def _load_digest(sp: _Space, path: Path, where: str, chats: _Chats, out: _Collec
         return
     turn_id = _str(data.get("turn_id")) or path.stem
     ses_id = data["ses_id"]
+    for name, value in (("turn_id", turn_id), ("ses_id", ses_id)):
+        if not plain_id(value):
+            out.skip(where, "bad_id", _bad_id_detail(name, value))
+            return
     chat = chats.known.get(ses_id)
     if chat is None:
+        out.orphans.add(f"{sp.slug}/digest:{turn_id}")
         if ses_id in chats.contested:
             out.skip(where, "orphan_digest", f"chat {ses_id!r} is claimed by {chats.contested[ses_id]} chat files; "
                                              "its owner and visibility are in doubt")
@@ -756,7 +977,8 @@ def _load_digest(sp: _Space, path: Path, where: str, chats: _Chats, out: _Collec
         out.skip(where, "empty", f"digest {turn_id!r} has no asked/done/left/decided")
         return
     lines.append(f"Chat: chat:{chat.ses_id}")  # H5
-    fields: dict[str, Any] = {"chat": chat.ses_id, "turn": turn_id, "run": chat.run, **_lang(data)}
+    fields: dict[str, Any] = {"chat": chat.ses_id, "turn": turn_id, "run": chat.run, "source_path": _rel(where),
+                              **_lang(data)}
     if _str(data.get("ts")):
         fields["ts"] = data["ts"]
     out.add(
@@ -842,37 +1064,57 @@ def _load_log(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> Non
 
 
 def _load_files(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> None:
+    """Every file of the space (``.space/`` and ``log.md`` aside), folder by folder, in name order.
+
+    The walk keeps its own stack (no recursion: a folder nested thousands of levels deep cannot
+    stop it), and a folder deeper than ``Policy.max_depth`` is skipped alone (``too_deep``), as is
+    one that cannot be listed (``unreadable``): the rest of the space is read all the same."""
+    slug = sp.slug
+    for rel_dir, names in _walk(sp, out):
+        here = sp.folder / rel_dir if rel_dir else sp.folder
+        for name in names:
+            rel = rel_dir + name
+            if rel == "log.md":
+                continue
+            _guard(out, f"{slug}/{rel}", None, _load_file, sp, here / name, rel, file_dates, out)
+
+
+def _walk(sp: _Space, out: _Collector) -> Iterator[tuple[str, list[str]]]:
+    """``(relative folder, its file names)`` for each folder of the space that is read, top down,
+    the folders of each in name order (the order ``os.walk`` gives); never follows a link."""
     policy = out.policy
     slug = sp.slug
-
-    def unreadable(exc: OSError) -> None:
-        rel = os.path.relpath(exc.filename, sp.folder) if exc.filename else ""
-        out.skip(f"{slug}/{rel}/", "unreadable", str(exc.strerror or exc))
-
-    for dirpath, dirnames, filenames in os.walk(sp.folder, followlinks=False, onerror=unreadable):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(sp.folder).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        keep: list[str] = []
-        for name in sorted(dirnames):
+    stack: list[tuple[str, int]] = [("", 0)]
+    while stack:
+        rel_dir, depth = stack.pop()
+        here = sp.folder / rel_dir if rel_dir else sp.folder
+        try:
+            with os.scandir(here) as entries:
+                listed = sorted(e.name for e in entries)
+        except OSError as exc:
+            out.skip(f"{slug}/{rel_dir}", "unreadable", str(exc.strerror or exc))
+            continue
+        files: list[str] = []
+        folders: list[str] = []
+        for name in listed:
+            kind = _lkind(here / name)
+            if kind != "dir" and not (kind == "link" and os.path.isdir(here / name)):
+                files.append(name)  # a file, a file link, or something else: judged, never opened unless regular
+                continue
             if not rel_dir and name == ".space":
                 continue
-            kind = _lkind(here / name)
             ruled = policy.dir_skip(name)
             if kind == "link":
                 out.skip(f"{slug}/{rel_dir}{name}/", "symlink", "a folder link is never followed")
             elif ruled:
                 out.skip(f"{slug}/{rel_dir}{name}/", *ruled)
-            elif kind == "dir":
-                keep.append(name)
+            elif depth + 1 > policy.max_depth:
+                out.skip(f"{slug}/{rel_dir}{name}/", "too_deep",
+                         f"a folder {depth + 1} levels deep > max_depth {policy.max_depth}; its files are not read")
             else:
-                filenames.append(name)  # changed under us: judged as a file (never opened unless regular)
-        dirnames[:] = keep
-        for name in sorted(filenames):
-            rel = rel_dir + name
-            if rel == "log.md":
-                continue
-            _guard(out, f"{slug}/{rel}", None, _load_file, sp, here / name, rel, file_dates, out)
+                folders.append(name)
+        yield rel_dir, files
+        stack.extend((f"{rel_dir}{name}/", depth + 1) for name in reversed(folders))
 
 
 def _load_file(sp: _Space, path: Path, rel: str, file_dates: Mapping[str, str], out: _Collector) -> None:
@@ -929,24 +1171,106 @@ def _file_title(name: str, text: str) -> str:
 
 # -- sources and pages ------------------------------------------------------------------------
 
+_SNIFF_BYTES = 1 << 16
+"""How much of ``sources.jsonl`` is read first to tell UTF-8 (streamed) from other encodings."""
+
+
 def _load_sources(sp: _Space, out: _Collector) -> None:
+    """``.space/sources.jsonl``, streamed line by line (issue 27 item 17): a line longer than
+    ``max_item_chars`` is skipped without being held whole, and the lines past
+    ``max_log_bytes`` of kept text are skipped together; the rest is indexed. A file not in
+    UTF-8 (UTF-16, cp1251, ...) is read whole, up to ``max_log_bytes``, and decoded."""
     path = sp.meta / "sources.jsonl"
     if _lkind(path) == "missing":
         return
     where = f"{sp.slug}/.space/sources.jsonl"
     policy = out.policy
-    read = _read_text(path, where, out, sp.real, rule_on_bad="bad_json", cap=policy.max_log_bytes,
-                      cap_name="max_log_bytes")
-    if read is None:
+    fd = _open_item(path, where, out, sp.real)
+    if fd is None:
         return
-    for number, line in enumerate(read[0].splitlines(), start=1):
+    with os.fdopen(fd, "rb") as fh:
+        if not _utf8_head(fh.read(_SNIFF_BYTES)):
+            fh.close()
+            read = _read_text(path, where, out, sp.real, rule_on_bad="bad_json", cap=policy.max_log_bytes,
+                              cap_name="max_log_bytes")
+            if read is not None:
+                _load_source_lines(sp.slug, where, enumerate(read[0].splitlines(), start=1), out)
+            return
+        fh.seek(0)
+        try:
+            _load_source_lines(sp.slug, where, _stream_lines(fh, where, out), out)
+        except OSError as exc:
+            out.skip(where, "unreadable", str(exc.strerror or exc))
+
+
+def _utf8_head(head: bytes) -> bool:
+    """Whether the start of a file reads as UTF-8 (a BOM allowed, a character cut at the end allowed)."""
+    if b"\x00" in head or head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3 and exc.reason == "unexpected end of data"
+    return True
+
+
+def _stream_lines(fh: Any, where: str, out: _Collector) -> Iterator[tuple[int, str]]:
+    """``(number, text)`` of each line of a UTF-8 file, read line by line. A line longer than
+    ``max_item_chars`` is skipped as it is read (never held whole); once the lines kept hold more
+    than ``max_log_bytes``, the rest of the file is skipped with one ``too_large``."""
+    policy = out.policy
+    line_cap = 4 * policy.max_item_chars  # bytes: no line of max_item_chars characters is longer
+    kept = 0
+    number = 0
+    while True:
+        raw = fh.readline(line_cap + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > line_cap and not raw.endswith(b"\n"):
+            size = len(raw)
+            while raw and not raw.endswith(b"\n"):  # the rest of that line, read and dropped
+                raw = fh.readline(1 << 20)
+                size += len(raw)
+            out.skip(f"{where}:{number}", "too_large", f"a line of {size} bytes > max_item_chars "
+                                                       f"{policy.max_item_chars} characters")
+            continue
+        kept += len(raw)
+        if kept > policy.max_log_bytes:
+            out.skip(f"{where}:{number}", "too_large", f"this line and the rest of the file: more than max_log_bytes "
+                                                       f"{policy.max_log_bytes} bytes of sources")
+            return
+        if number == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        text = _line_text(raw, f"{where}:{number}", out)
+        if text is not None:
+            yield number, text
+
+
+def _line_text(raw: bytes, label: str, out: _Collector) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    decoded = decode_text(raw, out.policy.text_encodings)
+    if decoded.text is None:
+        out.skip(label, "bad_json", decoded.reason or "not text")
+        return None
+    if decoded.replaced:
+        out.note(label, "decoded", "UTF-8 with invalid bytes replaced by U+FFFD")
+    return decoded.text
+
+
+def _load_source_lines(slug: str, where: str, lines: Any, out: _Collector) -> None:
+    policy = out.policy
+    for number, line in lines:
         if not line.strip():
             continue
         label = f"{where}:{number}"
         if len(line) > policy.max_item_chars:
             out.skip(label, "too_large", f"a line of {len(line)} characters > max_item_chars {policy.max_item_chars}")
             continue
-        _guard(out, label, None, _load_source, sp.slug, label, line, out)
+        _guard(out, label, None, _load_source, slug, label, line, out)
 
 
 def _load_source(slug: str, label: str, line: str, out: _Collector) -> None:
@@ -957,11 +1281,15 @@ def _load_source(slug: str, label: str, line: str, out: _Collector) -> None:
         out.skip(label, "bad_shape", "a source needs a JSON object with a string uuid")
         return
     uuid = item["uuid"]
+    if not plain_id(uuid):
+        out.skip(label, "bad_id", _bad_id_detail("uuid", uuid))
+        return
     title, url, summary = (_as_text(item.get(k)) for k in ("title", "url", "summary"))
+    fields = {"url": url} if url else {}
     out.add(
         kind="source", space=slug, key=uuid, ref=f"source:{uuid}", date=_iso_day(item.get("added")),
         title=title or url or uuid, text="\n".join(s for s in (title, url, summary) if s),
-        where=label, fields={"url": url, **_lang(item)} if url else _lang(item),
+        where=label, fields={**fields, "source_path": ".space/sources.jsonl", **_lang(item)},
     )
 
 
@@ -979,10 +1307,13 @@ def _load_page(sp: _Space, path: Path, where: str, out: _Collector) -> None:
         out.skip(where, "bad_shape", "a page must be a JSON object")
         return
     uuid = _str(data.get("uuid")) or path.stem
+    if not plain_id(uuid):
+        out.skip(where, "bad_id", _bad_id_detail("uuid", uuid))
+        return
     title = _as_text(data.get("title"))
     body = data.get("body")
     body_text = body.strip() if isinstance(body, str) else _as_text(body)
-    fields = {"type": _str(data.get("type")) or "page", **_lang(data)}
+    fields = {"type": _str(data.get("type")) or "page", "source_path": _rel(where), **_lang(data)}
     out.add(
         kind="page", space=sp.slug, key=uuid, ref=f"page:{uuid}", date=_iso_day(data.get("updated")),
         title=title or uuid, text="\n\n".join(s for s in (title, body_text) if s), where=where, fields=fields,
@@ -1122,6 +1453,9 @@ def _load_tables(conn: sqlite3.Connection, slug: str, where: str, out: _Collecto
     columns: dict[str, list[str]] = {}
     modified: dict[str, str | None] = {}
     for table in names:
+        if not plain_id(table):
+            out.skip(f"{where}:{_printable(table)}", "bad_id", _bad_id_detail("table name", table))
+            continue
         label = f"{where}:{table}"
         if table in virtual:
             out.skip(label, "virtual_table", "a virtual table mirrors or indexes other content; never indexed")
@@ -1201,6 +1535,9 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
             else:
                 out.skip(label, "bad_shape", "a row with a NULL id")
             continue
+        if not plain_id(row_id):
+            out.skip(label, "bad_id", _bad_id_detail("row id", row_id))
+            continue
         where = f"{label}#{row_id}"
         for col, length in lengths.items():
             if isinstance(length, int) and length > cap and values.get(col) is None:
@@ -1240,7 +1577,8 @@ def _add_row(
     lines = [f"{c}: {_cell(v)}" for c, v in values.items() if v is not None and not isinstance(v, bytes)]
     lines.append(footer)
     stamp = values.get(updated) if updated else None
-    fields: dict[str, Any] = {"table": table, "columns": tuple(shown), "row_id": row_id}
+    fields: dict[str, Any] = {"table": table, "columns": tuple(shown), "row_id": row_id,
+                              "source_path": ".space/app.sqlite"}
     if stamp is not None:
         fields["updated_at"] = str(stamp)
     out.add(
