@@ -182,6 +182,7 @@ class HistoryIndex:
         from one version, never mixed with a version a writer publishes meanwhile)."""
         from searchkit.index import store
         from searchkit.searcher import IndexMismatchError, Searcher
+        from searchkit.util import read_json_file
 
         with store.reading(folder) as version:
             if not (version / "workspace.json").is_file():
@@ -190,7 +191,7 @@ class HistoryIndex:
                 )
             s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
             try:
-                raw = json.loads((version / "workspace.json").read_text(encoding="utf-8"))["spaces"]
+                raw = read_json_file(version / "workspace.json")["spaces"]  # a regular file only: no FIFO hang
                 spaces = {slug: _space_info(slug, d) for slug, d in raw.items()}
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 raise IndexMismatchError(f"{folder}: workspace.json is damaged; rebuild the index") from None
