@@ -1,5 +1,8 @@
 """`searchkit tasks ...` through the searchkit command (searchkit.cli.tasks)."""
 import json
+import os
+import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -44,13 +47,15 @@ def test_search_options_and_json(db, capsys):
 
 
 def test_around_and_list(db, capsys):
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--lang", "en"]) == 0
-    out = capsys.readouterr().out  # T3: no neighbours unless --context asks
-    assert "(comment:88, 0 neighbouring comment(s))" in out
-    assert "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フロー" in out and "comment:86" not in out
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--lang", "en",
-                           "--context", "1"]) == 0
-    assert "(comment:88, 2 neighbouring comment(s))" in capsys.readouterr().out
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30",
+                           "--lang", "en"]) == 0
+    out = capsys.readouterr().out  # seed 003: one neighbour each side unless --context says otherwise
+    assert "(comment:88, 2 neighbouring comment(s))" in out
+    assert "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フロー" in out and "- comment:86 " in out
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30",
+                           "--lang", "en", "--context", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "(comment:88, 0 neighbouring comment(s))" in out and "comment:86" not in out
     assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30",
                            "--state", "open"]) == 0
     out = capsys.readouterr().out
@@ -58,19 +63,22 @@ def test_around_and_list(db, capsys):
 
 
 def test_errors_exit_2_and_name_the_parameter(db, capsys):
-    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--limit", "31"]) == 2
+    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30",
+                           "--limit", "31"]) == 2
     assert "error: limit: must be from 1 to 30" in capsys.readouterr().err
-    assert tasks_cli.main(["tasks", "around", "comment:152", "--db", db, "--space", "acme"]) == 2
+    assert tasks_cli.main(["tasks", "around", "comment:152", "--db", db, "--space", "acme", "--current-task", "30"]) == 2
     err = capsys.readouterr().err
     assert "around_ref: comment:152 was not found" in err and "globex" not in err
-    assert tasks_cli.main(["tasks", "list", "--db", db + ".missing", "--space", "acme"]) == 2
+    assert tasks_cli.main(["tasks", "list", "--db", db + ".missing", "--space", "acme", "--current-task", "30"]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_unavailable_context_is_a_message_not_an_error(db, capsys):
-    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--no-auth"]) == 0
+    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30",
+                           "--no-auth"]) == 0
     assert capsys.readouterr().out.startswith("このコンテキストでは利用できません")
-    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--subtask", "--lang", "en"]) == 0
+    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", "--subtask",
+                           "--lang", "en"]) == 0
     assert capsys.readouterr().out.startswith("Not available in this context")
 
 
@@ -82,7 +90,7 @@ def test_add_parser_hooks_into_a_parent_parser(db):
     parser = argparse.ArgumentParser(prog="searchkit")
     sub = parser.add_subparsers(dest="command", required=True)
     tasks_verb.add_parser(sub)
-    args = parser.parse_args(["tasks", "list", "--db", db, "--space", "acme"])
+    args = parser.parse_args(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"])
     assert args.func is tasks_verb.run and tasks_verb.run(args) == 0
 
 
@@ -115,7 +123,7 @@ def test_import_refuses_to_rehome_a_task_into_another_space(db, tmp_path, capsys
     assert "task 12 belongs to space 'acme'" in line and "'globex'" in line and "nothing imported" in line
     assert Path(db).read_bytes() == before
     # the issue's symptom: acme's comments readable from globex, acme's search empty
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "globex"]) == 2
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "globex", "--current-task", "40"]) == 2
     assert "comment:88 was not found in space 'globex'" in capsys.readouterr().err
     assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30"]) == 0
     assert "2 hit(s)" in capsys.readouterr().out
@@ -169,7 +177,7 @@ def test_reader_blocked_by_a_writer_says_locked(db, capsys, monkeypatch):
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme"]) == 2
+        assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"]) == 2
     finally:
         holder.execute("ROLLBACK")
     line = _one_error_line(capsys.readouterr().err)
@@ -199,10 +207,214 @@ def test_not_a_task_store_is_one_line(tmp_path, capsys):
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite" * 100)
     before = junk.read_bytes()
-    assert tasks_cli.main(["tasks", "list", "--db", str(junk), "--space", "acme"]) == 2
-    assert "not a readable task store" in _one_error_line(capsys.readouterr().err)
+    assert tasks_cli.main(["tasks", "list", "--db", str(junk), "--space", "acme", "--current-task", "30"]) == 2
+    assert "not an SQLite database (or a damaged one), so not a task store" in _one_error_line(capsys.readouterr().err)
     assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", str(junk)]) == 2
     _one_error_line(capsys.readouterr().err)
     assert junk.read_bytes() == before
     assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", str(tmp_path)]) == 2
     assert "not a regular file" in _one_error_line(capsys.readouterr().err)
+
+
+# ------------------------------------------------------------------ issue 27 item 14: what is wrong with the file
+
+def _search(db, *extra):
+    return tasks_cli.main(["tasks", "search", "認証", "--db", str(db), "--space", "acme", "--current-task", "30",
+                           *extra])
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.write_bytes(bytes(range(256)) * 40), "not an SQLite database (or a damaged one), so not a task store"),
+    (lambda p: p.write_bytes(b""), "an empty file, not a task store"),
+    (lambda p: p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200), "not an SQLite database (or a damaged one)"),
+])
+def test_a_file_that_is_not_a_task_store_is_named_and_exits_2(tmp_path, capsys, make, says):
+    bad = tmp_path / "bad.sqlite"
+    make(bad)
+    for argv in (["search", "認証"], ["around", "comment:88"], ["list"]):
+        assert tasks_cli.main(["tasks", *argv, "--db", str(bad), "--space", "acme", "--current-task", "30"]) == 2
+        line = _one_error_line(capsys.readouterr().err)
+        assert str(bad) in line and says in line and "FTS5" not in line
+
+
+def test_an_sqlite_database_of_something_else_is_not_a_task_store(tmp_path, capsys):
+    other = tmp_path / "app.sqlite"
+    c = sqlite3.connect(other)
+    c.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, x TEXT)")
+    c.commit()
+    c.close()
+    assert _search(other) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "an SQLite database that is not a task store" in line and "rows" in line and "FTS5" not in line
+
+
+def test_a_store_whose_fts_table_was_dropped_says_so(db, capsys):
+    c = sqlite3.connect(db)
+    c.execute("DROP TABLE comment_fts")
+    c.commit()
+    c.close()
+    assert _search(db) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert "no full-text index" in line and "comment_fts" in line and "tasks import" in line
+    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"]) == 0  # no FTS needed
+    capsys.readouterr()
+    assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", db]) == 0  # an import rebuilds the index
+    capsys.readouterr()
+    assert _search(db) == 0 and "2 hit(s)" in capsys.readouterr().out
+
+
+def test_only_a_missing_fts5_module_is_the_plain_t8_message(db, capsys, monkeypatch):
+    from searchkit.index import fts
+
+    monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
+    assert _search(db) == 0
+    assert capsys.readouterr().out.startswith("この環境の SQLite は FTS5")
+
+
+def _run_as_nobody(fn):
+    """Run ``fn()`` in a child process as user ``nobody`` (the test runs as root, whom file modes do
+    not stop); the child's return code is ``fn``'s result."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            code = fn()
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_a_read_only_store_in_a_read_only_folder_is_searchable(tmp_path):
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(dir="/tmp" if os.geteuid() == 0 else tmp_path))
+    store_path = folder / "tasks.sqlite"
+    assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", str(store_path)]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["tasks.sqlite"]
+    if os.geteuid() == 0:
+        os.chown(folder, 65534, 65534)
+        os.chown(store_path, 65534, 65534)
+    os.chmod(store_path, 0o400)
+    os.chmod(folder, 0o500)
+
+    def check() -> int:
+        import contextlib
+        import io
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            rc = _search(store_path, "--json")
+        return 0 if rc == 0 and [h["comment_id"] for h in json.loads(out.getvalue())["hits"]] == [95, 88] else 3
+
+    try:
+        assert (_run_as_nobody(check) if os.geteuid() == 0 else check()) == 0
+        assert sorted(p.name for p in folder.iterdir()) == ["tasks.sqlite"]
+    finally:
+        os.chmod(folder, 0o700)
+        import shutil
+
+        shutil.rmtree(folder)
+
+
+# ------------------------------------------------------------------ issue 27 item 16: no terminal controls
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07\u202etxt.exe\x9b31m"
+
+
+def test_terminal_controls_in_titles_authors_and_comments_never_reach_the_terminal(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tasks.jsonl").write_text(json.dumps(
+        {"id": 1, "space": "acme", "title": f"改修{HOSTILE}", "state": "closed", "piece": HOSTILE}) + "\n"
+        + json.dumps({"id": 2, "space": "acme", "title": "current"}) + "\n", encoding="utf-8")
+    (src / "comments.jsonl").write_text("".join(json.dumps(
+        {"id": i, "task": 1, "author": f"anna{HOSTILE}", "kind": "request",
+         "body": f"認証フロー{HOSTILE}\nline two{HOSTILE}", "ts": f"2026-06-20T10:0{i}:00Z"}) + "\n" for i in (1, 2, 3)),
+        encoding="utf-8")
+    db = str(tmp_path / "t.db")
+    assert tasks_cli.main(["tasks", "import", str(src), "--db", db]) == 0
+    capsys.readouterr()
+    scope = ["--db", db, "--space", "acme", "--current-task", "2"]
+    for argv in (["search", "認証フロー", "--context", "1"], ["around", "comment:2"], ["list"],
+                 ["search", f"認証フロー {HOSTILE}"], ["search", "認証フロー", "--json"], ["around", "comment:2", "--json"],
+                 ["list", "--json"]):
+        assert tasks_cli.main(["tasks", *argv, *scope]) == 0
+        out = capsys.readouterr().out
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]",
+                             out), (argv, out)
+        assert "pwned" in out  # the text is kept, its controls are not
+        if "--json" in argv:  # the same values: controls are escaped in JSON, not dropped
+            assert any(HOSTILE in s for s in _strings(json.loads(out))), out
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def test_terminal_helpers_keep_text_and_drop_controls():
+    from searchkit.tools.terminal import json_text, one_line, plain_text
+
+    assert one_line("a\x1b[31mb\x07\nc\u202ed") == "a [31mb cd"
+    assert plain_text("a\x1b\tb\r\nc\u2028d\u202e") == "a \tb\nc\nd"
+    doc = json.dumps({"t": HOSTILE}, ensure_ascii=False)
+    assert json.loads(json_text(doc)) == json.loads(doc) and "\u202e" not in json_text(doc)
+
+
+# ------------------------------------------------------------------ issue 28 item 6
+
+@pytest.mark.parametrize("verb", [["search", "認証"], ["around", "comment:88"], ["list"]])
+def test_current_task_is_required(db, capsys, verb):
+    with pytest.raises(SystemExit) as e:
+        tasks_cli.main(["tasks", *verb, "--db", db, "--space", "acme"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--current-task" in err[0] and "required" in err[0]
+
+
+def test_list_shows_the_platforms_state_and_filters_on_its_class(db, capsys):
+    scope = ["--db", db, "--space", "acme", "--current-task", "30", "--lang", "en"]
+    assert tasks_cli.main(["tasks", "list", *scope, "--state", "open"]) == 0
+    out = capsys.readouterr().out
+    assert '- task:15 "月齢カレンダーの実装" 実行中 / piece: default' in out and "task:21" not in out
+    assert tasks_cli.main(["tasks", "list", *scope, "--state", "closed", "--json"]) == 0
+    rows = {t["task_id"]: (t["state"], t["state_class"]) for t in json.loads(capsys.readouterr().out)["tasks"]}
+    assert rows == {21: ("interrupted", "closed"), 18: ("closed", "closed"), 12: ("closed", "closed")}
+
+
+def test_import_without_fts5_prints_the_t8_message_and_exits_0(tmp_path, capsys, monkeypatch):
+    from searchkit.index import fts
+
+    monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
+    db = tmp_path / "t.db"
+    assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", str(db), "--lang", "en"]) == 0
+    out = capsys.readouterr()
+    assert "imported 7 task(s), 26 comment(s)" in out.out and "this SQLite has no FTS5" in out.out
+    assert out.err == ""
+    assert tasks_cli.main(["tasks", "list", "--db", str(db), "--space", "acme", "--current-task", "30"]) == 0
+
+
+# ------------------------------------------------------------------ issue 27 item 17: the cap on the command line
+
+def test_import_reports_skipped_oversize_lines_and_takes_a_cap(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tasks.jsonl").write_text((DEMO / "tasks.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    big = {"id": 999, "task": 12, "author": "user", "kind": "request", "body": "x" * 3000, "ts": "2026-06-20T10:00:00Z"}
+    (src / "comments.jsonl").write_text((DEMO / "comments.jsonl").read_text(encoding="utf-8") + json.dumps(big) + "\n",
+                                        encoding="utf-8")
+    db = str(tmp_path / "t.db")
+    assert tasks_cli.main(["tasks", "import", str(src), "--db", db, "--max-item-bytes", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 7 task(s), 26 comment(s)" in out
+    assert "skipped 1 line(s): " in out and "comments.jsonl:27 (too_large: " in out and "over the cap of 2,000" in out
+    assert tasks_cli.main(["tasks", "import", str(src), "--db", db, "--max-item-bytes", "0"]) == 2
+    assert "--max-item-bytes" in _one_error_line(capsys.readouterr().err)

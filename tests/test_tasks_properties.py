@@ -126,7 +126,9 @@ def test_hits_contain_the_terms(base_rows, term):
 
 # ------------------------------------------------------------------ T6 around_ref layout (issue 7 item 11)
 
-LINE_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=12)
+LINE_TEXT = st.text(alphabet=st.one_of(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+                                       st.sampled_from("\x1b\x07\x9b\u202e\u2066\u2028\t")), max_size=12)
+"""Line text, terminal controls (ESC, BEL, CSI, bidi overrides, separators) often among it."""
 
 
 @settings(max_examples=150, deadline=None)
@@ -136,7 +138,10 @@ LINE_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blackli
     newline=st.sampled_from(["\n", "\r\n", "\r"]),
 )
 def test_around_layout_puts_the_text_inline_and_round_trips(lines, target, newline):
+    import re
+
     from searchkit.tools.tasks import AroundResult, Comment, render
+    from searchkit.tools.terminal import plain_text
 
     texts = [newline.join(ls) for ls in lines]
     target = min(target, len(texts) - 1)
@@ -157,8 +162,9 @@ def test_around_layout_puts_the_text_inline_and_round_trips(lines, target, newli
         rest = body[at + 1:end]
         assert all(line == "" or line.startswith("  ") for line in rest)
         shown = "\n".join([first] + [line[2:] for line in rest])
-        expected = "\n".join(c.text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n"))
+        expected = "\n".join(plain_text(c.text).rstrip("\n").split("\n"))
         assert shown == expected
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", md)
 
 
 # ------------------------------------------------------------------ import never re-homes (issue 7 item 12)
@@ -212,8 +218,9 @@ def test_import_is_refused_whole_when_it_would_rehome_or_repeat_an_id(old_tasks,
                 break
 
     def run():
-        store._transaction(conn, *store._validate(store._numbered(tasks(new_tasks), "task"),
-                                                  store._numbered(comments(new_comments), "comment")))
+        valid = store._validate(store._numbered(tasks(new_tasks), "task"),
+                                store._numbered(comments(new_comments), "comment"))
+        store._transaction(conn, store._Batch(*map(tuple, valid)))
 
     if reason is None:
         run()

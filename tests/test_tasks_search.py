@@ -236,14 +236,19 @@ def test_seed_example_around(conn):
     assert "(comment:88, 2 neighbouring comment(s))" in render(r, "en")
 
 
-def test_around_ref_default_context_is_0(conn):
+def test_around_ref_reads_one_neighbour_each_side_by_default_as_the_seed_shows(conn):
+    # issue 28 item 6: seed 003's example "comment:88 前後 2 件" shows 86, 88, 90 (an earlier reading
+    # of T3's context default 0 for around was wrong: that default is for the neighbours of a hit)
     r = task_search(conn, CTX, around_ref="comment:88")
-    assert r.context == 0 and [c.comment_id for c in r.comments] == [88]
-    assert render(r, "ja") == (
-        '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 0 件)\n\n'
-        "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フローは変更しないでください。UI 差し替えのみでお願いします。\n"
+    assert r.context == 1 and [c.comment_id for c in r.comments] == [86, 88, 90]
+    assert render(r, "ja").startswith(
+        '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 2 件)\n\n'
+        "- comment:86 user/comment 2026-06-20T09:55:00Z 質問なんですが、"
     )
     assert T.read_around(conn, CTX, "comment:88").comments == r.comments
+    alone = task_search(conn, CTX, around_ref="comment:88", context=0)
+    assert [c.comment_id for c in alone.comments] == [88]
+    assert [h.context for h in task_search(conn, CTX, query="認証フロー").hits] == [()]  # a hit's default is 0
 
 
 def test_context_of_a_hit_uses_the_same_inline_layout(conn):

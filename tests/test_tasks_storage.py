@@ -92,7 +92,7 @@ def import_cmd(folder: Path, db: Path) -> list[str]:
 
 def search_cmd(query: str, db: Path) -> list[str]:
     return [sys.executable, "-m", "searchkit.cli", "tasks", "search", query, "--db", str(db), "--space", "acme",
-            "--json"]
+            "--current-task", "1", "--json"]
 
 
 def env() -> dict[str, str]:

@@ -136,8 +136,10 @@ def test_bad_comment_rows(rows, match):
 
 def test_bad_task_rows():
     conn = store.connect(":memory:")
-    with pytest.raises(store.TaskStoreError, match="state must be one of"):
-        store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "running"}])
+    for bad, match in (("", "state must be a non-empty string"), (7, "state must be a string"),
+                       ("x" * 101, "state is 101 characters long; at most 100")):
+        with pytest.raises(store.TaskStoreError, match=match):
+            store.add_tasks(conn, [{"id": 1, "space": "acme", "state": bad}])
     with pytest.raises(store.TaskStoreError, match="space must be a non-empty"):
         store.add_tasks(conn, [{"id": 1, "space": "", "state": "open"}])
 
@@ -179,15 +181,34 @@ def test_wal_reader_keeps_reading_while_a_writer_commits(tmp_path):
     assert reader.execute(f"SELECT count(*) FROM {store.FTS_TABLE}").fetchone()[0] == n_before + 1
 
 
-def test_store_without_fts5_still_opens_but_cannot_index(monkeypatch):
+def test_store_without_fts5_keeps_the_rows_and_a_later_import_builds_the_index(monkeypatch):
     from searchkit.index import fts
 
+    real = fts.fts5_available
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
     conn = store.connect(":memory:")
     assert not store.has_fts(conn)
     store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "open"}])
-    with pytest.raises(store.TaskStoreError, match="FTS5"):
+    rep = store.add_comments(conn, [_row()])  # issue 28 item 6: kept, not refused (T8 is a message)
+    assert (rep.comments, rep.searchable) == (1, False)
+    assert not store.check_fts(conn)  # T8's plain answer here
+    monkeypatch.setattr(fts, "fts5_available", real)
+    with pytest.raises(store.TaskStoreError, match="no full-text index"):
+        store.check_fts(conn)  # where FTS5 exists, the missing table is named, not "no FTS5"
+    assert store.add_tasks(conn, []) == 0  # any import here builds the index from the stored comments
+    assert store.check_fts(conn)
+    assert conn.execute(f"SELECT rowid FROM {store.FTS_TABLE}").fetchall() == [(_row()["id"],)]
+
+
+def test_an_fts_table_that_cannot_be_written_without_fts5_imports_nothing(monkeypatch):
+    from searchkit.index import fts
+
+    conn = store.connect(":memory:")
+    store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "open"}])
+    monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
+    with pytest.raises(store.FTS5Missing, match="no FTS5"):
         store.add_comments(conn, [_row()])
+    assert conn.execute("SELECT count(*) FROM comments").fetchone()[0] == 0
 
 
 def test_connect_without_create_needs_an_existing_file(tmp_path):
@@ -330,7 +351,7 @@ BAD_SOURCES = {
     "unknown task": (None, [_row(task=5)], "comments.jsonl:1: task 5 does not exist"),
     "bad task id": ('{"id": 0, "space": "acme"}\n', None, "tasks.jsonl:1: id must be a positive integer"),
     "huge value": ('{"id": 1, "space": "acme", "state": "' + "x" * 1_000_000 + '"}\n', None,
-                   "tasks.jsonl:1: state must be one of"),
+                   "tasks.jsonl:1: state is 1,000,000 characters long"),
     "bad created": ('{"id": 1, "space": "acme", "created": "soon", "updated": "2026-01-01"}\n', None,
                     "tasks.jsonl:1: created is not an ISO 8601 time"),
 }
@@ -376,8 +397,8 @@ def test_missing_source_creates_nothing(tmp_path):
 def test_a_failure_while_writing_a_new_store_leaves_no_file(tmp_path, monkeypatch):
     real = store._write
 
-    def dies(conn, tasks, comments):
-        real(conn, tasks, [])  # the tasks are written, then the process fails
+    def dies(conn, batch):
+        real(conn, store._Batch(batch.tasks))  # the tasks are written, then the process fails
         raise sqlite3.OperationalError("disk full (simulated)")
 
     monkeypatch.setattr(store, "_write", dies)
@@ -462,7 +483,7 @@ def test_readonly_open_never_writes_the_store(tmp_path, journal):
     ctx = TaskContext("acme", 30, "u")
     assert [h.comment_id for h in task_search(conn, ctx, query="認証").hits] == [95, 88]
     assert [h.comment_id for h in task_search(conn, ctx, query="認証フロー").hits] == [88]
-    assert [c.comment_id for c in task_search(conn, ctx, around_ref="comment:88").comments] == [88]
+    assert [c.comment_id for c in task_search(conn, ctx, around_ref="comment:88").comments] == [86, 88, 90]
     assert len(list_tasks(conn, ctx).tasks) == 5
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
@@ -728,3 +749,228 @@ def test_what_a_read_leaves_beside_a_store(tmp_path):
     # the next import, as the last connection, removes them
     store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]
+
+
+# ------------------------------------------------------------------ issue 27 item 1: owner-only store
+
+def _mode(p):
+    return os.stat(p).st_mode & 0o777
+
+
+@pytest.fixture()
+def open_umask():
+    old = os.umask(0o022)  # what most shells have: files 0644 unless the program says otherwise
+    yield
+    os.umask(old)
+
+
+def test_a_new_store_its_side_files_and_its_folders_are_owner_only(tmp_path, open_umask, monkeypatch):
+    db = tmp_path / "runs" / "deep" / "t.db"
+    seen = []
+    real = store._write
+
+    def spy(conn, batch):  # the temporary file the store is built in, while it is written
+        name = conn.execute("PRAGMA database_list").fetchone()[2]
+        seen.extend((Path(p).name, _mode(p)) for p in (name, f"{name}-journal", f"{name}-wal") if Path(p).exists())
+        return real(conn, batch)
+
+    monkeypatch.setattr(store, "_write", spy)
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert seen and all(mode == 0o600 for _, mode in seen), seen
+    assert _mode(db) == 0o600
+    assert _mode(tmp_path / "runs") == 0o700 and _mode(tmp_path / "runs" / "deep") == 0o700
+    reader = store.open_readonly(db)  # a reader makes the -wal / -shm: they take the store's mode
+    reader.execute("SELECT count(*) FROM comments").fetchone()
+    sides = [Path(f"{db}{s}") for s in store.SIDE_FILES if Path(f"{db}{s}").exists()]
+    assert sides and all(_mode(p) == 0o600 for p in sides)
+    reader.close()
+    assert _mode(store.connect(tmp_path / "c.db").execute("PRAGMA database_list").fetchone()[2]) == 0o600
+
+
+def test_an_existing_store_others_can_read_is_tightened_with_a_warning(tmp_path, caplog):
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    os.chmod(db, 0o644)
+    with caplog.at_level("WARNING", logger=store.__name__):
+        store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert _mode(db) == 0o600
+    assert "readable by others" in caplog.text and "made it 0600" in caplog.text and "t.db 0644" in caplog.text
+    os.chmod(db, 0o640)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger=store.__name__):
+        store.open_readonly(db).close()  # a reader who owns it tightens it too
+    assert _mode(db) == 0o600 and "made it 0600" in caplog.text
+
+
+def test_a_store_others_can_read_that_cannot_be_changed_is_warned_about(tmp_path, caplog, monkeypatch):
+    db = tmp_path / "t.db"
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    os.chmod(db, 0o644)
+
+    def refused(path, mode):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(store.os, "chmod", refused)  # another user's store
+    with caplog.at_level("WARNING", logger=store.__name__):
+        conn = store.open_readonly(db)
+    assert [h.comment_id for h in task_search(conn, TaskContext("acme", 30, "u"), query="認証フロー").hits] == [88]
+    assert "could not be made 0600" in caplog.text and "Operation not permitted" in caplog.text
+
+
+# ------------------------------------------------------------------ issue 27 item 7: authors are redacted
+
+SECRET_AUTHORS = {"anna@example.com": "[email]", "bot password=Hunter_2x9": "bot password=[redacted]"}
+
+
+def _author_store(tmp_path):
+    rows = [_row(id=i, task=1, author=a, body=f"認証フローの件 {i}", ts=f"2026-06-20T10:0{i}:00Z")
+            for i, a in enumerate(SECRET_AUTHORS, 1)]
+    src = _folder(tmp_path, "src", [{"id": 1, "space": "acme", "title": "t", "state": "open"},
+                                    {"id": 2, "space": "acme", "title": "current", "state": "open"}], rows)
+    db = tmp_path / "t.db"
+    store.import_into(db, src / "tasks.jsonl", src / "comments.jsonl")
+    return db
+
+
+def test_authors_are_shown_redacted_everywhere_and_kept_raw_in_the_store(tmp_path):
+    db = _author_store(tmp_path)
+    conn = store.open_readonly(db)
+    ctx = TaskContext("acme", 2, "u")
+    hits = task_search(conn, ctx, query="認証フロー").hits
+    around = task_search(conn, ctx, around_ref="comment:1", context=1)
+    shown = {h.author for h in hits} | {c.author for c in around.comments}
+    assert shown == set(SECRET_AUTHORS.values())
+    for result in (task_search(conn, ctx, query="認証フロー"), around):
+        text = render(result, "en") + json.dumps(result.to_dict(), ensure_ascii=False)
+        assert "anna@example.com" not in text and "Hunter_2x9" not in text
+    # the filter matches what is shown; the raw author is not a key into the store
+    assert [h.comment_id for h in task_search(conn, ctx, query="認証フロー", author="[email]").hits] == [1]
+    assert task_search(conn, ctx, query="認証フロー", author="anna@example.com").hits == ()
+    raw = dict(sqlite3.connect(db).execute("SELECT id, author_raw FROM comments").fetchall())
+    assert raw == {1: "anna@example.com", 2: "bot password=Hunter_2x9"}
+
+
+def test_a_store_made_before_authors_were_redacted_is_read_redacted_and_migrated(tmp_path):
+    db = _author_store(tmp_path)
+    conn = sqlite3.connect(db)  # as an older importer left it: raw authors, no author_raw / state_raw
+    conn.execute("UPDATE comments SET author = author_raw")
+    conn.execute("ALTER TABLE comments DROP COLUMN author_raw")
+    conn.execute("ALTER TABLE tasks DROP COLUMN state_raw")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    reader = store.open_readonly(db)
+    hits = task_search(reader, TaskContext("acme", 2, "u"), query="認証フロー").hits
+    assert {h.author for h in hits} == set(SECRET_AUTHORS.values())
+    assert {t.state for t in list_tasks(reader, TaskContext("acme", 2, "u")).tasks} == {"open"}
+    reader.close()
+    assert db.read_bytes() == before
+    store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")  # the next import migrates
+    rows = sqlite3.connect(db).execute("SELECT author, author_raw FROM comments WHERE id <= 2 ORDER BY id").fetchall()
+    assert rows == [("[email]", "anna@example.com"), ("bot password=[redacted]", "bot password=Hunter_2x9")]
+
+
+# ------------------------------------------------------------------ issue 28 item 6: states as the platform has them
+
+PLATFORM_STATES = {"実行中": "open", "完了": "closed", "中断": "closed", "open": "open", "closed": "closed",
+                   "running": "open", "done": "closed", "interrupted": "closed", "In Progress": "open",
+                   "someday-maybe": "open"}
+
+
+def test_any_platform_state_is_imported_as_given_and_classed_open_or_closed():
+    conn = store.connect(":memory:")
+    rows = [{"id": i, "space": "acme", "title": f"t{i}", "state": s, "updated": f"2026-01-01T00:{i:02d}:00Z"}
+            for i, s in enumerate(PLATFORM_STATES, 1)]
+    assert store.add_tasks(conn, rows) == len(rows)
+    ctx = TaskContext("acme", 99, "u")
+    every = list_tasks(conn, ctx, limit=50).tasks
+    assert {t.state: t.state_class for t in every} == PLATFORM_STATES
+    for cls in ("open", "closed"):
+        got = {t.state for t in list_tasks(conn, ctx, state=cls, limit=50).tasks}
+        assert got == {s for s, c in PLATFORM_STATES.items() if c == cls}
+    assert store.state_class("something new") == store.UNKNOWN_STATE_CLASS == "open"
+
+
+def test_search_ignores_the_state(tmp_path):
+    rows = [{"id": i, "space": "acme", "title": f"t{i}", "state": s} for i, s in enumerate(PLATFORM_STATES, 1)]
+    comments = [_row(id=100 + i, task=i, body="認証フローの件") for i in range(1, len(rows) + 1)]
+    conn = store.connect(":memory:")
+    store.add_tasks(conn, rows)
+    store.add_comments(conn, comments)
+    hits = task_search(conn, TaskContext("acme", 99, "u"), query="認証フロー", limit=30).hits
+    assert len(hits) == len(rows)
+
+
+# ------------------------------------------------------------------ issue 27 item 17: volume caps, streaming
+
+def test_an_oversize_comment_is_skipped_with_its_reason_and_the_rest_imported(tmp_path):
+    big = _row(id=2, body="x" * 5000)
+    src = _folder(tmp_path, "src", [{"id": 1, "space": "acme", "state": "open"}],
+                  [_row(id=1, body="認証フロー"), big, _row(id=3, body="ログイン")])
+    rep = store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=1000)
+    assert (rep.comments, rep.indexed) == (2, 2)
+    (skip,) = rep.skipped
+    assert skip.where.endswith("comments.jsonl:2") and skip.reason == "too_large" and "over the cap of 1,000" in skip.detail
+    assert rep.to_dict()["skipped"][0]["reason"] == "too_large"
+    ids = [r[0] for r in sqlite3.connect(tmp_path / "t.db").execute("SELECT id FROM comments ORDER BY id")]
+    assert ids == [1, 3]
+
+
+def test_the_default_cap_is_stated_and_a_line_at_the_cap_is_kept(tmp_path):
+    assert store.DEFAULT_MAX_ITEM_BYTES == 2_000_000
+    row = _row(id=1, body="")
+    exact = json.dumps(row, ensure_ascii=False)
+    src = _folder(tmp_path, "src", [{"id": 1, "space": "acme", "state": "open"}], [row])
+    (src / "comments.jsonl").write_text(exact + "\r\n", encoding="utf-8")
+    rep = store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl",
+                            max_item_bytes=len(exact.encode()))
+    assert rep.comments == 1 and rep.skipped == ()
+    for bad in (0, -1, True, 2**41):
+        with pytest.raises(store.TaskStoreError, match="item size cap"):
+            store.import_into(tmp_path / "u.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=bad)
+
+
+def test_a_huge_line_is_never_held_in_memory(tmp_path):
+    import time
+    import tracemalloc
+
+    src = _folder(tmp_path, "src", [{"id": 1, "space": "acme", "state": "open"}], [_row(id=1, body="認証フロー")])
+    with open(src / "comments.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"id": 2, "task": 1, "author": "user", "kind": "request", "ts": "2026-06-20T10:00:00Z", "body": "')
+        fh.write("秘" * 15_000_000)  # 45 MB in one comment
+        fh.write('"}\n')
+        fh.write(json.dumps(_row(id=3, body="ログイン")) + "\n")
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        rep = store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rep.comments == 2 and [s.reason for s in rep.skipped] == ["too_large"]
+    assert "45,000,0" in rep.skipped[0].detail
+    assert peak < 12_000_000, peak  # bounded by the cap (2 MB), not by the 45 MB line
+    assert time.perf_counter() - t0 < 20
+
+
+def test_comments_of_a_skipped_task_are_skipped_too_but_an_unknown_task_still_refuses(tmp_path):
+    src = _folder(tmp_path, "src", [{"id": 1, "space": "acme", "state": "open"},
+                                    {"id": 2, "space": "acme", "state": "open", "title": "t" * 3000}],
+                  [_row(id=1, task=1), _row(id=2, task=2), _row(id=3, task=2)])
+    rep = store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=1000)
+    assert (rep.tasks, rep.comments) == (1, 1)
+    assert [(s.where.rsplit("/", 1)[-1], s.reason) for s in rep.skipped] == [
+        ("tasks.jsonl:2", "too_large"), ("comments.jsonl:2", "task_skipped"), ("comments.jsonl:3", "task_skipped")]
+    # nothing skipped: a comment of an unknown task is still a real error and nothing is imported
+    src2 = _folder(tmp_path, "src2", [{"id": 1, "space": "acme", "state": "open"}],
+                   [_row(id=1, task=1), _row(id=2, task=7)])
+    with pytest.raises(store.TaskStoreError, match="task 7 does not exist"):
+        store.import_into(tmp_path / "n.db", src2 / "tasks.jsonl", src2 / "comments.jsonl", max_item_bytes=1000)
+    assert not (tmp_path / "n.db").exists()
+    # a bad line next to an oversize one still refuses the whole import
+    (src / "comments.jsonl").write_text((src / "comments.jsonl").read_text(encoding="utf-8") + "{oops\n",
+                                        encoding="utf-8")
+    before = (tmp_path / "t.db").read_bytes()
+    with pytest.raises(store.TaskStoreError, match="comments.jsonl:4: not valid JSON"):
+        store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=1000)
+    assert (tmp_path / "t.db").read_bytes() == before

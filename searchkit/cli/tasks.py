@@ -2,7 +2,10 @@
 
 ``add_parser(subparsers)`` adds the ``tasks`` command to an argparse sub-parser collection;
 ``run(args)`` executes a parsed command and returns the exit status (0 done, including the plain
-"not available here" message of T8; 2 a bad parameter or store).
+"not available here" message of T8, which ``import`` prints too where SQLite has no FTS5; 2 a bad
+parameter or store). ``--current-task`` is required by ``search``, ``around`` and ``list`` (who is
+calling comes from the session, as ``--caller`` for history). Nothing the data holds reaches the
+terminal as a control character (``searchkit.tools.terminal``).
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ from typing import Any
 
 from searchkit.ingest import tasks as store
 from searchkit.tools import tasks as tools
+from searchkit.tools.messages import message
+from searchkit.tools.terminal import json_text, one_line
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -24,7 +29,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--space", required=True, help="space slug searched (the caller's space)")
-    p.add_argument("--current-task", type=int, default=None, help="id of the current task (excluded)")
+    p.add_argument("--current-task", type=int, required=True,
+                   help="id of the current task (required; never returned: the tool reads the other tasks)")
     p.add_argument("--owner", default="cli", help="signed-in owner of the run (default: cli)")
     p.add_argument("--no-auth", action="store_true", help="run as a no-auth context (the tool is unavailable)")
     p.add_argument("--subtask", action="store_true", help="run as a subtask (the tool is unavailable)")
@@ -53,12 +59,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     _common(a)
     _scope(a)
     a.add_argument("--context", type=int, default=None,
-                   help=f"neighbours each side, 0-{tools.MAX_CONTEXT} (default {tools.AROUND_DEFAULT_CONTEXT})")
+                   help=f"neighbours each side, 0-{tools.MAX_CONTEXT} (default {tools.AROUND_DEFAULT_CONTEXT}, "
+                        "as the seed's example)")
 
     ls = sub.add_parser("list", help="list the other tasks of the space, newest first")
     _common(ls)
     _scope(ls)
-    ls.add_argument("--state", default=None, help="open or closed")
+    ls.add_argument("--state", default=None,
+                    help="open or closed: the class of each task's state (running/実行中/open -> open; "
+                         "done/完了/interrupted/中断/closed -> closed; unknown -> open)")
     ls.add_argument("--limit", type=int, default=None,
                     help=f"tasks, 1-{tools.MAX_LIST_LIMIT} (default {tools.DEFAULT_LIST_LIMIT})")
 
@@ -70,6 +79,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     im.add_argument("--lock-timeout", type=float, default=store.DEFAULT_LOCK_TIMEOUT, metavar="SECONDS",
                     help="how long to wait for another importer holding the store "
                          f"(default {store.DEFAULT_LOCK_TIMEOUT:g})")
+    im.add_argument("--max-item-bytes", type=int, default=store.DEFAULT_MAX_ITEM_BYTES, metavar="BYTES",
+                    help="longest task or comment line read; a longer one is skipped and named in the report "
+                         f"(default {store.DEFAULT_MAX_ITEM_BYTES:,})")
+    im.add_argument("--lang", default="ja", choices=["ja", "en", "ru"],
+                    help="language of the 'not available' message where SQLite has no FTS5 (default ja)")
 
     p.set_defaults(func=run)
     return p
@@ -92,12 +106,27 @@ def _import(args: argparse.Namespace) -> int:
         tasks_path, comments_path = args.tasks, args.comments
     if not args.lock_timeout >= 0 or args.lock_timeout > 86400:
         raise store.TaskStoreError(f"--lock-timeout must be from 0 to 86400 seconds, got {args.lock_timeout:g}")
-    rep = store.import_into(args.db, tasks_path, comments_path, timeout=args.lock_timeout)
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(rep.not_indexed.items())) or "none"
-    print(f"imported {rep.tasks} task(s), {rep.comments} comment(s) into {args.db}"
+    try:
+        rep = store.import_into(args.db, tasks_path, comments_path, timeout=args.lock_timeout,
+                                max_item_bytes=args.max_item_bytes)
+    except store.FTS5Missing:  # T8: a plain message, not an error
+        print(f"{message(args.lang, 'task.no_fts5')} (nothing imported into {one_line(args.db)})")
+        return 0
+    not_indexed = ", ".join(f"{k} {v}" for k, v in sorted(rep.not_indexed.items())) or "none"
+    print(f"imported {rep.tasks} task(s), {rep.comments} comment(s) into {one_line(args.db)}"
           f"{' (new store)' if rep.created else ''}: "
-          f"{rep.indexed} indexed, {rep.redacted} redacted; not indexed: {skipped}")
+          f"{rep.indexed} indexed, {rep.redacted} redacted; not indexed: {not_indexed}")
+    if rep.skipped:
+        print(f"skipped {len(rep.skipped)} line(s): " + "; ".join(
+            one_line(f"{s.where} ({s.reason}: {s.detail})") for s in rep.skipped[:_SHOWN_SKIPS])
+            + (f"; and {len(rep.skipped) - _SHOWN_SKIPS} more" if len(rep.skipped) > _SHOWN_SKIPS else ""))
+    if not rep.searchable:
+        print(message(args.lang, "task.no_fts5"))
     return 0
+
+
+_SHOWN_SKIPS = 5
+"""Skipped lines the import report names one by one."""
 
 
 def _tool(args: argparse.Namespace) -> int:
@@ -122,7 +151,7 @@ def _tool(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=2))
+        print(json_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=2)))
     else:
         sys.stdout.write(tools.render(result, args.lang))
     return 0
@@ -136,12 +165,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _COMMANDS[args.tasks_command](args)
     except (tools.TaskSearchError, store.TaskStoreError, OSError) as e:
-        print(f"searchkit tasks: error: {e}", file=sys.stderr)
+        print(f"searchkit tasks: error: {one_line(e)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:
         if store.is_lock_error(e):
-            print(f"searchkit tasks: error: {args.db}: the task store is locked by another process; try again",
-                  file=sys.stderr)
+            print(f"searchkit tasks: error: {one_line(args.db)}: the task store is locked by another process; "
+                  "try again", file=sys.stderr)
         else:
-            print(f"searchkit tasks: error: {args.db}: not a readable task store ({e})", file=sys.stderr)
+            print(f"searchkit tasks: error: {one_line(args.db)}: not a readable task store ({one_line(e)})",
+                  file=sys.stderr)
         return 2

@@ -57,8 +57,9 @@ def _ident(name: str, what: str) -> str:
     return name
 
 
-def create_trigram_table(conn: sqlite3.Connection, name: str, columns: Sequence[str] = ("text",)) -> None:
-    """Create (if missing) an FTS5 table ``name`` over ``columns`` with ``tokenize='trigram'``.
+def create_trigram_table(conn: sqlite3.Connection, name: str, columns: Sequence[str] = ("text",)) -> bool:
+    """Create (if missing) an FTS5 table ``name`` over ``columns`` with ``tokenize='trigram'``;
+    True when this call created it, False when it was there.
 
     Raises:
         RuntimeError: FTS5 or the trigram tokenizer is not available (message says what to install).
@@ -70,10 +71,11 @@ def create_trigram_table(conn: sqlite3.Connection, name: str, columns: Sequence[
         "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (_ident(name, "table name"),)
     ).fetchone()
     if exists:
-        return
+        return False
     if not fts5_available(conn):
         raise RuntimeError(f"cannot create FTS table {name!r}: {INSTALL_HINT}")
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5({cols}, tokenize='trigram')")
+    return True
 
 
 def quote_term(term: str) -> str:

@@ -36,26 +36,58 @@ Storage safety (issue 8 items 5-6):
   would create no side file, but SQLite answers wrongly or reports corruption when an immutable
   file changes during a read, which is what an import running meanwhile does (a test shows it), so
   readers do not use it. (The importer's own schema check of a target does use it: it reads a few
-  schema rows once, and repeats the read through ``mode=ro`` if that fails.)
+  schema rows once, and repeats the read through ``mode=ro`` if that fails.) One exception: a WAL
+  store in a folder the reader cannot write, with no ``-wal`` beside it (``chmod 0400`` store in a
+  ``0500`` folder), cannot get its ``-shm``; no writer can be at work there, so it is read through
+  ``immutable=1`` (SQLite's documented way to read such a file).
+- A reader checks what it opened (``open_readonly``): a missing, empty or non-SQLite file, an SQLite
+  database without the task store's tables, and (``check_fts``) a store whose FTS table is missing
+  while this SQLite has FTS5 are each refused with a ``TaskStoreError`` saying so. Only a genuinely
+  missing FTS5 module is T8's plain "not available" answer.
+
+Privacy (issue 27 items 1, 7): the store holds raw comment text, so it is owner-only like the index
+and the embedding cache. A new store, its ``-wal`` / ``-shm`` / ``-journal`` and the importer's
+temporary files are created ``0600`` (SQLite gives the side files the store's mode), a folder the
+importer creates for it ``0700``. An import tightens an existing store (and its side files) that
+others could read to ``0600``, logging a warning; a reader does the same where it owns the file and
+logs a warning where it cannot. Comment authors are redacted like titles: ``comments.author`` holds
+the author every tool shows (and the ``author`` filter matches), ``comments.author_raw`` the author
+as imported.
+
+Task states (seed 003, issue 28 item 6): the platform's state is kept as given (``tasks.state_raw``:
+``実行中``, ``完了``, ``中断``, ``open``, ``interrupted``...); ``tasks.state`` holds its class,
+``open`` or ``closed``, by ``STATE_CLASSES`` (an unknown state is ``open``), which
+``list_tasks(state=...)`` filters on. Search ignores states.
+
+Volume (issue 27 item 17): the JSON-lines files are streamed line by line; a line longer than
+``max_item_bytes`` (default ``DEFAULT_MAX_ITEM_BYTES``) is skipped unread, named with its reason in
+the import report, and so are the comments whose task is unknown once a task line was skipped.
+Every other problem still refuses the whole import.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sqlite3
+import stat
 import time
 import unicodedata
 from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 from searchkit.index import fts
 from searchkit.ingest.redact import redact, redact_file_name
+from searchkit.util import FileProblem, open_regular, parse_json_text
+
+log = logging.getLogger(__name__)
 
 FTS_TABLE = "comment_fts"
 
@@ -68,6 +100,34 @@ INDEXED_KINDS: frozenset[str] = frozenset({"request", "interjection", "result", 
 INDEXED_PROGRESS_TYPES: frozenset[str] = frozenset({"thinking", "summary"})
 TOOL_PROGRESS_TYPE = "tool"
 TASK_STATES: tuple[str, ...] = ("open", "closed")
+"""The two classes a task's state falls in (``tasks.state``; ``list_tasks(state=...)``)."""
+
+STATE_CLASSES: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys((
+        "open", "opened", "new", "todo", "to_do", "pending", "queued", "waiting", "running", "in_progress",
+        "active", "started", "paused", "blocked", "review", "in_review",
+        "実行中", "進行中", "待機中", "未着手", "対応中", "作業中", "保留",
+        "открыта", "открыт", "новая", "в_работе", "выполняется", "ожидает",
+    ), "open"),
+    **dict.fromkeys((
+        "closed", "done", "completed", "complete", "finished", "resolved", "interrupted", "aborted",
+        "cancelled", "canceled", "failed", "stopped", "archived",
+        "完了", "中断", "終了", "失敗", "キャンセル", "取り消し",
+        "закрыта", "закрыт", "выполнена", "завершена", "прервана", "отменена",
+    ), "closed"),
+})
+"""A platform's task state (``state_key``: NFKC, case-folded, spaces and hyphens as ``_``) -> its
+class. Running, waiting or paused work is ``open``; finished, interrupted, cancelled or failed work
+is ``closed``."""
+UNKNOWN_STATE_CLASS = "open"
+"""The class of a state ``STATE_CLASSES`` does not know: a task counts as closed only when its state
+says that it ended, so ``list --state open`` never hides a task that may still be running."""
+MAX_STATE_CHARS = 100
+
+DEFAULT_MAX_ITEM_BYTES = 2_000_000
+"""The longest JSON line (one task or one comment, in bytes) an import reads; a longer one is skipped
+with its reason in the report (``tasks import --max-item-bytes``)."""
+_SKIP_CHUNK = 1 << 20
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS spaces (
@@ -83,7 +143,8 @@ CREATE TABLE IF NOT EXISTS tasks (
     created     TEXT,
     updated     TEXT,
     updated_utc TEXT,
-    title_raw   TEXT
+    title_raw   TEXT,
+    state_raw   TEXT
 );
 CREATE INDEX IF NOT EXISTS tasks_space_updated ON tasks(space, updated_utc);
 CREATE TABLE IF NOT EXISTS comments (
@@ -98,14 +159,18 @@ CREATE TABLE IF NOT EXISTS comments (
     ts            TEXT NOT NULL,
     ts_utc        TEXT NOT NULL,
     indexed       TEXT,
-    folded        TEXT
+    folded        TEXT,
+    author_raw    TEXT
 );
 CREATE INDEX IF NOT EXISTS comments_task_ts ON comments(task, ts_utc, id);
 CREATE INDEX IF NOT EXISTS comments_ts ON comments(ts_utc, id, task, folded);
 """
 """``tasks.title`` is the title as every tool shows it, redacted (``shown_title``, T6);
-``tasks.title_raw`` the title as imported. A store made before ``title_raw`` existed is migrated by
-its next import (``_migrate_titles``) and read through a redacting view until then (``open_readonly``)."""
+``tasks.title_raw`` the title as imported. ``tasks.state`` is the state's class (``open`` /
+``closed``), ``tasks.state_raw`` the state as imported. ``comments.author`` is the author as every
+tool shows it, redacted (``shown_author``), ``comments.author_raw`` as imported. A store made before
+one of the ``*_raw`` columns existed is migrated by its next import (``_migrate``) and read through
+a view that shows the same until then (``open_readonly``)."""
 
 TABLE_COLUMNS: Mapping[str, frozenset[str]] = {
     "spaces": frozenset({"slug", "title"}),
@@ -134,8 +199,22 @@ class TaskStoreLocked(TaskStoreError):
 
 
 @dataclass(frozen=True)
+class SkippedItem:
+    """A line of an import file left out, and why: ``too_large`` (over the item cap) or
+    ``task_skipped`` (a comment whose task is unknown once a task line was skipped)."""
+
+    where: str
+    reason: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"where": self.where, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True)
 class ImportReport:
-    """What an import did: rows written, comments indexed, and why the others were not."""
+    """What an import did: rows written, comments indexed, why the others were not, and the lines
+    skipped (``skipped``)."""
 
     tasks: int = 0
     comments: int = 0
@@ -146,6 +225,9 @@ class ImportReport:
     """True when this import created the store file (``import_into``)."""
     titles_redacted: int = 0
     """Task titles that redaction changed (``redacted`` counts comments)."""
+    skipped: tuple[SkippedItem, ...] = ()
+    searchable: bool = True
+    """False when this SQLite has no FTS5: rows were written without the full-text index (T8)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -156,6 +238,8 @@ class ImportReport:
             "redacted": self.redacted,
             "created": self.created,
             "titles_redacted": self.titles_redacted,
+            "skipped": [s.to_dict() for s in self.skipped],
+            "searchable": self.searchable,
         }
 
 
@@ -258,6 +342,23 @@ def shown_title(title: str) -> str:
     return redact(title)
 
 
+def shown_author(author: str) -> str:
+    """A comment's author as every tool shows it (issue 27 item 7): redacted like titles. The store
+    keeps this in ``comments.author`` (the ``author`` filter matches it) and the author as imported
+    in ``comments.author_raw``."""
+    return redact(author)
+
+
+def state_key(state: str) -> str:
+    """A state as ``STATE_CLASSES`` is keyed: NFKC, case-folded, runs of spaces and hyphens as ``_``."""
+    return re.sub(r"[\s\-]+", "_", normalize(state).strip().casefold())
+
+
+def state_class(state: str) -> str:
+    """``open`` or ``closed`` for a platform's task state (``STATE_CLASSES``; unknown: ``open``)."""
+    return STATE_CLASSES.get(state_key(state), UNKNOWN_STATE_CLASS)
+
+
 # --------------------------------------------------------------------------- opening a store
 
 def _schema_statements() -> list[str]:
@@ -266,30 +367,43 @@ def _schema_statements() -> list[str]:
 
 def _ensure_schema(conn: sqlite3.Connection) -> None:
     """Create the tables (and the FTS5 table where FTS5 is available) inside the caller's transaction;
-    migrate the titles of a store made before ``title_raw``."""
+    migrate a store made before a ``*_raw`` column (``_migrate``). An FTS table created here over
+    comments already stored (a store imported where SQLite had no FTS5, or whose FTS table was
+    dropped) is filled from their indexed text."""
     for stmt in _schema_statements():
         conn.execute(stmt)
-    _migrate_titles(conn)
-    if fts.fts5_available(conn):
-        fts.create_trigram_table(conn, FTS_TABLE, ("text",))
+    _migrate(conn)
+    if fts.fts5_available(conn) and fts.create_trigram_table(conn, FTS_TABLE, ("text",)):
+        conn.execute(f"INSERT INTO {FTS_TABLE}(rowid, text) SELECT id, indexed FROM comments"
+                     " WHERE indexed IS NOT NULL")
 
 
 def _columns(conn: sqlite3.Connection, table: str, schema: str = "main") -> set[str]:
     return {r[1] for r in conn.execute(f"PRAGMA {schema}.table_info({table})")}
 
 
-def _migrate_titles(conn: sqlite3.Connection) -> None:
-    """A store made before titles were redacted: add ``title_raw`` and redact ``title`` (T6)."""
-    if "title_raw" in _columns(conn, "tasks"):
-        return
-    conn.execute("ALTER TABLE tasks ADD COLUMN title_raw TEXT")
-    rows = conn.execute("SELECT id, title FROM tasks").fetchall()
-    conn.executemany("UPDATE tasks SET title_raw = ?, title = ? WHERE id = ?",
-                     [(title, shown_title(title), tid) for tid, title in rows])
+def _migrate(conn: sqlite3.Connection) -> None:
+    """A store made before titles, authors or states had their ``*_raw`` column: add it, keep the
+    value as imported there, and redact what tools show (titles T6, authors issue 27 item 7)."""
+    tasks, comments = _columns(conn, "tasks"), _columns(conn, "comments")
+    if "title_raw" not in tasks:
+        conn.execute("ALTER TABLE tasks ADD COLUMN title_raw TEXT")
+        rows = conn.execute("SELECT id, title FROM tasks").fetchall()
+        conn.executemany("UPDATE tasks SET title_raw = ?, title = ? WHERE id = ?",
+                         [(title, shown_title(title), tid) for tid, title in rows])
+    if "state_raw" not in tasks:
+        conn.execute("ALTER TABLE tasks ADD COLUMN state_raw TEXT")
+        conn.execute("UPDATE tasks SET state_raw = state")
+    if "author_raw" not in comments:
+        conn.execute("ALTER TABLE comments ADD COLUMN author_raw TEXT")
+        conn.execute("UPDATE comments SET author_raw = author")
+        authors = [r[0] for r in conn.execute("SELECT DISTINCT author FROM comments")]
+        conn.executemany("UPDATE comments SET author = ? WHERE author_raw = ?",
+                         [(shown_author(a), a) for a in authors if shown_author(a) != a])
 
 
 def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
-    """Open a task store for writing (created when missing, WAL mode for a file database).
+    """Open a task store for writing (created ``0600`` when missing, WAL mode for a file database).
 
     The schema is created when missing; the FTS5 table only where FTS5 is available (a store
     without it still lists tasks; search answers with T8's message). ``create=False`` opens an
@@ -298,6 +412,9 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
     if not create:
         return open_readonly(path)
     path = str(path)
+    if path != ":memory:":
+        _create_private(Path(path))
+        make_private(Path(path))
     conn = sqlite3.connect(path, timeout=DEFAULT_LOCK_TIMEOUT)
     conn.execute("PRAGMA foreign_keys = ON")
     if path != ":memory:":
@@ -307,41 +424,157 @@ def connect(path: str | Path, *, create: bool = True) -> sqlite3.Connection:
     return conn
 
 
+# --------------------------------------------------------------------------- owner-only files
+
+SIDE_FILES: tuple[str, ...] = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a store; they hold its text too."""
+
+
+def _create_private(path: Path) -> bool:
+    """Create ``path`` empty and ``0600`` unless it exists; True when it did. SQLite gives the
+    ``-wal`` / ``-shm`` / ``-journal`` it makes beside a file that file's mode."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+def make_private(db: str | Path) -> None:
+    """Make a store and its side files that others could read ``0600`` (issue 27 item 1), logging a
+    warning naming the files and their old modes; where a file cannot be changed (another user's),
+    log a warning that it stays readable. Changes no content."""
+    if os.name != "posix" or str(db) == ":memory:":
+        return
+    tightened: list[str] = []
+    failed: list[str] = []
+    for p in [Path(db), *(Path(f"{db}{suffix}") for suffix in SIDE_FILES)]:
+        try:
+            st = os.stat(p)
+        except OSError:  # no such side file
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISREG(st.st_mode) or not mode & 0o077:
+            continue
+        try:
+            os.chmod(p, mode & 0o700)
+            tightened.append(f"{p.name} {mode:04o}")
+        except OSError as e:
+            failed.append(f"{p.name} {mode:04o} ({e.strerror or e})")
+    if tightened:
+        log.warning("task store %s was readable by others (%s): made it 0600; it holds the raw text of "
+                    "every comment", db, ", ".join(tightened))
+    if failed:
+        log.warning("task store %s is readable by others and could not be made 0600: %s; it holds the raw "
+                    "text of every comment, ask its owner to run chmod 600", db, ", ".join(failed))
+
+
+def _make_folders_private(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents ``0700``; return those it created, outermost first."""
+    made = [p for p in reversed([folder, *folder.parents]) if not p.exists()]
+    for p in made:
+        try:
+            p.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    return made
+
+
+# --------------------------------------------------------------------------- reading a store
+
 def open_readonly(path: str | Path, *, timeout: float | None = None) -> sqlite3.Connection:
     """Open an existing task store read-only (``mode=ro``): never written, journal mode unchanged.
 
-    Works on a WAL and on a rollback-journal store; ``timeout`` (default ``READ_TIMEOUT``) is how
-    long a read waits for a writer's lock. Raises ``TaskStoreError`` when ``path`` is missing or
-    not a regular file (a FIFO would block the open).
+    Works on a WAL and on a rollback-journal store, and on a WAL store in a folder this user cannot
+    write (read through ``immutable=1`` when no ``-wal`` is beside it); ``timeout`` (default
+    ``READ_TIMEOUT``) is how long a read waits for a writer's lock. A store others could read is made
+    ``0600`` where this user owns it, with a warning (``make_private``).
+
+    Raises:
+        TaskStoreError: ``path`` is missing, not a regular file (a FIFO would block the open), empty,
+            not SQLite, or an SQLite database that is not a task store, each said as such;
+            ``TaskStoreLocked`` when a writer holds it past ``timeout``.
     """
     if str(path) == ":memory:":
         raise TaskStoreError("a read-only task store must be a file, not ':memory:'")
     p = Path(path)
-    if not p.exists():
-        raise TaskStoreError(f"task store {str(path)!r} does not exist; create it with `searchkit tasks import`")
-    if not p.is_file():
-        raise TaskStoreError(f"task store {str(path)!r} is not a regular file")
-    conn = sqlite3.connect(p.absolute().as_uri() + "?mode=ro", uri=True,
-                           timeout=READ_TIMEOUT if timeout is None else timeout)
+    _check_store_file(p)
+    make_private(p)
+    conn = _connect_readonly(p, READ_TIMEOUT if timeout is None else timeout)
     try:
-        _shown_titles_view(conn)
-    except sqlite3.Error:
-        pass  # not a task store, or locked: the caller's first query says so
+        _check_task_store(p, conn, _tables(conn), suffix="")
+        _compat_views(conn)
+    except sqlite3.Error as e:
+        conn.close()
+        _raise_read_error(p, e, suffix="")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
-def _shown_titles_view(conn: sqlite3.Connection) -> None:
-    """On a store made before ``title_raw`` (titles not yet redacted in the file), a ``temp.tasks`` view
-    that shows redacted titles; it shadows ``main.tasks`` for this connection alone (the store is not
-    written; its next import migrates it)."""
-    cols = _columns(conn, "tasks")
-    if not cols or "title_raw" in cols:
-        return
-    conn.create_function("searchkit_shown_title", 1, shown_title, deterministic=True)
-    conn.execute(
-        "CREATE TEMP VIEW tasks AS SELECT id, space, searchkit_shown_title(title) AS title, state, piece, created,"
-        " updated, updated_utc, title AS title_raw FROM main.tasks"
-    )
+def _check_store_file(p: Path) -> None:
+    """The path is a regular file, not empty (checked with ``stat`` only: opening and closing a
+    descriptor of the file would drop the POSIX locks SQLite connections of this process hold on it,
+    so a file that is not SQLite is told apart by SQLite's own answer, ``_raise_read_error``)."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise TaskStoreError(f"task store {str(p)!r} does not exist; create it with `searchkit tasks import`") \
+            from None
+    except OSError as e:
+        raise TaskStoreError(f"task store {str(p)!r} cannot be read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise TaskStoreError(f"task store {str(p)!r} is not a regular file")
+    if st.st_size == 0 and not Path(f"{p}-wal").exists():
+        raise TaskStoreError(f"{p}: an empty file, not a task store; create one with `searchkit tasks import`")
+
+
+_NO_SHM = (8 | 5 << 8, 8 | 6 << 8)
+"""SQLITE_READONLY_CANTINIT, SQLITE_READONLY_DIRECTORY: a WAL store whose ``-shm`` cannot be made."""
+
+
+def _connect_readonly(p: Path, timeout: float) -> sqlite3.Connection:
+    """``mode=ro``; ``immutable=1`` when SQLite cannot open a WAL store's ``-shm`` (a folder this user
+    cannot write) and no ``-wal`` is beside it: nothing uncheckpointed, and no writer at work."""
+    uri = p.absolute().as_uri()
+    conn = sqlite3.connect(uri + "?mode=ro", uri=True, timeout=timeout)
+    try:
+        conn.execute("SELECT count(*) FROM main.sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as e:
+        conn.close()
+        code = getattr(e, "sqlite_errorcode", 0) or 0
+        if code not in _NO_SHM or Path(f"{p}-wal").exists() or os.access(p.parent, os.W_OK):
+            _raise_read_error(p, e, suffix="")
+    except sqlite3.Error as e:
+        conn.close()
+        _raise_read_error(p, e, suffix="")
+    return sqlite3.connect(uri + "?immutable=1", uri=True, timeout=timeout)
+
+
+def _compat_views(conn: sqlite3.Connection) -> None:
+    """On a store made before a ``*_raw`` column, ``temp`` views that show what a migrated store shows
+    (redacted titles and authors, the state as imported); they shadow ``main.tasks`` /
+    ``main.comments`` for this connection alone (the store is not written; its next import
+    migrates it)."""
+    tasks, comments = _columns(conn, "tasks"), _columns(conn, "comments")
+    if not {"title_raw", "state_raw"} <= tasks:
+        conn.create_function("searchkit_shown_title", 1, shown_title, deterministic=True)
+        title, title_raw = ("title", "title_raw") if "title_raw" in tasks else ("searchkit_shown_title(title)", "title")
+        state_raw = "state_raw" if "state_raw" in tasks else "state"
+        conn.execute(
+            f"CREATE TEMP VIEW tasks AS SELECT id, space, {title} AS title, state, piece, created, updated,"
+            f" updated_utc, {title_raw} AS title_raw, {state_raw} AS state_raw FROM main.tasks"
+        )
+    if "author_raw" not in comments:
+        conn.create_function("searchkit_shown_author", 1, shown_author, deterministic=True)
+        conn.execute(
+            "CREATE TEMP VIEW comments AS SELECT id, task, searchkit_shown_author(author) AS author, kind,"
+            " progress_type, tool, body, attachments, ts, ts_utc, indexed, folded, author AS author_raw"
+            " FROM main.comments"
+        )
 
 
 def is_lock_error(error: BaseException) -> bool:
@@ -357,8 +590,26 @@ def is_lock_error(error: BaseException) -> bool:
 
 def has_fts(conn: sqlite3.Connection) -> bool:
     """True when the store has its FTS table and this connection's SQLite can read it."""
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name=?", (FTS_TABLE,)).fetchone()
-    return bool(row) and fts.fts5_available(conn)
+    return _has_fts_table(conn) and fts.fts5_available(conn)
+
+
+def _has_fts_table(conn: sqlite3.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM main.sqlite_master WHERE name=?", (FTS_TABLE,)).fetchone() is not None
+
+
+def check_fts(conn: sqlite3.Connection) -> bool:
+    """Whether a search can run on this store: True when it can; False when this SQLite has no FTS5
+    (T8's plain answer). A store without its FTS table where FTS5 is there (the table was dropped, or
+    the store was imported where SQLite had no FTS5) raises ``TaskStoreError`` naming the file."""
+    if not fts.fts5_available(conn):
+        return False
+    if _has_fts_table(conn):
+        return True
+    row = conn.execute("PRAGMA main.database_list").fetchone()
+    name = (row[2] if row else "") or "the task store"
+    raise TaskStoreError(f"{name}: the task store has no full-text index (its table {FTS_TABLE} is missing: "
+                         "dropped, or the store was imported where SQLite had no FTS5); run `searchkit tasks "
+                         "import` into it here to rebuild the index")
 
 
 # --------------------------------------------------------------------------- validation (no store)
@@ -369,6 +620,7 @@ class _Task:
     space: str
     title: str
     state: str
+    """The state as imported (``tasks.state_raw``)."""
     piece: str
     created: str | None
     updated: str | None
@@ -376,6 +628,8 @@ class _Task:
     where: str
     shown: str = ""
     """The title as shown (``shown_title``), stored in ``tasks.title``."""
+    state_class: str = "open"
+    """``open`` or ``closed`` (``state_class``), stored in ``tasks.state``."""
 
 
 @dataclass(frozen=True)
@@ -383,6 +637,7 @@ class _Comment:
     id: int
     task: int
     author: str
+    """The author as imported (``comments.author_raw``)."""
     kind: str
     progress_type: str | None
     tool: str | None
@@ -394,6 +649,19 @@ class _Comment:
     skip_reason: str | None
     redacted: bool
     where: str
+    shown_author: str = ""
+    """The author as shown (``shown_author``), stored in ``comments.author``."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What an import writes: validated tasks and comments, and the lines it skipped."""
+
+    tasks: tuple[_Task, ...] = ()
+    comments: tuple[_Comment, ...] = ()
+    skipped: tuple[SkippedItem, ...] = ()
+    tasks_skipped: bool = False
+    """A task line was skipped: a comment of an unknown task may belong to it."""
 
 
 def _req(row: Mapping[str, Any], key: str, where: str) -> Any:
@@ -422,6 +690,20 @@ def _str(value: Any, what: str, *, optional: bool = False, nonempty: bool = Fals
     return value
 
 
+def _state(row: Mapping[str, Any], where: str) -> str:
+    """The task's state as the platform gives it (default ``open``): a non-empty string of at most
+    ``MAX_STATE_CHARS`` characters; any value is kept (``STATE_CLASSES`` classifies it)."""
+    state = row.get("state")
+    if state is None:
+        return "open"
+    state = _str(state, f"{where}: state", nonempty=True)
+    assert state is not None
+    if len(state) > MAX_STATE_CHARS:
+        raise TaskStoreError(f"{where}: state is {len(state):,} characters long; at most {MAX_STATE_CHARS} "
+                             "(a state is a word such as open, running, 完了)")
+    return state
+
+
 def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
     if not isinstance(row, Mapping):
         raise TaskStoreError(f"{where}: a task must be a JSON object, got {_show(row)}")
@@ -430,9 +712,7 @@ def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
     if not isinstance(space, str) or not space.strip():
         raise TaskStoreError(f"{where}: space must be a non-empty string, got {_show(space)}")
     _str(space, f"{where}: space")
-    state = row.get("state", "open")
-    if state not in TASK_STATES:
-        raise TaskStoreError(f"{where}: state must be one of {TASK_STATES}, got {_show(state)}")
+    state = _state(row, where)
     title = _str(row.get("title"), f"{where}: title", optional=True) or ""
     piece = _str(row.get("piece"), f"{where}: piece", optional=True) or ""
     created = row.get("created")
@@ -440,7 +720,8 @@ def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
         utc_sort_key(created, f"{where}: created")
     updated = row.get("updated") or created
     updated_utc = utc_sort_key(updated, f"{where}: updated") if updated else None
-    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown_title(title))
+    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown_title(title),
+                 state_class(state))
 
 
 def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
@@ -449,6 +730,7 @@ def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     cid = _int(_req(row, "id", where), f"{where}: id")
     task = _int(_req(row, "task", where), f"{where}: task")
     author = _str(_req(row, "author", where), f"{where}: author", nonempty=True)
+    assert author is not None
     kind = _str(_req(row, "kind", where), f"{where}: kind", nonempty=True)
     ts = _req(row, "ts", where)
     ts_utc = utc_sort_key(ts, f"{where}: ts")
@@ -466,7 +748,7 @@ def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     return _Comment(
         cid, task, author, kind, progress_type, tool, body, json.dumps(list(attachments), ensure_ascii=False),
         ts, ts_utc, text, None if text is not None else (not_indexed_reason(clean) or "unknown"),
-        text is not None and text != raw, where,
+        text is not None and text != raw, where, shown_author(author),
     )
 
 
@@ -498,15 +780,31 @@ def _numbered(rows: Iterable[Mapping[str, Any]], where: str) -> list[tuple[str, 
 
 # --------------------------------------------------------------------------- writing (one transaction)
 
-def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[_Comment]) -> None:
-    """Refuse what would re-home a task or a comment into another space, or name an unknown task.
+class FTS5Missing(TaskStoreError):
+    """This SQLite has no FTS5 and the store's FTS table needs writing: nothing can be imported here
+    (T8: the caller answers with the plain "not available" message)."""
+
+
+def _orphan(c: _Comment, batch: _Batch) -> SkippedItem:
+    """A comment whose task is unknown: skipped when a task line was skipped, else refused."""
+    if not batch.tasks_skipped:
+        raise TaskStoreError(
+            f"{c.where}: task {c.task} does not exist; import tasks before comments "
+            "(or put the task in this import's tasks.jsonl); nothing imported"
+        )
+    return SkippedItem(c.where, "task_skipped", f"task {c.task} is not in the store or this import "
+                                                "(a task line was skipped as too large)")
+
+
+def _check_against_store(conn: sqlite3.Connection, batch: _Batch) -> _Batch:
+    """Refuse what would re-home a task or a comment into another space, or name an unknown task;
+    the batch to write (comments of unknown tasks skipped when a task line was, ``_orphan``).
 
     Reads only; a store without tables yet (a new or empty file) holds no task."""
     if not {"tasks", "comments"} <= _tables(conn):
-        _check_against_store_empty(tasks, comments)
-        return
-    new_space = {t.id: t.space for t in tasks}
-    for t in tasks:
+        return _check_against_store_empty(batch)
+    new_space = {t.id: t.space for t in batch.tasks}
+    for t in batch.tasks:
         row = conn.execute("SELECT space FROM tasks WHERE id = ?", (t.id,)).fetchone()
         if row is not None and row[0] != t.space:
             raise TaskStoreError(
@@ -514,7 +812,9 @@ def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comme
                 "(a task cannot change space); nothing imported"
             )
     store_space: dict[int, str | None] = {}
-    for c in comments:
+    keep: list[_Comment] = []
+    orphans: list[SkippedItem] = []
+    for c in batch.comments:
         space = new_space.get(c.task)
         if space is None:
             if c.task not in store_space:
@@ -522,10 +822,8 @@ def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comme
                 store_space[c.task] = None if row is None else row[0]
             space = store_space[c.task]
             if space is None:
-                raise TaskStoreError(
-                    f"{c.where}: task {c.task} does not exist; import tasks before comments "
-                    "(or put the task in this import's tasks.jsonl); nothing imported"
-                )
+                orphans.append(_orphan(c, batch))
+                continue
         old = conn.execute(
             "SELECT c.task, t.space FROM comments c JOIN tasks t ON t.id = c.task WHERE c.id = ?", (c.id,)
         ).fetchone()
@@ -534,49 +832,51 @@ def _check_against_store(conn: sqlite3.Connection, tasks: Sequence[_Task], comme
                 f"{c.where}: comment {c.id} belongs to task {old[0]} in space {old[1]!r}; this import puts it "
                 f"under task {c.task} in space {space!r} (a comment cannot move to another space); nothing imported"
             )
-
-
-def _check_fts(conn: sqlite3.Connection, comments: Sequence[_Comment]) -> None:
-    """Comments need FTS5 (to create the store's FTS table, or to write into it)."""
-    if comments and not fts.fts5_available(conn):
-        raise TaskStoreError(f"cannot index comments: the store has no FTS5 table. {fts.INSTALL_HINT}")
+        keep.append(c)
+    return replace(batch, comments=tuple(keep), skipped=batch.skipped + tuple(orphans)) if orphans else batch
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")}
 
 
-def _write(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[_Comment]) -> ImportReport:
+def _write(conn: sqlite3.Connection, batch: _Batch) -> ImportReport:
     """Check against the store, then write; the caller holds the transaction (BEGIN IMMEDIATE).
-    Every refusal comes before the first write."""
-    _check_against_store(conn, tasks, comments)
-    _check_fts(conn, comments)
+    Every refusal comes before the first write. Without FTS5 the rows are written without the
+    full-text index (``searchable`` False; a later import where SQLite has FTS5 builds it), unless the
+    store already has an FTS table, which then cannot be kept in step (``FTS5Missing``)."""
+    batch = _check_against_store(conn, batch)
+    tasks, comments = batch.tasks, batch.comments
+    searchable = fts.fts5_available(conn)
+    if not searchable and comments and _has_fts_table(conn):
+        raise FTS5Missing(f"this SQLite has no FTS5, and the store's full-text index must be updated with the "
+                          f"comments; nothing imported. {fts.INSTALL_HINT}")
     _ensure_schema(conn)
-    if comments and not has_fts(conn):
-        raise TaskStoreError(f"cannot index comments: the store has no FTS5 table. {fts.INSTALL_HINT}")
     conn.executemany("INSERT INTO spaces(slug) VALUES (?) ON CONFLICT(slug) DO NOTHING",
                      [(s,) for s in dict.fromkeys(t.space for t in tasks)])
     conn.executemany(
-        "INSERT INTO tasks(id, space, title, title_raw, state, piece, created, updated, updated_utc)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET space = excluded.space,"
-        " title = excluded.title, title_raw = excluded.title_raw, state = excluded.state, piece = excluded.piece,"
-        " created = excluded.created, updated = excluded.updated, updated_utc = excluded.updated_utc",
-        [(t.id, t.space, t.shown, t.title, t.state, t.piece, t.created, t.updated, t.updated_utc) for t in tasks],
+        "INSERT INTO tasks(id, space, title, title_raw, state, state_raw, piece, created, updated, updated_utc)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET space = excluded.space,"
+        " title = excluded.title, title_raw = excluded.title_raw, state = excluded.state,"
+        " state_raw = excluded.state_raw, piece = excluded.piece, created = excluded.created,"
+        " updated = excluded.updated, updated_utc = excluded.updated_utc",
+        [(t.id, t.space, t.shown, t.title, t.state_class, t.state, t.piece, t.created, t.updated, t.updated_utc)
+         for t in tasks],
     )
     conn.executemany(
-        "INSERT INTO comments(id, task, author, kind, progress_type, tool, body, attachments, ts, ts_utc,"
-        " indexed, folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
-        " task = excluded.task, author = excluded.author, kind = excluded.kind,"
+        "INSERT INTO comments(id, task, author, author_raw, kind, progress_type, tool, body, attachments, ts,"
+        " ts_utc, indexed, folded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+        " task = excluded.task, author = excluded.author, author_raw = excluded.author_raw, kind = excluded.kind,"
         " progress_type = excluded.progress_type, tool = excluded.tool, body = excluded.body,"
         " attachments = excluded.attachments, ts = excluded.ts, ts_utc = excluded.ts_utc,"
         " indexed = excluded.indexed, folded = excluded.folded",
-        [(c.id, c.task, c.author, c.kind, c.progress_type, c.tool, c.body, c.attachments, c.ts, c.ts_utc,
-          c.indexed, fold(c.indexed) if c.indexed is not None else None) for c in comments],
+        ((c.id, c.task, c.shown_author, c.author, c.kind, c.progress_type, c.tool, c.body, c.attachments, c.ts,
+          c.ts_utc, c.indexed, fold(c.indexed) if c.indexed is not None else None) for c in comments),
     )
-    if comments:
-        conn.executemany(f"DELETE FROM {FTS_TABLE} WHERE rowid = ?", [(c.id,) for c in comments])
+    if comments and searchable:
+        conn.executemany(f"DELETE FROM {FTS_TABLE} WHERE rowid = ?", ((c.id,) for c in comments))
         conn.executemany(f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (?, ?)",
-                         [(c.id, c.indexed) for c in comments if c.indexed is not None])
+                         ((c.id, c.indexed) for c in comments if c.indexed is not None))
     skipped: dict[str, int] = {}
     for c in comments:
         if c.skip_reason is not None:
@@ -584,11 +884,12 @@ def _write(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[
     return ImportReport(
         tasks=len(tasks), comments=len(comments), indexed=sum(c.indexed is not None for c in comments),
         not_indexed=skipped, redacted=sum(c.redacted for c in comments),
-        titles_redacted=sum(t.shown != t.title for t in tasks),
+        titles_redacted=sum(t.shown != t.title for t in tasks), skipped=batch.skipped,
+        searchable=searchable,
     )
 
 
-def _transaction(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Sequence[_Comment]) -> ImportReport:
+def _transaction(conn: sqlite3.Connection, batch: _Batch) -> ImportReport:
     """``_write`` in one ``BEGIN IMMEDIATE`` transaction on ``conn``: committed whole or rolled back.
 
     A transaction the caller left open on ``conn`` is committed first (as ``with conn:`` did).
@@ -597,7 +898,7 @@ def _transaction(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Seq
         conn.commit()
     conn.execute("BEGIN IMMEDIATE")
     try:
-        rep = _write(conn, tasks, comments)
+        rep = _write(conn, batch)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -609,7 +910,7 @@ def _transaction(conn: sqlite3.Connection, tasks: Sequence[_Task], comments: Seq
 def add_tasks(conn: sqlite3.Connection, rows: Iterable[Mapping[str, Any]], *, where: str = "task") -> int:
     """Insert or update tasks given as WORKSPACE.md dicts, all or none; return how many were written."""
     tasks, _ = _validate(_numbered(rows, where), [])
-    return _transaction(conn, tasks, []).tasks
+    return _transaction(conn, _Batch(tuple(tasks))).tasks
 
 
 def add_comments(
@@ -617,56 +918,118 @@ def add_comments(
 ) -> ImportReport:
     """Insert or update comments (WORKSPACE.md dicts) and their FTS rows, all or none."""
     _, comments = _validate([], _numbered(rows, where))
-    return _transaction(conn, [], comments)
+    return _transaction(conn, _Batch(comments=tuple(comments)))
 
 
-def _read_jsonl_rows(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
-    p = Path(path)
-    if not p.exists():
-        raise TaskStoreError(f"{path}: no such file")
-    if not p.is_file():
-        raise TaskStoreError(f"{path}: not a regular file")
-    rows = []
+# --------------------------------------------------------------------------- reading the JSON-lines files
+
+MAX_ITEM_CAP = 1 << 40
+"""The largest item cap an import accepts (1 TiB)."""
+
+
+def _check_cap(max_item_bytes: int) -> int:
+    if isinstance(max_item_bytes, bool) or not isinstance(max_item_bytes, int) \
+            or not 1 <= max_item_bytes <= MAX_ITEM_CAP:
+        raise TaskStoreError(f"the item size cap (--max-item-bytes) must be from 1 to {MAX_ITEM_CAP:,} bytes, "
+                             f"got {_show(max_item_bytes)}")
+    return max_item_bytes
+
+
+def _jsonl_lines(path: str | Path, max_item_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(line number, bytes, size)`` of each line of a JSON-lines file, read one line at a time; a line
+    longer than ``max_item_bytes`` (its newline not counted) comes as ``(n, None, size)``, read past in
+    chunks and never held."""
     try:
-        with open(p, encoding="utf-8") as fh:
-            n = 0
-            for n, line in enumerate(fh, 1):  # noqa: B007
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise TaskStoreError(f"{path}:{n}: not valid JSON ({e.msg})") from None
-                except RecursionError:
-                    raise TaskStoreError(f"{path}:{n}: JSON nested too deeply") from None
-                if not isinstance(obj, dict):
-                    raise TaskStoreError(f"{path}:{n}: each line must be a JSON object")
-                rows.append((f"{path}:{n}", obj))
-    except UnicodeDecodeError:
-        raise TaskStoreError(f"{path}:{n + 1}: not UTF-8 text") from None
+        fh = open_regular(path, "rb")
+    except FileNotFoundError:
+        raise TaskStoreError(f"{path}: no such file") from None
+    except FileProblem:
+        raise TaskStoreError(f"{path}: not a regular file") from None
     except OSError as e:
         raise TaskStoreError(f"{path}: cannot read ({e.strerror or e})") from None
+    with fh:
+        n = 0
+        while True:
+            try:
+                line = fh.readline(max_item_bytes + 2)
+            except OSError as e:
+                raise TaskStoreError(f"{path}: cannot read ({e.strerror or e})") from None
+            if not line:
+                return
+            n += 1
+            body = line.rstrip(b"\r\n")
+            if len(body) <= max_item_bytes:
+                yield n, body, len(body)
+                continue
+            size = len(body)
+            while not line.endswith(b"\n"):
+                line = fh.readline(_SKIP_CHUNK)
+                if not line:
+                    break
+                size += len(line.rstrip(b"\r\n"))
+            yield n, None, size
+
+
+def _read_items(
+    path: str | Path, validate: Any, max_item_bytes: int, skipped: list[SkippedItem]
+) -> Iterator[Any]:
+    """Validated rows of one JSON-lines file, streamed (blank lines skipped); an oversize line goes to
+    ``skipped``; any other problem is a ``TaskStoreError`` naming the file and line."""
+    for n, data, size in _jsonl_lines(path, max_item_bytes):
+        where = f"{path}:{n}"
+        if data is None:
+            skipped.append(SkippedItem(where, "too_large", f"{size:,} bytes, over the cap of {max_item_bytes:,}"))
+            continue
+        if not data.strip():
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TaskStoreError(f"{where}: not UTF-8 text") from None
+        try:
+            obj = parse_json_text(text, where)
+        except FileProblem as e:
+            raise TaskStoreError(str(e)) from None
+        if not isinstance(obj, dict):
+            raise TaskStoreError(f"{where}: each line must be a JSON object")
+        yield validate(obj, where)
+
+
+def _row(obj: dict[str, Any], where: str) -> dict[str, Any]:  # noqa: ARG001 - a validator's signature
+    return obj
+
+
+def read_jsonl(path: str | Path, *, max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES) -> list[dict[str, Any]]:
+    """Read a JSON-lines file (blank lines skipped); errors name the file and line, and a line longer
+    than ``max_item_bytes`` is one of them."""
+    skipped: list[SkippedItem] = []
+    rows = list(_read_items(path, _row, _check_cap(max_item_bytes), skipped))
+    if skipped:
+        raise TaskStoreError(f"{skipped[0].where}: line too long ({skipped[0].detail})")
     return rows
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSON-lines file (blank lines skipped); errors name the file and line."""
-    return [row for _, row in _read_jsonl_rows(path)]
-
-
-def _read_and_validate(tasks_path: str | Path, comments_path: str | Path) -> tuple[list[_Task], list[_Comment]]:
-    task_rows = _read_jsonl_rows(tasks_path)
-    comment_rows = _read_jsonl_rows(comments_path)
-    return _validate(task_rows, comment_rows)
+def _read_and_validate(tasks_path: str | Path, comments_path: str | Path,
+                       max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES) -> _Batch:
+    """Both files, streamed and validated line by line (only the validated rows are kept), with the
+    ids checked within the import; oversize lines are skipped into the batch's ``skipped``."""
+    cap = _check_cap(max_item_bytes)
+    skipped: list[SkippedItem] = []
+    tasks = tuple(_read_items(tasks_path, _validate_task, cap, skipped))
+    _no_duplicates(tasks, "task")
+    tasks_skipped = bool(skipped)
+    comments = tuple(_read_items(comments_path, _validate_comment, cap, skipped))
+    _no_duplicates(comments, "comment")
+    return _Batch(tasks, comments, tuple(skipped), tasks_skipped)
 
 
 def import_jsonl(
-    conn: sqlite3.Connection, tasks_path: str | Path, comments_path: str | Path
+    conn: sqlite3.Connection, tasks_path: str | Path, comments_path: str | Path, *,
+    max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES,
 ) -> ImportReport:
     """Import ``tasks.jsonl`` and ``comments.jsonl`` (WORKSPACE.md) into ``conn``: validated whole
-    first, then written in one transaction (all or nothing)."""
-    tasks, comments = _read_and_validate(tasks_path, comments_path)
-    return _transaction(conn, tasks, comments)
+    first, then written in one transaction (all or nothing; lines over ``max_item_bytes`` skipped)."""
+    return _transaction(conn, _read_and_validate(tasks_path, comments_path, max_item_bytes))
 
 
 def source_files(folder: str | Path) -> tuple[Path, Path]:
@@ -682,15 +1045,17 @@ def source_files(folder: str | Path) -> tuple[Path, Path]:
     return folder / "tasks.jsonl", folder / "comments.jsonl"
 
 
-def import_dir(conn: sqlite3.Connection, folder: str | Path) -> ImportReport:
+def import_dir(conn: sqlite3.Connection, folder: str | Path, *,
+               max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES) -> ImportReport:
     """Import ``folder/tasks.jsonl`` and ``folder/comments.jsonl`` into ``conn`` (all or nothing)."""
-    return import_jsonl(conn, *source_files(folder))
+    return import_jsonl(conn, *source_files(folder), max_item_bytes=max_item_bytes)
 
 
 # --------------------------------------------------------------------------- importing into a file
 
 def import_into(
-    db: str | Path, tasks_path: str | Path, comments_path: str | Path, *, timeout: float = DEFAULT_LOCK_TIMEOUT
+    db: str | Path, tasks_path: str | Path, comments_path: str | Path, *, timeout: float = DEFAULT_LOCK_TIMEOUT,
+    max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES,
 ) -> ImportReport:
     """Import the two JSON-lines files into the store file ``db``, all or nothing.
 
@@ -700,8 +1065,12 @@ def import_into(
     ``BEGIN IMMEDIATE`` transaction, waiting up to ``timeout`` seconds for other writers
     (``TaskStoreLocked`` after that). A new store is built in a temporary file beside ``db`` and
     linked into place only when complete; no file is left at ``db`` when the import fails.
+
+    The files are streamed; a line over ``max_item_bytes`` is skipped and named in the report's
+    ``skipped``. The store is owner-only: created ``0600`` (a folder made for it ``0700``), an
+    existing one others could read tightened to ``0600`` with a warning (``make_private``).
     """
-    tasks, comments = _read_and_validate(tasks_path, comments_path)
+    batch = _read_and_validate(tasks_path, comments_path, max_item_bytes)
     db = Path(db)
     if str(db) == ":memory:":
         raise TaskStoreError("--db must be a file path, not ':memory:'")
@@ -709,9 +1078,9 @@ def import_into(
     if db.exists() or db.is_symlink():
         if not db.is_file():
             raise TaskStoreError(f"{db}: exists and is not a regular file (a task store is an SQLite file)")
-        return _import_existing(db, tasks, comments, timeout)
-    _check_against_store_empty(tasks, comments)  # a new store holds no other task
-    return _import_new(db, tasks, comments, timeout)
+        return _import_existing(db, batch, timeout)
+    batch = _check_against_store_empty(batch)  # a new store holds no other task
+    return _import_new(db, batch, timeout)
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -764,46 +1133,60 @@ def check_target(db: str | Path, *, timeout: float = READ_TIMEOUT) -> bool:
 _SQLITE_INTERNAL = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat4"})
 
 
-def _raise_read_error(db: Path, e: sqlite3.Error) -> None:
+_NOTHING_IMPORTED = "; nothing imported"
+
+
+def _raise_read_error(db: Path, e: sqlite3.Error, *, suffix: str = _NOTHING_IMPORTED) -> None:
+    """A failed read of ``db`` as one ``TaskStoreError`` (``TaskStoreLocked`` for a lock); ``suffix``
+    ends the message (an importer's ``; nothing imported``)."""
     if is_lock_error(e):
-        raise TaskStoreLocked(f"{db}: the task store is locked by another process; nothing imported, "
-                              "try again") from None
-    raise TaskStoreError(f"{db}: not a readable SQLite database ({e}); nothing imported") from None
+        raise TaskStoreLocked(f"{db}: the task store is locked by another process{suffix}, try again") from None
+    code = getattr(e, "sqlite_errorcode", 0) or 0
+    if code & 0xFF == 26:  # SQLITE_NOTADB
+        raise TaskStoreError(f"{db}: not an SQLite database (or a damaged one), so not a task store{suffix}"
+                             f"{' (give --db a new path or an existing task store)' if suffix else ''}") from None
+    if code in _NO_SHM:
+        raise TaskStoreError(f"{db}: cannot be read here ({e}): SQLite needs its -wal and -shm files, and "
+                             f"this user cannot create them in its folder{suffix}") from None
+    raise TaskStoreError(f"{db}: not a readable SQLite database ({e}){suffix}") from None
 
 
-def _check_against_store_empty(tasks: Sequence[_Task], comments: Sequence[_Comment]) -> None:
-    known = {t.id for t in tasks}
-    missing = next((c for c in comments if c.task not in known), None)
-    if missing is not None:
-        raise TaskStoreError(
-            f"{missing.where}: task {missing.task} does not exist; import tasks before comments "
-            "(or put the task in this import's tasks.jsonl); nothing imported"
-        )
+def _check_against_store_empty(batch: _Batch) -> _Batch:
+    """``_check_against_store`` for a store that holds no task yet."""
+    known = {t.id for t in batch.tasks}
+    orphans = [_orphan(c, batch) for c in batch.comments if c.task not in known]
+    if not orphans:
+        return batch
+    return replace(batch, comments=tuple(c for c in batch.comments if c.task in known),
+                   skipped=batch.skipped + tuple(orphans))
 
 
-def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str]) -> None:
-    """Refuse an SQLite file that is not a task store: other tables, or ours without their columns."""
+def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str], *,
+                      suffix: str = _NOTHING_IMPORTED) -> None:
+    """Refuse an SQLite file that is not a task store: other tables, or ours without their columns;
+    ``suffix`` ends the message (an importer's ``; nothing imported``)."""
     ours = set(TABLE_COLUMNS) | {FTS_TABLE} | _SQLITE_INTERNAL
     foreign = sorted(t for t in tables if t not in ours and not t.startswith(f"{FTS_TABLE}_"))
     missing = sorted(set(TABLE_COLUMNS) - tables)
     if foreign or missing:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         why = f"it has table(s) {shown}" if foreign else f"it lacks table(s) {', '.join(missing)}"
-        raise TaskStoreError(f"{db}: an SQLite database that is not a task store ({why}); nothing imported "
-                             "(give --db a new path or an existing task store)")
+        hint = " (give --db a new path or an existing task store)" if suffix else ""
+        raise TaskStoreError(f"{db}: an SQLite database that is not a task store ({why}){suffix}{hint}")
     for table, need in TABLE_COLUMNS.items():
         lacking = sorted(need - _columns(conn, table))
         if lacking:
             raise TaskStoreError(f"{db}: table {table} lacks column(s) {', '.join(lacking)}, so this is not a "
-                                 "task store; nothing imported")
+                                 f"task store{suffix}")
 
 
-def _import_existing(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comment], timeout: float) -> ImportReport:
+def _import_existing(db: Path, batch: _Batch, timeout: float) -> ImportReport:
     """Update an existing store (or fill an empty SQLite file), byte for byte unchanged when refused:
     the file is checked read-only first (``check_target``: an SQLite task store, or empty); then one
     transaction whose data checks (``_check_against_store``) come before its first write; the switch
     to WAL comes after the commit."""
     check_target(db, timeout=min(max(timeout, 0.0), READ_TIMEOUT))
+    make_private(db)
     deadline = time.monotonic() + max(timeout, 0.0)
     delay = 0.05
     while True:
@@ -812,7 +1195,7 @@ def _import_existing(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comme
         try:
             conn = sqlite3.connect(str(db), timeout=remaining, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")
-            rep = _transaction(conn, tasks, comments)
+            rep = _transaction(conn, batch)
             if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 try:
                     conn.execute("PRAGMA busy_timeout = 1000")
@@ -882,25 +1265,25 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _import_new(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comment], timeout: float) -> ImportReport:
+def _import_new(db: Path, batch: _Batch, timeout: float) -> ImportReport:
+    """Build a new store in a ``0600`` temporary file beside ``db`` (folders made ``0700``) and link it
+    into place when complete."""
     parent = db.parent
-    made: list[Path] = []
-    for p in reversed([parent, *parent.parents]):
-        if not p.exists():
-            made.append(p)
     if parent.exists() and not parent.is_dir():
         raise TaskStoreError(f"{parent}: not a folder; cannot create the task store {db}")
+    made: list[Path] = []
     try:
-        parent.mkdir(parents=True, exist_ok=True)
+        made = _make_folders_private(parent)
     except OSError as e:
         raise TaskStoreError(f"{parent}: cannot create the folder for the task store ({e.strerror or e})") from None
     linked = False
     tmp = parent / f"{_TEMP_PREFIX.format(name=db.name)}{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
+        _create_private(tmp)  # SQLite gives its -wal / -journal the same mode
         conn = sqlite3.connect(str(tmp), timeout=timeout, isolation_level=None)
         try:
             conn.execute("PRAGMA foreign_keys = ON")
-            rep = _transaction(conn, tasks, comments)
+            rep = _transaction(conn, batch)
             conn.execute("PRAGMA journal_mode = WAL")
         finally:
             conn.close()
@@ -910,9 +1293,10 @@ def _import_new(db: Path, tasks: Sequence[_Task], comments: Sequence[_Comment], 
             os.link(tmp, db)
             linked = True
         except FileExistsError:  # another importer created the store meanwhile: update theirs
-            return _import_existing(db, tasks, comments, timeout)
+            return _import_existing(db, batch, timeout)
         except OSError:  # no hard links here: write into the store directly (still one transaction)
-            return _import_existing(db, tasks, comments, timeout)
+            _create_private(db)
+            return _import_existing(db, batch, timeout)
         _fsync_dir(parent)
         return replace(rep, created=True)
     except sqlite3.Error as e:

@@ -5,7 +5,15 @@ caller's space. The space boundary and the exclusion of the current task are con
 SQL query itself (T1). Terms are quoted one by one for FTS5 (T4); a term shorter than three
 characters sends the whole query down the LIKE path, same any/all meaning, newest first. An
 ``any`` search that finds nothing is split at particles and punctuation (Sudachi parts of
-speech) and run once more (T5). ``around_ref`` returns raw comment text with its neighbours (T6).
+speech) and run once more (T5). ``around_ref`` returns raw comment text with its neighbours (T6):
+one comment each side unless ``context`` says otherwise, as the seed's example shows
+(``comment:88 前後 2 件``: 86, 88, 90). ``list_tasks`` shows each task's state as the platform gave
+it and filters on its class (``searchkit.ingest.tasks.STATE_CLASSES``).
+
+``render`` writes no terminal control character: titles, authors, states, pieces, queries and
+comment text pass through ``searchkit.tools.terminal`` (the helper history search uses), so an ESC,
+a BEL or a bidi override in the data never reaches the terminal (issue 27 item 16); the structured
+results (``to_dict``) keep the text as stored.
 """
 from __future__ import annotations
 
@@ -17,14 +25,16 @@ from typing import Any, Callable, Mapping, Sequence
 from searchkit.index import fts
 from searchkit.ingest import tasks as store
 from searchkit.errors import ParameterError
+from searchkit.tools.terminal import one_line, plain_text
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
 DEFAULT_LIMIT, MAX_LIMIT = 10, 30
 MAX_CONTEXT = 5
-AROUND_DEFAULT_CONTEXT = 0
-"""``around_ref`` without ``context`` reads the comment alone: the seed's default for ``context`` is 0
-(T3); its example shows ``context: 1``."""
+AROUND_DEFAULT_CONTEXT = 1
+"""``around_ref`` reads the comment *with* its neighbours: one each side unless ``context`` says
+otherwise, as the seed's example (``comment:88 前後 2 件``: 86, 88, 90) shows. ``context``'s own
+default, 0, is the number of neighbours attached to each *search hit* (T3)."""
 DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT = 20, 50
 FILTER_KINDS: tuple[str, ...] = ("request", "comment", "interjection", "result", "ask", "progress", "handoff")
 LIST_STATES: tuple[str, ...] = ("open", "closed")
@@ -122,11 +132,15 @@ class AroundResult:
 
 @dataclass(frozen=True)
 class TaskSummary:
+    """One task of ``list_tasks``: ``state`` as the platform gave it (``実行中``, ``interrupted``...),
+    ``state_class`` its class, ``open`` or ``closed`` (what ``state=`` filters on)."""
+
     task_id: int
     title: str
     state: str
     piece: str
     updated: str | None
+    state_class: str = "open"
 
 
 @dataclass(frozen=True)
@@ -380,7 +394,7 @@ def task_search(
     terms = query_terms(query)
     if len(terms) > MAX_TERMS:
         raise TaskSearchError("query", f"has {len(terms)} terms; at most {MAX_TERMS} (use one or a few keywords)")
-    if not store.has_fts(conn):
+    if not store.check_fts(conn):  # a store without its FTS table where FTS5 exists raises, naming the file
         return Unavailable("no_fts5")
 
     from searchkit.retrievers.fts5 import TaskScope
@@ -439,7 +453,11 @@ def read_around(
 def list_tasks(
     conn: sqlite3.Connection, ctx: TaskContext, *, state: str | None = None, limit: int | None = None
 ) -> TaskList | Unavailable:
-    """Other tasks of ``ctx.space``, most recently updated first (T7); ``limit`` 1–50, default 20."""
+    """Other tasks of ``ctx.space``, most recently updated first (T7); ``limit`` 1–50, default 20.
+
+    ``state`` (``open`` / ``closed``) filters on the class of each task's state
+    (``searchkit.ingest.tasks.STATE_CLASSES``: running / 実行中 / open are open; done / 完了 /
+    interrupted / 中断 / closed are closed; a state it does not know is open)."""
     unavailable = _check_context(ctx)
     if unavailable:
         return unavailable
@@ -455,11 +473,11 @@ def list_tasks(
         where.append("state = ?")
         params.append(state)
     rows = conn.execute(
-        f"SELECT id, title, state, piece, updated FROM tasks WHERE {' AND '.join(where)}"
+        f"SELECT id, title, coalesce(state_raw, state), piece, updated, state FROM tasks WHERE {' AND '.join(where)}"
         " ORDER BY updated_utc IS NULL, updated_utc DESC, id DESC LIMIT ?",
         params + [lim],
     ).fetchall()
-    return TaskList(ctx.space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows))
+    return TaskList(ctx.space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows))
 
 
 # --------------------------------------------------------------------------- rendering
@@ -473,20 +491,18 @@ def _messages(lang: str) -> Mapping[str, str]:
 
 
 def _q(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+    """``s`` inside the double quotes of a one-line heading (controls stripped, ``"`` escaped)."""
+    return one_line(s).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _comment_block(c: Comment, pad: str = "") -> str:
     """One comment in the seed's layout: ``- comment:<id> author/kind ts [← ]text`` on one line.
 
     The raw text follows inline (after ``← `` for the target comment); a multi-line text continues
-    on the lines below, indented under its item.
+    on the lines below, indented under its item. Controls are stripped (``plain_text``).
     """
-    first, *rest = _LINE_BREAK.split(c.text.rstrip("\r\n"))
-    parts = [f"{pad}- comment:{c.comment_id} {c.author}/{c.kind} {c.ts}"]
+    first, *rest = plain_text(c.text).rstrip("\n").split("\n")
+    parts = [f"{pad}- comment:{c.comment_id} {_who(c.author, c.kind)} {one_line(c.ts)}"]
     if c.is_target:
         parts.append("←")
     if first:
@@ -494,17 +510,22 @@ def _comment_block(c: Comment, pad: str = "") -> str:
     return "\n".join([" ".join(parts)] + [f"{pad}  {line}" if line else "" for line in rest])
 
 
+def _who(author: str, kind: str) -> str:
+    return f"{one_line(author)}/{one_line(kind)}"
+
+
 def _render_search(r: SearchResult, m: Mapping[str, str]) -> str:
     out = []
     if r.split_from is not None:
-        out += [m["split"].format(original=r.split_from, split=r.query), ""]
+        out += [m["split"].format(original=one_line(r.split_from), split=one_line(r.query)), ""]
     out += [f'## Workspace Task Search Results (query: "{_q(r.query)}", {len(r.hits)} hit(s))', ""]
     if not r.hits:
         out.append(m["none"])
         return "\n".join(out) + "\n"
     for h in r.hits:
-        out.append(f'- task:{h.task_id} "{_q(h.task_title)}" / comment:{h.comment_id} {h.author}/{h.kind} {h.ts}')
-        out.append(f"  {h.excerpt}")
+        out.append(f'- task:{h.task_id} "{_q(h.task_title)}" / comment:{h.comment_id} {_who(h.author, h.kind)}'
+                   f' {one_line(h.ts)}')
+        out.append(f"  {one_line(h.excerpt)}")
         out += [_comment_block(c, "  ") for c in h.context]
     out += ["", m["hint"]]
     return "\n".join(out) + "\n"
@@ -517,16 +538,21 @@ def _render_around(r: AroundResult, m: Mapping[str, str]) -> str:
 
 def _render_list(r: TaskList, m: Mapping[str, str]) -> str:
     state = f", state: {r.state}" if r.state else ""
-    out = [m["list"].format(space=r.space, state=state, n=len(r.tasks)), ""]
+    out = [m["list"].format(space=one_line(r.space), state=state, n=len(r.tasks)), ""]
     if not r.tasks:
         return "\n".join(out + [m["list_none"]]) + "\n"
     for t in r.tasks:
         out.append(
-            f'- task:{t.task_id} "{_q(t.title)}" {m["state_" + t.state]} / piece: {t.piece or "-"}'
-            f' / {m["updated"]} {t.updated or "-"}'
+            f'- task:{t.task_id} "{_q(t.title)}" {_state_label(t.state, m)} / piece: {one_line(t.piece) or "-"}'
+            f' / {m["updated"]} {one_line(t.updated or "") or "-"}'
         )
     out += ["", m["list_hint"]]
     return "\n".join(out) + "\n"
+
+
+def _state_label(state: str, m: Mapping[str, str]) -> str:
+    """``open`` / ``closed`` in the answer's language; any other state as the platform gave it."""
+    return m.get(f"state_{state}", "") if state in store.TASK_STATES else (one_line(state) or "-")
 
 
 def _render_unavailable(r: Unavailable, m: Mapping[str, str]) -> str:
