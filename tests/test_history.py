@@ -30,8 +30,8 @@ def anna(index, query, **kw):
 def test_cards_render_as_the_seed_shows(index):
     ans = anna(index, "выгрузка отчёта кодировка")
     lines = ans.text.splitlines()
-    assert lines[0] == ""  # no header without `spaces`, no warning here
-    assert lines[1].startswith("1. ") and " · " in lines[1] and "(space: acme)" in lines[1]
+    # no header without `spaces`, no warning here, and no blank line above the first card (issue 28 item 8)
+    assert lines[0].startswith("1. ") and " · " in lines[0] and "(space: acme)" in lines[0]
     assert lines[-1] == message("ru", "reminder")
     assert ans.lang == "ru"
     assert 1 <= len(ans.cards) <= 8
@@ -224,3 +224,56 @@ def test_save_load_round_trip(index, tmp_path):
 
     report = json.loads((current_dir(tmp_path / "h") / "indexing_report.json").read_text())
     assert report["skips"]
+
+
+# -- issue 28 item 8: language and format --------------------------------------------------------
+
+@pytest.mark.parametrize("q", ["ATL-9999", "#9412", "PR 88/89", "  ATL-9999?  ", "v9.9.9", "2026"])
+def test_a_query_that_is_only_an_id_speaks_the_spaces_language(index, q):
+    ans = anna(index, q)
+    assert ans.lang == "ru"  # no space language set: the seed's, Russian
+    assert ans.text.splitlines()[-1] == message("ru", "reminder")
+    assert anna(index, q + " report export").lang == "en"  # a word decides as before
+
+
+def test_a_space_can_name_its_language(tmp_path):
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    meta = ws / "research" / ".space" / "space.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text(encoding="utf-8")), "lang": "ja"}), encoding="utf-8")
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    ans = idx.search("#412", caller="u-anna", container="personal", space="research")
+    assert ans.lang == "ja" and ans.text.splitlines()[-1] == message("ja", "reminder")
+    assert idx.search("#412", caller="u-anna", container="personal", space="acme").lang == "ru"
+
+
+def test_a_middle_dot_in_a_title_cannot_break_the_card_line():
+    from searchkit.records import Hit, Passage, Record, Result
+    from searchkit.tools.history import Card, render
+
+    titles = ["Отчёт · Q3 · черновик", "a·b", "x \u0387 y", "plain"]
+    cards = []
+    for i, title in enumerate(titles, start=1):
+        r = Record(id=f"r{i}", kind="file", space="acme", date="2026-10-21", title=title, ref=f"notes/n{i}.md",
+                   text="текст")
+        cards.append(Card(Hit(record=r, score=1.0, rank=i, passage=Passage(f"r{i}", 0, "текст", 0, 5)), "текст"))
+    text = render(Result(query="q", hits=tuple(c.hit for c in cards)), cards, "ru")
+    lines = [ln for ln in text.splitlines() if ln[:1].isdigit()]
+    assert len(lines) == 4
+    for ln, title in zip(lines, titles):
+        kind, date, shown, ref = ln.split(" · ")
+        assert kind.endswith("file") and date == "2026-10-21" and "·" not in shown and "\u0387" not in shown
+        assert shown.replace("•", "") == title.replace("·", "").replace("\u0387", "")
+        assert ref.startswith("notes/")
+    assert text.splitlines()[0] == lines[0]  # no header, no warning: no blank line on top
+
+
+def test_the_japanese_header_reads_naturally(index):
+    ans = index.search("満月", caller="u-anna", container="personal", space="research",
+                       spaces=["acme", "legal", "archive"], limit=10)
+    first = ans.text.splitlines()[0]
+    assert ans.lang == "ja" and "。 " not in first and "。 スキップ" not in first
+    assert first.startswith(message("ja", "searched", spaces="research, acme") + message("ja", "skipped", items=""))\
+        or first.startswith(message("ja", "searched", spaces="research, acme"))
+    assert message("ja", "not_member", slug="legal") in first and message("ja", "history_search_off", slug="archive") in first
+    assert not first.startswith(" ") and first.endswith("。")

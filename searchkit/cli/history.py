@@ -14,12 +14,13 @@ def add_parser(sub) -> None:
     src.add_argument("--index", help="an index built by `searchkit index --workspace`")
     p.add_argument("--caller", help="user id of the person searching (omit in a shared container)")
     p.add_argument("--container", choices=["personal", "shared"], default="personal")
-    p.add_argument("--space", help="slug of the space the search runs in (default: the caller's first space)")
+    p.add_argument("--space", help="slug of the space the search runs in (default: the caller's first space, "
+                   "now or as indexed)")
     p.add_argument("--kinds", help="comma-separated: digest,chat,log,file,source,page,app")
     p.add_argument("--since", help="ISO date, inclusive")
     p.add_argument("--until", help="ISO date, exclusive")
     p.add_argument("--limit", type=int)
-    p.add_argument("--spaces", help='"all" or comma-separated slugs')
+    p.add_argument("--spaces", help='"all" or comma-separated slugs (searched besides the current space)')
     p.add_argument("--lang", choices=["ru", "en", "ja"], help="message language (default: the query's)")
     p.add_argument("--config", help="SearchConfig JSON file")
     p.add_argument("--json", action="store_true")
@@ -44,10 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if space is None:
         if args.container == "shared":
             raise CLIError("space: --space is required in a shared container")
-        mine = sorted(s for s, info in idx.spaces.items() if args.caller in info.members)
-        if not mine:
+        space = idx.default_space(args.caller)  # membership as the workspace has it now (H14)
+        if space is None:
             raise CLIError(f"space: --caller {args.caller!r} is a member of no space; give --space")
-        space = mine[0]
     spaces = None
     if args.spaces is not None:
         spaces = "all" if args.spaces == "all" else [s.strip() for s in args.spaces.split(",") if s.strip()]

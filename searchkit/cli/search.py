@@ -1,4 +1,11 @@
-"""``searchkit search``: search an index folder, each retriever's score and rank shown."""
+"""``searchkit search``: search an index folder, each retriever's score and rank shown.
+
+A dataset index is searched as a whole. A history index (built with ``index --workspace``) holds
+people's chats and spaces, so it is searched only as the history tool would search it for one
+caller (H14, H15; issue 27 item 3): ``--caller`` (or ``--container shared``), ``--space`` and
+``--spaces`` as for ``searchkit history``, the scope read from the workspace at query time, and
+the header line saying where it searched and what it skipped and why.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +13,8 @@ import json
 from typing import Any
 
 from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
+
+_HISTORY_FLAGS = ("caller", "space", "spaces")
 
 
 def add_parser(sub: Any) -> None:
@@ -18,11 +27,17 @@ def add_parser(sub: Any) -> None:
     ps.add_argument("--until")
     ps.add_argument("--config", help="query-time config (index part must match)")
     ps.add_argument("--json", action="store_true")
+    who = ps.add_argument_group("a history index (searched as `searchkit history` would, for one caller)")
+    who.add_argument("--caller", help="user id of the person searching (required in a personal container)")
+    who.add_argument("--container", choices=["personal", "shared"], default="personal")
+    who.add_argument("--space", help="slug of the space the search runs in (default: the caller's first space)")
+    who.add_argument("--spaces", help='"all" or comma-separated slugs (searched besides the current space)')
     ps.set_defaults(func=cmd_search)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from searchkit.searcher import Filters, Searcher
+    from searchkit.searcher import Filters
+    from searchkit.tools.history import HistoryIndex, open_index
 
     kinds = kinds_arg(args.kinds)
     since, until = date_arg("--since", args.since), date_arg("--until", args.until)
@@ -31,16 +46,62 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not 1 <= args.k <= 1000:
         raise CLIError(f"--k must be from 1 to 1000, got {args.k}")
     config = load_config(args.config) if args.config else None
-    s = Searcher.load(args.index, config)
-    filters = Filters(kinds=kinds, since=since, until=until)
-    res = s.search(args.query, k=args.k, filters=filters)
-    if args.json:
-        print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))
-        return 0
-    for w in res.warnings:
-        print(f"! {w.message}")
-    for h in res.hits:
-        parts = " ".join(f"{n}={h.scores[n]:.4f}(#{h.ranks[n]})" for n in sorted(h.scores))
-        print(f"{h.rank:>3}. {h.score:.4f}  {h.record.ref or h.record.id}  {h.record.title[:60]}  [{parts}]")
+    index = open_index(args.index, config)
+    if isinstance(index, HistoryIndex):
+        return _search_history(index, args, kinds, since, until)
+    given = [f"--{flag}" for flag in _HISTORY_FLAGS if getattr(args, flag) is not None]
+    if given or args.container != "personal":
+        flag = given[0] if given else "--container"
+        raise CLIError(f"{flag}: {args.index} is a dataset index (no callers or spaces); {flag} applies to a "
+                       "history index (built with `searchkit index --workspace`)")
+    res = index.search(args.query, k=args.k, filters=Filters(kinds=kinds, since=since, until=until))
+    _print(res, (), args.json, res.to_dict())
     return 0
 
+
+def _search_history(index: Any, args: argparse.Namespace, kinds, since, until) -> int:
+    """The searcher's ranking within what ``--caller`` may see of the searched spaces now."""
+    from searchkit.tools.history import HistorySearchError
+
+    if args.container == "shared" and args.caller is not None:
+        raise CLIError("--caller: a shared workspace container has no caller (no person behind it); "
+                       "leave --caller out, or search in a personal container")
+    if args.container == "personal" and not args.caller:
+        raise CLIError(f"--caller: {args.index} is a history index: give --caller (the user id of the person "
+                       "searching) or --container shared --space SLUG; it is searched only as `searchkit "
+                       "history` would search it for them")
+    space = args.space
+    if space is None:
+        if args.container == "shared":
+            raise CLIError("--space: required in a shared container")
+        space = index.default_space(args.caller)
+        if space is None:
+            raise CLIError(f"--space: --caller {args.caller!r} is a member of no space; give --space")
+    spaces = None
+    if args.spaces is not None:
+        spaces = "all" if args.spaces == "all" else [s.strip() for s in args.spaces.split(",") if s.strip()]
+    try:
+        ans = index.raw_search(
+            args.query, k=args.k, kinds=list(kinds) if kinds else None, since=since, until=until, spaces=spaces,
+            caller=args.caller if args.container == "personal" else None, container=args.container, space=space,
+        )
+    except HistorySearchError as exc:
+        raise CLIError(f"--{exc.param}: {exc.message}") from None
+    _print(ans.result, ans.header, args.json, ans.to_dict())
+    return 0
+
+
+def _print(res: Any, header: Any, as_json: bool, body: dict[str, Any]) -> None:
+    from searchkit.tools.history import _line as one_line  # no control character reaches the terminal
+
+    if as_json:
+        print(json.dumps(body, ensure_ascii=False, indent=2))
+        return
+    for line in header:
+        print(line)
+    for w in res.warnings:
+        print(f"! {one_line(w.message)}")
+    for h in res.hits:
+        parts = " ".join(f"{n}={h.scores[n]:.4f}(#{h.ranks[n]})" for n in sorted(h.scores))
+        ref = one_line(h.record.ref or h.record.id)
+        print(f"{h.rank:>3}. {h.score:.4f}  {ref}  {one_line(h.record.title)[:60]}  [{parts}]")

@@ -9,12 +9,13 @@ has more than enough, nothing is replaced. The answer stays ordered by relevance
 fused score, min-max normalised over the candidate list (top = 1, last = 0), must be at least
 ``min_relative_score``.
 
-Result groups (issue 11 item 3): with ``group`` given, candidates that share a group key (the
-history tool's key is the session: a chat and the digests of its turns) count as one result: only
-the best-ranked candidate of each group can become a card, the others are dropped before the
-cards are picked, so the freed slots go to the next candidates under the same H8 rule. A
-candidate whose key is ``None`` is a group of its own. "Close enough" is still measured over the
-whole candidate list, so grouping changes nothing for candidates outside any group but the slots.
+Result groups (issue 11 item 3, issue 28 item 4): with ``group`` given, candidates that share a
+group key (the history tool's key is the session: a chat and the digests of its turns) fill at
+most ``per_group`` cards: a group's best-ranked candidate always may, a further one only when it
+is close enough (the same rule as for kinds), the others are dropped before the cards are picked,
+so the freed slots go to the next candidates under the same H8 rule. A candidate whose key is
+``None`` is a group of its own. "Close enough" is measured over the whole candidate list, so
+grouping changes nothing for candidates outside any group but the slots.
 """
 from __future__ import annotations
 
@@ -42,6 +43,39 @@ def one_per_group(hits: Sequence[Hit], group: GroupKey) -> list[Hit]:
     return out
 
 
+def cap_groups(
+    hits: Sequence[Hit], group: GroupKey, per_group: int = 1, *, min_relative_score: float = 0.5
+) -> list[Hit]:
+    """``hits`` (best first) with at most ``per_group`` hits of each group key: the first of a
+    group always stays, a further one only when close enough (its score, min-max normalised
+    over ``hits``, at least ``min_relative_score``). Hits keyed ``None`` all stay; order and
+    ranks are unchanged. ``per_group`` 1 is ``one_per_group``."""
+    if per_group < 1:
+        raise ValueError(f"per_group must be at least 1, got {per_group}")
+    if per_group == 1 or not hits:
+        return one_per_group(hits, group)
+    close = _close_enough(hits, min_relative_score)
+    counts: Counter = Counter()
+    out: list[Hit] = []
+    for h in hits:
+        key = group(h)
+        if key is not None:
+            n = counts[key]
+            if n >= per_group or (n and not close(h)):
+                continue
+            counts[key] = n + 1
+        out.append(h)
+    return out
+
+
+def _close_enough(hits: Sequence[Hit], min_relative_score: float) -> Callable[[Hit], bool]:
+    """H8's "close enough": a hit's score, min-max normalised over ``hits`` (best first), is at
+    least ``min_relative_score``; never when all scores are equal."""
+    top, low = hits[0].score, min(h.score for h in hits)
+    span = top - low
+    return lambda h: span > 0 and (h.score - low) / span >= min_relative_score
+
+
 def diversify(
     hits: Sequence[Hit],
     limit: int,
@@ -49,21 +83,22 @@ def diversify(
     per_kind: int = 2,
     min_relative_score: float = 0.5,
     group: GroupKey | None = None,
+    per_group: int = 1,
 ) -> list[Hit]:
     """Pick ``limit`` cards from ``hits`` (ranked candidates, best first) as H8 describes, at
-    most one per ``group`` key when ``group`` is given (see the module docstring).
+    most ``per_group`` per ``group`` key when ``group`` is given, a group's second and later
+    card only when close enough (see the module docstring and ``cap_groups``).
 
     Returns the chosen hits in their original relevance order, re-numbered from rank 1.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    pool = list(hits) if group is None else one_per_group(hits, group)
+    pool = list(hits) if group is None else cap_groups(hits, group, per_group, min_relative_score=min_relative_score)
     chosen = list(pool[:limit])
     if not chosen or per_kind < 1:
         return renumber(chosen)
-    top, low = hits[0].score, min(h.score for h in hits)
-    span = top - low
-    rest = [h for h in pool[limit:] if span > 0 and (h.score - low) / span >= min_relative_score]
+    close = _close_enough(hits, min_relative_score)
+    rest = [h for h in pool[limit:] if close(h)]
     counts = Counter(h.record.kind for h in chosen)
     for cand in rest:
         kind = cand.record.kind
