@@ -305,3 +305,73 @@ def test_an_expected_dimension_is_enforced_and_stale_vectors_are_embedded_again(
         assert len(emb.calls) == 1 and len(cache) == 2  # the stale vector was replaced
     assert any("are 8-dimensional, not the family's 16" in r.getMessage() for r in caplog.records)
     assert EmbeddingCache(None).embed(Counting(), [], "query", dim=16).shape == (0, 16)
+
+
+# --------------------------------------------------------------------------- a full disk (issue 27, item 13)
+
+_FULL_DISK = r'''
+import resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing us
+from searchkit.index.cache import CacheWriteError, EmbeddingCache
+from searchkit.index.embedders import HashingEmbedder
+
+path, limit, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    with EmbeddingCache(path) as c:
+        c.embed(HashingEmbedder(dim=256), [f"text {i}" for i in range(n)], "passage", show_progress=False)
+except CacheWriteError as e:
+    print(e)
+    sys.exit(3)
+'''
+
+
+def _fill_on_a_full_disk(path, limit: int, n: int):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", _FULL_DISK, str(path), str(limit), str(n)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_new_cache_on_a_full_disk_says_so(tmp_path):
+    path = tmp_path / "c.sqlite"
+    done = _fill_on_a_full_disk(path, 0, 1)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert str(path) in done.stdout and ("the disk is full" in done.stdout or "write to disk failed" in done.stdout)
+    assert "not a usable SQLite cache" not in done.stdout
+
+
+def test_storing_on_a_full_disk_says_so_and_keeps_what_was_stored(tmp_path):
+    path = tmp_path / "c.sqlite"
+    with EmbeddingCache(path) as cache:
+        cache.embed(HashingEmbedder(dim=256), ["kept 1", "kept 2"], "passage", show_progress=False)
+    done = _fill_on_a_full_disk(path, 96 << 10, 400)  # 400 vectors of 1 KiB: the WAL outgrows 96 KiB
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert str(path) in done.stdout and "storing embeddings failed" in done.stdout
+    assert "Traceback" not in done.stderr
+    with EmbeddingCache(path) as cache:
+        assert len(cache) == 2
+        got = cache.embed(HashingEmbedder(dim=256), ["kept 1"], "passage", show_progress=False)
+        np.testing.assert_array_equal(got, HashingEmbedder(dim=256).embed_passages(["kept 1"]))
+
+
+def test_a_fifo_as_cache_path_is_refused(tmp_path):
+    from searchkit.index.cache import CacheError
+
+    fifo = tmp_path / "c.sqlite"
+    os.mkfifo(fifo)
+    with pytest.raises(CacheError, match="not a regular file"):
+        EmbeddingCache(fifo)
+
+
+def test_a_damaged_cache_is_one_line_on_the_command_line(tmp_path, monkeypatch, capsys):
+    from searchkit.cli import main
+
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(junk))
+    rc = main(["eval", "--dataset", "mini", "--config", str(Path(__file__).parent / "data" / "hashing.json"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1 and str(junk) in err

@@ -301,8 +301,8 @@ CORPUS_OK = {"_id": "d1", "text": "a"}
         ([CORPUS_OK, "[1, 2]"], 2, "expected a JSON object"),
         ([CORPUS_OK, {"text": "no id"}], 2, "'_id'"),
         ([CORPUS_OK, {"_id": "d2", "title": "no text"}], 2, "'text'"),
-        ([CORPUS_OK, {"_id": "d2", "text": "x"}, {"_id": "d1", "text": "again"}], 3, "duplicate document id 'd1' (first on line 1)"),
-        ([CORPUS_OK, {"_id": "d2", "text": "x", "kind": "email"}], 2, "unknown kind 'email'"),
+        ([CORPUS_OK, {"_id": "d2", "text": "x"}, {"_id": "d1", "text": "again"}], 3, "duplicate document id (first on line 1)"),
+        ([CORPUS_OK, {"_id": "d2", "text": "x", "kind": "email"}], 2, "unknown 'kind'"),
         ([CORPUS_OK, {"_id": "d2", "text": "x", "visibility": "secret"}], 2, "visibility"),
         ([CORPUS_OK, {"_id": "d2", "text": "x", "date": "21.10.2026"}], 2, "ISO date"),
     ],
@@ -322,7 +322,7 @@ def test_corpus_errors_name_file_and_line(tmp_path, corpus, line, needle):
         ({"text": "no id"}, "'_id'"),
         ({"_id": "q9"}, "'text'"),
         ({"_id": "q9", "text": "   "}, "non-empty"),
-        ({"_id": "q1", "text": "dup"}, "duplicate query id 'q1' (first on line 1)"),
+        ({"_id": "q1", "text": "dup"}, "duplicate query id (first on line 1)"),
         ({"_id": "q9", "text": "x", "answerable": "false"}, "'answerable' must be true or false"),
         ({"_id": "q9", "text": "x", "kinds": ["email"]}, "'kinds'"),
         ({"_id": "q9", "text": "x", "spaces": "acme"}, "'spaces'"),
@@ -351,8 +351,8 @@ def test_query_errors_name_file_and_line(tmp_path, bad, needle):
         (HEADER + "q1\td1\t1\nq1\td2\thigh\n", 3, "not an integer"),
         (HEADER + "q1\td1\t4\n", 2, "outside 0-3"),
         (HEADER + "q1\td1\t-1\n", 2, "outside 0-3"),
-        (HEADER + "q1\td1\t1\nq7\td1\t1\n", 3, "unknown query id 'q7'"),
-        (HEADER + "q1\td1\t1\nq1\td9\t1\n", 3, "unknown corpus id 'd9'"),
+        (HEADER + "q1\td1\t1\nq7\td1\t1\n", 3, "unknown query id"),
+        (HEADER + "q1\td1\t1\nq1\td9\t1\n", 3, "unknown corpus id"),
         (HEADER + "q1\td1\t1\nq1\td1\t2\n", 3, "duplicate row"),
         ("", None, "empty file"),
     ],
@@ -379,7 +379,7 @@ def test_unanswerable_query_with_positive_qrels_is_a_contradiction(tmp_path):
                          qrels={"dev": HEADER + "q1\td1\t1\nq3\td2\t0\nq3\td1\t2\n", "test": HEADER + "q2\td2\t1\n"})
     msg = error_of(root)
     assert_names(msg, "dev.tsv", 4)
-    assert "'q3'" in msg and "answerable: false" in msg and "line 3" in msg  # queries.jsonl line too
+    assert "answerable: false" in msg and "line 3" in msg  # queries.jsonl line too
 
 
 def test_unanswerable_query_with_zero_rows_is_fine(tmp_path):
@@ -451,7 +451,7 @@ def test_split_field_contradicting_qrels_is_an_error(tmp_path):
                          qrels={"dev": HEADER + "q1\td1\t1\n", "test": HEADER + "q2\td2\t1\n"})
     msg = error_of(root)
     assert_names(msg, "queries.jsonl", 1)
-    assert "says split 'test'" in msg
+    assert "'split' names another split" in msg
 
 
 def test_answerable_query_without_relevant_document_is_an_error(tmp_path):
@@ -505,3 +505,67 @@ def test_shared_data_dir_is_relative_to_the_working_directory_or_the_environment
     assert shared_data_dir() == tmp_path
     monkeypatch.setenv(dsmod.DATASETS_ENV, str(tmp_path / "mine"))
     assert dsmod.datasets_dir() == tmp_path / "mine"
+
+
+# ---------------------------------------------------------------------------------------------
+# a bad file is named, never quoted; a FIFO is refused at once (issue 27, items 8 and 12)
+
+SECRET = "S3CRET-hunter2-Zq9"
+
+
+@pytest.mark.parametrize("dev_text", [
+    f"root:{SECRET}:0:0:root:/root:/bin/bash\n",  # a system file given as qrels: its first line
+    HEADER + f"{SECRET}\td1\t1\n",
+    HEADER + f"q1\t{SECRET}\t1\n",
+    HEADER + f"q1\td1\t{SECRET}\n",
+    HEADER + f"q1\td1\t1\t{SECRET}\n",
+    HEADER + f"{SECRET}\n",
+])
+def test_qrels_errors_never_quote_the_file(tmp_path, dev_text):
+    root = write_dataset(tmp_path / "t", qrels={"dev": dev_text, "test": HEADER + "q2\td2\t1\n"})
+    msg = error_of(root)
+    assert "dev.tsv" in msg and SECRET not in msg and "hunter2" not in msg
+
+
+@pytest.mark.parametrize("row", [
+    {"_id": SECRET, "text": "x", "kind": "nosuch"},
+    {"_id": "d9", "text": "x", "kind": SECRET},
+    {"_id": "d9", "text": "x", "visibility": SECRET},
+    {"_id": "d9", "text": "x", "date": SECRET},
+    {"_id": "d9", "text": [SECRET]},
+    {"_id": "d9", "text": "x", "title": {"k": SECRET}},
+    {"_id": f"{SECRET}\t1", "text": "x"},
+    {"_id": "d1", "text": SECRET},
+])
+def test_corpus_errors_never_quote_the_file(tmp_path, row):
+    corpus = [{"_id": "d1", "text": "a"}, row]
+    msg = error_of(write_dataset(tmp_path / "t", corpus=corpus,
+                                 qrels={"dev": HEADER + "q1\td1\t1\n", "test": HEADER + "q2\td1\t1\n"}))
+    assert "corpus.jsonl, line 2" in msg and SECRET not in msg
+
+
+def test_a_number_too_long_to_read_is_one_error(tmp_path):
+    corpus = [{"_id": "d1", "text": "a"}, '{"_id": "d2", "text": "b", "n": ' + "9" * 5000 + "}"]
+    msg = error_of(write_dataset(tmp_path / "t", corpus=corpus))
+    assert "corpus.jsonl, line 2" in msg and "too long" in msg and "9999" not in msg
+
+
+@pytest.mark.parametrize("target", ["corpus.jsonl", "queries.jsonl", "qrels/dev.tsv"])
+def test_a_fifo_in_a_dataset_is_refused_at_once(tmp_path, target):
+    import os
+
+    root = write_dataset(tmp_path / "t")
+    (root / target).unlink()
+    os.mkfifo(root / target)
+    msg = error_of(root)
+    assert target.split("/")[-1] in msg and "not a regular file" in msg
+
+
+def test_open_regular_refuses_a_fifo_reached_through_a_symlink(tmp_path):
+    import os
+
+    root = write_dataset(tmp_path / "t")
+    os.mkfifo(tmp_path / "pipe")
+    (root / "qrels" / "test.tsv").unlink()
+    (root / "qrels" / "test.tsv").symlink_to(tmp_path / "pipe")
+    assert "not a regular file" in error_of(root, "test")

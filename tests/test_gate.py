@@ -134,3 +134,38 @@ def test_a_worse_config_fails_against_the_committed_baseline(tmp_path, capsys):
     rc, out, err = _run(["gate", "--baseline", str(BASELINES / "mini-dev.json"), "--config", str(worse), "--quiet"], capsys)
     assert rc == 1, out + err
     assert "mini nDCG@10" in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(per_query=[1, 2]),
+    lambda d: d["per_query"].update(q1=["S3CRET"]),
+    lambda d: d["answerable"].update(q1="S3CRET"),
+    lambda d: d.update(answer_probability={}),
+    lambda d: d.update(gated={"nDCG@10": "S3CRET"}),
+    lambda d: d.update(figures=[]),
+    lambda d: d.update(dataset=["S3CRET"]),
+])
+def test_a_damaged_baseline_is_one_line_never_quoted(tmp_path, capsys, change):
+    """Issue 27 items 8 and 13: a baseline the gate cannot use is refused naming the part."""
+    doc = json.loads((BASELINES / "mini-dev.json").read_text())
+    doc["per_query"]["q1"] = {"nDCG@10": 1.0}
+    doc["answerable"].setdefault("q1", True)
+    doc["answer_probability"].setdefault("q1", 0.5)
+    change(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    rc, out, err = _run(["gate", "--baseline", str(bad)], capsys)
+    assert rc == 2 and "is damaged" in err and len(err.strip().splitlines()) == 1 and "S3CRET" not in err
+
+
+def test_a_baseline_that_is_a_fifo_or_too_deep_is_refused(tmp_path, capsys):
+    import os
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    rc, out, err = _run(["gate", "--baseline", str(fifo)], capsys)
+    assert rc == 2 and "not a regular file" in err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    rc, out, err = _run(["gate", "--baseline", str(deep)], capsys)
+    assert rc == 2 and "nested too deeply" in err

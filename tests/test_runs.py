@@ -55,7 +55,7 @@ def test_eval_out_writes_a_run_folder(env, capsys):
     assert prov["format"] == RUN_FORMAT and prov["split"] == "dev" and prov["path"] == "searcher"
     assert prov["dataset_sha256"] == dataset_hash(load_dataset(env["data"], "dev"))
     assert prov["split_counts"]["queries"] == 5 and prov["split_counts"]["id_labelled"] == 2
-    assert prov["config_fingerprint"] == SearchConfig.load(env["cfg"]).fingerprint() and prov["versions"]["ranx"]
+    assert prov["config_fingerprint"] == SearchConfig.load(env["cfg"]).fingerprint() and prov["versions"]["numpy"]
     assert SearchConfig.load(out / "config.json") == SearchConfig.load(env["cfg"])
     r = load_run(out)
     assert r.query_set[:2] == (load_dataset(env["data"]).name, "dev") and set(r.per_query()) == {"q1", "q2", "q3", "q4"}
@@ -151,3 +151,42 @@ def test_index_dataset_needs_only_the_corpus(env, capsys):
         (two / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tops/page:p1\t1\n")
     assert main(["index", "--dataset", str(two), "--out", str(env["tmp"] / "idx2"), "--config", str(env["cfg"]),
                  "--quiet"]) == 0
+
+
+def _run_folder(tmp_path, queries) -> str:
+    r = tmp_path / "r"
+    r.mkdir(parents=True)
+    (r / "provenance.json").write_text(json.dumps({"format": RUN_FORMAT}))
+    (r / "config.json").write_text("{}")
+    (r / "metrics.json").write_text(json.dumps({"metrics": {"nDCG@10": 0.5}, "queries": queries}))
+    return str(r)
+
+
+ROW = {"id": "q1", "answerable": True, "metrics": {"nDCG@10": 1.0}, "answer_probability": 0.9, "lang": "en"}
+
+
+@pytest.mark.parametrize("rows, problem", [
+    ([1, "a", None], r"queries\[0\] is not an object"),
+    ([{**ROW, "id": 5}], r"queries\[0\] has no string 'id'"),
+    ([ROW, ROW], r"queries\[1\] has no string 'id' of its own"),
+    ([{**ROW, "answerable": "yes"}], r"queries\[0\]\.answerable"),
+    ([{**ROW, "metrics": {"nDCG@10": "S3CRET"}}], r"queries\[0\]\.metrics is not an object of numbers"),
+    ([{**ROW, "metrics": [1]}], r"queries\[0\]\.metrics"),
+    ([{k: v for k, v in ROW.items() if k != "answer_probability"}], r"answer_probability is not a number"),
+    ([{**ROW, "kinds": "chat"}], r"queries\[0\]\.kinds is not a list of strings"),
+])
+def test_load_run_refuses_rows_compare_and_report_cannot_use(tmp_path, rows, problem):
+    """Issue 27 item 13: non-object rows in metrics.json were a traceback in compare and report."""
+    with pytest.raises(RunFolderError, match=problem) as info:
+        load_run(_run_folder(tmp_path, rows))
+    assert "S3CRET" not in str(info.value)
+
+
+def test_load_run_reads_deep_or_huge_json_as_one_error(tmp_path):
+    r = _run_folder(tmp_path, [ROW])
+    for text in ("[" * 200_000 + "]" * 200_000, '{"queries": [], "n": ' + "7" * 5000 + "}"):
+        (tmp_path / "r" / "metrics.json").write_text(text)
+        with pytest.raises(RunFolderError, match="metrics.json: unreadable") as info:
+            load_run(r)
+        assert "7777" not in str(info.value)
+    assert load_run(_run_folder(tmp_path / "ok", [ROW])).per_query() == {"q1": {"nDCG@10": 1.0}}

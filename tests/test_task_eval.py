@@ -72,10 +72,10 @@ def _copy(tmp_path):
 def test_bad_sets_name_the_file_and_line(tmp_path):
     d = _copy(tmp_path)
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\ntq-ja-01\tcomment:9999\t2\n")
-    with pytest.raises(DatasetError, match=r"dev\.tsv, line 2: 'comment:9999' is not an indexed comment"):
+    with pytest.raises(DatasetError, match=r"dev\.tsv, line 2: the corpus id is not an indexed comment"):
         load_task_set(d, "dev")
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n")
-    with pytest.raises(DatasetError, match="answerable query 'tq-ja-01' has no relevant comment"):
+    with pytest.raises(DatasetError, match=r"queries\.jsonl, line \d+: the answerable query has no relevant comment"):
         load_task_set(d, "dev")
     with pytest.raises(DatasetError, match="split 'train' is not in this set; available splits: dev, test"):
         load_task_set(d, "train")
@@ -84,3 +84,23 @@ def test_bad_sets_name_the_file_and_line(tmp_path):
         load_task_set(d, "dev")
     with pytest.raises(DatasetError, match="no dataset folder 'no-such-set'"):
         load_task_set("no-such-set")
+
+
+def test_a_bad_set_file_is_named_never_quoted_and_a_fifo_is_refused(tmp_path):
+    """Issue 27 items 8 and 12: the content of a bad file never reaches the message; a FIFO is
+    refused at once."""
+    import os
+
+    d = _copy(tmp_path)
+    (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nS3CRET-q\tS3CRET-doc\t2\n")
+    with pytest.raises(DatasetError) as info:
+        load_task_set(d, "dev")
+    assert "dev.tsv, line 2" in str(info.value) and "S3CRET" not in str(info.value)
+    (d / "qrels" / "dev.tsv").unlink()
+    os.mkfifo(d / "qrels" / "dev.tsv")
+    with pytest.raises(DatasetError):
+        load_task_set(d, "dev")
+    d2 = _copy(tmp_path / "b")
+    (d2 / "comments.jsonl").write_text('{"id": 1, "task": ' + "9" * 5000 + "}\n")
+    with pytest.raises(DatasetError, match=r"comments\.jsonl, line 1: a number too long to read"):
+        load_task_set(d2, "dev")

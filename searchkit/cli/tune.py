@@ -65,17 +65,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
     rows = []
     for path in args.runs:
         p = Path(path)
-        if p.is_dir() and (p / "metrics.json").is_file():  # a run folder (eval --out)
+        if p.is_dir() and (p / "metrics.json").exists():  # a run folder (eval --out)
             p = p / "metrics.json"
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            reason = "JSON nested too deeply" if isinstance(exc, RecursionError) else " ".join(str(exc).split())[:150]
-            raise CLIError(f"cannot read eval run {path}: {reason}") from None
+        data = _read_json(p, f"cannot read eval run {p}")
         try:
             rows.extend(from_eval_json(data))
         except ValueError as exc:
-            raise CLIError(f"eval run {path}: {exc}") from None
+            raise CLIError(f"eval run {p}: {exc}") from None
     tune = [r for r in rows if half_of(r.query_id) == "tune"]
     report = [r for r in rows if half_of(r.query_id) == "report"]
     features = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
@@ -164,12 +160,13 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
     if unknown:
         raise CLIError(f"--features: unknown fusion feature {unknown[0]!r}; valid: {', '.join(sorted(FEATURES))}")
     cases_path = Path(args.cases) if args.cases else None
-    if cases_path is not None and cases_path.is_file():
+    if cases_path is not None and cases_path.exists():
+        data = _read_json(cases_path, f"--cases {args.cases!r}")
         try:
-            data = json.loads(cases_path.read_text(encoding="utf-8"))
             cases = [adaptive.FusionCase.from_dict(d) for d in data["cases"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CLIError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion: {exc}") from None
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:  # named, never quoted
+            raise CLIError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion "
+                           f"({type(exc).__name__})") from None
         if args.dataset:
             wanted = set(args.dataset)
             cases = [c for c in cases if c.dataset in wanted or any(c.dataset == Path(d).name for d in wanted)]
@@ -204,6 +201,19 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
               f"bm25 {rnd['report']['bm25'][d]:.4f}  dense {rnd['report']['dense'][d]:.4f}  "
               f"oracle {rnd['report']['oracle'][d]:.4f}", file=sys.stderr)
     return 0
+
+
+def _read_json(path: Path, what: str) -> Any:
+    """A JSON file given on the command line: a regular file only (a FIFO is refused, never waited
+    on); the error names it and the problem, never its content (issue 27, items 8 and 12)."""
+    from searchkit.util import FileProblem, read_json_file
+
+    try:
+        return read_json_file(path)
+    except FileProblem as exc:
+        raise CLIError(f"{what}: {exc.problem}") from None
+    except OSError as exc:
+        raise CLIError(f"{what}: {exc.strerror or type(exc).__name__}") from None
 
 
 def _null() -> Any:

@@ -184,6 +184,8 @@ def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
     if not splits:
         raise DatasetError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}")
     if split not in splits:
+        if (root / "qrels" / f"{split}.tsv").exists():
+            _required(root / "qrels", f"{split}.tsv")  # there, but a FIFO or a folder: say so
         raise DatasetError(
             f"{root / 'qrels' / (split + '.tsv')} not found: split {_r(split)} is not in this dataset; "
             f"available splits: {', '.join(splits)}"
@@ -226,13 +228,22 @@ def load_corpus(path: str | os.PathLike) -> tuple[Record, ...]:
 def _required(root: Path, name: str) -> Path:
     p = root / name
     if not p.is_file():
+        if p.exists():
+            raise DatasetError(f"{p} is not a regular file; only regular files are read ({_LAYOUT})")
         raise DatasetError(f"dataset folder {root} has no {name}; {_LAYOUT}")
     return p
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based numbers; a bad byte sequence names its line."""
-    with path.open("rb") as fh:
+    """Non-blank lines with their 1-based numbers; a bad byte sequence names its line. A regular
+    file only (``util.open_regular``: a FIFO is refused, never waited on)."""
+    from searchkit.util import FileProblem, open_regular
+
+    try:
+        fh = open_regular(path, "rb")
+    except FileProblem as exc:
+        raise DatasetError(f"{path}: {exc.problem}") from None
+    with fh:
         for lineno, raw in enumerate(fh, 1):
             try:
                 text = raw.decode("utf-8")
@@ -252,6 +263,8 @@ def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
         except RecursionError:
             raise DatasetError(f"{path}, line {lineno}: JSON nested too deeply") from None
+        except ValueError:  # a number longer than Python reads
+            raise DatasetError(f"{path}, line {lineno}: a number too long to read") from None
         if not isinstance(row, dict):
             raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
         try:
@@ -262,9 +275,28 @@ def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _r(value: Any, limit: int = 80) -> str:
-    """``repr(value)``, cut short: an error message never echoes a huge value."""
+    """``repr(value)``, cut short: for what the user typed (a split, a dataset name), never for
+    what a file holds (see ``_what``)."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _what(value: Any) -> str:
+    """What kind of value a file holds where it should not, without the value: an error names the
+    file, the line and the problem, never the content (issue 27, item 8)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value)} character{'s' if len(value) != 1 else ''}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
@@ -274,9 +306,9 @@ def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {_r(value)}")
+        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {_what(value)}")
     if any(c in value for c in "\t\r\n"):
-        raise DatasetError(f"{path}, line {lineno}: '_id' {_r(value)} contains a tab or newline")
+        raise DatasetError(f"{path}, line {lineno}: '_id' contains a tab or newline")
     return value
 
 
@@ -285,7 +317,7 @@ def _optional_str(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> 
     if value is None:
         return None
     if not isinstance(value, str):
-        raise DatasetError(f"{path}, line {lineno}: {_r(key)} must be a string, got {_r(value)}")
+        raise DatasetError(f"{path}, line {lineno}: {key!r} must be a string, got {_what(value)}")
     return value
 
 
@@ -297,14 +329,14 @@ def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str 
 
     if parse_iso(value) is None:
         raise DatasetError(
-            f"{path}, line {lineno}: {_r(key)} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got {_r(value)}"
+            f"{path}, line {lineno}: {key!r} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got another string"
         )
     return value
 
 
 def _check_duplicate(seen: dict[str, int], ident: str, path: Path, lineno: int, what: str) -> None:
     if ident in seen:
-        raise DatasetError(f"{path}, line {lineno}: duplicate {what} {_r(ident)} (first on line {seen[ident]})")
+        raise DatasetError(f"{path}, line {lineno}: duplicate {what} (first on line {seen[ident]})")
     seen[ident] = lineno
 
 
@@ -315,19 +347,19 @@ def _load_corpus(path: Path) -> tuple[Record, ...]:
         ident = _id_of(row, path, lineno)
         _check_duplicate(seen, ident, path, lineno, "document id")
         if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: document {_r(ident)} is missing required field 'text'")
+            raise DatasetError(f"{path}, line {lineno}: the document is missing required field 'text'")
         text = row["text"]
         if not isinstance(text, str):
-            raise DatasetError(f"{path}, line {lineno}: 'text' of {_r(ident)} must be a string, got {_r(text)}")
+            raise DatasetError(f"{path}, line {lineno}: 'text' must be a string, got {_what(text)}")
         kind = _optional_str(row, "kind", path, lineno) or "doc"
         if kind not in QUERY_KINDS:
             raise DatasetError(
-                f"{path}, line {lineno}: unknown kind {_r(kind)}; valid kinds: {', '.join(QUERY_KINDS)}"
+                f"{path}, line {lineno}: unknown 'kind'; valid kinds: {', '.join(QUERY_KINDS)}"
             )
         visibility = _optional_str(row, "visibility", path, lineno) or "shared"
         if visibility not in VISIBILITIES:
             raise DatasetError(
-                f"{path}, line {lineno}: visibility must be one of {', '.join(VISIBILITIES)}, got {_r(visibility)}"
+                f"{path}, line {lineno}: 'visibility' must be one of {', '.join(VISIBILITIES)}"
             )
         records.append(
             Record(
@@ -356,14 +388,14 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
         ident = _id_of(row, path, lineno)
         _check_duplicate(lines, ident, path, lineno, "query id")
         if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: query {_r(ident)} is missing required field 'text'")
+            raise DatasetError(f"{path}, line {lineno}: the query is missing required field 'text'")
         text = row["text"]
         if not isinstance(text, str) or not text.strip():
-            raise DatasetError(f"{path}, line {lineno}: 'text' of query {_r(ident)} must be a non-empty string")
+            raise DatasetError(f"{path}, line {lineno}: the query's 'text' must be a non-empty string")
         answerable = row.get("answerable", True)
         if not isinstance(answerable, bool):
             raise DatasetError(
-                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {_r(answerable)}"
+                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {_what(answerable)}"
             )
         kinds = row.get("kinds")
         if kinds is not None:
@@ -371,8 +403,7 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
                 kinds = [kinds]
             if not isinstance(kinds, list) or not kinds or any(k not in QUERY_KINDS for k in kinds):
                 raise DatasetError(
-                    f"{path}, line {lineno}: 'kinds' must be a non-empty list of {', '.join(QUERY_KINDS)}; "
-                    f"got {_r(row.get('kinds'))}"
+                    f"{path}, line {lineno}: 'kinds' must be a non-empty list of {', '.join(QUERY_KINDS)}"
                 )
             kinds = tuple(kinds)
         spaces = row.get("spaces")
@@ -380,19 +411,19 @@ def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, st
             if not isinstance(spaces, list) or not spaces or not all(isinstance(s, str) and s for s in spaces):
                 raise DatasetError(
                     f"{path}, line {lineno}: 'spaces' must be \"all\" or a non-empty list of space slugs, "
-                    f"got {_r(spaces)}"
+                    f"got {_what(spaces)}"
                 )
             spaces = tuple(spaces)
         split = row.get("split")
         if split is not None:
             if not isinstance(split, str) or not split.strip():
-                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {_r(split)}")
+                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {_what(split)}")
             declared[ident] = split
         category = _optional_str(row, "category", path, lineno) or ("answerable" if answerable else "unanswerable")
         id_in_corpus = row.get("id_in_corpus")
         if id_in_corpus is not None and not isinstance(id_in_corpus, bool):
             raise DatasetError(
-                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {_r(id_in_corpus)}"
+                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {_what(id_in_corpus)}"
             )
         queries.append(
             Query(
@@ -426,30 +457,30 @@ def _load_qrels(
             if tuple(c.strip() for c in cols) != QRELS_HEADER:
                 raise DatasetError(
                     f"{path}, line {lineno}: the header must be "
-                    f"{_r(chr(9).join(QRELS_HEADER))} (tab-separated), got {_r(text)}"
+                    f"{_r(chr(9).join(QRELS_HEADER))} (tab-separated), got another line"
                 )
             header_seen = True
             continue
         if len(cols) != 3:
             raise DatasetError(
                 f"{path}, line {lineno}: expected 3 tab-separated columns "
-                f"(query-id, corpus-id, score), got {len(cols)}: {_r(text)}"
+                f"(query-id, corpus-id, score), got {len(cols)}"
             )
         qid, did, raw = (c.strip() for c in cols)
         try:
             score = int(raw)
         except ValueError:
-            raise DatasetError(f"{path}, line {lineno}: score {_r(raw)} is not an integer (expected 0-3)") from None
+            raise DatasetError(f"{path}, line {lineno}: the score is not an integer (expected 0-3)") from None
         if not MIN_SCORE <= score <= MAX_SCORE:
             raise DatasetError(f"{path}, line {lineno}: score {score} is outside 0-3")
         if qid not in query_lines:
-            raise DatasetError(f"{path}, line {lineno}: unknown query id {_r(qid)} (not in queries.jsonl)")
+            raise DatasetError(f"{path}, line {lineno}: unknown query id (not in queries.jsonl)")
         if did not in doc_ids:
-            raise DatasetError(f"{path}, line {lineno}: unknown corpus id {_r(did)} (not in corpus.jsonl)")
+            raise DatasetError(f"{path}, line {lineno}: unknown corpus id (not in corpus.jsonl)")
         judged = rows.setdefault(qid, {})
         if did in judged:
             raise DatasetError(
-                f"{path}, line {lineno}: duplicate row for query {_r(qid)} and document {_r(did)} "
+                f"{path}, line {lineno}: duplicate row for one query and document "
                 f"(first on line {judged[did][1]})"
             )
         judged[did] = (score, lineno)
@@ -480,7 +511,7 @@ def _assign_splits(
                 f"qrels/{n}.tsv line {min(line for _s, line in all_qrels[n][q.id].values())}" for n in where
             )
             raise DatasetError(
-                f"{queries_path}, line {lineno}: query {_r(q.id)} has rows in {files}; "
+                f"{queries_path}, line {lineno}: the query has rows in {files}; "
                 "a query belongs to one split"
             )
         own = declared.get(q.id)
@@ -488,7 +519,7 @@ def _assign_splits(
             split = where[0]
             if own is not None and own != split:
                 raise DatasetError(
-                    f"{queries_path}, line {lineno}: query {_r(q.id)} says split {_r(own)} "
+                    f"{queries_path}, line {lineno}: the query's 'split' names another split "
                     f"but has rows in qrels/{split}.tsv"
                 )
         elif own is not None:
@@ -501,12 +532,12 @@ def _assign_splits(
         positive = [line for score, line in rows.values() if score > 0]
         if not q.answerable and positive:
             raise DatasetError(
-                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: query {_r(q.id)} is "
+                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: the query is "
                 f"'answerable: false' (queries.jsonl line {lineno}) but has a positive relevance score"
             )
         if q.answerable and split in all_qrels and not positive:
             raise DatasetError(
-                f"{queries_path}, line {lineno}: answerable query {_r(q.id)} has no relevant document "
+                f"{queries_path}, line {lineno}: the answerable query has no relevant document "
                 f"(score > 0) in qrels/{split}.tsv; add one or mark it 'answerable: false'"
             )
         membership[q.id] = split

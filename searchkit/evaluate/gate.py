@@ -60,13 +60,17 @@ class Row:
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
     """Read and check a baseline file."""
+    from searchkit.util import FileProblem, read_json_file
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json_file(p)  # a regular file only: a FIFO is refused, never waited on
     except FileNotFoundError:
         raise GateError(f"baseline {str(p)!r} does not exist; write one with `searchkit gate --update --baseline {p}`") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise GateError(f"baseline {str(p)!r} is unreadable ({type(exc).__name__})") from None
+    except FileProblem as exc:
+        raise GateError(f"baseline {str(p)!r} is unreadable ({exc.problem})") from None
+    except OSError as exc:
+        raise GateError(f"baseline {str(p)!r} is unreadable ({exc.strerror or type(exc).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise GateError(f"baseline {str(p)!r} is not a {BASELINE_FORMAT} file")
     if data.get("format_version") != BASELINE_VERSION:
@@ -74,7 +78,37 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     for key in ("dataset", "split", "dataset_sha256", "config", "per_query", "answerable", "answer_probability", "figures"):
         if key not in data:
             raise GateError(f"baseline {str(p)!r} lacks {key!r}; rewrite it with `searchkit gate --update`")
+    problem = _baseline_problem(data)
+    if problem:
+        raise GateError(f"baseline {str(p)!r} is damaged ({problem}); rewrite it with `searchkit gate --update`")
     return data
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _baseline_problem(data: Mapping[str, Any]) -> str | None:
+    """What in a baseline's figures the gate cannot use (named, never quoted), or None."""
+    if not all(isinstance(data[k], str) for k in ("dataset", "split", "dataset_sha256")):
+        return "dataset, split and dataset_sha256 must be strings"
+    if not isinstance(data["config"], dict):
+        return "config is not an object"
+    gated = data.get("gated", DEFAULT_GATED)
+    if not isinstance(gated, dict) or not all(isinstance(k, str) and _num(v) for k, v in gated.items()):
+        return "gated is not an object of tolerances"
+    if "alpha" in data and not _num(data["alpha"]):
+        return "alpha is not a number"
+    if not isinstance(data["figures"], dict) or not all(v is None or _num(v) for v in data["figures"].values()):
+        return "figures is not an object of numbers"
+    pq, ans, prob = data["per_query"], data["answerable"], data["answer_probability"]
+    if not isinstance(pq, dict) or not all(isinstance(m, dict) and all(_num(x) for x in m.values()) for m in pq.values()):
+        return "per_query is not an object of per-query figures"
+    if not isinstance(ans, dict) or not all(isinstance(v, bool) for v in ans.values()):
+        return "answerable is not an object of true/false"
+    if not isinstance(prob, dict) or not all(v is None or _num(v) for v in prob.values()) or set(prob) < set(ans):
+        return "answer_probability is not an object of numbers for every query"
+    return None
 
 
 def baseline_from_report(

@@ -73,9 +73,11 @@ def _is_run_folder(path: Path) -> bool:
         return False
     if not names or not names <= set(RUN_FILES) | set(OPTIONAL_FILES) or "provenance.json" not in names:
         return False
+    from searchkit.util import read_json_file
+
     try:
-        prov = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        prov = read_json_file(path / "provenance.json")
+    except OSError:  # FileProblem too: a FIFO, bad JSON, too deep
         return False
     return isinstance(prov, dict) and prov.get("format") == RUN_FORMAT
 
@@ -195,22 +197,81 @@ def load_run(path: str | os.PathLike[str]) -> RunFolder:
     Raises:
         RunFolderError: the path is not a run folder, or a file is missing or damaged.
     """
+    from searchkit.util import FileProblem, read_json_file
+
     folder = Path(path)
     if not folder.is_dir():
         raise RunFolderError(f"{str(folder)!r} is not a run folder (no such folder); write one with `searchkit eval --out`")
     parts: dict[str, Any] = {}
     for name in ("metrics.json", "provenance.json", "config.json"):
         f = folder / name
-        if not f.is_file():
+        if not f.exists():
             raise RunFolderError(f"{str(folder)!r} is not a run folder (no {name}); write one with `searchkit eval --out`")
         try:
-            parts[name] = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise RunFolderError(f"{f}: unreadable ({exc.__class__.__name__}: {exc})") from None
+            parts[name] = read_json_file(f)  # a regular file only: a FIFO is refused, never waited on
+        except FileProblem as exc:
+            raise RunFolderError(f"{f}: unreadable ({exc.problem})") from None
+        except OSError as exc:
+            raise RunFolderError(f"{f}: unreadable ({exc.strerror or type(exc).__name__})") from None
         if not isinstance(parts[name], dict):
             raise RunFolderError(f"{f}: expected a JSON object")
     if parts["provenance.json"].get("format") != RUN_FORMAT:
         raise RunFolderError(f"{folder / 'provenance.json'}: not a {RUN_FORMAT} run folder")
-    if not isinstance(parts["metrics.json"].get("queries"), list):
-        raise RunFolderError(f"{folder / 'metrics.json'}: no per-query rows; rewrite the run with `searchkit eval --out`")
+    problem = metrics_problem(parts["metrics.json"])
+    if problem:
+        raise RunFolderError(f"{folder / 'metrics.json'}: {problem}; rewrite the run with `searchkit eval --out`")
     return RunFolder(folder, parts["metrics.json"], parts["provenance.json"], parts["config.json"])
+
+
+_BREAKDOWN_KEYS = ("by_lang", "by_category", "by_kind", "by_kinds_filter")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _figures(v: Any) -> bool:
+    """A ``{name: number or null}`` object."""
+    return isinstance(v, dict) and all(isinstance(k, str) and (x is None or _number(x)) for k, x in v.items())
+
+
+def metrics_problem(metrics: Mapping[str, Any]) -> str | None:
+    """What makes a ``metrics.json`` (``eval --json --queries``, a run folder's) unusable by
+    ``compare``, ``report``, ``gate --run`` and ``tune``, in words naming the part and never quoting
+    it; None when it has the shape ``eval`` writes: ``queries`` a list of objects, each with a
+    string ``id``, a boolean ``answerable``, ``metrics`` null or ``{name: number}``, a number
+    ``answer_probability``, strings (or null) for ``lang`` / ``category`` and lists of strings for
+    ``kinds`` / ``relevant_kinds``; the headline ``metrics``, ``no_answer`` and breakdowns objects of
+    figures (issue 27, item 13)."""
+    rows = metrics.get("queries")
+    if not isinstance(rows, list):
+        return "no per-query rows ('queries' is not a list)"
+    for key in ("metrics", "no_answer", "missing_id", "counts"):
+        if key in metrics and not _figures(metrics[key]):
+            return f"'{key}' is not an object of numbers"
+    for key in _BREAKDOWN_KEYS:
+        groups = metrics.get(key)
+        if groups is not None and not (isinstance(groups, dict) and all(_figures(g) for g in groups.values())):
+            return f"'{key}' is not an object of groups of numbers"
+    seen: set[str] = set()
+    for i, q in enumerate(rows):
+        where = f"queries[{i}]"
+        if not isinstance(q, dict):
+            return f"{where} is not an object"
+        if not isinstance(q.get("id"), str) or q["id"] in seen:
+            return f"{where} has no string 'id' of its own"
+        seen.add(q["id"])
+        if not isinstance(q.get("answerable"), bool):
+            return f"{where}.answerable is not true or false"
+        if q.get("metrics") is not None and not (_figures(q["metrics"]) and all(
+                x is not None for x in q["metrics"].values())):
+            return f"{where}.metrics is not an object of numbers"
+        if not _number(q.get("answer_probability")):
+            return f"{where}.answer_probability is not a number"
+        for key in ("lang", "category"):
+            if q.get(key) is not None and not isinstance(q[key], str):
+                return f"{where}.{key} is not a string"
+        for key in ("kinds", "relevant_kinds", "ranking"):
+            if q.get(key) is not None and not (isinstance(q[key], list) and all(isinstance(x, str) for x in q[key])):
+                return f"{where}.{key} is not a list of strings"
+    return None

@@ -84,12 +84,20 @@ def is_task_set(path: str | os.PathLike[str]) -> bool:
     return p.is_dir() and all((p / f).is_file() for f in TASK_SET_FILES)
 
 
+def _text(path: Path) -> str:
+    """A set's file as text: a regular file only (a FIFO is refused, never waited on); errors name
+    the file and the problem, never the content (issue 27, items 8 and 12)."""
+    from searchkit.util import FileProblem, read_regular_text
+
+    try:
+        return read_regular_text(path)
+    except FileProblem as exc:
+        raise DatasetError(f"{path}: {exc.problem}") from None
+
+
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     out = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not valid UTF-8 ({exc.reason})") from None
+    text = _text(path)
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -97,6 +105,10 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}, line {lineno}: JSON nested too deeply") from None
+        except ValueError:
+            raise DatasetError(f"{path}, line {lineno}: a number too long to read") from None
         if not isinstance(row, dict):
             raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
         out.append((lineno, row))
@@ -135,13 +147,13 @@ def _query(path: Path, lineno: int, row: Mapping[str, Any]) -> TaskQuery:
         raise DatasetError(f"{where}: a query needs a non-empty string '_id' and 'text'")
     space = row.get("space")
     if not isinstance(space, str) or not space:
-        raise DatasetError(f"{where}: query {qid!r} needs the 'space' it is asked in")
+        raise DatasetError(f"{where}: the query needs the 'space' it is asked in")
     current = row.get("current_task")
     if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
-        raise DatasetError(f"{where}: query {qid!r}: 'current_task' must be a task id (an integer) or absent")
+        raise DatasetError(f"{where}: 'current_task' must be a task id (an integer) or absent")
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):
-        raise DatasetError(f"{where}: query {qid!r}: 'answerable' must be true or false")
+        raise DatasetError(f"{where}: 'answerable' must be true or false")
     return TaskQuery(id=qid, text=text, lang=row.get("lang"), answerable=answerable,
                      category=str(row.get("category") or ("answerable" if answerable else "unanswerable")),
                      space=space, current_task=current)
@@ -170,15 +182,17 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
     doc_ids = {r.id for r in records}
     queries: dict[str, TaskQuery] = {}
     declared: dict[str, str] = {}
+    qlines: dict[str, int] = {}
     qpath = root / "queries.jsonl"
     for lineno, row in _rows(qpath):
         q = _query(qpath, lineno, row)
         if q.id in queries:
-            raise DatasetError(f"{qpath}, line {lineno}: query id {q.id!r} given twice")
+            raise DatasetError(f"{qpath}, line {lineno}: the query id is given twice (first on line {qlines[q.id]})")
         queries[q.id] = q
+        qlines[q.id] = lineno
         declared[q.id] = str(row.get("split") or "")
     qrels: dict[str, dict[str, int]] = {}
-    for lineno, line in enumerate(qrels_path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in enumerate(_text(qrels_path).splitlines(), 1):
         if lineno == 1 or not line.strip():
             continue
         cols = [c.strip() for c in line.split("\t")]
@@ -186,19 +200,22 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
             raise DatasetError(f"{qrels_path}, line {lineno}: expected query-id, corpus-id, score (tab-separated)")
         qid, doc, score = cols[0], cols[1], int(cols[2])
         if qid not in queries:
-            raise DatasetError(f"{qrels_path}, line {lineno}: unknown query id {qid!r}")
+            raise DatasetError(f"{qrels_path}, line {lineno}: unknown query id (not in queries.jsonl)")
         if doc not in doc_ids:
-            raise DatasetError(f"{qrels_path}, line {lineno}: {doc!r} is not an indexed comment of the store")
+            raise DatasetError(f"{qrels_path}, line {lineno}: the corpus id is not an indexed comment of the store")
         if declared[qid] and declared[qid] != split:
-            raise DatasetError(f"{qrels_path}, line {lineno}: query {qid!r} says split {declared[qid]!r}")
+            raise DatasetError(f"{qrels_path}, line {lineno}: the query's 'split' (queries.jsonl line {qlines[qid]}) "
+                               "names another split")
         qrels.setdefault(qid, {})[doc] = score
     kept = tuple(q for q in queries.values() if declared[q.id] == split or (not declared[q.id] and q.id in qrels))
     for q in kept:
         positive = any(v > 0 for v in qrels.get(q.id, {}).values())
         if q.answerable and not positive:
-            raise DatasetError(f"{qpath}: answerable query {q.id!r} has no relevant comment in {qrels_path.name}")
+            raise DatasetError(f"{qpath}, line {qlines[q.id]}: the answerable query has no relevant comment in "
+                               f"{qrels_path.name}")
         if not q.answerable and positive:
-            raise DatasetError(f"{qrels_path}: unanswerable query {q.id!r} has a relevant comment")
+            raise DatasetError(f"{qrels_path}: the unanswerable query of queries.jsonl line {qlines[q.id]} has a "
+                               "relevant comment")
     frozen = MappingProxyType({q: MappingProxyType(dict(d)) for q, d in qrels.items()})
     return TaskSet(name=root.resolve().name, path=root, split=split, records=records, queries=kept, qrels=frozen)
 

@@ -85,12 +85,13 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
     import jsonschema
 
     if isinstance(report, Mapping) and "queries" not in report and "dataset" in report:
-        raise TuneError(f"eval report of {str(report.get('dataset'))[:80]!r} has no per-query rows; run eval with --json --queries")
+        raise TuneError("the eval report has no per-query rows; run eval with --json --queries")
     try:
         jsonschema.validate(report, _RUN_SCHEMA)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        raise TuneError(f"not an eval run with per-query rows (at {where}: {exc.message[:120]})") from None
+        raise TuneError(f"not an eval run with per-query rows (at {where}: fails the run format's "
+                        f"{exc.validator!r} rule)") from None  # never exc.message: it quotes the file
     shape = report.get("shape") if report.get("shape") in ("documents", "conversation") else "documents"
     return [
         LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"],

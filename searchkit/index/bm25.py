@@ -763,18 +763,25 @@ class BM25Index:
             "vocab": vocab_list,
         }
         npz_tmp = folder / f".{_NPZ_NAME}.tmp"
-        with open(npz_tmp, "wb") as fh:
-            np.savez(
-                fh,
-                data=self._data,
-                indices=self._indices,
-                indptr=self._indptr,
-                idf=self._idf,
-                doc_len=self._doc_len,
-                **({"tf": self._tf} if self._tf is not None else {}),
-            )
         json_tmp = folder / f".{_JSON_NAME}.tmp"
-        json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        try:
+            with open(npz_tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    data=self._data,
+                    indices=self._indices,
+                    indptr=self._indptr,
+                    idf=self._idf,
+                    doc_len=self._doc_len,
+                    **({"tf": self._tf} if self._tf is not None else {}),
+                )
+            json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+        except OSError as exc:  # a full disk: say so, naming the file (issue 27, item 13)
+            from searchkit.index.dense import write_failure
+
+            for tmp in (npz_tmp, json_tmp):
+                tmp.unlink(missing_ok=True)
+            raise write_failure(folder / _NPZ_NAME, exc) from None
         os.replace(npz_tmp, folder / _NPZ_NAME)
         os.replace(json_tmp, folder / _JSON_NAME)
         return folder
@@ -788,10 +795,12 @@ class BM25Index:
         for path in (json_path, npz_path):
             if not path.is_file():
                 raise FileNotFoundError(f"BM25 index file missing: {path}")
+        from searchkit.util import FileProblem, read_json_file
+
         try:
-            meta = json.loads(json_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            raise ValueError(f"{json_path}: not valid JSON ({exc})") from None
+            meta = read_json_file(json_path)  # a regular file only: a FIFO is refused, never waited on
+        except FileProblem as exc:
+            raise ValueError(f"{json_path}: {exc.problem}") from None
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise ValueError(f"{json_path}: not a searchkit BM25 index (format {_FORMAT!r} expected)")
         if meta.get("format_version") != _FORMAT_VERSION:

@@ -26,9 +26,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from searchkit.errors import SearchkitError
+
 from .embedders import Embedder, EmbeddingError
 
-__all__ = ["EmbeddingCache", "CacheStats", "default_cache_path", "KINDS"]
+__all__ = ["EmbeddingCache", "CacheError", "CacheWriteError", "CacheStats", "default_cache_path", "KINDS"]
 
 KINDS = ("query", "passage")
 _PLURAL = {"query": "queries", "passage": "passages"}
@@ -37,6 +39,39 @@ _LOOKUP_CHUNK = 500  # bound on SQL variables per SELECT
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
 log = logging.getLogger(__name__)
+
+
+class CacheError(SearchkitError, ValueError):
+    """The cache path holds something that is not a searchkit embedding cache (named, one line)."""
+
+
+class CacheWriteError(SearchkitError, OSError):
+    """The cache could not be written (a full disk, an I/O error, a read-only file): the message
+    names the path and says so; what was stored before is kept (issue 27, item 13)."""
+
+
+def _write_failure(e: sqlite3.Error) -> str | None:
+    """What a failed write says in words (the disk is full, an I/O error, read-only), or None when
+    ``e`` is not a write failure."""
+    name = getattr(e, "sqlite_errorname", None)
+    if name is None:  # an SQLite error without its code: read its standard message
+        text = str(e).lower()
+        name = next((code for code, words in (("SQLITE_FULL", "database or disk is full"),
+                                               ("SQLITE_IOERR", "disk i/o error"),
+                                               ("SQLITE_READONLY", "readonly database"),
+                                               ("SQLITE_CANTOPEN", "unable to open")) if words in text), "")
+    for code, words in _WRITE_FAILURES:
+        if name.startswith(code):
+            return words
+    return None
+
+
+_WRITE_FAILURES = (
+    ("SQLITE_FULL", "the disk is full"),
+    ("SQLITE_IOERR", "a write to disk failed (I/O error; is the disk full?)"),
+    ("SQLITE_READONLY", "it is read-only"),
+    ("SQLITE_CANTOPEN", "it cannot be opened for writing"),
+)
 
 
 def default_cache_path() -> Path:
@@ -87,18 +122,29 @@ class EmbeddingCache:
             target = ":memory:"
         else:
             if self.path.is_dir():
-                raise ValueError(f"embedding cache path {self.path} is a folder; give a file path")
+                raise CacheError(f"embedding cache path {self.path} is a folder; give a file path")
+            if self.path.exists() and not self.path.is_file():
+                raise CacheError(f"embedding cache path {self.path} is not a regular file (a FIFO or a device); "
+                                 "give a file path")
             if not self.path.parent.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             _create_private(self.path)
             target = str(self.path)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
-        self._conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            self._conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as e:
+            raise CacheWriteError(f"embedding cache {self.path}: {_write_failure(e) or 'cannot be opened'}") from None
         try:
             self._setup()
         except sqlite3.DatabaseError as e:
             self._conn.close()
-            raise ValueError(f"embedding cache {self.path}: not a usable SQLite cache ({e})") from None
+            failure = _write_failure(e)
+            if failure is not None:
+                raise CacheWriteError(f"embedding cache {self.path}: cannot be set up, {failure}; nothing was "
+                                      "changed (free some space, or point $SEARCHKIT_CACHE elsewhere)") from None
+            raise CacheError(f"embedding cache {self.path}: not a usable SQLite cache ({e}); delete it to "
+                             "start a new one, or point $SEARCHKIT_CACHE elsewhere") from None
         if self.path is not None:
             _make_private(self.path)
 
@@ -121,7 +167,11 @@ class EmbeddingCache:
                 c.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
                 c.execute("COMMIT")
             except BaseException:
-                c.execute("ROLLBACK")
+                if c.in_transaction:
+                    try:
+                        c.execute("ROLLBACK")
+                    except sqlite3.Error:  # a failed COMMIT may have rolled back already
+                        pass
                 raise
         elif version != _SCHEMA_VERSION or "embeddings" not in tables:
             raise sqlite3.DatabaseError(
@@ -242,6 +292,39 @@ class EmbeddingCache:
                                  " LIMIT 1", (fp,)).fetchone()
         return None if row is None else int(row[0])
 
+    def _store(self, fp: str, rows: list[tuple], dim: int, family: int | None, embedder: Embedder) -> int | None:
+        """Store one batch in one transaction (all of it or nothing); returns the family's
+        dimension. A write that fails (a full disk) is a :class:`CacheWriteError` naming the file:
+        the batch is rolled back and every batch stored before it is kept."""
+        c = self._conn
+        try:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                if family is None:  # another process may have stored this family since the lookup
+                    family = self._stored_dim(fp)
+                if family is not None and dim != family:
+                    raise EmbeddingError(
+                        f"embedder {getattr(embedder, 'name', embedder)!r} returned {dim}-dimensional "
+                        f"vectors, but this family's (fingerprint {fp[:12]}…) are {family}-dimensional; "
+                        f"a provider of another dimension does not serve the same model (nothing was cached)")
+                c.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+                c.execute("COMMIT")
+            except BaseException:
+                if c.in_transaction:
+                    try:
+                        c.execute("ROLLBACK")
+                    except sqlite3.Error:  # a failed COMMIT may have rolled back already
+                        pass
+                raise
+        except sqlite3.Error as e:
+            failure = _write_failure(e)
+            if failure is None:
+                raise
+            raise CacheWriteError(f"embedding cache {self._where()}: storing embeddings failed, {failure}; the "
+                                  "vectors stored before are kept (free some space, or point $SEARCHKIT_CACHE "
+                                  "elsewhere)") from None
+        return family
+
     def _lookup(self, fp: str, kind: str, keys: list[bytes], family: int | None) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
         stale: dict[int, int] = {}
@@ -277,21 +360,7 @@ class EmbeddingCache:
                 vectors = _checked(embed([t for _, t in batch]), len(batch), embedder)
                 rows = [(fp, kind, key, vectors.shape[1], vectors[i].astype("<f4").tobytes())
                         for i, (key, _) in enumerate(batch)]
-                c = self._conn
-                c.execute("BEGIN IMMEDIATE")
-                try:
-                    if family is None:  # another process may have stored this family since the lookup
-                        family = self._stored_dim(fp)
-                    if family is not None and vectors.shape[1] != family:
-                        raise EmbeddingError(
-                            f"embedder {getattr(embedder, 'name', embedder)!r} returned {vectors.shape[1]}-dimensional "
-                            f"vectors, but this family's (fingerprint {fp[:12]}…) are {family}-dimensional; "
-                            f"a provider of another dimension does not serve the same model (nothing was cached)")
-                    c.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
-                    c.execute("COMMIT")
-                except BaseException:
-                    c.execute("ROLLBACK")
-                    raise
+                family = self._store(fp, rows, vectors.shape[1], family, embedder)
                 family = vectors.shape[1]
                 for i, (key, _) in enumerate(batch):
                     found[key] = vectors[i]

@@ -7,17 +7,56 @@ by the dense index or only by BM25.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from searchkit.errors import SearchkitError
 from searchkit.util import atomic_write_text
 
-__all__ = ["DenseIndex", "INDEX_KINDS", "set_faiss_threads"]
+__all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
+
+
+class IndexWriteError(SearchkitError, OSError):
+    """An index file could not be written (a full disk, an I/O error): the message names the file
+    and says so; the index being replaced is kept (issue 27, item 13)."""
+
+
+_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+_REASONS = {os.strerror(code): code for code in (errno.ENOSPC, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES)
+            + ((errno.EDQUOT,) if hasattr(errno, "EDQUOT") else ())}
+
+
+def _faiss_os_error(message: str) -> OSError | None:
+    """The system error a faiss write error ends with (``(No space left on device)``), if any."""
+    for reason, code in _REASONS.items():
+        if message.rstrip().endswith(f"({reason})"):
+            return OSError(code, reason)
+    return None
+
+
+def write_failure(path: str | os.PathLike[str], exc: BaseException | None = None) -> IndexWriteError:
+    """The error for a failed write of ``path``: "the disk is full" when the error says so or the
+    folder's disk has (almost) no free space left, else "the write failed" with the system's reason."""
+    p = Path(path)
+    code = getattr(exc, "errno", None)
+    try:
+        nearly_full = shutil.disk_usage(p.parent if p.parent.exists() else Path.cwd()).free < (1 << 20)
+    except OSError:
+        nearly_full = False
+    if code in _FULL or nearly_full:
+        why = "the disk is full"
+    else:
+        why = "the write failed" + (f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
+    return IndexWriteError(f"cannot write {p}: {why}; the previous index is kept")
 
 _FORMAT_VERSION = 1
 _INDEX_FILE = "dense.faiss"
@@ -235,7 +274,10 @@ class DenseIndex:
         fd, tmp = tempfile.mkstemp(dir=out, prefix=".dense-", suffix=".tmp")
         os.close(fd)
         try:
-            faiss.write_index(self._index, tmp)
+            try:
+                faiss.write_index(self._index, tmp)
+            except RuntimeError as e:  # faiss: "... write error in PATH: N != M (No space left on device)"
+                raise write_failure(out / _INDEX_FILE, _faiss_os_error(str(e))) from None
             os.replace(tmp, out / _INDEX_FILE)
         finally:
             if os.path.exists(tmp):
@@ -257,10 +299,14 @@ class DenseIndex:
         for p in (meta_path, index_path):
             if not p.is_file():
                 raise FileNotFoundError(f"dense index file {p} is missing")
+        from searchkit.util import FileProblem, read_json_file
+
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
-            raise ValueError(f"dense index metadata {meta_path} is unreadable: {e}") from None
+            meta = read_json_file(meta_path)  # a regular file only: a FIFO is refused, never waited on
+        except FileProblem as e:
+            raise ValueError(f"dense index metadata {meta_path} is unreadable: {e.problem}") from None
+        except OSError as e:
+            raise ValueError(f"dense index metadata {meta_path} is unreadable: {e.strerror or type(e).__name__}") from None
         if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:
             got = meta.get("format_version") if isinstance(meta, dict) else None
             raise ValueError(f"dense index {meta_path}: format_version {got!r}, expected {_FORMAT_VERSION}")
