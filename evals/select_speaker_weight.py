@@ -42,6 +42,7 @@ import numpy as np
 
 from searchkit.analyze import detect_language
 from searchkit.config import SearchConfig
+from searchkit.export import load_config
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.run import evaluate_dataset, per_query
 from searchkit.evaluate.tune import half_of
@@ -110,7 +111,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.by_language and args.knob != "rerank":
         ap.error("--by-language goes with --knob rerank")
-    base = SearchConfig.load(args.config)
+    base = load_config(args.config)  # a bare config or an exported NAME.vN.json (issue 28 item 7)
     grid = sorted({float(w) for w in args.grid.split(",")})
     if args.by_language and 0.0 not in grid:
         ap.error("--by-language needs 0 (the stage off) in --grid")
