@@ -476,3 +476,29 @@ def test_a_fifo_in_an_index_is_a_one_line_error_never_a_hang(tmp_path, target):
     if target == store.MARKER:  # but nothing is written beside a marker that is not one
         with pytest.raises(store.IndexStoreError, match="not a searchkit index marker"):
             store.write_version(out, lambda tmp: None)
+
+
+def test_two_builds_of_the_same_index_are_byte_identical_marker_included(tmp_path):
+    _save("verA", tmp_path / "a")
+    _save("verA", tmp_path / "b")
+
+    def files(folder):
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+                if p.is_file() and p.name != ".lock"}
+
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    stamp = json.loads((tmp_path / "a" / store.MARKER).read_text())["versions"]["v000001"]
+    assert stamp == (tmp_path / "a" / "v000001" / ".readers").read_text() and len(stamp) == 64
+
+
+def test_a_folder_under_the_name_of_a_write_that_died_before_naming_it_is_not_deleted(tmp_path):
+    out = tmp_path / "idx"
+    p = subprocess.run([sys.executable, "-c", _DIE_IN_FILL, str(out)], capture_output=True, text=True, env=ENV)
+    assert p.returncode == 9, p.stderr
+    assert json.loads((out / store.MARKER).read_text())["versions"] == {"v000001": store.PENDING}
+    shutil.rmtree(out / ".tmp-v000001")
+    (out / "v000001").mkdir()  # someone's folder, with an empty .readers like the first store format's
+    (out / "v000001" / ".readers").write_text("")
+    (out / "v000001" / "manifest.json").write_text("{}")
+    _save("verA", out)
+    assert (out / "v000001" / "manifest.json").read_text() == "{}"

@@ -10,9 +10,9 @@ to the current one::
       v000007/               one complete index (manifest.json, config.json, records.jsonl, ...)
       .lock                  writers hold an exclusive lock on it while they write and prune
 
-A writer registers the next version name (with a random stamp) in the marker, builds the version
-in ``.tmp-vNNNNNN`` (its ``.readers`` file holds the stamp), renames it to ``vNNNNNN`` and then
-replaces ``CURRENT``: a reader sees the old version or the new one, never a mixture, and a crash at
+A writer registers the next version name in the marker, builds the version in ``.tmp-vNNNNNN``,
+registers its stamp (the sha256 of its manifest, also kept in its ``.readers`` file), renames it to
+``vNNNNNN`` and then replaces ``CURRENT``: a reader sees the old version or the new one, never a mixture, and a crash at
 any point leaves the previous version current and loadable.
 
 Deleted means erased (SPEC H3): a version other than the current one is removed as soon as no
@@ -37,7 +37,7 @@ import fcntl
 import json
 import os
 import re
-import secrets
+import hashlib
 import shutil
 import stat
 import time
@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from searchkit.errors import SearchkitError
-from searchkit.util import atomic_write_text, make_private, read_json_file, read_regular_text
+from searchkit.util import atomic_write_text, make_private, read_json_file, read_regular_bytes, read_regular_text
 
 MARKER = "searchkit-index.json"
 POINTER = "CURRENT"
@@ -55,6 +55,8 @@ TMP_PREFIX = ".tmp-"
 STORE_FORMAT = "searchkit.index-store"
 STORE_VERSION = 2
 """2: the marker registers every version the store wrote, with its stamp (1: no register)."""
+PENDING = "pending"
+"""The register's stamp for a version being written (its folder is still ``.tmp-vNNNNNN``)."""
 WRITER_WAIT_S = 600.0
 SMALL_FILE = 1 << 20
 """The most bytes read of the marker, the pointer or a stamp (they are a few dozen)."""
@@ -399,16 +401,18 @@ def _write_locked(folder: Path, fill: Callable[[Path], None], wait_s: float) -> 
                                   "move it out or give another folder (nothing was changed)")
         name = f"v{_next_number(folder, register):06d}"  # numbers never go back, even past a dead writer's
         _prune(folder, register, keep={_read_pointer(folder)})  # what a writer that died left
-        stamp = secrets.token_hex(16)
-        register[name] = stamp
+        register[name] = PENDING
         _write_marker(folder, register)  # registered before anything is written under its name
         tmp = folder / f"{TMP_PREFIX}{name}"
         try:
             tmp.mkdir(mode=0o700)
-            (tmp / READERS).write_text(stamp, encoding="utf-8")
+            (tmp / READERS).write_text("", encoding="utf-8")
             fill(tmp)
+            register[name] = _content_stamp(tmp)
+            (tmp / READERS).write_text(register[name], encoding="utf-8")
             make_private(tmp)
             _fsync_tree(tmp)
+            _write_marker(folder, register)  # the stamp, before the version appears under its name
             os.rename(tmp, folder / name)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -447,6 +451,21 @@ def _writer_lock(folder: Path, wait_s: float) -> Iterator[None]:
         os.close(fd)
 
 
+def _content_stamp(version: Path) -> str:
+    """A version's stamp: the sha256 of its ``manifest.json`` (or of its file names and sizes when
+    it has none), so two builds of the same index are byte-identical, marker included, and a
+    folder someone else put under the version's name does not carry it."""
+    manifest = version / "manifest.json"
+    h = hashlib.sha256()
+    if _lkind(manifest) == "file":
+        h.update(read_regular_bytes(manifest))
+    else:
+        for path in sorted(version.rglob("*")):
+            if path.name != READERS:
+                h.update(f"{path.relative_to(version).as_posix()}\0{path.lstat().st_size}\0".encode())
+    return h.hexdigest()
+
+
 def _next_number(folder: Path, register: dict[str, str]) -> int:
     """One more than any version number registered or present (a version or its temporary)."""
     names = set(register) | {n.removeprefix(TMP_PREFIX) for n in _entries(folder)}
@@ -466,6 +485,9 @@ def _prune(folder: Path, register: dict[str, str], keep: set[str | None]) -> int
         tmp = folder / f"{TMP_PREFIX}{name}"
         if _lkind(tmp) == "dir":
             shutil.rmtree(tmp, ignore_errors=True)  # a writer died while writing it
+        if stamp == PENDING:  # it died before naming it: whatever has that name now is not ours
+            register.pop(name)
+            continue
         path = folder / name
         kind = _lkind(path)
         if kind == "missing":
