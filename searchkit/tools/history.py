@@ -98,11 +98,14 @@ class UpdateReport:
     removed: int
     unchanged: int
     embedded: int
+    kept: int = 0
+    """Records of the previous index kept because their part could not be read now (issue 27 item 11)."""
 
     def line(self) -> str:
+        kept = f"; {self.kept} kept from the previous index (their part could not be read now)" if self.kept else ""
         return (
             f"update: {self.added} added, {self.changed} changed, {self.removed} removed, "
-            f"{self.unchanged} unchanged; {self.embedded} passages embedded"
+            f"{self.unchanged} unchanged; {self.embedded} passages embedded{kept}"
         )
 
 
@@ -138,22 +141,27 @@ class HistoryIndex:
         embedder: Any = None,
         cache: Any = None,
         show_progress: bool = False,
+        policy: Any = None,
     ) -> "HistoryIndex":
+        """Index a workspace folder; ``policy`` (``ingest.policy.Policy``) sets what is never
+        indexed and the size caps (default ``DEFAULT_POLICY``)."""
         from searchkit.ingest.workspace import load_workspace
         from searchkit.searcher import Searcher
 
-        load = load_workspace(workspace)
+        load = load_workspace(workspace, policy=policy)
         s = Searcher.build(load.records, config, embedder=embedder, cache=cache, show_progress=show_progress)
         return cls(s, load.spaces, load.report, workspace=workspace)
 
-    def update(self, workspace: str | Path, *, show_progress: bool = False) -> UpdateReport:
+    def update(self, workspace: str | Path, *, show_progress: bool = False, policy: Any = None) -> UpdateReport:
         """Re-read the workspace (H3): records whose source is gone leave (a deleted row; a
         deleted chat with its turns' digests), new and changed ones come in, and only new or
-        changed passage text is embedded (the embedding cache holds the rest)."""
-        from searchkit.ingest.workspace import load_workspace
+        changed passage text is embedded (the embedding cache holds the rest). What could not be
+        read this time (an unreadable folder, a failed loader, a damaged database) is never taken
+        for deleted: its previous records stay (``ingest.workspace.carry_over``)."""
+        from searchkit.ingest.workspace import carry_over, load_workspace
         from searchkit.searcher import Searcher
 
-        load = load_workspace(workspace)
+        load, kept = carry_over(self.searcher.records, load_workspace(workspace, policy=policy))
         old = {r.id: r for r in self.searcher.records}
         new = {r.id: r for r in load.records}
         added = sum(1 for i in new if i not in old)
@@ -168,7 +176,7 @@ class HistoryIndex:
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
-        return UpdateReport(added, changed, removed, unchanged, int(after - before))
+        return UpdateReport(added, changed, removed, unchanged, int(after - before), kept)
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
@@ -194,6 +202,7 @@ class HistoryIndex:
         from one version, never mixed with a version a writer publishes meanwhile)."""
         from searchkit.index import store
         from searchkit.searcher import IndexMismatchError, Searcher
+        from searchkit.util import read_json_file
 
         with store.reading(folder) as version:
             if not (version / "workspace.json").is_file():
@@ -202,7 +211,7 @@ class HistoryIndex:
                 )
             s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
             try:
-                saved = json.loads((version / "workspace.json").read_text(encoding="utf-8"))
+                saved = read_json_file(version / "workspace.json")  # a regular file only: no FIFO hang
                 spaces = {slug: _space_info(slug, d) for slug, d in saved["spaces"].items()}
                 where = saved.get("workspace")
                 if where is not None and (not isinstance(where, str) or not where):
