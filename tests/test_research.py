@@ -175,10 +175,59 @@ def test_threshold_report_picks_on_the_tune_half():
     assert set(curves) == {"report", "tune"} and len(curves["tune"][0]) == len(tune)
 
 
+def _model_rows():
+    """A workspace run as notebook 03 read it before issue 28: the conversation model scored some
+    queries (P(answer) about 0.99 whatever the answer), the documents model the rest (0.05-0.6)."""
+    rows = []
+    for i in range(120):
+        qid, model = f"q{i}", ("conversation" if i % 3 == 0 else "documents")
+        answerable = i % 4 != 1
+        p = (0.985 + (0.004 if answerable else 0.0)) if model == "conversation" else (0.3 + i / 400 if answerable else 0.05 + i / 2000)
+        rows.append({"dataset": "w", "id": qid, "answerable": answerable, "p": p, "half": half_of(f"w:{qid}"),
+                     "lang": "en", "model": model})
+    return rows
+
+
+def test_thresholds_are_picked_for_the_model_that_scored_the_queries():
+    """Issue 28 item 1: one pooled threshold over both models' probabilities landed near 0.99 and
+    was written into the documents model (warning on every answerable document query); each model
+    now gets its own, from its own queries, written into it."""
+    rows = _model_rows()
+    choices = research.thresholds_by_model(rows, 0.10)
+    assert set(choices) == {"documents", "conversation"}
+    docs = [r for r in rows if r["model"] == "documents" and r["half"] == "tune"]
+    assert choices["documents"]["threshold"] == research.threshold_for_false_alarm(
+        [r["answerable"] for r in docs], [r["p"] for r in docs], 0.10)
+    assert choices["documents"]["threshold"] < 0.5 and choices["conversation"]["threshold"] > 0.98
+    assert choices["documents"]["tune"]["false_alarm"] <= 0.10 and choices["documents"]["report"]["recall"] == 1.0
+    assert choices["documents"]["warning"] and "fewer than 30" in choices["documents"]["warning"]  # 30-odd a half
+    base = SearchConfig()
+    tuned = research.apply_thresholds(base, choices)
+    assert tuned.weak_match.threshold == choices["documents"]["threshold"]
+    assert tuned.weak_match.conversation.threshold == choices["conversation"]["threshold"]
+    assert tuned.weak_match.coef == base.weak_match.coef and tuned.weak_match.conversation.coef == base.weak_match.conversation.coef
+    only = research.apply_thresholds(base, research.thresholds_by_model(rows, 0.10, ["documents"]))
+    assert only.weak_match.conversation == base.weak_match.conversation
+    assert "documents: threshold" in research.threshold_changes(base, only) and "conversation" not in research.threshold_changes(base, only)
+    assert set(research.curves(rows, "model")) == {"conversation", "documents"}
+    assert len(research.curves(rows, "half", model="documents")["tune"][0]) == len(docs)
+
+
+def test_a_model_that_scored_no_query_is_one_line_naming_it():
+    rows = [r for r in _model_rows() if r["model"] == "documents"]
+    assert set(research.thresholds_by_model(rows, 0.10)) == {"documents"}
+    with pytest.raises(research.NotebookInputError, match="conversation model") as err:
+        research.thresholds_by_model(rows, 0.10, ["conversation"])
+    assert "\n" not in str(err.value)
+    with pytest.raises(research.NotebookInputError, match="unknown weak-match model 'chat'"):
+        research.thresholds_by_model(rows, 0.10, ["chat"])
+
+
 def test_no_answer_rows_and_missing_id_table(two_runs):
     a, _ = two_runs
     rows = research.no_answer_rows({"mini": a})
     assert len(rows) == len(a.queries) and {r["half"] for r in rows} == {"tune", "report"}
+    assert {r["model"] for r in rows} <= {"documents", "conversation"}
     fake = [{"dataset": "d", "id_in_corpus": True, "missing_id_warned": False},
             {"dataset": "d", "id_in_corpus": False, "missing_id_warned": True},
             {"dataset": "d", "id_in_corpus": False, "missing_id_warned": False},

@@ -120,11 +120,20 @@ def test_cli_tune_weak_match_refit_conversation_only(tmp_path, capsys):
     tuned = SearchConfig.load(tmp_path / "tuned.json")
     assert tuned.weak_match.coef == base.weak_match.coef  # the documents model is the config's
     assert tuned.weak_match.conversation.features == ("dense_top1", "dense_margin")
-    # only document runs for a conversation refit: one line, exit 2
+    # no query scored by the conversation model, for a conversation refit: one line naming it, exit 2
     run["shape"] = "documents"
     (tmp_path / "docs.json").write_text(json.dumps(run), encoding="utf-8")
     assert main(["tune", "weak-match", "--runs", str(tmp_path / "docs.json"), "--refit", "conversation"]) == 2
-    assert "none of the runs is of a conversation corpus" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "no query of these runs was scored by the conversation model" in err and "Traceback" not in err
+    # a run whose queries say which model scored them: that model, whatever the run's label
+    run["queries"] = [dict(q, signals={**q["signals"], "conversation_model": 1.0}) for q in run["queries"]]
+    (tmp_path / "scored.json").write_text(json.dumps(run), encoding="utf-8")
+    assert main(["tune", "weak-match", "--runs", str(tmp_path / "scored.json"), "--refit", "conversation",
+                 "--conversation-features", "dense_top1,dense_margin"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["scored_by"]["conversation"]["tune"] > 0 and out["scored_by"]["documents"] == {"tune": 0, "report": 0}
 
 
 def test_needs_both_classes():
@@ -354,3 +363,48 @@ def test_cli_tune_weak_match_objective(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:  # argparse: one line naming the choices, exit 2
         main(["tune", "weak-match", "--runs", *runs, "--objective", "listwise"])
     assert exc.value.code == 2 and "invalid choice: 'listwise'" in capsys.readouterr().err
+
+
+def test_each_model_is_fitted_on_the_queries_it_scored():
+    """Issue 28 item 1: one run mixes queries the documents model scored and queries the
+    conversation model scored (a workspace of chats and files); each model is fitted on its own
+    queries, read from the ``conversation_model`` signal, not from the run's label."""
+    from searchkit.evaluate.tune import fit_weak_match_by_shape, from_eval_json
+
+    docs, conv = _rows(seed=6), _rows(seed=7)
+    queries = ([{"id": f"d{r.query_id}", "answerable": r.answerable, "signals": {**r.signals, "conversation_model": 0.0}}
+                for r in docs]
+               + [{"id": f"c{r.query_id}", "answerable": r.answerable,
+                   "signals": {**r.signals, "dense_top1": r.signals["dense_top1"] - 0.3, "conversation_model": 1.0}}
+                  for r in conv])
+    rows = from_eval_json({"dataset": "workspace", "shape": "documents", "queries": queries})
+    assert {r.shape for r in rows if r.query_id.split(":")[1].startswith("c")} == {"conversation"}
+    assert {r.shape for r in rows if r.query_id.split(":")[1].startswith("d")} == {"documents"}
+    feats = ("dense_top1", "dense_margin")
+    wm = fit_weak_match_by_shape(rows, feats, feats, target_false_warn=0.1)
+    # the conversation queries sit 0.3 lower: fitted on their own, their model's intercept moves up by about 0.3 * coef
+    assert wm.conversation.intercept - wm.intercept == pytest.approx(0.3 * wm.coef[0], rel=0.2)
+    assert score_weak_match(rows, wm)["false-warn-rate"] <= 0.1 + 1e-9
+
+
+def test_a_small_tune_half_gets_a_warning(tmp_path, capsys, caplog):
+    import json
+    import logging
+
+    from searchkit.cli import main
+    from searchkit.evaluate.tune import MIN_HALF_CLASS, fit_weak_match_by_shape, small_half_warnings
+
+    rows = _rows(n=80, seed=8)  # about 27 answerable and 13 unanswerable in each half
+    assert small_half_warnings(_rows(n=400)) == []
+    lines = small_half_warnings(rows)
+    assert len(lines) == 1 and "documents model" in lines[0] and f"fewer than {MIN_HALF_CLASS}" in lines[0]
+    with caplog.at_level(logging.WARNING, logger="searchkit.evaluate.tune"):
+        fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig())
+    assert any("documents model's tune half has" in r.getMessage() for r in caplog.records)
+    run = {"dataset": "small", "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals}
+                                           for r in rows]}
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    caplog.clear()
+    assert main(["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--refit", "documents",
+                 "--features", "dense_top1"]) == 0
+    assert any("fewer than 30 of a class" in r.getMessage() for r in caplog.records)

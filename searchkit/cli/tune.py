@@ -20,8 +20,8 @@ def add_parser(sub: Any) -> None:
     pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
     pt.add_argument("--features", help="comma-separated feature names of the documents model "
                     "(searchkit.rank.signals.FEATURES)")
-    pt.add_argument("--conversation-features", help="comma-separated feature names of the model for conversation "
-                    "corpora (fitted on the runs whose eval says shape: conversation)")
+    pt.add_argument("--conversation-features", help="comma-separated feature names of the conversation model "
+                    "(fitted on the queries it scored: those whose top results were chats and digests)")
     pt.add_argument("--C", type=float, default=1.0, help="inverse L2 strength of the logistic model")
     pt.add_argument("--objective", choices=["pointwise", "pairwise"],
                     help="weak-match: how the documents model is fitted (default: the shipped choice, pairwise: "
@@ -30,8 +30,8 @@ def add_parser(sub: Any) -> None:
                     help="weak-match: how the conversation model is fitted (default: the shipped choice, pointwise)")
     pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
     pt.add_argument("--refit", choices=["both", "documents", "conversation"], default="both",
-                    help="weak-match: refit only this corpus shape's model and keep the other one from --config "
-                    "(runs of that shape only are enough)")
+                    help="weak-match: refit only this model (the queries it scored) and keep the other one from "
+                    "--config; both: every model that scored some query")
     pt.add_argument("--out", help="write the tuned SearchConfig here")
     pt.add_argument("--test", choices=["fisher", "student"], default="fisher",
                     help="fusion: paired test of the winner against the runner-up and RRF (tune half)")
@@ -56,6 +56,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         DEFAULT_FEATURES,
         DOCUMENTS_OBJECTIVE,
         TuneError,
+        by_shape,
         fit_weak_match_by_shape,
         from_eval_json,
         half_of,
@@ -78,10 +79,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
                      else CONVERSATION_FEATURES)
     base = load_config(args.config)
-    if args.refit != "both":
-        tune = [r for r in tune if (r.shape == "conversation") == (args.refit == "conversation")]
-        if not tune:
-            raise CLIError(f"tune weak-match --refit {args.refit}: none of the runs is of a {args.refit} corpus")
+    if not args.quiet:  # the fit's warnings (a model's tune half too small, a model kept), one line each
+        import logging
+
+        logging.basicConfig(level=logging.WARNING, format="tune weak-match: %(message)s", stream=sys.stderr)
     try:
         wm = fit_weak_match_by_shape(tune, features, conv_features, C=args.C,
                                      target_false_warn=args.target_false_warn, keep=base.weak_match,
@@ -94,7 +95,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
            "objective": {shape: obj for shape, obj in (("documents", args.objective or DOCUMENTS_OBJECTIVE),
                                                        ("conversation", args.conversation_objective or CONVERSATION_OBJECTIVE))
                          if args.refit in ("both", shape)},
-           "n_tune": len(tune), "n_report": len(report), "weak_match": cfg.to_dict()["weak_match"],
+           "n_tune": len(tune), "n_report": len(report),
+           "scored_by": {shape: {"tune": len(by_shape(tune)[shape]), "report": len(by_shape(report)[shape])}
+                         for shape in ("documents", "conversation")},
+           "weak_match": cfg.to_dict()["weak_match"],
            "report_half": {"all": score_weak_match(report, wm)}}
     for g in sorted({r.group for r in rows}):
         out["report_half"][g] = score_weak_match([r for r in report if r.group == g], wm)

@@ -14,10 +14,12 @@ like the rest of the package.
   ``fusion_rows`` / ``fusion_significance_rows``, ``no_answer_rows``, ``missing_id_table``,
   ``config_diff``, ``cards_side_by_side``.
 - Choices: ``threshold_for_false_alarm`` (the weak-match threshold that meets a false-alarm rate
-  on answerable queries).
+  on answerable queries), ``thresholds_by_model`` / ``apply_thresholds`` (one for each weak-match
+  model, on the queries it scored, written into that model).
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 from pathlib import Path
@@ -25,12 +27,15 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "NotebookInputError", "cards_side_by_side", "check_datasets", "comparison_frame", "config_diff", "config_label",
     "curves", "group_table", "save_config", "significance_marks", "work_from_repo_root",
     "ensure_run", "ensure_task_run", "find_runs", "fusion_rows", "fusion_significance_rows", "headline_frame",
     "breakdown_frame", "missing_id_table", "no_answer_rows", "notebook_config", "per_query_deltas", "query_frame",
     "setting_label", "threshold_for_false_alarm", "threshold_report", "trial_matching", "worst_queries",
+    "apply_thresholds", "threshold_changes", "threshold_rows", "thresholds_by_model",
 ]
 
 HEADLINE = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
@@ -479,26 +484,33 @@ def fusion_significance_rows(trials: Sequence[Any], base: Any, *, test: str = "f
 def no_answer_rows(runs: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per-query rows of the no-answer behaviour over ``{label: RunFolder}``: the label (dataset),
     the query's language, ``answerable``, P(answer), whether the weak-match warning fired, the
-    ``id_in_corpus`` label and whether the missing-ID warning fired, and its tune/report half
-    (``tune.half_of`` of ``dataset:query``)."""
-    from searchkit.evaluate.tune import half_of
+    ``id_in_corpus`` label and whether the missing-ID warning fired, its tune/report half
+    (``tune.half_of`` of ``dataset:query``) and the weak-match ``model`` that scored it
+    (``documents`` or ``conversation``, ``tune.query_shape``)."""
+    from searchkit.evaluate.tune import SHAPES, half_of, query_shape
 
     rows = []
     for label, run in runs.items():
         ds = run.metrics.get("dataset", label)
+        default = run.metrics.get("shape") if run.metrics.get("shape") in SHAPES else "documents"
         for q in run.queries:
             rows.append({"run": label, "dataset": ds, "id": q["id"], "lang": q.get("lang") or "und",
                          "answerable": bool(q.get("answerable")), "p": float(q.get("answer_probability", 0.0)),
                          "weak_match": bool(q.get("weak_match")), "id_in_corpus": q.get("id_in_corpus"),
-                         "missing_id_warned": bool(q.get("missing_ids")), "half": half_of(f"{ds}:{q['id']}")})
+                         "missing_id_warned": bool(q.get("missing_ids")), "half": half_of(f"{ds}:{q['id']}"),
+                         "model": query_shape(q.get("signals") or {}, default)})
     return rows
 
 
-def curves(rows: Sequence[Mapping[str, Any]], by: str = "dataset") -> dict[str, tuple[list[bool], list[float]]]:
+def curves(rows: Sequence[Mapping[str, Any]], by: str = "dataset",
+           model: str | None = None) -> dict[str, tuple[list[bool], list[float]]]:
     """``{group: (answerable, P(answer))}`` of ``no_answer_rows`` grouped by a row field
-    (``dataset``, ``lang``, ``half``, ``run``), for the ROC / PR / reliability figures."""
+    (``dataset``, ``lang``, ``half``, ``run``, ``model``), for the ROC / PR / reliability figures;
+    ``model``: only the queries that weak-match model scored."""
     out: dict[str, tuple[list[bool], list[float]]] = {}
     for r in rows:
+        if model is not None and r.get("model", "documents") != model:
+            continue
         y, p = out.setdefault(str(r[by]), ([], []))
         y.append(bool(r["answerable"]))
         p.append(float(r["p"]))
@@ -522,13 +534,29 @@ def threshold_for_false_alarm(answerable: Sequence[bool], prob: Sequence[float],
     return 1.0 if k >= len(pa) else pa[k]
 
 
-def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float) -> dict[str, Any]:
+def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float, model: str | None = None) -> dict[str, Any]:
     """Pick the threshold on the tune half of ``no_answer_rows`` for a false-alarm ``rate`` and
     report what it does on each half: false-alarm rate (answerable warned) and recall
-    (unanswerable warned)."""
+    (unanswerable warned). ``model`` (``documents`` / ``conversation``): only the queries that
+    model scored, whose probabilities the threshold compares with (None: every row).
+
+    Raises:
+        NotebookInputError: no tune-half query was scored by ``model``, or none of them is
+            answerable (one line naming the model).
+    """
+    from searchkit.evaluate.tune import MIN_HALF_CLASS
+
+    if model is not None:
+        rows = [r for r in rows if r.get("model", "documents") == model]
     tune = [r for r in rows if r["half"] == "tune"]
+    what = f"the {model} model" if model is not None else "any model"
+    whose = f"the {model} model's" if model is not None else "the"
+    if not tune:
+        raise NotebookInputError(f"no tune-half query of these runs was scored by {what}: its threshold cannot be picked")
+    if not any(r["answerable"] for r in tune):
+        raise NotebookInputError(f"no answerable tune-half query was scored by {what}: its threshold cannot be picked")
     t = threshold_for_false_alarm([r["answerable"] for r in tune], [r["p"] for r in tune], rate)
-    out: dict[str, Any] = {"threshold": t, "target_false_alarm": rate}
+    out: dict[str, Any] = {"threshold": t, "target_false_alarm": rate, "model": model}
     for half in ("tune", "report"):
         mine = [r for r in rows if r["half"] == half]
         ans = [r for r in mine if r["answerable"]]
@@ -538,7 +566,60 @@ def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float) -> dict[str
             "false_alarm": (sum(r["p"] < t for r in ans) / len(ans)) if ans else math.nan,
             "recall": (sum(r["p"] < t for r in una) / len(una)) if una else math.nan,
         }
+    n_ans = sum(r["answerable"] for r in tune)
+    out["warning"] = None
+    if min(n_ans, len(tune) - n_ans) < MIN_HALF_CLASS:
+        out["warning"] = (f"{whose} tune half has {n_ans} answerable and {len(tune) - n_ans} unanswerable queries "
+                          f"(fewer than {MIN_HALF_CLASS} of a class): the threshold is noisy")
+        log.warning("%s", out["warning"])
     return out
+
+
+def thresholds_by_model(rows: Sequence[Mapping[str, Any]], rate: float,
+                        models: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """``threshold_report`` for each weak-match model, on the queries it scored: ``models`` (None:
+    every model that scored a tune-half query). A model named in ``models`` that scored none is
+    a ``NotebookInputError`` naming it."""
+    from searchkit.evaluate.tune import SHAPES
+
+    if models is None:
+        models = [m for m in SHAPES if any(r.get("model", "documents") == m and r["half"] == "tune" for r in rows)]
+    unknown = [m for m in models if m not in SHAPES]
+    if unknown:
+        raise NotebookInputError(f"unknown weak-match model {unknown[0]!r}; valid: {', '.join(SHAPES)}")
+    return {m: threshold_report(rows, rate, m) for m in models}
+
+
+def threshold_rows(choices: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Long rows of ``thresholds_by_model`` for a table: model, half, queries, false alarm, recall, threshold."""
+    return [{"model": m, "half": half, **c[half], "threshold": c["threshold"]}
+            for m, c in choices.items() for half in ("tune", "report")]
+
+
+def apply_thresholds(config: Any, choices: Mapping[str, Mapping[str, Any]]) -> Any:
+    """``config`` with each chosen threshold in the model it was picked for: ``documents`` ->
+    ``weak_match.threshold``, ``conversation`` -> ``weak_match.conversation.threshold``; the other
+    model, and everything else, as it was."""
+    from dataclasses import replace
+
+    wm = config.weak_match
+    for model, c in choices.items():
+        if model == "conversation":
+            if wm.conversation is None:
+                raise NotebookInputError("the config has no conversation model (weak_match.conversation is null)")
+            wm = replace(wm, conversation=replace(wm.conversation, threshold=float(c["threshold"])))
+        else:
+            wm = replace(wm, threshold=float(c["threshold"]))
+    return config.replace(weak_match=wm)
+
+
+def threshold_changes(before: Any, after: Any) -> str:
+    """One line per weak-match model whose threshold differs between two configs."""
+    pairs = [("documents", before.weak_match, after.weak_match),
+             ("conversation", before.weak_match.conversation, after.weak_match.conversation)]
+    lines = [f"{name}: threshold {a.threshold:.4f} -> {b.threshold:.4f}" for name, a, b in pairs
+             if a is not None and b is not None and a.threshold != b.threshold]
+    return "\n".join(lines) or "no threshold changed"
 
 
 def missing_id_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:

@@ -86,7 +86,8 @@ class EvalReport:
     path: str = "searcher"
     depth: int = 100
     shape: str = "documents"
-    """The corpus shape that picked the weak-match model (``conversation`` / ``documents``)."""
+    """The weak-match model that scored the queries (``conversation`` / ``documents``; ``mixed``: both,
+    each query's in its ``conversation_model`` signal)."""
 
     def breakdowns(self) -> dict[str, Mapping[str, Mapping[str, float]]]:
         """``{"by_lang": {...}, "by_category": {...}, "by_kind": {...}, "by_kinds_filter": {...}}``."""
@@ -222,7 +223,15 @@ def evaluate_dataset(
             )
         )
     return summarize(dataset, searcher.config, outcomes, index_s=index_s,
-                     path="tool" if tool is not None else "searcher", depth=depth, shape=searcher.shape())
+                     path="tool" if tool is not None else "searcher", depth=depth, shape=_models_used(outcomes))
+
+
+def _models_used(outcomes: list[QueryOutcome]) -> str:
+    """The weak-match model(s) that scored the queries (``documents``, ``conversation`` or ``mixed``;
+    each query's own is its ``conversation_model`` signal)."""
+    from searchkit.evaluate.tune import query_shape, run_shape
+
+    return run_shape(query_shape(o.signals) for o in outcomes if o.signals)
 
 
 def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:

@@ -19,8 +19,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from searchkit.config import WeakMatchConfig
-
 from searchkit.errors import SearchkitError
+from searchkit.rank.conversation import SHAPES
 
 
 class TuneError(SearchkitError, ValueError):
@@ -92,12 +92,29 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
         where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
         raise TuneError(f"not an eval run with per-query rows (at {where}: fails the run format's "
                         f"{exc.validator!r} rule)") from None  # never exc.message: it quotes the file
-    shape = report.get("shape") if report.get("shape") in ("documents", "conversation") else "documents"
+    default = report.get("shape") if report.get("shape") in SHAPES else "documents"
     return [
         LabelledSignals(f"{report['dataset']}:{q['id']}", bool(q["answerable"]), q.get("signals") or {}, report["dataset"],
-                        shape)
+                        query_shape(q.get("signals") or {}, default))
         for q in report["queries"]
     ]
+
+
+def query_shape(signals: Mapping[str, float], default: str = "documents") -> str:
+    """The weak-match model that scored one query: the ``conversation_model`` signal the Searcher
+    records (1: the conversation model, 0: the documents model); ``default`` for a run written
+    before the model was chosen per query (its run-level ``shape``)."""
+    flag = signals.get("conversation_model")
+    if flag is None:
+        return default
+    return "conversation" if float(flag) >= 0.5 else "documents"
+
+
+def run_shape(shapes: Iterable[str]) -> str:
+    """One label for a run's queries: ``documents`` or ``conversation`` when one model scored them
+    all, ``mixed`` when both did (``documents`` for no query)."""
+    used = set(shapes)
+    return "mixed" if len(used) > 1 else (used.pop() if used else "documents")
 
 
 def _matrix(rows: Sequence[LabelledSignals], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -240,6 +257,35 @@ def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> d
     return no_answer_metrics([r.answerable for r in rows], probs, [p < m.threshold for p, m in zip(probs, models)])
 
 
+MIN_HALF_CLASS = 30
+"""A model's tune half with fewer answerable or fewer unanswerable queries than this is fitted, with
+a warning: its coefficients and threshold rest on too few queries to trust."""
+
+
+def by_shape(rows: Iterable[LabelledSignals]) -> dict[str, list[LabelledSignals]]:
+    """The rows each weak-match model scored (``LabelledSignals.shape``), ``documents`` first."""
+    out: dict[str, list[LabelledSignals]] = {shape: [] for shape in SHAPES}
+    for r in rows:
+        out["conversation" if r.shape == "conversation" else "documents"].append(r)
+    return out
+
+
+def small_half_warnings(rows: Iterable[LabelledSignals], shapes: Sequence[str] = SHAPES) -> list[str]:
+    """One line for each model of ``shapes`` whose rows (a tune half) hold fewer than
+    ``MIN_HALF_CLASS`` answerable or unanswerable queries; empty when every one has enough."""
+    out = []
+    for shape, mine in by_shape(rows).items():
+        if shape not in shapes or not mine:
+            continue
+        n_ans = sum(r.answerable for r in mine)
+        n_un = len(mine) - n_ans
+        if n_ans < MIN_HALF_CLASS or n_un < MIN_HALF_CLASS:
+            out.append(f"the {shape} model's tune half has {n_ans} answerable and {n_un} unanswerable queries "
+                       f"(fewer than {MIN_HALF_CLASS} of a class): its coefficients and threshold are noisy; "
+                       "evaluate more labelled queries")
+    return out
+
+
 def fit_weak_match_by_shape(
     rows: Iterable[LabelledSignals],
     features: Sequence[str] = DEFAULT_FEATURES,
@@ -252,35 +298,59 @@ def fit_weak_match_by_shape(
     objective: str = DOCUMENTS_OBJECTIVE,
     conversation_objective: str = CONVERSATION_OBJECTIVE,
 ) -> WeakMatchConfig:
-    """The documents model on the rows of document corpora, and, when there are rows of
-    conversation corpora (``LabelledSignals.shape``), the conversation model on those; each with
-    its own threshold for ``target_false_warn`` (use the tune half) and its own ``objective``
-    (``fit_weak_match``). ``refit`` ``"documents"`` or ``"conversation"`` fits only that shape's
-    model and takes the other one from ``keep``."""
+    """Each weak-match model on the queries it scored (``LabelledSignals.shape``: the documents
+    model on the queries whose top results were documents, the conversation model on those whose
+    top results were conversations); each with its own threshold for ``target_false_warn`` (use the
+    tune half) and its own ``objective`` (``fit_weak_match``). ``refit`` ``"documents"`` or
+    ``"conversation"`` fits only that model and takes the other one from ``keep``; ``"both"`` fits
+    every model that scored some of the rows and keeps the other (logged) from ``keep``. Everything
+    else of ``weak_match`` (the rule that picks the model, ``enabled``) is ``keep``'s. A model to
+    fit with no rows is a ``TuneError`` naming it; a model fitted on fewer than ``MIN_HALF_CLASS``
+    queries of a class is logged as a warning (``small_half_warnings``)."""
     from dataclasses import replace
 
     from searchkit.config import WeakMatchModel
 
-    if refit not in ("both", "documents", "conversation"):
+    if refit not in ("both",) + SHAPES:
         raise TuneError(f"refit must be both, documents or conversation, got {refit!r}")
     if refit != "both" and keep is None:
         raise TuneError(f"refit {refit} keeps the other model from a config: give keep")
-    rows = list(rows)
-    docs = [r for r in rows if r.shape != "conversation"]
-    conv = [r for r in rows if r.shape == "conversation"]
-    if refit == "conversation":
-        if not conv:
-            raise TuneError("refit conversation needs rows of conversation corpora")
-        wm = keep
+    groups = by_shape(rows)
+    if refit == "both":
+        wanted = tuple(shape for shape in SHAPES if groups[shape])
+        if not wanted:
+            raise TuneError("no queries to fit the weak-match models on")
+        missing = [shape for shape in SHAPES if shape not in wanted]
+        if "documents" in missing and keep is None:
+            raise TuneError("no query of these runs was scored by the documents model (shape documents), so it "
+                            "cannot be fitted; give runs with document evidence, or a config to keep it from")
+        for shape in missing:
+            log.warning("no query of these runs was scored by the %s model: it is kept from the config", shape)
     else:
-        wm = fit_weak_match(docs, features, C=C, target_false_warn=target_false_warn, objective=objective)
-        if refit == "documents":
-            return replace(wm, conversation=keep.conversation)
-    if conv:
-        c = fit_weak_match(conv, conversation_features, C=C, target_false_warn=target_false_warn,
-                           objective=conversation_objective)
+        wanted = (refit,)
+        if not groups[refit]:
+            raise TuneError(f"no query of these runs was scored by the {refit} model (shape {refit}), so it "
+                            f"cannot be fitted; give runs with {refit} evidence")
+    for line in small_half_warnings([r for s in wanted for r in groups[s]], wanted):
+        log.warning("%s", line)
+    wm = keep if keep is not None else WeakMatchConfig(conversation=None)
+    if "documents" in wanted:
+        d = _fit_shape("documents", groups["documents"], features, C, target_false_warn, objective)
+        wm = replace(wm, features=d.features, coef=d.coef, intercept=d.intercept, threshold=d.threshold)
+    if "conversation" in wanted:
+        c = _fit_shape("conversation", groups["conversation"], conversation_features, C, target_false_warn,
+                       conversation_objective)
         wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))
     return wm
+
+
+def _fit_shape(shape: str, rows: Sequence[LabelledSignals], features: Sequence[str], C: float,
+               target_false_warn: float | None, objective: str) -> WeakMatchConfig:
+    """``fit_weak_match`` of one model; its errors name the model."""
+    try:
+        return fit_weak_match(rows, features, C=C, target_false_warn=target_false_warn, objective=objective)
+    except TuneError as exc:
+        raise TuneError(f"the {shape} model: {exc}") from None
 
 
 FUSION_GRID: tuple[dict[str, Any], ...] = tuple(

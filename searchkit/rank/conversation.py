@@ -179,18 +179,27 @@ def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[s
                     yield who, toks
 
 
-def corpus_shape(texts: Iterable[str], min_share: float = 0.5) -> str:
-    """``conversation`` when at least ``min_share`` of the records are chat transcripts (most of
-    their lines ``Speaker: text``), else ``documents``: the rule that picks the weak-match model."""
-    chats = total = 0
-    for text in texts:
-        lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
-        if not lines:
-            continue
-        total += 1
-        said = sum(1 for ln in lines if _LINE.match(ln))
-        chats += said >= max(1, len(lines) // 2)
-    return "conversation" if total and chats / total >= min_share else "documents"
+SHAPES: tuple[str, ...] = ("documents", "conversation")
+"""The weak-match models: ``documents`` (``WeakMatchConfig`` itself) and ``conversation``
+(``WeakMatchConfig.conversation``)."""
+
+
+def evidence_shape(kinds: Sequence[str], conversation_kinds: Iterable[str], depth: int, share: float, *,
+                   speaker_named: bool = True, needs_speaker: bool = False) -> str:
+    """Which weak-match model reads one search's evidence, by what the evidence *is*: the kinds of
+    the records the top results come from (``kinds``, best first). ``conversation`` when at least
+    ``share`` of the first ``depth`` of them are of ``conversation_kinds`` (chats and the digests of
+    their turns) and, with ``needs_speaker``, the question names a speaker of those conversations
+    (``speaker_named``: the who-said-it evidence the conversation model reads exists); else
+    ``documents`` (app rows, files, logs, pages, sources, dataset documents; no results at all). The
+    rule reads record kinds, never the text: a table row's ``column: value`` lines or a digest's
+    ``Asked:`` line do not make a workspace a chat log."""
+    top = list(kinds)[:max(1, int(depth))]
+    if not top or (needs_speaker and not speaker_named):
+        return "documents"
+    wanted = set(conversation_kinds)
+    said = sum(1 for k in top if k in wanted)
+    return "conversation" if said / len(top) >= share else "documents"
 
 
 def best_passage_texts(passages: Sequence[Any], rows: Sequence[int]) -> list[str]:
