@@ -433,3 +433,14 @@ def test_after_update_a_deleted_chat_its_digests_and_a_deleted_row_are_in_no_fil
     assert [q.name for q in out.iterdir() if q.name.startswith(("v", ".tmp"))] == [store.current_dir(out).name]
     idx = HistoryIndex.load(out, cache=EmbeddingCache(None))
     assert not any("gone" in r.id or r.id == "acme/app:tasks#999" for r in idx.searcher.records)
+
+
+def test_the_indexing_report_on_the_terminal_carries_no_control_character(tmp_path):
+    ws = tmp_path / "ws"
+    sp = space(ws)
+    write(sp, "notes/\x1b[2J\x1b]0;pwned\x07evil\u202etxt.md", b"\x00\x01binary")  # skipped: binary
+    write(sp, ".space/chats/c.json", chat("ses\x1b[31m"))  # skipped: bad_id
+    p = cli("index", "--workspace", str(ws), "--out", str(tmp_path / "idx"), "--config", str(HASHING), "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "binary" in p.stderr and "bad_id" in p.stderr
+    assert not any(ch in p.stderr for ch in "\x1b\x07\u202e")

@@ -90,6 +90,7 @@ def _policy(caps: list[str]):
 
 def _index_workspace(args: argparse.Namespace, config, policy) -> int:
     from searchkit.tools.history import HistoryIndex
+    from searchkit.tools.terminal import one_line
 
     if args.update:
         idx = HistoryIndex.load(args.out, config if args.config else None)
@@ -104,9 +105,9 @@ def _index_workspace(args: argparse.Namespace, config, policy) -> int:
     if idx.report is not None:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(idx.report.counts.items()))
         print(f"records by kind: {counts}", file=sys.stderr)
-        for sk in idx.report.skips:
-            print(f"skipped {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
-        for sk in idx.report.notes:
-            print(f"note {sk.path_or_table}: {sk.rule}" + (f" ({sk.detail})" if sk.detail else ""), file=sys.stderr)
+        for word, items in (("skipped", idx.report.skips), ("note", idx.report.notes)):
+            for sk in items:  # a file name may hold ESC or U+202E: no control character reaches the terminal
+                detail = f" ({one_line(sk.detail)})" if sk.detail else ""
+                print(f"{word} {one_line(sk.path_or_table)}: {sk.rule}{detail}", file=sys.stderr)
     return 0
 
