@@ -312,16 +312,12 @@ def without_identifiers(text: str) -> str:
     """``text`` normalised, each identifier ``find_identifiers`` reads replaced by a space (what
     is left says whether a query has any word besides its IDs)."""
     norm = _mention_normalize(text)
-    pos, out = 0, []
+    out, pos = [], 0
     for _, _, spans in _mention_items(norm):
-        a = spans[0][0]
-        b = spans[-1][1]
-        if a >= pos:
-            out.append(norm[pos:a])
-            out.append(" ")
-            pos = max(pos, b)
-        else:
-            pos = max(pos, b)
+        start, end = spans[0][0], spans[-1][1]  # the items of "PR 88/89" share their start
+        if start >= pos:
+            out += [norm[pos:start], " "]
+        pos = max(pos, end)
     out.append(norm[pos:])
     return "".join(out)
 
