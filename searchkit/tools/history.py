@@ -24,6 +24,7 @@ from searchkit.ingest.policy import MAX_SPACES
 from searchkit.records import KINDS, Hit, Record, Result, Notice
 from searchkit.tools.access import ACCESS_UNKNOWN
 from searchkit.tools.messages import LANGS, message
+from searchkit.tools.terminal import CONTROL_CHARS as _CONTROL, one_line
 from searchkit.errors import ParameterError
 
 DEFAULT_LIMIT = 8
@@ -731,13 +732,10 @@ def _record_session(r: Record) -> tuple[str, str] | None:
     return (r.space, str(ses)) if ses else None
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
-
-
-def _line(text: Any) -> str:
-    """``text`` as part of one line: control characters and line breaks (a title holding a
-    newline could otherwise forge a card or a reminder line) become one space."""
-    return _CONTROL.sub(" ", str(text)).strip()
+_line = one_line
+"""``text`` as part of one line (``searchkit.tools.terminal``, shared with task search): control
+characters and line breaks (a title holding a newline could otherwise forge a card or a reminder
+line) become one space, bidi controls go."""
 
 
 def _header(
