@@ -974,3 +974,31 @@ def test_comments_of_a_skipped_task_are_skipped_too_but_an_unknown_task_still_re
     with pytest.raises(store.TaskStoreError, match="comments.jsonl:4: not valid JSON"):
         store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=1000)
     assert (tmp_path / "t.db").read_bytes() == before
+
+
+@pytest.mark.parametrize("row", [
+    {"id": "SECRET-hunter2", "space": "acme", "title": "t", "state": "open", "piece": "p", "created": "2026-01-01", "updated": "2026-01-01"},
+    {"id": 1, "space": "acme", "title": "t", "state": "open", "piece": "p", "created": "SECRET-hunter2", "updated": "2026-01-01"},
+    {"id": 1, "space": ["SECRET-hunter2"], "title": "t", "state": "open", "piece": "p", "created": "2026-01-01", "updated": "2026-01-01"},
+])
+def test_a_bad_line_is_named_never_quoted(tmp_path, row):
+    """Issue 27 item 8: an import error names the file, the line and the problem, never a value of the
+    line (a value of a task or comment line may be a secret)."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "tasks.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    (folder / "comments.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(store.TaskStoreError) as info:
+        store.import_into(tmp_path / "t.sqlite", *store.source_files(folder))
+    assert "tasks.jsonl:1" in str(info.value) and "SECRET" not in str(info.value) and "hunter2" not in str(info.value)
+
+
+def test_a_fifo_source_is_not_called_missing(tmp_path):
+    import os
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    os.mkfifo(folder / "tasks.jsonl")
+    (folder / "comments.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(store.TaskStoreError, match="not a regular file"):
+        store.import_into(tmp_path / "t.sqlite", *store.source_files(folder))

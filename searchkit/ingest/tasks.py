@@ -253,13 +253,21 @@ def fold(text: str) -> str:
     return text.casefold()
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters: error messages never echo a huge value."""
-    try:
-        text = repr(value)
-    except RecursionError:
-        text = f"<deeply nested {type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def _show(value: Any) -> str:
+    """What ``value`` is, never what it holds (issue 27 item 8: an error about a bad line of an
+    imported file must not echo the file, which may hold a secret): ``a string of 12 characters``,
+    ``a number``, ``a list of 2 items``; ``true`` / ``false`` / ``null`` as they are."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, str):
+        return f"a string of {len(value)} character{'s' if len(value) != 1 else ''}" if value else "an empty string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
 
 
 def utc_sort_key(ts: str, what: str = "ts") -> str:
@@ -269,13 +277,13 @@ def utc_sort_key(ts: str, what: str = "ts") -> str:
     try:
         dt = datetime.fromisoformat(ts)
     except ValueError:
-        raise TaskStoreError(f"{what} is not an ISO 8601 time: {_show(ts)} (e.g. 2026-06-20T10:00:00Z)") from None
+        raise TaskStoreError(f"{what} is not an ISO 8601 time (e.g. 2026-06-20T10:00:00Z)") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     try:
         return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     except (OverflowError, ValueError):
-        raise TaskStoreError(f"{what} is out of range: {_show(ts)}") from None
+        raise TaskStoreError(f"{what} is an ISO 8601 time out of range") from None
 
 
 def not_indexed_reason(comment: Mapping[str, Any]) -> str | None:
@@ -686,7 +694,7 @@ def _str(value: Any, what: str, *, optional: bool = False, nonempty: bool = Fals
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise TaskStoreError(f"{what} is not valid Unicode text (a lone surrogate): {_show(value)}") from None
+        raise TaskStoreError(f"{what} is not valid Unicode text (a lone surrogate)") from None
     return value
 
 
@@ -931,7 +939,7 @@ def _check_cap(max_item_bytes: int) -> int:
     if isinstance(max_item_bytes, bool) or not isinstance(max_item_bytes, int) \
             or not 1 <= max_item_bytes <= MAX_ITEM_CAP:
         raise TaskStoreError(f"the item size cap (--max-item-bytes) must be from 1 to {MAX_ITEM_CAP:,} bytes, "
-                             f"got {_show(max_item_bytes)}")
+                             f"got {max_item_bytes!r}")
     return max_item_bytes
 
 
@@ -1038,10 +1046,13 @@ def source_files(folder: str | Path) -> tuple[Path, Path]:
     if not folder.is_dir():
         raise TaskStoreError(f"{folder}: no such folder (a task store folder holds tasks.jsonl and comments.jsonl)")
     for name in ("tasks.jsonl", "comments.jsonl"):
-        if not (folder / name).is_file():
+        if not (folder / name).exists():
             raise TaskStoreError(
                 f"{folder}: {name} is missing (a task store folder holds tasks.jsonl and comments.jsonl)"
             )
+        if not (folder / name).is_file():
+            raise TaskStoreError(f"{folder / name}: not a regular file (a FIFO, a device or a folder); "
+                                 "only regular files are read")
     return folder / "tasks.jsonl", folder / "comments.jsonl"
 
 
