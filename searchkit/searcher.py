@@ -594,20 +594,33 @@ class Searcher:
             "n_records": len(self.records),
             "n_passages": len(self.passages),
         }
-        (tmp / "config.json").write_text(self.config.to_json() + "\n", encoding="utf-8")
-        with open(tmp / "records.jsonl", "w", encoding="utf-8") as fh:
-            for r in self.records:
-                fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
-        with open(tmp / "passages.jsonl", "w", encoding="utf-8") as fh:
-            for p in self.passages:
-                fh.write(json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n")
+        from searchkit.index.dense import IndexWriteError, write_failure
+
+        def lines(name: str, rows: Iterable[str]) -> None:
+            try:
+                with open(tmp / name, "w", encoding="utf-8") as fh:
+                    fh.writelines(rows)
+            except IndexWriteError:
+                raise
+            except OSError as exc:  # a full disk: name the file and say so (issue 27 item 13)
+                raise write_failure(tmp / name, exc) from None
+
+        lines("config.json", [self.config.to_json() + "\n"])
+        lines("records.jsonl", (json.dumps(r.to_dict(), ensure_ascii=False) + "\n" for r in self.records))
+        lines("passages.jsonl", (json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n"
+                                 for p in self.passages))
         for name, r in self.retrievers.items():
             if not hasattr(r, "save"):
                 raise IndexMismatchError(f"retriever {name!r} cannot be saved (it has no save method)")
-            r.save(tmp / name)
+            try:
+                r.save(tmp / name)
+            except IndexWriteError:
+                raise
+            except OSError as exc:
+                raise write_failure(tmp / name, exc) from None
         for name, text in extra_files.items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+            lines(name, [text])
+        lines("manifest.json", [json.dumps(manifest, indent=2) + "\n"])
 
     @classmethod
     def load(

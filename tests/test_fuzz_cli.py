@@ -487,7 +487,7 @@ def test_a_damaged_run_folder_is_one_line_for_compare_report_and_gate(tmp_path, 
     assert not (tmp_path / "r.html").exists()
 
 
-@pytest.mark.parametrize("what", ["faiss", "bm25"])
+@pytest.mark.parametrize("what", ["faiss", "bm25", "records"])
 def test_an_index_write_failing_on_a_full_disk_says_so_and_keeps_the_index(tmp_path, monkeypatch, what):
     out = tmp_path / "idx"
     rc, _, err = run(["index", "--dataset", "mini", "--out", str(out), "--config", str(HASHING), "--quiet"])
@@ -500,6 +500,15 @@ def test_an_index_write_failing_on_a_full_disk_says_so_and_keeps_the_index(tmp_p
             raise RuntimeError("Error in void faiss::write_index(...): write error in x: 9955 != 256000 (No space left on device)")
 
         monkeypatch.setattr(faiss, "write_index", full)
+    elif what == "records":
+        import errno
+
+        from searchkit.records import Record
+
+        def full(*_a, **_k):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(Record, "to_dict", full)
     else:
         import errno
 
@@ -511,7 +520,7 @@ def test_an_index_write_failing_on_a_full_disk_says_so_and_keeps_the_index(tmp_p
         monkeypatch.setattr(np, "savez", full)
     rc, _, err = run(["index", "--dataset", "mini", "--out", str(out), "--config", str(HASHING), "--quiet"])
     refused(rc, err, "the disk is full")
-    assert ("dense.faiss" if what == "faiss" else "bm25.npz") in err and "9955" not in err
+    assert {"faiss": "dense.faiss", "bm25": "bm25.npz", "records": "records.jsonl"}[what] in err and "9955" not in err
     assert store.current_dir(out) == before
     monkeypatch.undo()
     monkeypatch.setenv("SEARCHKIT_CACHE", os.environ["SEARCHKIT_CACHE"])
