@@ -1311,5 +1311,23 @@ def schema_problems(data: Any) -> list[str]:
         key = ""
         for part in err.absolute_path:
             key += f"[{part}]" if isinstance(part, int) else (f".{part}" if key else str(part))
-        out.append(f"{key or 'config'}: {err.message}")
+        out.append(f"{key or 'config'}: {_schema_rule(err)}")
     return out
+
+
+def _schema_rule(err: Any) -> str:
+    """The rule a value breaks, in the schema's own terms: never ``err.message``, which quotes the
+    value (a config value may be a credential; issue 27 items 5, 8)."""
+    rule, want = err.validator, err.validator_value
+    if rule == "type":
+        return f"must be of type {' or '.join(want) if isinstance(want, list) else want}"
+    if rule in ("enum", "const"):
+        return f"must be one of {want if isinstance(want, list) else [want]}"
+    if rule == "additionalProperties":
+        extra = sorted(set(err.instance) - set(err.schema.get("properties", {}))) if isinstance(err.instance, dict) else []
+        return "unknown key(s): " + ", ".join(repr(k)[:40] for k in extra[:5])
+    if rule == "required":
+        return f"needs the key(s) {', '.join(map(repr, want))}"
+    if isinstance(want, (int, float, str, bool)) and len(str(want)) <= 40:
+        return f"breaks the schema's {rule!r} rule ({want})"
+    return f"breaks the schema's {rule!r} rule"

@@ -81,3 +81,12 @@ def test_schema_carries_defaults_ranges_and_registry_names():
     assert div["min_relative_score"]["maximum"] == 1.0
     assert s["properties"]["schema_version"]["const"] == 5
     assert json.loads(schema_text()) == s
+
+
+def test_schema_problems_never_quote_the_value():
+    """A config value may be a credential: the schema's findings name the key and the rule only
+    (issue 27 items 5, 8)."""
+    problems = schema_problems({"dense": {"batch_size": "S3CRET-token-zz", "base_url": 12},
+                                "fusion": {"method": "S3CRET-x"}})
+    assert problems and all("S3CRET" not in p for p in problems), problems
+    assert any(p.startswith("dense.batch_size: must be of type integer") for p in problems)
