@@ -210,3 +210,207 @@ def test_task_excerpts_and_json_hold_no_secret(tmp_path, capsys):
                  "--limit", "20"]) == 0
     out = capsys.readouterr().out
     assert not [v for _, v, _ in PHRASINGS[:9] if v in out]
+
+
+# ------------------------------------------------------------------------------------------------
+# The follow-up of issue 27 item 2: plain words, key words the lists did not hold, compound names,
+# login/password pairs (each leaked on both paths before the follow-up)
+# ------------------------------------------------------------------------------------------------
+
+BARE_PHRASINGS = [
+    ("creds: admin / Summer-2026", "Summer-2026", "creds"),
+    ("credentials: deploy / hunter-2", "hunter-2", "credentials"),
+    ("логин/пароль: admin / Лето-2026", "Лето-2026", "логин/пароль"),
+    ("учётные данные: ivan / Солнышко", "Солнышко", "учётные данные"),
+    ("ID/PW：admin / さくら", "さくら", "ID/PW"),
+    ("Credentials — root / Пингвин-2023", "Пингвин-2023", "Credentials"),
+    ("пароль: Солнышко", "Солнышко", "пароль"),
+    ("the password is Sunshine", "Sunshine", "password"),
+    ("パスワードは さくら です", "さくら", "パスワード"),
+    ("パスワードは山川です", "山川", "パスワード"),
+    ("パスワード「さくら」", "さくら", "パスワード"),
+    ("password: hunter-2", "hunter-2", "password"),
+    ("password - dragonfly", "dragonfly", "password"),
+    ("the wifi password is sunshine", "sunshine", "wifi password"),
+    ("токен это Бегемот", "Бегемот", "токен"),
+    ("пароль поменял на Ромашка", "Ромашка", "пароль"),
+    ("API-ключ: «rainbow-8»", "rainbow-8", "API-ключ"),
+    ("deploy key: Falcon", "Falcon", "deploy key"),
+    ("ssh key: Orange_tiger", "Orange_tiger", "ssh key"),
+    ("access code: kingfisher", "kingfisher", "access code"),
+    ("secret phrase: purple monkey dishwasher", "monkey", "secret phrase"),
+    ("код доступа: Ракета", "Ракета", "код доступа"),
+    ("пин-код — Ласточка-7", "Ласточка-7", "пин-код"),
+    ("合言葉は やまかわ です", "やまかわ", "合言葉"),
+    ("認証コード：ひばり", "ひばり", "認証コード"),
+    ("db_pass: Sunshine", "Sunshine", "db_pass"),
+    ("mysql_pass: thunder", "thunder", "mysql_pass"),
+    ("пароль_бд: Весна", "Весна", "пароль_бд"),
+    ("パスコード：さくら", "さくら", "パスコード"),
+    ("管理者PW：こがね", "こがね", "管理者PW"),
+    ("Sunshine is the new password.", "Sunshine", "password"),
+    ("Солнышко — это пароль", "Солнышко", "пароль"),
+    ("さくらがパスワードです", "さくら", "パスワード"),
+    ("password — 秘密のカギsummer58", "秘密のカギsummer58", "password"),
+]
+
+BARE_ORDINARY = [
+    "the password is required", "пароль: см. хранилище", "パスワードは必須です", "deploy key rotation is scheduled",
+    "access code review", "The password is too short.", "the password is case-sensitive", "password: <redacted>",
+    "password: ***", "creds: see 1Password", "credentials: in the vault", "login/password: ask the admin",
+    "ssh key: added to GitHub", "SSH key: added", "Token: Bearer", "access code: sent by SMS", "код доступа: у охраны",
+    "пин-код: не нужен", "пароль это важно", "пароль: обязателен", "пароль: сложный", "ключ API: запросить у Марии",
+    "Ключ к решению — кэширование.", "ключ: customer_id", "合言葉は秘密です", "認証コード：SMSで送信",
+    "パスワードは こちら です", "パスワードを入力してください", "ログイン情報：別紙参照", "アクセスコード：後日連絡",
+    "シークレットはGitHub Actionsの設定に登録済みです。", "api_key = get_secret(\"openai\")", "db_pass: ${DB_PASS}",
+    "token_limit: 4096", "pass_rate: 95%", "API key: Anna has it", "the password is Okta-managed",
+    "SSO is the password", "Patience is the secret", "This is the password", "Безопасность — это пароль и 2FA",
+    "これがパスワードです", "変更がパスワードです",
+    # lines of the datasets that a first version of these rules changed
+    "Доступы: VPN выдаёт Борис, доступ к CRM — через заявку в ATL.",
+    "  `.htpasswd` / `.npmrc` entries, credential URLs, provider tokens, a dotenv file by any name",
+]
+
+
+@pytest.mark.parametrize("text,value,keyword", BARE_PHRASINGS)
+def test_plain_values_new_key_words_and_pairs_are_redacted_on_both_paths(text, value, keyword):
+    for out in (redact(text), _history(text), indexed_text({"kind": "request", "body": text})):
+        assert value not in out, out
+        assert SECRET in out and keyword in out, out
+
+
+@pytest.mark.parametrize("text", BARE_ORDINARY)
+def test_ordinary_lines_like_the_follow_up_forms_are_kept_on_both_paths(text):
+    assert redact(text) == text
+    assert _history(text) == text
+
+
+BARE_FRAMES = {
+    "en": ["{k}: {v}", "{k} = {v}", "{k} → {v}", "{k} - {v}", "the {k} is {v}", "{k}: {v}, thanks", "{k}={v}",
+           "{k}: {v} (rotate later)"],
+    "ru": ["{k}: {v}", "{k} — {v}", "{k} это {v}", "{k} = {v}", "{k} теперь {v}", "{k}: {v}, не теряй"],
+    "ja": ["{k}は {v} です", "{k}：{v}", "{k}は{v}です", "{k}は「{v}」です", "{k}→{v}", "{k}：{v}（共有厳禁）"],
+}
+
+
+def _dev(items):
+    return [x for i, x in enumerate(items) if i % 4 != 3]
+
+
+@settings(max_examples=250, deadline=None)
+@given(lang=st.sampled_from(["en", "ru", "ja"]), data=st.data())
+def test_any_firm_or_new_key_word_and_a_plain_word(lang, data):
+    keyword = data.draw(st.sampled_from(_dev(shapes.FIRM_KEYWORDS[lang]) + _dev(shapes.NEW_KEYWORDS[lang])))
+    value = data.draw(st.sampled_from(_dev(shapes.BARE_WORDS[lang])))
+    text = data.draw(st.sampled_from(BARE_FRAMES[lang])).format(k=keyword, v=value)
+    assert value not in redact(text), text
+    assert value not in _history(text), text
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(sum(shapes.COMPOUND_KEYS.values(), [])), kind=st.sampled_from(sorted(shapes.BARE_VALUE_KINDS)),
+       frame=st.sampled_from(["{n}: {v}", "{n}={v}", "{n} = '{v}'", "  {n}: {v}", '"{n}": "{v}"']),
+       lang=st.sampled_from(["en", "ru", "ja"]), seed=st.integers(0, 10**6))
+def test_any_compound_name(name, kind, frame, lang, seed):
+    value = shapes.BARE_VALUE_KINDS[kind](random.Random(seed), "dev", lang)
+    text = frame.format(n=name, v=value)
+    assert value not in redact(text), text
+    assert value not in _history(text), text
+
+
+CREDS_FRAMES = ["creds: {u} / {v}", "credentials: {u}/{v}", "login/password: {u} / {v}", "creds {u}:{v}",
+                "Credentials — {u} / {v}", "логин/пароль: {u} / {v}", "учётные данные: {u} / {v}",
+                "доступы: {u} / {v}", "ID/PW：{u} / {v}", "ログイン情報：{u}／{v}", "the creds are {u} / {v}"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(frame=st.sampled_from(CREDS_FRAMES), user=st.sampled_from(shapes.CREDS_USERS),
+       kind=st.sampled_from(sorted(shapes.BARE_VALUE_KINDS)), lang=st.sampled_from(["en", "ru", "ja"]),
+       seed=st.integers(0, 10**6))
+def test_any_login_and_password_pair(frame, user, kind, lang, seed):
+    value = shapes.BARE_VALUE_KINDS[kind](random.Random(seed), "dev", lang)
+    text = frame.format(u=user, v=value)
+    for out in (redact(text), _history(text)):
+        assert value not in out and user in out, (text, out)  # the login stays, the password goes
+
+
+STATUS_TAILS = {
+    "en": ["required", "changed", "see vault", "in the vault", "not set", "too short", "<redacted>", "***", "n/a",
+           "the same as before", "rotated last week", "ask Maria"],
+    "ru": ["см. хранилище", "обязателен", "не задан", "у админа", "сменён", "тот же", "запросить у Марии", "любой"],
+    "ja": ["必須", "未設定", "変更済み", "なし", "管理者に確認", "前回と同じ", "別紙参照"],
+}
+STATUS_FRAMES = {"en": ["{k}: {w}", "the {k} is {w}", "{k} - {w}"], "ru": ["{k}: {w}", "{k} — {w}", "{k} это {w}"],
+                 "ja": ["{k}：{w}", "{k}は{w}です", "{k}: {w}"]}
+
+
+@settings(max_examples=250, deadline=None)
+@given(lang=st.sampled_from(["en", "ru", "ja"]), data=st.data())
+def test_a_status_after_any_key_word_is_kept(lang, data):
+    keyword = data.draw(st.sampled_from(shapes.FIRM_KEYWORDS[lang] + shapes.NEW_KEYWORDS[lang]))
+    word = data.draw(st.sampled_from(STATUS_TAILS[lang]))
+    text = data.draw(st.sampled_from(STATUS_FRAMES[lang])).format(k=keyword, w=word)
+    assert redact(text) == text
+    assert _history(text) == text
+
+
+@pytest.mark.parametrize("split", (*corpus.GENERATED, "handwritten27b"))
+@pytest.mark.parametrize("path", ["tasks", "history"])
+def test_follow_up_corpus_both_paths(split, path):
+    fn, emails = (redact, True) if path == "tasks" else (corpus.history_redact(), False)
+    forms = corpus.BARE if split in corpus.GENERATED else None
+    m = corpus.measure(fn, split, emails=emails, forms=forms)
+    assert m["planted_secrets"] >= (400 if forms else 36) and m["planted_langs"] == 3
+    assert m["surviving"] == 0, [(i.text, s) for i, s in m["survivors"]][:10]
+    assert m["ordinary_sentences"] >= 30
+    assert m["falsely_redacted"] <= 0.01 * m["ordinary_sentences"], [i.text for i in m["false_positives"]][:10]
+
+
+def test_follow_up_corpus_holds_out_vocabulary_and_templates():
+    dev = [p for p in corpus.planted("dev") if p.form in shapes.BARE_FORMS]
+    held = [p for p in corpus.planted("heldout") if p.form in shapes.BARE_FORMS]
+    assert {p.form for p in dev} == {p.form for p in held} == set(shapes.BARE_FORMS)
+    assert {p.kind for p in dev} == set(shapes.BARE_VALUE_KINDS)
+    held_only = [w for lang in ("en", "ru", "ja") for i, w in enumerate(shapes.NEW_KEYWORDS[lang]) if i % 4 == 3]
+    assert not any(w in p.text for p in dev for w in held_only if p.form == "bare_new_keyword")
+    assert any(w in p.text for p in held for w in held_only if p.form == "bare_new_keyword")
+
+
+def test_tools_show_no_plain_value(tmp_path, capsys):
+    """Through the tools: a history card and ``history --json``, a task excerpt and ``tasks search --json``."""
+    texts = [t for t, _, _ in BARE_PHRASINGS[:12]]
+    values = [v for _, v, _ in BARE_PHRASINGS[:12]]
+    root = tmp_path / "ws"
+    space = root / "acme"
+    (space / ".space" / "chats").mkdir(parents=True)
+    (space / ".space" / "space.json").write_text(json.dumps(
+        {"slug": "acme", "title": "Acme", "members": ["u-anna"], "container": "personal", "history_search": True}),
+        encoding="utf-8")
+    (space / ".space" / "chats" / "ses_2.json").write_text(json.dumps({
+        "ses_id": "ses_2", "title": "Staging access", "owner": "u-anna", "visibility": "shared", "run": "chat",
+        "messages": [{"id": f"m{i}", "role": "user", "author": "Анна", "ts": f"2026-10-21T10:{i:02d}:00+03:00",
+                      "text": f"staging {t}"} for i, t in enumerate(texts)]}, ensure_ascii=False), encoding="utf-8")
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps(CFG), encoding="utf-8")
+    assert main(["history", "staging password creds", "--workspace", str(root), "--caller", "u-anna", "--space",
+                 "acme", "--config", str(cfg), "--json", "--limit", "10"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["cards"] and SECRET in out
+    assert not [v for v in values if v in out]
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tasks.jsonl").write_text(json.dumps(
+        {"id": 1, "space": "acme", "title": "Staging access", "state": "open", "created": "2026-01-01T00:00:00Z",
+         "updated": "2026-01-01T00:00:00Z"}) + "\n", encoding="utf-8")
+    comments = [{"id": 10 + i, "task": 1, "author": "user", "kind": "request", "body": f"staging {t}",
+                 "ts": f"2026-01-02T00:{i:02d}:00Z"} for i, t in enumerate(texts)]
+    (src / "comments.jsonl").write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in comments),
+                                        encoding="utf-8")
+    db = tmp_path / "t.db"
+    assert main(["tasks", "import", str(src), "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["tasks", "search", "staging", "--db", str(db), "--space", "acme", "--current-task", "2",
+                 "--limit", "20", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert len(json.loads(out)["hits"]) == len(texts) and SECRET in out
+    assert not [v for v in values if v in out]

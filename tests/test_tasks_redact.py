@@ -586,4 +586,4 @@ def test_new_corpus_forms_are_in_both_generated_splits():
         forms = {p.form for p in corpus.planted(split)}
         assert set(corpus.AUDIT_TEMPLATES) <= forms, split
         assert "audit_ordinary" in {o.form for o in corpus.ordinary(split)}
-    assert len(corpus.FORMS) == 26  # 15 forms + kw_inflected + 6 from the audit + 5 shapes of issue 27
+    assert len(corpus.FORMS) == 30  # 15 forms + kw_inflected + 6 from the audit + 5 shapes of issue 27 + 4 follow-up forms

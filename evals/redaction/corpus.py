@@ -30,7 +30,7 @@ SEEDS = {"dev": 20261107, "heldout": 7100251}
 ISSUE_EXAMPLE = ("本番のパスワードは hunter2xyz です。APIキー: abcd1234efgh。пароль qwerty987. "
                  "the api key = keyval12345")
 GENERATED = tuple(SEEDS)
-SPLITS = (*GENERATED, "handwritten", "handwritten27")
+SPLITS = (*GENERATED, "handwritten", "handwritten27", "handwritten27b")
 
 
 def _lang(text: str) -> str:
@@ -339,7 +339,7 @@ def _load_shapes():
 
 
 shapes = _load_shapes()
-FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES) + shapes.SHAPE_FORMS
+FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES) + shapes.SHAPE_FORMS + shapes.BARE_FORMS
 
 
 def _phrase(rng: random.Random) -> tuple[str, tuple[str, ...]]:
@@ -378,6 +378,9 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
         return [Planted(text, (secret,), "handwritten", lang) for text, secret, lang in HANDWRITTEN_PLANTED]
     if split == "handwritten27":
         return [Planted(text, (secret,), "handwritten27", lang) for text, secret, lang in HANDWRITTEN27_PLANTED]
+    if split == "handwritten27b":
+        return [Planted(text, tuple(secret.split()), "handwritten27b", lang)
+                for text, secret, lang in HANDWRITTEN27B_PLANTED]
     rng = random.Random(SEEDS[split])
     out: list[Planted] = []
     for form, by_lang in PLANTED_TEMPLATES.items():
@@ -429,13 +432,20 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
         a, b, c = password_value(rng), pin_value(rng), email(rng, "ru")
         out.append(Planted(f"Логин {rng.choice(['admin', 'ivan'])}, пароль: {a}, ПИН-код {b}, почта {c}",
                            (a, b, c), "mixed", "ru"))
-    return out + _audit_planted(split, per_form_lang) + _shape_planted(split)
+    return out + _audit_planted(split, per_form_lang) + _shape_planted(split) + _bare_planted(split)
 
 
 def _shape_planted(split: str) -> list[Planted]:
     """The shapes of issue 27 (``shapes.py``): their own seed and templates, the above unchanged."""
     return [Planted(text, secrets, form, lang, kind)
             for text, secrets, form, lang, kind in shapes.planted_shapes(split, SEEDS[split] + 4)]
+
+
+def _bare_planted(split: str) -> list[Planted]:
+    """The follow-up forms of issue 27 item 2 (``shapes.BARE_TEMPLATES``: plain words, new key words,
+    compound names, login/password pairs): their own seed, the above unchanged."""
+    return [Planted(text, secrets, form, lang, kind)
+            for text, secrets, form, lang, kind in shapes.bare_planted(split, SEEDS[split] + 6)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -659,6 +669,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
         return [Ordinary(text, "handwritten", _lang(text)) for text in HANDWRITTEN_ORDINARY]
     if split == "handwritten27":
         return [Ordinary(text, "handwritten27", _lang(text)) for text in HANDWRITTEN27_ORDINARY]
+    if split == "handwritten27b":
+        return [Ordinary(text, "handwritten27b", _lang(text)) for text in HANDWRITTEN27B_ORDINARY]
     rng = random.Random(SEEDS[split] + 1)
     out: list[Ordinary] = []
     for form, by_lang in ORDINARY_TEMPLATES.items():
@@ -675,6 +687,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
                 out.append(Ordinary(tpls[i % len(tpls)].format(**_slots(rng, lang)), form, lang))
     # lines of the shapes of issue 27 without a secret (password: changed, export PATH=...)
     out += [Ordinary(text, form, lang) for text, form, lang in shapes.ordinary_shapes(split, SEEDS[split] + 5, _slots)]
+    # lines like the follow-up forms without a secret (the password is required, пароль: см. хранилище)
+    out += [Ordinary(text, form, lang) for text, form, lang in shapes.bare_ordinary(split, SEEDS[split] + 7, _slots)]
     return out
 
 
@@ -823,6 +837,61 @@ HANDWRITTEN27_ORDINARY: tuple[str, ...] = (
     "パスワードは 12 文字以上です", "シークレット：なし", "パスワード：\n未設定",
 )
 
+# Issue 27 item 2, follow-up: written after the rules for plain words, new key words, compound names
+# and login/password pairs had been fixed on ``dev`` (and on what the first run of ``heldout`` found),
+# not from the templates of ``shapes.BARE_TEMPLATES``, and never used to tune them. The
+# ``handwritten27b`` split; its first run is in README.md.
+HANDWRITTEN27B_PLANTED: tuple[tuple[str, str, str], ...] = (
+    ("vpn creds: jsmith / Marigold", "Marigold", "en"),
+    ("credentials for the NAS — backup / tulip-77", "tulip-77", "en"),
+    ("your new password is Gardenia", "Gardenia", "en"),
+    ("Password: lavender (all lowercase)", "lavender", "en"),
+    ("the door code is 8812", "8812", "en"),
+    ("alarm code → 5590", "5590", "en"),
+    ("gate code: Albatross", "Albatross", "en"),
+    ("deploy key = walrus-3", "walrus-3", "en"),
+    ("security answer: Rex", "Rex", "en"),
+    ("smtp_pass: nightingale", "nightingale", "en"),
+    ("mysqlPass = 'thunder'", "thunder", "en"),
+    ("secret phrase: amber falcon river", "amber falcon river", "en"),
+    ("login/password — root / Kestrel", "Kestrel", "en"),
+    ("the recovery key is Bumblebee", "Bumblebee", "en"),
+    ("пароль: Незабудка", "Незабудка", "ru"),
+    ("новый пароль — ландыш", "ландыш", "ru"),
+    ("токен теперь Вертолёт", "Вертолёт", "ru"),
+    ("код от домофона: 4417", "4417", "ru"),
+    ("кодовое слово — Сирень", "Сирень", "ru"),
+    ("логин/пароль: ivanov / Гладиолус", "Гладиолус", "ru"),
+    ("учётные данные: admin / rowan-5", "rowan-5", "ru"),
+    ("пароль_админа = Фиалка", "Фиалка", "ru"),
+    ("секретное слово: Барсук", "Барсук", "ru"),
+    ("Пароль от сервера это Лимонад", "Лимонад", "ru"),
+    ("код подтверждения — 771204", "771204", "ru"),
+    ("ключ деплоя: kolibri-9", "kolibri-9", "ru"),
+    ("パスワードは つばめ です", "つばめ", "ja"),
+    ("合言葉：かもめ", "かもめ", "ja"),
+    ("新しいパスワード：スズラン", "スズラン", "ja"),
+    ("ID/PW：tanaka / ひばり", "ひばり", "ja"),
+    ("ログイン情報は guest / ミモザ です", "ミモザ", "ja"),
+    ("認証コード：launch-4", "launch-4", "ja"),
+    ("パスコードは 花火 です", "花火", "ja"),
+    ("管理者PW：こがね", "こがね", "ja"),
+    ("SSHキー：orca_12", "orca_12", "ja"),
+    ("アクセスコードは「うぐいす」です", "うぐいす", "ja"),
+)
+HANDWRITTEN27B_ORDINARY: tuple[str, ...] = (
+    "The password is mandatory for every account.", "password: reset by the helpdesk", "creds: ask in #ops",
+    "the access code changes weekly", "deploy key: revoked after the incident", "door code: posted at reception",
+    "the secret phrase must be four words", "credentials: same as last sprint", "login/password: via SSO only",
+    "security answer: never share it", "Password - see the onboarding doc", "the token is stale",
+    "пароль: обязательно сменить", "логин/пароль: в менеджере паролей", "код доступа выдаёт охрана",
+    "кодовое слово: спросите у Марии", "пароль — не короче 12 символов", "учётные данные: обновлены вчера",
+    "токен: выдаётся на 24 часа", "Пароль неверный", "ключ деплоя: только чтение",
+    "パスワードは再設定が必要です", "合言葉は毎週変わります", "ログイン情報：担当者に確認してください",
+    "認証コード：メールを確認", "パスワードは忘れずに変更してください", "ID/PW：社内ポータル参照", "パスコード：6桁",
+    "アクセスコードは受付で配布", "パスワードは安全に保管してください",
+)
+
 # ---------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------
@@ -867,6 +936,8 @@ def measure(redact: Callable[[str], str], split: str = "dev", *, emails: bool = 
 
 SHAPES = shapes.SHAPE_FORMS + ("shape_ordinary",)
 """The forms of issue 27 (planted and ordinary), also reported on their own."""
+BARE = shapes.BARE_FORMS + ("bare_ordinary",)
+"""The follow-up forms of issue 27 item 2 (planted and ordinary), also reported on their own."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -880,7 +951,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {path} ({'searchkit.ingest.redact.redact' if path == 'tasks' else 'Policy.redact_secrets, e-mail addresses kept'})")
         totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
         for split in SPLITS:
-            for forms, label in ((None, split), (SHAPES, f"{split}/shapes")):
+            for forms, label in ((None, split), (SHAPES, f"{split}/shapes"), (BARE, f"{split}/bare")):
                 if forms is not None and split.startswith("handwritten"):
                     continue
                 m = measure(fn, split, emails=emails, forms=forms)

@@ -308,3 +308,208 @@ def ordinary_shapes(split: str, seed: int, slots: Callable[[random.Random, str],
                 for _ in range(per_template):
                     out.append((tpl.format(**slots(rng, lang)), form, lang))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 27 item 2, follow-up: plain words as values, key words the lists did not hold, compound
+# names, login/password pairs (``BARE_TEMPLATES``), written before the rules that catch them
+# ---------------------------------------------------------------------------------------------
+
+BARE_WORDS = {
+    "en": ["sunshine", "Sunshine", "dragon", "princess", "football", "letmein", "Welcome", "monkey", "shadow",
+           "Starlight", "butterfly", "chocolate", "Pumpkin", "rainbow", "Marmalade", "lighthouse", "Waterfall",
+           "cupcake", "Snowflake", "pineapple", "bluebird", "Kingfisher", "dolphin", "Avalanche"],
+    "ru": ["Солнышко", "котик", "Ромашка", "зайка", "Ласточка", "Чебурашка", "колобок", "Пельмень", "матрёшка",
+           "Кузнечик", "одуванчик", "Черёмуха", "бегемот", "Снежинка", "воробей", "Журавль"],
+    "ja": ["さくら", "ひまわり", "たんぽぽ", "サクラ", "ヒマワリ", "やまかわ", "こもれび", "うさぎ", "山川", "富士山",
+           "かざぐるま", "ミカン", "あじさい", "コスモス", "ゆうやけ", "ホタル"],
+}
+"""Plain words people set as passwords (a quarter of each list only in ``heldout``)."""
+
+
+def _bare_word(rng: random.Random, split: str, lang: str) -> str:
+    return rng.choice(_part(BARE_WORDS[lang], split))
+
+
+def _lower_hyphen(rng: random.Random, split: str) -> str:
+    """A lower-case word, ``-`` and a short number (``hunter-2``), or two words (``blue-sky``)."""
+    words = [w.lower() for w in _part(BARE_WORDS["en"], split)] + _BASE[split]["en"]
+    if rng.random() < 0.75:
+        return rng.choice(words) + "-" + _d(rng, 1, 2)
+    return "-".join(rng.sample(words, 2))
+
+
+def _any_lang(make: Callable[[random.Random, str], str]) -> Callable[[random.Random, str, str], str]:
+    """A value kind that does not depend on the sentence's language."""
+    return lambda rng, split, _lang: make(rng, split)
+
+
+BARE_VALUE_KINDS: dict[str, Callable[[random.Random, str, str], str]] = {
+    "bare_word": _bare_word,
+    "lower_hyphen": _any_lang(_lower_hyphen),
+    **{kind: _any_lang(make) for kind, make in VALUE_KINDS.items()},
+}
+"""The values of the follow-up forms: a plain word, ``hunter-2``, and every kind of ``VALUE_KINDS``."""
+
+FIRM_KEYWORDS = {
+    "en": ["password", "Password", "PASSWORD", "passcode", "token", "API key", "access token", "client secret",
+           "secret key", "db password", "wifi password", "admin password", "auth token", "app password",
+           "master password", "refresh token", "root password", "bot token", "login password", "account password"],
+    "ru": ["пароль", "Пароль", "ПАРОЛЬ", "пароль от почты", "токен", "ключ API", "API-ключ", "секретный ключ",
+           "токен доступа", "пароль админа", "пароль от Wi-Fi", "пароль root", "ключ доступа", "пароль от роутера",
+           "токен бота", "Токен"],
+    "ja": ["パスワード", "トークン", "APIキー", "アクセストークン", "管理者パスワード", "シークレットキー", "パスコード",
+           "Wi-Fiパスワード", "ログインパスワード", "認証トークン", "合言葉", "DBパスワード"],
+}
+"""Key words that name a secret (no other sense), for plain-word values."""
+
+NEW_KEYWORDS = {
+    "en": ["deploy key", "ssh key", "SSH key", "access code", "secret phrase", "security code", "verification code",
+           "door code", "alarm code", "wifi key", "network key", "recovery key", "unlock code", "gate code",
+           "code word", "secret word", "security answer", "Deploy key", "WPA key", "safe code", "master key",
+           "keyphrase", "signing secret", "Access code"],
+    "ru": ["код доступа", "пин-код", "код подтверждения", "кодовое слово", "секретное слово", "код от домофона",
+           "код безопасности", "код разблокировки", "мастер-пароль", "SSH-ключ", "ключ деплоя", "Код доступа",
+           "код от сейфа", "ответ на секретный вопрос", "фраза-пароль", "код из СМС"],
+    "ja": ["合言葉", "認証コード", "セキュリティコード", "アクセスコード", "確認コード", "合い言葉", "解除コード",
+           "暗証コード", "デプロイキー", "SSHキー", "SSH鍵", "マスターパスワード", "マスターキー", "秘密の言葉",
+           "秘密の質問の答え", "共通鍵"],
+}
+"""Key words the lists of the first fix did not hold (a quarter only in ``heldout``)."""
+
+COMPOUND_KEYS = {
+    "en": ["db_pass", "admin_pw", "root_pwd", "smtp_passwd", "dbPass", "adminPwd", "mysql_pass", "ftp_pw",
+           "wifi_pass", "pass_db", "userPass", "SMTP_PWD", "vpn_pass", "mail_pw", "redis_pass", "ldapPwd"],
+    "ru": ["пароль_бд", "пароль_админа", "бд_пароль", "пароль-бд", "токен_бота", "ключ_апи", "пароль_почты",
+           "пароль_root"],
+    "ja": ["パスコード", "DBパスワード", "管理者PW", "初期パスワード", "仮パスワード", "共通パスワード", "rootパスワード",
+           "メールパスワード"],
+}
+"""Names that join a key word to another part (``db_pass``, ``пароль_бд``, ``DBパスワード``)."""
+
+CREDS_USERS = ["admin", "root", "ivan", "deploy", "taro", "app", "ci-bot", "i.petrov", "yamada", "ops", "svc_backup",
+               "anna.k"]
+"""User names in login/password pairs (a quarter only in ``heldout``)."""
+
+BARE_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "bare_word": {
+        "en": ["{kw}: {v}", "{kw} = {v}", "{kw} → {v}", "{kw} - {v}", "the {kw} is {v}", "{kw}: {v} (don't share)",
+               "{kw}: '{v}'", "Your {kw} is {v}.", "the {kw} is {v}, thanks", "new {kw}: {v}", "{kw} -> {v}",
+               "the {kw} is now {v}", "ok the {kw} is {v}", "{kw}: {v} for staging", "{kw}={v}"],
+        "ru": ["{kw}: {v}", "{kw} — {v}", "{kw} это {v}", "{kw} = {v}", "новый {kw}: {v}", "{kw} теперь {v}",
+               "{kw}: {v}, не теряй", "{kw} - {v}", "{kw} → {v}", "наш {kw} — {v}.", "{kw}: «{v}»",
+               "{kw}: {v} (для стенда)"],
+        "ja": ["{kw}は {v} です", "{kw}：{v}", "{kw}: {v}", "{kw}は{v}です", "新しい{kw}は {v} です", "{kw}は「{v}」です",
+               "{kw} = {v}", "{kw}→{v}", "{kw}：{v}（共有厳禁）", "{kw}を {v} に変更しました", "{kw}は {v}。",
+               "本番の{kw}：{v}"],
+    },
+    "bare_new_keyword": {
+        "en": ["{nkw}: {v}", "the {nkw} is {v}", "{nkw} = {v}", "{nkw} - {v}", "new {nkw}: {v}", "{nkw} → {v}",
+               "our {nkw} is {v}.", "{nkw}: {v} (rotate monthly)", "{nkw}={v}"],
+        "ru": ["{nkw}: {v}", "{nkw} — {v}", "{nkw} это {v}", "новый {nkw}: {v}", "{nkw} = {v}", "{nkw} теперь {v}",
+               "{nkw}: {v}, не теряй", "{nkw} → {v}", "{nkw} - {v}"],
+        "ja": ["{nkw}は {v} です", "{nkw}：{v}", "{nkw}: {v}", "{nkw}は{v}です", "新しい{nkw}：{v}", "{nkw} = {v}",
+               "{nkw}は「{v}」です", "{nkw}→{v}", "{nkw}：{v}（共有厳禁）"],
+    },
+    "bare_compound": {
+        "en": ["{ck2}: {v}", "{ck2}={v}", "{ck2} = {v}", "  {ck2}: {v}", "\"{ck2}\": \"{v}\"", "{ck2} := \"{v}\"",
+               "set {ck2}={v}", "{ck2} → {v}", "config: {ck2}={v}"],
+        "ru": ["{ck2}: {v}", "{ck2}={v}", "{ck2} = {v}", "в конфиге {ck2}: {v}", "{ck2} — {v}", "\"{ck2}\": \"{v}\""],
+        "ja": ["{ck2}：{v}", "{ck2}: {v}", "{ck2}は {v} です", "{ck2} = {v}", "{ck2}→{v}", "{ck2}は「{v}」です"],
+    },
+    "bare_creds_pair": {
+        "en": ["creds: {u} / {v}", "credentials: {u}/{v}", "login/password: {u} / {v}", "creds {u}:{v}",
+               "user/pass: {u}, {v}", "Credentials — {u} / {v}", "creds for staging: {u} / {v}",
+               "username/password = {u} / {v}", "creds: {u} | {v}", "Creds: {u} / {v} (rotate after)",
+               "login & password: {u} / {v}", "the creds are {u} / {v}"],
+        "ru": ["логин/пароль: {u} / {v}", "учётные данные: {u} / {v}", "доступы: {u} / {v}", "логин-пароль: {u}:{v}",
+               "учетка: {u} / {v}", "логин и пароль: {u}, {v}", "креды: {u} / {v}",
+               "учётные данные от стенда — {u} / {v}", "Логин/пароль — {u}/{v}"],
+        "ja": ["ログイン情報：{u} / {v}", "ID/PW：{u} / {v}", "認証情報: {u}／{v}", "ID/パスワード：{u} / {v}",
+               "アカウント情報：{u}、{v}", "ユーザー名/パスワード: {u} / {v}", "ログイン情報は {u} / {v} です",
+               "ID・パスワード：{u}/{v}", "認証情報（本番）：{u} / {v}"],
+    },
+}
+"""Planted forms of the follow-up: ``{kw}`` a firm key word, ``{nkw}`` a new one, ``{ck2}`` a compound
+name, ``{u}`` a user name, ``{v}`` the value (``BARE_VALUE_KINDS``)."""
+
+BARE_FORMS = tuple(BARE_TEMPLATES)
+
+
+def bare_planted(split: str, seed: int, per_form_lang: int = 24) -> list[tuple[str, tuple[str, ...], str, str, str]]:
+    """Planted sentences of the follow-up forms: ``(text, secrets, form, lang, value kind)``. Half of
+    the values are plain words (``bare_word``), the rest any kind; the first draw of ``bare_word`` is
+    always a plain word."""
+    rng = random.Random(seed)
+    kinds = [k for k in BARE_VALUE_KINDS if k != "bare_word"]
+    out = []
+    for form, by_lang in BARE_TEMPLATES.items():
+        for lang, templates in by_lang.items():
+            tpls = _templates(templates, split)
+            pools = {"kw": _part(FIRM_KEYWORDS[lang], split), "nkw": _part(NEW_KEYWORDS[lang], split),
+                     "ck2": _part(COMPOUND_KEYS[lang], split), "u": _part(CREDS_USERS, split)}
+            for i in range(per_form_lang):
+                kind = "bare_word" if i % 2 == 0 else kinds[rng.randrange(len(kinds))]
+                value = BARE_VALUE_KINDS[kind](rng, split, lang)
+                slots = {name: rng.choice(pool) for name, pool in pools.items()}
+                text = tpls[i % len(tpls)].format(v=value, **slots)
+                out.append((text, _value_secrets(text, value), form, lang, kind))
+    return out
+
+
+BARE_ORDINARY_TEMPLATES: dict[str, dict[str, list[str]]] = {
+    "bare_ordinary": {
+        "en": ["the password is required", "The password is too short.", "the token is expired",
+               "deploy key rotation is scheduled for {date}", "access code review on {date}",
+               "the password is stored in the vault", "ssh key: added to GitHub", "deploy key: see {task}",
+               "access code: sent by SMS", "secret phrase: ask {name}", "creds: see 1Password",
+               "credentials: in the vault", "login/password: ask the admin", "the password is the same as before",
+               "the password is case-sensitive", "The password is wrong, try again.",
+               "security code: on the back of the card", "verification code: expired",
+               "the token is valid for {n} minutes", "db_pass: ${{DB_PASS}}", "admin_pw: <set me>",
+               "password - see {url}", "the password is not set", "password: hashed with bcrypt",
+               "access code: {n} digits", "The password is strong enough.", "Door code changes every month.",
+               "the password is correct", "creds: same as staging", "the token is invalid",
+               "wifi key: on the router", "recovery key: printed and stored offline", "password: TBD",
+               "the password is unknown", "Your password is weak.", "the deploy key is read-only",
+               "the password is different on prod", "security answer: not needed", "password: required",
+               "the access code is on the badge", "credentials: ask {name}", "the password is long",
+               "user/pass: see the runbook", "the secret phrase is shared with {name}",
+               "the password is there", "code word: none"],
+        "ru": ["пароль: см. хранилище", "пароль — обязателен", "код доступа: у охраны", "пин-код: не нужен",
+               "учётные данные: в хранилище", "доступы: у админа", "логин/пароль: запросить у {name}",
+               "пароль это важно", "токен — строка из {n} символов", "ключ деплоя: добавлен в GitHub",
+               "код подтверждения: придёт по SMS", "кодовое слово: знает только {name}", "пароль: обязателен",
+               "секретное слово: спросите у {name}", "пароль_бд: ${{DB_PASS}}", "Пароль теперь хранится в Vault",
+               "Токен: обновлён {rudate}", "SSH-ключ: ed25519", "пароль: тот же", "пароль — такой же, как раньше",
+               "Пароль неверный, попробуйте ещё раз.", "пароль: сложный", "код доступа — на бейдже",
+               "учетка: заблокирована", "пароль это не проблема", "пароль: по запросу", "токен: не нужен",
+               "пароль: у {name}", "код безопасности: на обороте карты", "пароль: стандартный",
+               "пароль теперь длиннее", "доступы: выданы {rudate}", "мастер-пароль: только у {name}",
+               "пароль: смотри вики", "токен — в заголовке"],
+        "ja": ["パスワードは必須です", "合言葉は秘密です", "認証コード：SMSで送信", "パスワードは同じです",
+               "パスコード：未設定", "セキュリティコード：カード裏面に記載", "ログイン情報：管理者に確認",
+               "ID/PW：別途連絡します", "認証情報：Vault 参照", "デプロイキー：登録済み", "SSHキー：ed25519",
+               "パスワードは英数字{n}文字以上です", "パスワードは本人しか知りません", "合言葉は変更済みです",
+               "アクセスコード：後日連絡", "パスワードを入力してください", "パスワードは大事です", "パスワード：なし",
+               "確認コード：メールで届きます", "パスワードは前回と同じです", "パスワードは不要です",
+               "トークン：再発行済み", "パスワードは各自で設定してください", "合言葉：未定", "パスワードは {n} 桁です",
+               "認証コードは {n} 分で失効します", "パスワード：管理者のみ", "アクセスコード：なし",
+               "パスワードは大文字と数字を含めること", "ログイン情報：別紙参照", "パスワードは空欄です",
+               "パスワードはこちらから変更できます"],
+    },
+}
+"""Ordinary lines that resemble the follow-up forms: nothing may change."""
+
+
+def bare_ordinary(split: str, seed: int, slots: Callable[[random.Random, str], dict[str, str]],
+                  per_template: int = 2) -> list[tuple[str, str, str]]:
+    """Ordinary lines of the follow-up forms: ``(text, form, lang)``; every third template is held out."""
+    rng = random.Random(seed)
+    out = []
+    for form, by_lang in BARE_ORDINARY_TEMPLATES.items():
+        for lang, templates in by_lang.items():
+            for tpl in _templates(templates, split):
+                for _ in range(per_template):
+                    out.append((tpl.format(**slots(rng, lang)), form, lang))
+    return out

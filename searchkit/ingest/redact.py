@@ -30,12 +30,23 @@ What is found:
   (``export DB_PASS=…``, ``PGPASSWORD=…``, ``awsSecretAccessKey: …``, ``<password>…</password>``),
   the value on the next line or in a YAML block (``PASSWORD =\n value``, ``password: |\n  value``)
   and key words glossed in another script (``password (пароль): …``, ``token для CI — …``);
+* plain words and names as values (issue 27 item 2, follow-up; privacy first: any doubt redacts):
+  after an explicit separator (``:``, ``=``, ``：``, ``→``) any value but a status or placeholder
+  word or a word of a sentence (``пароль: Солнышко``, ``パスワード：さくら``, ``password: hunter-2``;
+  ``password: see vault``, ``пароль: см. хранилище`` stay); after ``is``/``это``/``—``/``は…です``
+  one value alone in its clause, or a capitalised one (``the password is Sunshine``, ``パスワードは
+  さくら です``; ``the password is required``, ``パスワードは必須です`` stay) — ``_bare_value``;
+* more key words (``deploy key``, ``ssh key``, ``access code``, ``secret phrase``, ``код доступа``,
+  ``пин-код``, ``合言葉``, ``認証コード``, …), compound names (``db_pass``, ``adminPwd``, ``пароль_бд``,
+  ``管理者PW``: ``_compound_edits``) and the password of a login/password pair after ``creds``,
+  ``credentials``, ``логин/пароль``, ``учётные данные``, ``ID/PW``, ``ログイン情報``
+  (``creds: admin / Summer-2026``: ``_creds_edits``);
 * secrets in file names (``redact_file_name``: ``password=attsecret55.txt``).
 
-A value after a key word is replaced only when it looks like a secret: after ``:`` or ``=`` any
-value but a status word (``Password: changed``); after a word or a space only a value with
-letters and digits, symbols, or (for a password or PIN) four or more digits. Versions, dates,
-task ids, numbers with units, file names and URLs are never values. Full-width forms
+A value after a key word is replaced only when it looks like a secret or is a plain value as
+above: after a bare space only a value with letters and digits, symbols, or (for a password or
+PIN) four or more digits. Versions, dates, task ids, numbers with units, file names, URLs and
+model names (``gpt-4o``) are never values. Full-width forms
 (``ＡＰＩキー：``) read as their ASCII counterparts. Deterministic; regexes only, linear in the text.
 
 ``evals/redaction/corpus.py`` measures the rules on synthetic planted secrets and ordinary sentences.
@@ -138,7 +149,7 @@ _STATUS_WORDS = frozenset(
     always already still again only also just please thanks thank must should will can cannot
     does doesn't didn't isn't wasn't won't don't field fields form policy length strength hash
     hashed encrypted plaintext rules rule format manager vault store stored protected mandatory
-    min max minimum maximum least most approx
+    min max minimum maximum least most approx bearer basic digest opaque
     password passwd passwords secret secrets token tokens key keys pin passcode credentials
     пароль токен ключ секрет パスワード トークン キー
     """.split()
@@ -161,15 +172,24 @@ _KEY_WORDS_AS_VALUES = frozenset(
 
 def plain_value(value: str) -> bool:
     """Whatever name it is assigned to, ``value`` is not a secret: a status word (``changed``,
-    ``expired``, ``required``, ``истёк``, ``未発行``; not ``secret`` or ``password``, which people
-    set), a number of fewer than four digits (``PASSWORD_MIN_LENGTH=12``) or a technical word
-    (``bcrypt``, ``sha256``). ``Policy.secret_assignments`` leaves such values alone."""
+    ``expired``, ``required``, ``истёк``, ``未発行``, ``обязателен``, ``なし``; not ``secret`` or
+    ``password``, which people set), punctuation alone (``-``, ``?``), a number of fewer than four
+    digits (``PASSWORD_MIN_LENGTH=12``) or a technical word (``bcrypt``, ``sha256``).
+    ``Policy.secret_assignments`` leaves such values alone."""
     v = value.strip().strip("\"'`").strip()
     low = v.lower()
+    if low in _KEY_WORDS_AS_VALUES:
+        return False
     if low in _STATUS_WORDS_RU_JA or low in _TECH_WORDS:
         return True
-    if low in _STATUS_WORDS and low not in _KEY_WORDS_AS_VALUES and v.isascii():
+    if low in _STATUS_WORDS and v.isascii():
         return True
+    if not any(c.isalnum() for c in v):
+        return True  # `password: -`, `password: ?`
+    if not v.isascii() and not any(c.isspace() for c in v) and _ordinary_word(v, alone=True):
+        return True  # `пароль: обязателен`, `パスワード：なし` (``_ordinary_word``)
+    if _CJK_RE.search(v) and not any(c.isdigit() for c in v) and _ja_prose(v):
+        return True  # `パスワード: 管理者に確認`, `パスワード: 別紙参照`
     return v.isdigit() and len(v) < 4
 
 
@@ -441,7 +461,7 @@ def _email_edits(text: str) -> Iterator[Edit]:
 # Secrets introduced by a key word
 # --------------------------------------------------------------------------------------------
 
-PW, PIN, TOKEN, KEY, SECRETW, PHRASE = "password", "pin", "token", "key", "secret", "passphrase"
+PW, PIN, TOKEN, KEY, SECRETW, PHRASE, CREDS = "password", "pin", "token", "key", "secret", "passphrase", "credentials"
 
 _SHORT = frozenset({"pw", "p/w", "pswd", "psw", "pword", "pass"})
 """Short key words that are also ordinary words or abbreviations (``my pass expired``, ``PW-2``):
@@ -453,46 +473,78 @@ _EN_KEYWORDS = (
     # (regex, family); matched case-insensitively, at a word start and a word end
     (r"(?:(?:db|database|root|admin|user|app|master|account|login|wifi|wi-fi|ssh|smtp|mail|sudo|vault|"
      r"bind|ldap|redis|postgres|mysql|keystore|truststore)[ _\-]?)?(?:password|passwd|pass[ _\-]?word)", PW),
-    (r"(?:wallet[ _\-]|seed[ _\-]|recovery[ _\-]|mnemonic[ _\-])?pass[ _\-]?phrase|(?:seed|recovery|mnemonic)[ _\-]phrase", PHRASE),
+    (r"(?:wallet[ _\-]|seed[ _\-]|recovery[ _\-]|mnemonic[ _\-])?pass[ _\-]?phrase|(?:seed|recovery|mnemonic)[ _\-]phrase"
+     r"|secret[ _\-]phrase|(?:secret|recovery|seed)[ _\-]words|pass[ _\-]?sentence|keyphrase", PHRASE),
     (r"pwd", PW),
     (r"pass[ _\-]?code|one[ _\-]time[ _\-]code|otp(?:[ _\-]code)?|recovery[ _\-]code|backup[ _\-]code", PW),
+    # codes and words that open something (issue 27 item 2: `access code: …`, `code word: …`)
+    (r"(?:access|security|verification|confirmation|auth|authentication|authorization|unlock|door|gate|alarm|"
+     r"safe|lock|entry|sms|2fa|mfa|totp|activation|login|wifi|wi-fi|garage|keypad|intercom)[ _\-]code"
+     r"|code[ _\-]?word|safe[ _\-]?word|secret[ _\-](?:word|answer|question[ _\-]answer)|security[ _\-]answer"
+     r"|memorable[ _\-]word", PW),
     (r"pin(?:[ _\-]?(?:code|number))?", PIN),
     (r"(?:(?:api|access|auth|oauth|refresh|id|bearer|session|bot|app|personal[ _\-]access|deploy|github|"
      r"gitlab|slack|npm|pypi|registry|service|webhook|csrf|jwt|sso)[ _\-]?)?token", TOKEN),
     (r"(?:api|access|secret|private|auth|signing|encryption|license|licence|master|client|app|ssh|"
-     r"service[ _\-]account|subscription|consumer|developer|admin)[ _\-]?key", KEY),
+     r"service[ _\-]account|subscription|consumer|developer|admin|deploy|deployment|wifi|wi-fi|network|wpa2?|"
+     r"pre[ _\-]?shared|recovery|backup|decryption|unlock|activation|product|registration|gpg|pgp|kms|hmac|"
+     r"root|vault|bitlocker|filevault)[ _\-]?key|psk", KEY),
     (r"apikey|x-api-key", KEY),
-    (r"(?:(?:client|app|api|shared|webhook|consumer|jwt|oauth|session)[ _\-]?)?secret(?:[ _\-]?access[ _\-]?key)?", SECRETW),
-    (r"credentials?", SECRETW),
+    (r"(?:(?:client|app|api|shared|webhook|consumer|jwt|oauth|session|signing|hmac|encryption|master|root|admin|"
+     r"db|database|cookie|csrf|django|flask|rails|auth|bot|github|stripe|vault)[ _\-]?)?secret"
+     r"(?:[ _\-]?access[ _\-]?key)?", SECRETW),
     (r"pw|p/w|pswd|psw|pword|pass", PW),  # short: never before a bare space, never a word alone (_SHORT)
 )
 _RU_KEYWORDS = (
     (r"парол(?:ь|я|ю|ем|е|и|ей|ям|ями|ях)", PW),
-    (r"код(?:а|ом)?\s+доступа|одноразов\w+\s+код\w*", PW),
+    (r"код(?:а|ом|у|е)?\s+(?:доступа|подтверждения|безопасности|разблокировки|активации|входа|"
+     r"из\s+(?:СМС|смс|SMS)|от\s+[а-яё]{3,20})|одноразов\w+\s+код\w*"
+     r"|секретн(?:ое|ого|ым|ому)\s+слов(?:о|а|ом|у)|ответ\s+на\s+секретный\s+вопрос|фраз(?:а|ы|у|ой)[\-\s]парол\w+", PW),
     (r"пин(?:[\-\s]?код(?:а|у|ом|е|ы|ов)?)?|pin[\-\s]?код(?:а|у|ом|е|ы|ов)?", PIN),
     (r"(?:API[\-\s]?|апи[\-\s]?)?токен(?:а|у|ом|е|ы|ов|ам|ами|ах)?(?:\s+(?:доступа|бота|API))?", TOKEN),
-    (r"(?:API[\-\s]|апи[\-\s]?|секретн\w+\s+|приватн\w+\s+|закрыт\w+\s+)?ключ(?:а|у|ом|е|и|ей|ам|ами|ах)?"
-     r"(?:\s+(?:API|апи|доступа|шифрования|подписи|лицензии))?", KEY),
+    (r"(?:API[\-\s]|апи[\-\s]?|SSH[\-\s]?|мастер[\-\s]?|секретн\w+\s+|приватн\w+\s+|закрыт\w+\s+)?"
+     r"ключ(?:а|у|ом|е|и|ей|ам|ами|ах)?"
+     r"(?:\s+(?:API|апи|доступа|шифрования|подписи|лицензии|деплоя|развёртывания|развертывания|активации|"
+     r"продукта|SSH|восстановления))?", KEY),
     (r"секрет(?:а|у|ом|е|ы|ов)?", SECRETW),
     (r"(?:кодов|парольн)(?:ая|ой|ую)\s+фраз(?:а|ы|е|у|ой)|кодов(?:ое|ого|ым)\s+слов(?:о|а|ом)", PHRASE),
 )
 _JA_KEYWORDS = (
     (r"パスフレーズ", PHRASE),
-    (r"(?:管理者|ルート|Wi-?Fi|wifi|WiFi|DB|データベース|ログイン|メール|アカウント)?(?:パスワード|合言葉)", PW),
-    (r"ワンタイムパスワード|パスコード|認証コード|確認コード|リカバリーコード|ワンタイムコード", PW),
+    (r"(?:管理者|ルート|Wi-?Fi|wifi|WiFi|DB|データベース|ログイン|メール|アカウント|マスター)?(?:パスワード|合言葉)"
+     r"|合い言葉|あいことば|秘密の(?:言葉|答え|質問の答え)", PW),
+    (r"ワンタイムパスワード|パスコード|認証コード|確認コード|リカバリーコード|ワンタイムコード|セキュリティコード"
+     r"|アクセスコード|解除コード|暗証コード|認証番号|確認番号|承認コード", PW),
     (r"暗証番号|PIN(?:コード|番号)|ピン(?:コード|番号)", PIN),
     (r"(?:(?:アクセス|API|リフレッシュ|認証|ボット|Bot|BOT|デプロイ)\s?)?トークン", TOKEN),
-    (r"(?:API|アクセス|シークレット|秘密|認証|暗号化|ライセンス|プライベート|署名)\s?(?:キー|鍵)", KEY),
+    (r"(?:API|アクセス|シークレット|秘密|認証|暗号化?|復号|ライセンス|プライベート|署名|デプロイ|SSH|マスター|共通|"
+     r"リカバリー|回復|プロダクト|アクティベーション|Wi-?Fi)\s?(?:キー|鍵)", KEY),
     (r"(?:クライアント)?シークレット", SECRETW),
 )
+
+_CREDS_KEYWORDS = (
+    (r"creds|credentials?|(?:user(?:[ _\-]?name)?|login|account|id)[ \t]*(?:/|&|\+|,|\band\b)[ \t]*(?:pass(?:word)?|pwd|pw)"
+     r"|u/p|l/p", CREDS),
+    (r"логин[ \t]*(?:/|-|–|&|,|\+|\bи\b)[ \t]*пароль|уч[её]тн(?:ые|ых|ым)[ \t]+данн(?:ые|ых|ым)|уч[её]тк[аиуе]|доступы?|креды", CREDS),
+    (r"ログイン情報|認証情報|アカウント情報|ID[ \t]*[/／・][ \t]*(?:PW|PASS|パスワード|パス)"
+     r"|ユーザー(?:名|ID)?[ \t]*[/／・][ \t]*パスワード", CREDS),
+)
+"""Words that introduce a login and its password (``creds: admin / …``, ``логин/пароль: …``,
+``ID/PW：…``): ``_creds_edits`` redacts the password of the pair (or a lone value)."""
 
 _GLUED_KEYWORDS = (("PASSWORD|PASSWD|PWD", PW), ("TOKEN", TOKEN), ("APIKEY|SECRETKEY", KEY),
                    ("SECRET", SECRETW))
 """Key words at the end of an upper-case name with no separator (``PGPASSWORD=…``), case-sensitive."""
 
+_CREDS_RE = re.compile(
+    "|".join(rf"(?<![A-Za-z0-9а-яёА-ЯЁ])(?i:{rx})(?![A-Za-z0-9а-яёА-ЯЁ_ァ-ヺー])" for rx, _ in _CREDS_KEYWORDS)
+)
+
 _KEYWORD_RE = re.compile(
     "|".join(
-        [rf"(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?:{rx})(?![ァ-ヺー])" for rx, _ in _JA_KEYWORDS]
+        # first, so that `логин/пароль` and `user/password` are read whole (``_creds_edits`` reads them)
+        [_CREDS_RE.pattern]
+        + [rf"(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?:{rx})(?![ァ-ヺー])" for rx, _ in _JA_KEYWORDS]
         + [rf"(?<![а-яёА-ЯЁA-Za-z])(?i:{rx})(?![а-яёА-ЯЁ])" for rx, _ in _RU_KEYWORDS]
         # at a word start, or where a camelCase name turns (`awsSecretAccessKey`, `newPassword`)
         + [rf"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))(?i:{rx})(?![A-Za-z0-9_])" for rx, _ in _EN_KEYWORDS]
@@ -501,7 +553,8 @@ _KEYWORD_RE = re.compile(
     )
 )
 _FAMILY_RES = [
-    (re.compile(rf"(?i:{rx})\Z"), fam) for rx, fam in (*_EN_KEYWORDS, *_RU_KEYWORDS, *_JA_KEYWORDS, *_GLUED_KEYWORDS)
+    (re.compile(rf"(?i:{rx})\Z"), fam)
+    for rx, fam in (*_CREDS_KEYWORDS, *_EN_KEYWORDS, *_RU_KEYWORDS, *_JA_KEYWORDS, *_GLUED_KEYWORDS)
 ]
 
 
@@ -631,7 +684,7 @@ def _looks_secret(
             return False  # `Пароль «по умолчанию» отключён`, `the "show password" toggle`
         if not qualified and (strength >= MEDIUM or 2 <= words <= 4 and quote != "`"):
             # `the password is "hunter"`, `секрет «sunset monkey quartz»`
-            return not _is_exempt(v) and v.lower() not in _STATUS_WORDS and words <= 6
+            return not _never_a_value(v) and v.lower() not in _STATUS_WORDS and words <= 6
         if words > 1:
             return False
     if strength == STRONG and not qualified and _PASSPHRASE_RE.fullmatch(v):
@@ -666,17 +719,20 @@ def _looks_secret(
     if strength == STRONG and not qualified:
         if not v.isascii():
             return False  # `パスワード：変更済み`, `пароль: сменён`
-        if not any(c.isalpha() for c in v) or v.lower() in _STATUS_WORDS:
-            return False
+        if not any(c.isalpha() for c in v) or v.lower() in _STATUS_WORDS or _plain_alone(v):
+            return False  # `Token: Bearer`, `SSH key: added`
         if "=" in sep and not sep.strip(" \t\"'`=") and v.isascii():
             return True  # password=hunter
+        if _CJK_RE.match(text, end) and not re.match(r"です|でした|だ|。", text[end:end + 3]):
+            return False  # `認証コード：SMSで送信`: a word of a Japanese sentence
         return _clause_ends(text, end)
     return False
 
 
 _KEYWORD_HINT_RE = re.compile(
-    r"(?i)pass|pwd|pw|p/w|psw|phrase|pin|otp|code|token|key|secret|cred|парол|пин|код|токен|ключ|секрет"
-    r"|パス|合言葉|暗証|コード|番号|トークン|キー|鍵|シークレット"
+    r"(?i)pass|pwd|pw|p/w|psw|phrase|pin|otp|code|token|key|secret|cred|answer|word|psk|u/p|l/p"
+    r"|парол|пин|код|токен|ключ|секрет|логин|уч[её]т|доступ|кред|ответ|слов|фраз"
+    r"|パス|合言葉|合い言葉|あいことば|暗証|コード|番号|トークン|キー|鍵|シークレット|情報|言葉|答え"
 )
 """A cheap test: a text without any of these has no key word (most texts)."""
 
@@ -687,7 +743,11 @@ def _keyword_edits(text: str) -> Iterator[Edit]:
     for km in _KEYWORD_RE.finditer(text):
         word = km.group(0)
         family = _family(word.strip())
-        edit = _value_after(text, km.end(), family, word)
+        if family == CREDS:
+            continue  # a login and a password: ``_creds_edits``
+        # a short key word glued to a Japanese word is one name (`管理者PW`), not the word `pass`
+        glued = km.start() > 0 and bool(_CJK_RE.match(text, km.start() - 1))
+        edit = _value_after(text, km.end(), family, word, firm=glued)
         if edit is not None:
             yield edit
 
@@ -741,7 +801,15 @@ def _adjacent_quoted(text: str, pos: int, family: str) -> Edit | None:
     if span is None or not span[2]:
         return None
     start, end, _ = span
-    return (start, end, SECRET) if _secret_shape(text[start:end], family) else None
+    if _secret_shape(text[start:end], family):
+        return start, end, SECRET
+    # `パスワード「さくら」`, `パスワード「さくら」です`; never a label of the interface (`パスワード「変更」ボタン`)
+    v = text[start:end]
+    after = text[end + 1:end + 8]
+    if family == PIN or not re.match(r"[ \t]*(?:です|でした|だ(?![ぁ-ん])|[。．.、,（(]|\n|\Z)", after):
+        return None
+    plain = _JA_WORD_RE.fullmatch(v) and not _JA_PROSE_END_RE.search(v) or re.fullmatch(r"[^\W\d_]{2,24}", v)
+    return (start, end, SECRET) if plain and not _ordinary_word(v, alone=True) and not _never_a_value(v) else None
 
 
 _PHRASE_WORDS_RE = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*(?:[ \t]+[A-Za-z][A-Za-z0-9'\-]*){1,9}")
@@ -794,8 +862,335 @@ def _alone_on_line(text: str, start: int, end: int) -> bool:  # noqa: ARG001 - a
     return re.match(r"[ \t.,;。、」』\"'`]*(?:\n|\Z)", text[end:end + 80] + "\n") is not None
 
 
-def _value_after(text: str, pos: int, family: str, word: str) -> Edit | None:
-    short = word.lower() in _SHORT
+# --------------------------------------------------------------------------------------------
+# Plain words as values (issue 27 item 2, follow-up): `пароль: Солнышко`, `the password is
+# Sunshine`, `パスワードは さくら です`, `password: hunter-2`; privacy first, any doubt redacts
+# --------------------------------------------------------------------------------------------
+
+_BARE_STOP_EN = frozenset(
+    """
+    a an the this that these those it its it's here there see below above same as in on at by from via for
+    to of and or with without not no yes never always also just only still again already yet now then
+    please thanks thank ask check use set change rotate update renew enter type paste copy send share read
+    write get got keep kept put stays goes comes lives sits is are was were be been being has have had
+    wrong right correct incorrect valid invalid strong weak long short good bad fine same different new old
+    simple easy hard secure insecure unsafe safe unique random empty blank known unknown stale fresh ready
+    live dead gone fixed temporary permanent mandatory optional required obvious important sensitive
+    private public personal shared common standard default generic complex complicated lowercase uppercase
+    numeric alphanumeric mixed visible invisible case-sensitive ok okay great terrible weird odd strange
+    too very so quite more less much many few enough similar identical trivial tricky guessable unguessable
+    expired active disabled unset configured missing present mine yours ours theirs his hers someone
+    something nothing everything anything none tbd tba n/a na todo wip pending unchanged same-as-before
+    string number word phrase value hash env variable placeholder secret password passwords token tokens key
+    keys code codes pin passcode credentials creds sso 2fa mfa otp totp bearer basic digest opaque cvv cvc
+    what which who whose whom where when why how if unless because but so such per each every all any some
+    one two three four five six added generated uploaded installed deployed issued provided included emailed
+    printed copied
+    """.split()
+) | _STATUS_WORDS
+"""English words that are not a value after a key word (``the password is required``, ``token: in the
+header``, ``the password is too short``)."""
+
+_BARE_STOP_RU = frozenset(
+    """
+    в во на с со у к ко от до из по о об про для без при над под за через между перед и а но или не ни
+    же ли бы то да нет вот только уже ещё еще даже тоже также тот та те такой такая такое такие этот эта
+    это эти он она оно они мой моя моё мое наш наша ваш ваша свой своя любой любая каждый весь все всё
+    сам сама см смотри смотрите спросите спроси спросить запросить уточнить уточните обязателен
+    обязательна обязательно нужен нужна нужно задан задана задано указан указана есть сменён сменен
+    изменён изменен истёк истек отозван отозвана удалён удален обновлён обновлен скрыт скрыта скрыто
+    выдан выдана выданы выдаётся выдается отключён отключен включён включен прежний прежняя важно сложно
+    просто надёжно надежно удобно безопасно опасно долго плохо хорошо легко трудно неважно необязательно
+    давно недавно скоро позже потом раньше вчера сегодня завтра всегда никогда иногда пока снова опять
+    стандартный стандартно строка строки число набор слово фраза комбинация последовательность значение
+    ключ код пароль токен секрет хранилище хранилища хранилищем вики сейф сейфе почта почте минимум
+    максимум неизвестен неизвестно отсутствует пустой пусто пустая нужно нельзя можно ок окей так как
+    какой какая какое где когда что кто чей зачем почему если потому тут там здесь ниже выше далее
+    одинаковый одинаковые другой другая разный разные новый новая старый старая временный временная
+    верный неверный правильный неправильный короткий длинный слабый сильный простой сложный
+    """.split()
+) | _STATUS_WORDS_RU_JA
+"""Russian words that are not a value after a key word (``пароль: см. хранилище``, ``пароль это важно``)."""
+
+_BARE_STOP_JA = frozenset(
+    """
+    なし 無し ない ありません まだ こちら これ それ あれ どれ ここ そこ あちら そちら 同じ おなじ 別 別途 後日
+    同上 別紙 下記 上記 以下 以上 前回 今回 次回 共通 個別 任意 必須 不要 必要 未定 未設定 設定済 設定済み 変更済
+    変更済み 不明 秘密 内緒 非公開 公開 空欄 空 初期値 初期 大事 重要 簡単 複雑 安全 危険 無効 有効 期限切れ 失効
+    英数字 数字 半角 全角 大文字 小文字 記号 固定 自動 手動 暗号化 社外秘 極秘 管理者 本人 各自 担当者 上長 未発行
+    発行済み 要確認 確認中 準備中 再発行 再設定 廃止 削除 削除済み 不可 可能 未使用 使用中 なしです 省略 ランダム
+    デフォルト リセット ブランク 大切 面倒 十分 不十分 厳重 厳格 適当 適切 未知 既定 規定 所定 変更 表示 設定 入力 確認
+    登録 削除 更新 発行 認証 管理 保存 共有 送信 受信 ログイン ログアウト サインイン
+    """.split()
+) | _STATUS_WORDS_RU_JA
+"""Japanese words that are not a value after a key word (``パスワードは必須です``, ``合言葉は秘密です``)."""
+
+_AMBIGUOUS_KEY_WORDS_RE = re.compile(r"(?i)ключ\w*|секрет\w*|secrets?|keys?")
+"""Key words with an ordinary sense (``Ключ к решению — кэширование``, ``the secret is patience``,
+``Секрет успеха прост: тесты``): a plain word is their value only after an explicit separator
+and no qualifier (``секрет: Солнышко``)."""
+
+_EXPLICIT, _DASH, _WORD, _PARTICLE = "explicit", "dash", "word", "particle"
+_CHANGE_RE = re.compile(r"(?i)\b(?:set|changed?|reset|updated?|rotated?)\b|(?<![а-яё])(?:по|с|из|за|об|у)?(?:меня|мени|"
+                        r"станови|ставил|ставь|обнови)[а-яё]*")
+"""A verb of setting before ``to``/``на`` (``set the password to …``, ``пароль поменял на …``)."""
+
+_EN_MORPH_RE = re.compile(r"[a-z]{3,}(?:ed|ing|ly|able|ible)\Z")
+"""English participles, gerunds and adverbs: prose after a key word (``token: rotated last week``)."""
+_EN_ADJ_RE = re.compile(r"[a-z]{3,}(?:ive|ous|ful|less|ent|ant|ic|al|ary)\Z")
+"""English adjectives: the end of a sentence after ``is`` (``the password is sensitive``)."""
+_RU_VERB_RE = re.compile(
+    r"[а-яё]{2,}(?:ть|ться|ти|чь|ет|ёт|ит|ут|ют|ат|ят|ется|ится|ются|ятся|ешь|ишь|ете|ите|ал|ял|ил|ел|ла|ли|"
+    r"ло|лся|лась|лись|ся|сь|йте|ай|ей|и)\Z"
+)
+"""Russian verbs (infinitive, present, past, imperative): prose after a key word (``ключ API: запросить
+у Марии``, ``секрет: хранится в Vault``), when more words follow."""
+_RU_ADJ_RE = re.compile(r"[а-яё]{2,}(?:ый|ий|ой|ая|яя|ое|ее|ые|ие|ого|его|ому|ему|ым|им|ую|юю)\Z|[а-яё]{3,}[аяеё]н[аоы]?\Z")
+"""Russian adjectives and short participles (``пароль: сложный``, ``учётка: заблокирована``, ``обязателен``)."""
+_RU_ADVERB_RE = re.compile(r"[а-яё]{3,}(?:но|ско|жно|то|ло)\Z")
+
+_HOLDER_VERBS = frozenset("has have had knows know holds keeps owns manages sends gives will can should must".split())
+"""Verbs after a name that make it the subject of a clause (``API key: Anna has it``)."""
+
+_TAILS = frozenset(
+    """
+    btw now today again too though thanks thx please lol ok okay right already yet then here there anyway
+    теперь сейчас кстати пока же вроде ок спасибо да пожалуйста
+    """.split()
+)
+"""Words that may follow a value and still leave it alone in its clause (``the password is Sunshine btw``)."""
+
+_MODEL_FAMILIES = frozenset(
+    """
+    gpt bert t5 mt5 e5 bge gte llama qwen mistral mixtral gemma phi claude opus sonnet haiku roberta xlm
+    deberta electra whisper clip sbert minilm mpnet labse nomic jina yi glm chatglm olmo pythia bloom opt
+    vicuna alpaca utf iso cp win sha md x86 arm
+    """.split()
+)
+_MODEL_SIZES = frozenset(
+    """
+    small base large mini tiny xl xxl instruct chat embedding turbo preview latest pro flash lite nano medium
+    max plus vision coder uncased cased multilingual distilled
+    """.split()
+)
+
+
+def _model_name(v: str) -> bool:
+    """A model, encoding or platform name (``gpt-4o``, ``t5-small``, ``llama-3-8b``, ``utf-8``), not
+    a chosen value such as ``hunter-2`` or ``tiger-12``."""
+    parts = [p.lower() for p in re.split(r"[-_.]", v) if p]
+    return len(parts) >= 2 and (
+        parts[0] in _MODEL_FAMILIES
+        or any(p in _TECH_WORDS or p in _MODEL_SIZES or re.fullmatch(r"\d+[a-z]{1,2}|[a-z]\d+", p) for p in parts)
+    )
+
+
+def _never_a_value(v: str) -> bool:
+    """Shapes that are never a value, whatever introduces them: versions, dates, task ids, numbers
+    with units, files, URLs, placeholders (``_EXEMPT_RE``), technical words and model names."""
+    return bool(_EXEMPT_RE.fullmatch(v)) or v.lower() in _TECH_WORDS or bool(_TASK_ID_RE.fullmatch(v)) \
+        or _model_name(v)
+
+
+@dataclass(frozen=True)
+class _Intro:
+    """How a value was introduced: the key word, its family, the separator's strength and text, and
+    whether a qualifier stood between (``password for prod: …``), the value was alone on the next line
+    or the key word is a compound name (``db_pass``, ``管理者PW``: ``firm``)."""
+
+    word: str
+    family: str
+    strength: int
+    qualified: bool
+    sep: str
+    line: bool = False
+    firm: bool = False
+    context: str = ""
+    """The text from a little before the key word to the value (``I set the password to``)."""
+
+    @property
+    def kind(self) -> str | None:
+        """``explicit`` (``:``, ``=``, ``：``, ``→``), ``dash`` (``—``, `` - ``), ``word`` (``is``,
+        ``это``, ``теперь``), ``particle`` (``は``, ``を``), or None (a bare space, a line break)."""
+        sep = self.sep.strip(" \t\n")
+        if self.line or self.strength == WEAK:
+            return None
+        if self.strength == STRONG:
+            return _EXPLICIT
+        if sep in ("—", "–", "-"):
+            return _DASH
+        if sep[:1] in "はがをもにとで":
+            return _PARTICLE
+        if sep.lower().startswith(("to", "на")):
+            return _WORD if _CHANGE_RE.search(self.context) else None  # `send the password to Anna`
+        return None if sep.startswith(("'", "’")) else _WORD
+
+
+def _plain_alone(v: str) -> bool:
+    """A word that, standing alone after a key word, is a status and not a value: a stop word
+    (``_ordinary_word``) or an English participle (``added``, ``issued``)."""
+    return _ordinary_word(v, alone=True) or bool(v.islower() and v.isascii() and re.fullmatch(r"[a-z]{3,}ed", v))
+
+
+def _ends_clause(text: str, end: int) -> bool:
+    """Nothing but punctuation, a line end, text in another script or a tail word (``btw``,
+    ``теперь``) follows ``end``: a value there stands alone."""
+    m = re.match(r"[ \t]*(\S?)", text[end:end + 2 + 40])
+    nxt = m.group(1) if m else ""
+    if not nxt or not nxt.isalnum() or _CJK_RE.match(nxt):
+        return True
+    w = re.match(r"[ \t]*([^\W\d_]+)", text[end:end + 40])
+    return bool(w) and w.group(1).lower() in _TAILS and _ends_clause(text, end + w.end())
+
+
+def _next_word(text: str, end: int) -> str:
+    m = re.match(r"[ \t]*([^\W\d_]+)", text[end:end + 40])
+    return m.group(1).lower() if m else ""
+
+
+def _ordinary_word(v: str, *, alone: bool, nxt: str = "") -> bool:
+    """``v`` reads as a word of a sentence, not a chosen value: a function or status word in English,
+    Russian or Japanese, a hyphenated phrase of such words (``read-only``); when more words follow
+    (``alone`` false) also a participle, verb or adverb (``rotated last week``, ``хранится в Vault``,
+    ``comes from env``); when it stands alone also a lower-case Russian adjective or participle
+    (``пароль: сложный``, ``обязателен``)."""
+    low = v.lower().strip("'’.")
+    if low in _BARE_STOP_EN or low in _BARE_STOP_RU or low in _BARE_STOP_JA:
+        return True
+    parts = [p for p in re.split(r"[-‐]", low) if p]
+    if len(parts) > 1:  # `read-only`, `case-sensitive`; never `Пингвин-2023`, `blue-sky`
+        return all(p.isalpha() for p in parts) and any(
+            p in _BARE_STOP_EN or p in _BARE_STOP_RU or re.fullmatch(r"[a-z]{3,}(?:ed|ing)", p) or _EN_ADJ_RE.fullmatch(p)
+            for p in parts)
+    lower = v[:1].islower()
+    if _RU_ADJ_RE.fullmatch(low) and (lower or not alone):
+        return True
+    if alone:
+        return False
+    if nxt in _HOLDER_VERBS or _RU_VERB_RE.fullmatch(nxt) and not _RU_VERB_RE.fullmatch(low) and nxt not in _BARE_STOP_RU:
+        return True  # `API key: Anna has it`, `пароль: Борис знает`: a person, the subject of a clause
+    if _EN_MORPH_RE.fullmatch(low) or _RU_VERB_RE.fullmatch(low) or _RU_ADVERB_RE.fullmatch(low):
+        return True
+    return low.endswith("s") and not low.endswith("ss") and nxt in _BARE_STOP_EN  # `lives in 1Password`
+
+
+_JA_COPULA_RE = re.compile(r"(?:です|でした|だ|になります|になりました|にしました|に変更しました|に変更|に設定しました"
+                           r"|に設定|にする|にします)[。．.!！]?\Z")
+_JA_COPULA_AFTER_RE = re.compile(r"[ \t]*(?:です|でした|だ(?![ぁ-ん])|になります|[。．.！!]|\n|\Z)")
+_JA_WORD_RE = re.compile(r"[\u3041-\u3096ー]{2,12}|[\u30a1-\u30faー]{2,16}|[\u3400-\u9fff々]{1,8}")
+"""One Japanese word in one script: hiragana (``さくら``), katakana (``ヒマワリ``) or kanji (``山川``)."""
+_JA_PROSE_END_RE = re.compile(
+    r"(?:ません|ない|ます|した|する|れる|たい|よう|こと|もの|ください|てる|から|まで|より|ので|けど|など|ほど|だけ|しか)\Z"
+    r"|[\u3400-\u9fff]{2,}(?:連絡|参照|確認|設定|変更|発行|送付|共有|管理|保管|記載|相談|申請|入力|登録|削除|更新|配布|通知"
+    r"|対応|予定|済|中|不要|必須|禁止|厳禁)\Z"
+)
+"""The end of a clause, or of a compound of a noun and a verbal noun (``後日連絡``, ``別紙参照``): prose."""
+
+
+def _ja_prose(v: str) -> bool:
+    """Japanese text that reads as a clause, not a word: a verb or verbal-noun ending (``別紙参照``,
+    ``確認してください``) or a particle between kanji words (``管理者に確認``, ``前回と同じ``)."""
+    core = _JA_COPULA_RE.sub("", v)
+    return bool(_JA_PROSE_END_RE.search(core) or re.search(r"[\u3400-\u9fff][にでをへと][\u3400-\u9fff]", core))
+
+
+def _bare_japanese(text: str, start: int, end: int, intro: _Intro) -> tuple[int, int] | None:
+    """A Japanese word after a key word: ``パスワード：さくら``, ``パスワードは さくら です``,
+    ``合言葉は山川です``, ``パスワードを さくら に変更``; never a clause (``管理者に確認``), a status
+    word (``必須``, ``なし``) or a word then a particle (``SMSで送信``)."""
+    v = text[start:end]
+    m = _JA_COPULA_RE.search(v)
+    core = v[:m.start()] if m else v
+    closed = bool(m) or _ends_clause(text, end)
+    if intro.kind == _PARTICLE:
+        particle = intro.sep.strip(" \t\n、,")
+        after = v[len(core):] + text[end:end + 12].lstrip(" \t")
+        if not (re.match(r"に(?:変更|設定|し|する)|へ変更", after) if particle == "を" else particle == "は" and closed):
+            return None
+    elif intro.kind == _DASH and not closed or intro.kind not in (_EXPLICIT, _DASH):
+        return None
+    if re.fullmatch(r"[^\W_]{4,40}", core) and re.search(r"[A-Za-z]", core) and re.search(r"\d", core) \
+            and not re.search(r"[をにでがはへと]", core):
+        return start, start + len(core)  # `秘密のカギsummer58`: scripts mixed with letters and digits
+    if not core or not _JA_WORD_RE.fullmatch(core) or _JA_PROSE_END_RE.search(core) or core in _BARE_STOP_JA:
+        return None
+    return start, start + len(core)
+
+
+def _takes_plain_value(intro: _Intro) -> bool:
+    """Whether a plain value may follow this introduction at all: never after a bare space or a line
+    break, ``to``/``на`` without a verb of setting, or ``pin`` (``pin: numpy<2`` pins a package); after
+    a key word with an ordinary sense (``ключ``, ``secret``) only after an explicit separator and no
+    qualifier (``Ключ к решению — кэширование`` stays)."""
+    if intro.kind is None or intro.family == PIN and intro.word.strip().lower() in ("pin", "пин"):
+        return False
+    ambiguous = _AMBIGUOUS_KEY_WORDS_RE.fullmatch(intro.word.strip()) and not intro.firm
+    return not ambiguous or intro.kind == _EXPLICIT and not intro.qualified
+
+
+def _latin_value_closes(text: str, end: int, v: str, intro: _Intro) -> bool:
+    """A Latin or Cyrillic value in Japanese text: after ``は`` it must end its clause (``は X です``;
+    ``シークレットはGitHub Actionsの設定に…`` stays), and a plain word running into a Japanese particle
+    is a word of the sentence (``認証コード：SMSで送信``)."""
+    if intro.kind == _PARTICLE and not (intro.sep.strip(" \t\n、,") == "は" and _JA_COPULA_AFTER_RE.match(text, end)):
+        return False
+    glued = _CJK_RE.match(text, end) is not None
+    return not glued or bool(re.match(r"(?:です|でした|だ|。)", text[end:end + 3])) or _has_letter_and_digit(v)
+
+
+def _bare_with_digits(text: str, end: int, v: str, intro: _Intro) -> bool:
+    """A name with a number (``hunter-2``, ``Пингвин-2023``) that ``_looks_secret`` read as a name:
+    a value after an explicit separator, or alone in its clause; never a number of a unit."""
+    if any(_UNIT_AFTER_RE.match(v, i + 1) for i, c in enumerate(v) if c.isdigit()) or _UNIT_AFTER_RE.match(text, end):
+        return False  # `пароль: 12символов`
+    return intro.kind == _EXPLICIT or _ends_clause(text, end) or _CJK_RE.match(text, end) is not None
+
+
+def _bare_word(text: str, end: int, v: str, intro: _Intro) -> bool:
+    """A word of letters: after an explicit separator unless a word of a sentence; after ``is``/``это``
+    when alone in its clause or capitalised (not an acronym: ``the token is JWT based``)."""
+    alone = _ends_clause(text, end)
+    if intro.kind == _EXPLICIT and alone and v.lower() in _KEY_WORDS_AS_VALUES:
+        return True  # `password: secret` is one people set
+    if _ordinary_word(v, alone=alone, nxt=_next_word(text, end)) or alone and _plain_alone(v):
+        return False  # `password: see vault`, `SSH key: added`
+    acronym = v.isupper() and len(v) <= 4
+    if not alone:  # `password: Sunshine for staging`, `the password is Sunshine and …`
+        return not acronym and (intro.kind == _EXPLICIT or v[:1].isupper())
+    if intro.kind != _EXPLICIT and v.islower() and v.isascii() and _EN_ADJ_RE.fullmatch(v):
+        return False  # `the password is sensitive`
+    return True
+
+
+def _bare_value(text: str, start: int, end: int, intro: _Intro) -> tuple[int, int] | None:
+    """The span of a plain value after a key word that ``_looks_secret`` leaves (privacy first): after
+    an explicit separator (``:``, ``=``, ``：``, ``→``) any value but a status word, a placeholder or
+    a word of a sentence (``password: Sunshine``, ``пароль: Солнышко``, ``password: hunter-2``,
+    ``パスワード：さくら``); after ``is``/``это``/``—``/``は…です`` one value that stands alone in its
+    clause, or a capitalised one (``the password is Sunshine``, ``токен это Бегемот``, ``パスワードは
+    さくら です``). Versions, dates, task ids, units, files, URLs and model names are never values
+    (``_never_a_value``); code is not one (``api_key = get_secret("openai")``)."""
+    if not _takes_plain_value(intro):
+        return None
+    v = text[start:end]
+    if not any(c.isalpha() for c in v) or SECRET in v or _never_a_value(v):
+        return None
+    if text[end:end + 1] in ("(", "[") and re.fullmatch(r"[A-Za-z_][\w.]*", v):
+        return None  # `api_key = get_secret("openai")`: code
+    if _AMBIGUOUS_KEY_WORDS_RE.fullmatch(intro.word.strip()) and not intro.firm and _is_exempt(v):
+        return None  # `ключ: customer_id`
+    if _CJK_RE.search(v):
+        return _bare_japanese(text, start, end, intro)
+    if not _latin_value_closes(text, end, v, intro):
+        return None
+    plain = _bare_with_digits if any(c.isdigit() for c in v) else _bare_word
+    return (start, end) if plain(text, end, v, intro) else None
+
+
+def _value_after(text: str, pos: int, family: str, word: str, *, firm: bool = False) -> Edit | None:
+    """The value the key word ``word`` (ending at ``pos``) introduces, as an edit, or None. ``firm``:
+    the word names a secret and nothing else (a compound name such as ``db_pass``, ``管理者PW``)."""
+    short = word.lower() in _SHORT and not firm
     edit = _adjacent_quoted(text, pos, family)
     if edit is not None:
         return edit
@@ -823,7 +1218,127 @@ def _value_after(text: str, pos: int, family: str, word: str) -> Edit | None:
             if _looks_secret(text, start, end, family=family, strength=strength, qualified=qualified,
                              quoted=quoted, sep=sm.group(0)):
                 return start, end, SECRET
+            if short or quoted and any(c.isspace() for c in text[start:end]):
+                continue
+            bare = _bare_value(text, start, end, _Intro(word, family, strength, qualified, sm.group(0),
+                                                        line=sep_re is _LINE_SEP, firm=firm,
+                                                        context=text[max(0, pos - len(word) - 24):sm.end()]))
+            if bare is not None:
+                return bare[0], bare[1], SECRET
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# Compound names and login/password pairs (issue 27 item 2, follow-up)
+# --------------------------------------------------------------------------------------------
+
+_COMPOUND_RE = re.compile(
+    r"(?<![\w.\-])(?P<name>[^\W\d_][^\W_]*(?:[_\-.][^\W_]+)+|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+)(?![\w\-])"
+    r"(?=[\"'`]?[ \t]*(?:[:=：→]|->|—|–|-[ \t]|は))"
+)
+_COMPOUND_PARTS = frozenset(
+    "pass passwd password pwd pw passcode passphrase secret token apikey пароль пароля токен ключ секрет".split()
+)
+"""Parts that make a name hold a secret (``db_pass``, ``adminPwd``, ``пароль_бд``, ``bot_secret``)."""
+_ABOUT_PARTS = frozenset(
+    """
+    policy policies type kind method mode scheme algorithm algo format length len min max size ttl expiry expires
+    lifetime rotation hint hints field label name file path env var header prefix required enabled strength rules
+    regex pattern provider store manager source count limit timeout rate rates ratio fail failed through url uri
+    link page form id ids usage budget reset flow screen button input dialog prompt check test tests error
+    """.split()
+)
+"""Parts that make a name describe a secret rather than hold it (``token_limit``, ``pass_rate``,
+``password_min_length``; ``Policy``'s names that describe a secret are judged alike)."""
+
+
+def _compound_edits(text: str) -> Iterator[Edit]:
+    """``db_pass: Sunshine``, ``adminPwd = …``, ``пароль_бд: Весна``: a name joining a key word to another
+    part is read as a firm key word (its value is any value but a status word)."""
+    if not _KEYWORD_HINT_RE.search(text):
+        return
+    for m in _COMPOUND_RE.finditer(text):
+        name = m.group("name")
+        parts = [p.lower() for p in re.split(r"[_\-.]|(?<=[a-z0-9])(?=[A-Z])", name) if p]
+        keys = [p for p in parts if p in _COMPOUND_PARTS]
+        if not keys or any(p in _ABOUT_PARTS for p in parts):
+            continue
+        edit = _value_after(text, m.end(), _family(keys[-1]), name, firm=True)
+        if edit is not None:
+            yield edit
+
+
+_PAIR_RE = re.compile(
+    r"(?P<u>[^\s/／|,、;:：「」『』()（）\"'`]{1,64})"
+    r"(?P<ps>[ \t]*(?:[/／|,、;]|:(?!//)|：)[ \t]*|[ \t]+(?:and|и|と)[ \t]+)"
+)
+_TIGHT_PAIR_RE = re.compile(r"(?P<u>[^\s/／|,、;:：「」『』()（）\"'`]{1,64})(?P<ps>[/／|]|:(?!//))(?=\S)")
+"""A pair without spaces (``creds admin:Summer-2026``), the only one after a bare space."""
+_SLASH_PAIR_RE = re.compile(r"(?P<u>[^\s/／|,、;:：「」『』()（）\"'`]{1,64})(?P<ps>[ \t]*[/／|][ \t]*|:(?!//)(?=\S))")
+"""A pair split by ``/`` or ``|`` (``доступы: admin / …``), or ``:`` without spaces."""
+_PAIR_ONLY_RE = re.compile(r"(?i)доступы?")
+"""Creds words with an ordinary sense (``Доступы: VPN выдаёт Борис``): only a ``login / password``
+pair after them (``/``, ``|``, ``:``), never a lone value or a list (``Доступы: VPN, CRM``)."""
+_LOGIN_LABELS = frozenset("user username login id account email mail логин пользователь почта ユーザー ユーザー名".split())
+
+
+def _creds_edits(text: str) -> Iterator[Edit]:
+    """After ``creds``/``credentials``/``логин/пароль``/``учётные данные``/``ログイン情報``/``ID/PW``: the
+    password of a ``login / password`` pair (``creds: admin / Summer-2026``, ``логин-пароль:
+    admin:Лето-2026``, ``ID/PW：admin / さくら``); a lone value after them is read as after ``password``.
+    A labelled pair (``user: app / password: …``) is left to the key words."""
+    if not _KEYWORD_HINT_RE.search(text):
+        return
+    for km in _CREDS_RE.finditer(text):
+        edit = _creds_value(text, km.end(), km.group(0))
+        if edit is not None:
+            yield edit
+
+
+def _creds_value(text: str, pos: int, word: str) -> Edit | None:
+    for qpos, _, qualified in _quals(text, pos, word):
+        for sep_re, strength in _SEPS:
+            sm = sep_re.match(text, qpos)
+            if not sm or sm.end() == qpos or sep_re is _LINE_SEP:
+                continue
+            intro = _Intro(word, PW, strength, qualified, sm.group(0), firm=True)
+            pair_only = bool(_PAIR_ONLY_RE.fullmatch(word.strip()))
+            pm = (_TIGHT_PAIR_RE if strength == WEAK else _SLASH_PAIR_RE if pair_only else _PAIR_RE).match(
+                text, sm.end())
+            if pm:
+                user = pm.group("u")
+                if user.lower() in _LOGIN_LABELS and ":" in pm.group("ps") or _ordinary_word(user, alone=False):
+                    return None
+                span = _value_at(text, pm.end())
+                if span is None:
+                    continue
+                start, end, _ = span
+                if _pair_value(text, start, end):
+                    return start, end, SECRET
+                continue
+            if strength == WEAK or pair_only:
+                continue
+            span = _value_at(text, sm.end())
+            if span is None:
+                continue
+            start, end, quoted = span
+            if _looks_secret(text, start, end, family=PW, strength=strength, qualified=qualified, quoted=quoted,
+                             sep=sm.group(0)):
+                return start, end, SECRET
+            bare = None if quoted else _bare_value(text, start, end, intro)
+            if bare is not None:
+                return bare[0], bare[1], SECRET
+    return None
+
+
+def _pair_value(text: str, start: int, end: int) -> bool:
+    """The second half of a ``login / password`` pair is a value unless a status word, a placeholder or
+    a shape that is never a value (``creds: admin / see vault`` stays)."""
+    v = text[start:end]
+    if SECRET in v or not v.strip() or _never_a_value(v):
+        return False
+    core = _JA_COPULA_RE.sub("", v) if _CJK_RE.search(v) else v
+    return bool(core) and not _ordinary_word(core, alone=_ends_clause(text, end), nxt=_next_word(text, end))
 
 
 # `use X as the password`, `X is the new token`, `X をパスワードに設定`, `X — это пароль`
@@ -846,21 +1361,42 @@ def _before_edits(text: str) -> Iterator[Edit]:
     for m in _BEFORE_RE.finditer(text):
         start, end = m.span("v")
         v = text[start:end]
-        if v.isascii():
+        kw = _KEYWORD_RE.match(text, m.end())
+        if not v.isascii():
             # Japanese runs straight into the value: keep only its trailing ASCII part
-            pass
-        else:
             am = re.search(r"[!-~]+\Z", v)
             if not am:
+                if kw is not None and _reverse_plain(text, (start, end), kw):
+                    yield start, end, SECRET  # `さくらがパスワードです`, `Солнышко — это пароль`
                 continue
             start += am.start()
         while end > start and text[end - 1] in _TRAIL:
             end -= 1
-        kw = _KEYWORD_RE.match(text, m.end())
         family = _family(kw.group(0).strip()) if kw else SECRETW
         if end > start and _looks_secret(text, start, end, family=family, strength=MEDIUM,
                                          qualified=False, quoted=False, sep=""):
             yield start, end, SECRET
+        elif kw is not None and end > start and _reverse_plain(text, (start, end), kw):
+            yield start, end, SECRET  # `Sunshine is the password`
+
+
+def _reverse_plain(text: str, span: tuple[int, int], kw: re.Match[str]) -> bool:
+    """A plain word before a key word that ends its clause (``Sunshine is the password``, ``use
+    Sunshine as the password.``, ``Солнышко — это пароль``, ``さくらがパスワードです``); never a status
+    or function word (``SSO is the password``, ``это пароль``), nor before a key word with an ordinary
+    sense (``Patience is the secret``), a short one (``my pass``) or a PIN."""
+    word = kw.group(0).strip()
+    if (_family(word) in (PIN, CREDS) or word.lower() in _SHORT or _AMBIGUOUS_KEY_WORDS_RE.fullmatch(word)
+            or not _ends_clause(text, kw.end())):
+        return False
+    v = text[span[0]:span[1]]
+    if SECRET in v or _never_a_value(v):
+        return False
+    if _CJK_RE.search(v):
+        return bool(_JA_WORD_RE.fullmatch(v)) and not _JA_PROSE_END_RE.search(v) and v not in _BARE_STOP_JA
+    if not re.fullmatch(r"[^\W\d_]{2,}(?:-[^\W\d_]+)*", v):
+        return False
+    return not _plain_alone(v) and not (v.isupper() and len(v) <= 4)
 
 
 # --------------------------------------------------------------------------------------------
@@ -902,6 +1438,8 @@ RULES: tuple[Rule, ...] = (
     Rule("azure_key", _regex(_AZURE_RE, group="v")),
     Rule("jwt", _regex(_JWT_RE)),
     Rule("email", _email_edits),
+    Rule("credential_pair", _creds_edits),
+    Rule("compound_key", _compound_edits),
     Rule("key_value", _keyword_edits),
     Rule("command_line", _cli_edits),
     Rule("value_then_key", _before_edits),
