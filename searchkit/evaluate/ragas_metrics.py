@@ -10,17 +10,41 @@ qrels as the reference, ragas' recall is our ``R@k`` (ranx ``recall@k``) and its
 ``P@k`` (ranx ``precision@k``) wherever the run returned at least ``k`` documents (ranx divides by
 ``k``, ragas by the number retrieved). ``tests/test_ragas.py`` checks both.
 
+Those two only restate our P@k and R@k. What ragas adds is its LLM-judged metrics, here
+(``searchkit eval --metrics ragas-llm``, off by default) over an answer written from the top cards:
+for each query, an LLM at any OpenAI-compatible endpoint (:class:`LLMJudge`: ``base_url``,
+``model``, ``api_key_env``) writes a short answer from the query's top ``k`` cards
+(:func:`answer_messages`), and ragas 0.4's ``Faithfulness`` (the share of the answer's statements
+the cards support, judged by the same LLM) and ``AnswerRelevancy`` (the mean cosine between the
+question and questions the LLM writes back from the answer; 0 when the answer is noncommittal)
+score it (:func:`judge_scores`). ragas drives the LLM through ``instructor`` over the ``openai``
+client (``ragas.llms.llm_factory``, JSON mode), so any server that speaks ``POST
+/chat/completions`` serves; ``AnswerRelevancy``'s embeddings come from the endpoint's
+``/embeddings`` when ``embedding_model`` is given, else from the search's own embedder.
+
 ragas is optional (the ``research`` extra); ``is_available()`` says whether it is installed and
 ``INSTALL_HINT`` how to install it. ragas' usage analytics are switched off
-(``RAGAS_DO_NOT_TRACK=true``) before it is imported: an eval never calls out to the network.
+(``RAGAS_DO_NOT_TRACK=true``) before it is imported: an eval never calls out to the network
+(the LLM-judged metrics call the endpoint they are given, and nothing else).
 """
 from __future__ import annotations
 
+import asyncio
+import logging
+import math
 import os
+import re
 import warnings
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
-__all__ = ["INSTALL_HINT", "RagasUnavailable", "is_available", "ragas_scores", "ragas_summary"]
+from searchkit.errors import SearchkitError
+
+__all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
+           "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
+           "ragas_scores", "ragas_summary"]
+
+log = logging.getLogger(__name__)
 
 INSTALL_HINT = (
     "ragas is not installed; install the research extra: "
@@ -100,4 +124,347 @@ def ragas_summary(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]
     for m in keys:
         vals = np.array([v[m] for v in scores.values() if m in v], dtype=float)
         out[m] = float(np.nanmean(vals)) if np.isfinite(vals).any() else float("nan")
+    return out
+
+
+# --------------------------------------------------------------------------- LLM-judged metrics
+
+
+class JudgeSettingsError(SearchkitError, ValueError):
+    """The LLM judge's settings cannot be used (the message names the setting, never a credential)."""
+
+
+class JudgeError(SearchkitError, RuntimeError):
+    """The LLM endpoint failed (unreachable, timed out, an HTTP error): the message names the endpoint
+    as ``shown_url`` shows it and what failed, never the API key nor what the endpoint answered."""
+
+
+ANSWER_INSTRUCTIONS = (
+    "You answer a question from the search results below and from nothing else. Answer in the "
+    "language of the question, in at most three sentences. If the results do not answer the "
+    "question, say that they do not."
+)
+"""The system message of the answer the metrics judge (:func:`answer_messages`)."""
+
+_URL = re.compile(r"^https?://[^/\s]+")
+
+
+@dataclass(frozen=True)
+class LLMJudge:
+    """An OpenAI-compatible endpoint that writes and judges the answers (``--metrics ragas-llm``).
+
+    Args:
+        base_url: the API root, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` and, with
+            ``embedding_model``, ``/embeddings`` are asked under it); a URL holding a credential
+            (``user:password@``, a key in its query string) is refused.
+        model: the chat model, as the endpoint names it.
+        api_key_env: the environment variable holding the API key (sent as a bearer token; read at
+            each run, never stored, never in a message); None: no key.
+        embedding_model: the endpoint's embedding model for answer relevancy; None: the search's own
+            embedder (the config's ``dense`` embedder).
+        k: how many top cards the answer is written from.
+        timeout: seconds for one request; ``max_retries`` more tries after a failed one.
+        max_chars: the most characters of one card the answer is written from (H9's passage).
+
+    Raises:
+        JudgeSettingsError: a setting out of range, naming it.
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str | None = None
+    embedding_model: str | None = None
+    k: int = 5
+    timeout: float = 60.0
+    max_retries: int = 2
+    max_chars: int = 1500
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise JudgeSettingsError("; ".join(problems))
+
+    def problems(self) -> list[str]:
+        """Every problem of these settings, each naming the setting (empty: usable)."""
+        from searchkit.index.embedders import shown_url, url_secrets
+
+        out = []
+        if not isinstance(self.base_url, str) or not _URL.match(self.base_url):
+            out.append(f"llm base_url must be an http(s) URL, got {shown_url(str(self.base_url))!r}")
+        else:
+            out += [f"llm base_url holds {what}: put the API key in an environment variable and name it "
+                    "with the llm api_key_env setting" for what in url_secrets(self.base_url)]
+        for name in ("model", "embedding_model", "api_key_env"):
+            value = getattr(self, name)
+            if (value is not None or name == "model") and (not isinstance(value, str) or not value.strip()):
+                out.append(f"llm {name} must be a non-empty string")
+        for name, lo in (("k", 1), ("max_retries", 0), ("max_chars", 50)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                out.append(f"llm {name} must be an integer of at least {lo}, got {value!r}")
+        t = self.timeout
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
+            out.append(f"llm timeout must be a positive number of seconds, got {t!r}")
+        return out
+
+    @property
+    def shown_url(self) -> str:
+        """The endpoint as messages show it (no user name, password or query values)."""
+        from searchkit.index.embedders import shown_url
+
+        return shown_url(self.base_url)
+
+    def api_key(self) -> str | None:
+        """The API key, read from ``api_key_env`` now; None when no variable is named.
+
+        Raises:
+            JudgeSettingsError: the variable is named but not set.
+        """
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise JudgeSettingsError(f"environment variable {self.api_key_env} (the LLM endpoint's API key, "
+                                     "llm api_key_env) is not set")
+        return key
+
+    def names(self) -> tuple[str, str]:
+        """The names the scores are reported under (see :func:`judge_names`)."""
+        return judge_names(self.k)
+
+
+def judge_names(k: int) -> tuple[str, str]:
+    """``ragas:faithfulness@k`` and ``ragas:answer_relevancy@k``: of an answer written from the top ``k`` cards."""
+    return f"ragas:faithfulness@{k}", f"ragas:answer_relevancy@{k}"
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One query to judge: its question and the cards its answer is written from, best first."""
+
+    query_id: str
+    question: str
+    contexts: tuple[str, ...]
+    answerable: bool = True
+
+
+def judge_items(report: Any, dataset: Any, judge: LLMJudge, limit: int | None = None) -> list[JudgeItem]:
+    """The queries of an eval (``EvalReport``) with at least one card, in the report's order, each
+    with the title and text of its top ``judge.k`` records (``judge.max_chars`` characters each);
+    ``limit``: the first ``limit`` of them only."""
+    questions = {q.id: q.text for q in dataset.queries}
+    by_id = {r.id: r for r in dataset.records}
+    out = []
+    for o in report.outcomes:
+        cards = [by_id[d] for d in o.ranking[:judge.k] if d in by_id]
+        if not cards or o.query_id not in questions:
+            continue
+        contexts = tuple(_card_text(r.title, r.text)[:judge.max_chars] for r in cards)
+        out.append(JudgeItem(o.query_id, questions[o.query_id], contexts, bool(o.answerable)))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _card_text(title: str, text: str) -> str:
+    return f"{title}\n{text}" if title and not text.startswith(title) else text
+
+
+def answer_messages(question: str, contexts: Sequence[str]) -> list[dict[str, str]]:
+    """The chat messages that ask for an answer to ``question`` from the numbered ``contexts``."""
+    cards = "\n\n".join(f"[{i}] {c}" for i, c in enumerate(contexts, start=1))
+    return [{"role": "system", "content": ANSWER_INSTRUCTIONS},
+            {"role": "user", "content": f"Question: {question}\n\nSearch results:\n{cards}"}]
+
+
+ANSWER_MAX_TOKENS = 300
+"""The most tokens of one written answer."""
+RELEVANCY_STRICTNESS = 3
+"""Questions the LLM writes back from one answer for answer relevancy (ragas' default)."""
+
+
+def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge, embedder: Any = None) -> dict[str, dict[str, float | None]]:
+    """ragas' faithfulness and answer relevancy of an answer the judge's LLM writes for each item
+    from its cards (:func:`answer_messages`), one query after another.
+
+    A score ragas leaves undefined (an answer without statements) is None, and so are both scores
+    of a query whose answer is empty or whose judgement the LLM did not give as the JSON ragas asked
+    for (its ``instructor`` retries spent): those are logged and the other queries go on.
+
+    Args:
+        items: the queries (:func:`judge_items`).
+        judge: the endpoint and its settings.
+        embedder: a searchkit embedder (``embed_queries``) for answer relevancy when
+            ``judge.embedding_model`` is None.
+
+    Returns:
+        ``{query_id: {"ragas:faithfulness@k": f, "ragas:answer_relevancy@k": r}}``.
+
+    Raises:
+        RagasUnavailable: ragas (or the openai client) is not installed.
+        JudgeSettingsError: the API key's variable is not set, or neither an embedding model nor an
+            embedder is given.
+        JudgeError: the endpoint failed (after its retries); nothing is returned.
+    """
+    if judge.embedding_model is None and embedder is None:
+        raise JudgeSettingsError("answer relevancy needs embeddings: give the llm embedding_model or an embedder")
+    key = judge.api_key()
+    if not items:
+        return {}
+    parts = _judge_parts()
+    return asyncio.run(_judge_all(list(items), judge, key, embedder, parts))
+
+
+def _judge_parts() -> dict[str, Any]:
+    if not is_available():
+        raise RagasUnavailable(INSTALL_HINT)
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import openai
+        from ragas.embeddings.base import BaseRagasEmbedding
+        from ragas.embeddings.openai_provider import OpenAIEmbeddings
+        from ragas.llms.base import llm_factory
+        from ragas.metrics.collections import AnswerRelevancy, Faithfulness
+    return {"openai": openai, "base_embedding": BaseRagasEmbedding, "openai_embeddings": OpenAIEmbeddings,
+            "llm_factory": llm_factory, "faithfulness": Faithfulness, "relevancy": AnswerRelevancy}
+
+
+async def _judge_all(items: list[JudgeItem], judge: LLMJudge, key: str | None, embedder: Any,
+                     parts: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
+    openai = parts["openai"]
+    # the SDK always sends a bearer token: a placeholder when no key is configured (never OPENAI_API_KEY)
+    client = openai.AsyncOpenAI(base_url=judge.base_url, api_key=key or "none", timeout=judge.timeout,
+                                max_retries=judge.max_retries)
+    try:
+        llm = parts["llm_factory"](judge.model, client=client)
+        if judge.embedding_model is not None:
+            embeddings = parts["openai_embeddings"](client=client, model=judge.embedding_model)
+        else:
+            embeddings = _own_embeddings(parts["base_embedding"], embedder)
+        faithfulness = parts["faithfulness"](llm=llm)
+        relevancy = parts["relevancy"](llm=llm, embeddings=embeddings, strictness=RELEVANCY_STRICTNESS)
+        out: dict[str, dict[str, float | None]] = {}
+        for item in items:
+            try:
+                out[item.query_id] = await _judge_one(item, judge, client, faithfulness, relevancy)
+            except openai.APIError as exc:
+                raise _endpoint_error(judge, exc, key) from None
+        return out
+    finally:
+        await client.close()
+
+
+async def _judge_one(item: JudgeItem, judge: LLMJudge, client: Any, faithfulness: Any,
+                     relevancy: Any) -> dict[str, float | None]:
+    f_name, r_name = judge.names()
+    answer = await _write_answer(item, judge, client)
+    if not answer:
+        log.warning("ragas-llm: the LLM wrote an empty answer for query %s; its scores are left out", item.query_id)
+        return {f_name: None, r_name: None}
+    try:
+        f = await faithfulness.ascore(user_input=item.question, response=answer, retrieved_contexts=list(item.contexts))
+        r = await relevancy.ascore(user_input=item.question, response=answer)
+    except _unparsed_errors() as exc:
+        log.warning("ragas-llm: query %s: the LLM's judgement is not the JSON ragas asked for (%s); its scores are "
+                    "left out", item.query_id, type(exc).__name__)
+        return {f_name: None, r_name: None}
+    return {f_name: _finite(f.value), r_name: _finite(r.value)}
+
+
+async def _write_answer(item: JudgeItem, judge: LLMJudge, client: Any) -> str:
+    resp = await client.chat.completions.create(model=judge.model, messages=answer_messages(item.question, item.contexts),
+                                                temperature=0, max_tokens=ANSWER_MAX_TOKENS)
+    choices = getattr(resp, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    return content.strip() if isinstance(content, str) else ""
+
+
+def _unparsed_errors() -> tuple[type[BaseException], ...]:
+    """What an answer the metric cannot read raises: instructor's spent retries, pydantic's and
+    JSON's errors, ragas' own checks (ValueError)."""
+    import json
+
+    import pydantic
+
+    errors: list[type[BaseException]] = [pydantic.ValidationError, json.JSONDecodeError, ValueError]
+    try:
+        from instructor.retry import InstructorRetryException
+
+        errors.append(InstructorRetryException)
+    except ImportError:  # pragma: no cover - instructor comes with ragas
+        pass
+    return tuple(errors)
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> JudgeError:
+    """One line naming the endpoint and what failed: the status code or the kind of failure, never
+    the answer's body (it may echo the key or the cards)."""
+    import openai
+
+    from searchkit.index.embedders import scrub
+
+    tries = judge.max_retries + 1
+    after = f" (after {tries} attempt{'s' if tries > 1 else ''})"
+    if isinstance(exc, openai.APITimeoutError):
+        why = f"no answer within the {judge.timeout:g}s timeout{after}"
+    elif isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__
+        why = "connection failed" + (f" ({type(cause).__name__})" if cause is not None else "") + after
+    elif isinstance(exc, openai.APIStatusError):
+        why = f"HTTP {exc.status_code}" + (after if exc.status_code in (408, 409, 429) or exc.status_code >= 500 else "")
+    else:
+        why = f"{type(exc).__name__}"
+    return JudgeError(f"LLM endpoint {judge.shown_url} (model {judge.model!r}): {scrub(why, [key] if key else [])}")
+
+
+def _own_embeddings(base: type, embedder: Any) -> Any:
+    """A searchkit embedder as ragas' embeddings (the question and the questions written back are
+    embedded as queries)."""
+
+    class SearchkitEmbeddings(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self.embedder = embedder
+
+        def embed_text(self, text: str, **_: Any) -> list[float]:
+            return self.embed_texts([text])[0]
+
+        def embed_texts(self, texts: list[str], **_: Any) -> list[list[float]]:
+            return [[float(x) for x in row] for row in self.embedder.embed_queries(list(texts))]
+
+        async def aembed_text(self, text: str, **_: Any) -> list[float]:
+            return self.embed_text(text)
+
+        async def aembed_texts(self, texts: list[str], **_: Any) -> list[list[float]]:
+            return self.embed_texts(texts)
+
+    return SearchkitEmbeddings()
+
+
+def judge_summary(scores: Mapping[str, Mapping[str, float | None]], items: Sequence[JudgeItem],
+                  k: int) -> dict[str, dict[str, Any]]:
+    """The mean of each score over the answerable and over the unanswerable queries judged, each
+    group with ``n`` (queries judged) and, per score, how many had it defined (``scored``); a mean
+    over no query is None."""
+    names = judge_names(k)
+    out: dict[str, dict[str, Any]] = {}
+    for group, answerable in (("answerable", True), ("unanswerable", False)):
+        rows = [scores[i.query_id] for i in items if i.answerable is answerable and i.query_id in scores]
+        means: dict[str, float | None] = {}
+        scored: dict[str, int] = {}
+        for name in names:
+            vals = [v[name] for v in rows if v.get(name) is not None]
+            scored[name] = len(vals)
+            means[name] = float(sum(vals) / len(vals)) if vals else None  # type: ignore[arg-type]
+        out[group] = {"n": len(rows), "mean": means, "scored": scored}
     return out
