@@ -173,7 +173,7 @@ def test_reader_blocked_by_a_writer_says_locked(db, capsys, monkeypatch):
     c = sqlite3.connect(db)
     c.execute("PRAGMA journal_mode = DELETE")  # only a rollback-journal store can block a reader
     c.close()
-    monkeypatch.setattr(store, "READ_TIMEOUT", 0.2)
+    monkeypatch.setattr(store.store, "READ_TIMEOUT", 0.2)  # where open_readonly reads it
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:

@@ -401,7 +401,7 @@ def test_a_failure_while_writing_a_new_store_leaves_no_file(tmp_path, monkeypatc
         real(conn, store._Batch(batch.tasks))  # the tasks are written, then the process fails
         raise sqlite3.OperationalError("disk full (simulated)")
 
-    monkeypatch.setattr(store, "_write", dies)
+    monkeypatch.setattr(store.importing, "_write", dies)  # where _transaction looks it up
     with pytest.raises(store.TaskStoreError, match="simulated"):
         store.import_into(tmp_path / "runs" / "t.db", DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert list(tmp_path.iterdir()) == []
@@ -774,7 +774,7 @@ def test_a_new_store_its_side_files_and_its_folders_are_owner_only(tmp_path, ope
         seen.extend((Path(p).name, _mode(p)) for p in (name, f"{name}-journal", f"{name}-wal") if Path(p).exists())
         return real(conn, batch)
 
-    monkeypatch.setattr(store, "_write", spy)
+    monkeypatch.setattr(store.importing, "_write", spy)  # where _transaction looks it up
     store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert seen and all(mode == 0o600 for _, mode in seen), seen
     assert _mode(db) == 0o600
@@ -810,7 +810,7 @@ def test_a_store_others_can_read_that_cannot_be_changed_is_warned_about(tmp_path
     def refused(path, mode):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(store.os, "chmod", refused)  # another user's store
+    monkeypatch.setattr(os, "chmod", refused)  # another user's store
     with caplog.at_level("WARNING", logger=store.__name__):
         conn = store.open_readonly(db)
     assert [h.comment_id for h in task_search(conn, TaskContext("acme", 30, "u"), query="認証フロー").hits] == [88]

@@ -1,0 +1,180 @@
+"""Validation of imported rows, before the store is touched (SPEC T, T2; part of
+``searchkit.ingest.tasks``): each task and comment checked and normalised into a ``_Task`` /
+``_Comment``, duplicates within an import refused, naming the ids, never quoting a value.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from searchkit.ingest.tasks.model import (
+    MAX_STATE_CHARS, SkippedItem, TaskStoreError, _index_texts, _show, not_indexed_reason, shown_author,
+    shown_title, state_class, utc_sort_key,
+)
+
+
+# --------------------------------------------------------------------------- validation (no store)
+
+@dataclass(frozen=True)
+class _Task:
+    id: int
+    space: str
+    title: str
+    state: str
+    """The state as imported (``tasks.state_raw``)."""
+    piece: str
+    created: str | None
+    updated: str | None
+    updated_utc: str | None
+    where: str
+    shown: str = ""
+    """The title as shown (``shown_title``), stored in ``tasks.title``."""
+    state_class: str = "open"
+    """``open`` or ``closed`` (``state_class``), stored in ``tasks.state``."""
+
+
+@dataclass(frozen=True)
+class _Comment:
+    id: int
+    task: int
+    author: str
+    """The author as imported (``comments.author_raw``)."""
+    kind: str
+    progress_type: str | None
+    tool: str | None
+    body: str
+    attachments: str
+    ts: str
+    ts_utc: str
+    indexed: str | None
+    skip_reason: str | None
+    redacted: bool
+    where: str
+    shown_author: str = ""
+    """The author as shown (``shown_author``), stored in ``comments.author``."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What an import writes: validated tasks and comments, and the lines it skipped."""
+
+    tasks: tuple[_Task, ...] = ()
+    comments: tuple[_Comment, ...] = ()
+    skipped: tuple[SkippedItem, ...] = ()
+    tasks_skipped: bool = False
+    """A task line was skipped: a comment of an unknown task may belong to it."""
+
+
+def _req(row: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in row or row[key] is None:
+        raise TaskStoreError(f"{where}: field {key!r} is required")
+    return row[key]
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not (1 <= value < 2**63):
+        raise TaskStoreError(f"{what} must be a positive integer, got {_show(value)}")
+    return value
+
+
+def _str(value: Any, what: str, *, optional: bool = False, nonempty: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TaskStoreError(f"{what} must be a string, got {_show(value)}")
+    if nonempty and not value.strip():
+        raise TaskStoreError(f"{what} must be a non-empty string, got {_show(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TaskStoreError(f"{what} is not valid Unicode text (a lone surrogate)") from None
+    return value
+
+
+def _state(row: Mapping[str, Any], where: str) -> str:
+    """The task's state as the platform gives it (default ``open``): a non-empty string of at most
+    ``MAX_STATE_CHARS`` characters; any value is kept (``STATE_CLASSES`` classifies it)."""
+    state = row.get("state")
+    if state is None:
+        return "open"
+    state = _str(state, f"{where}: state", nonempty=True)
+    assert state is not None
+    if len(state) > MAX_STATE_CHARS:
+        raise TaskStoreError(f"{where}: state is {len(state):,} characters long; at most {MAX_STATE_CHARS} "
+                             "(a state is a word such as open, running, 完了)")
+    return state
+
+
+def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
+    if not isinstance(row, Mapping):
+        raise TaskStoreError(f"{where}: a task must be a JSON object, got {_show(row)}")
+    tid = _int(_req(row, "id", where), f"{where}: id")
+    space = _req(row, "space", where)
+    if not isinstance(space, str) or not space.strip():
+        raise TaskStoreError(f"{where}: space must be a non-empty string, got {_show(space)}")
+    _str(space, f"{where}: space")
+    state = _state(row, where)
+    title = _str(row.get("title"), f"{where}: title", optional=True) or ""
+    piece = _str(row.get("piece"), f"{where}: piece", optional=True) or ""
+    created = row.get("created")
+    if created is not None:
+        utc_sort_key(created, f"{where}: created")
+    updated = row.get("updated") or created
+    updated_utc = utc_sort_key(updated, f"{where}: updated") if updated else None
+    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown_title(title),
+                 state_class(state))
+
+
+def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
+    if not isinstance(row, Mapping):
+        raise TaskStoreError(f"{where}: a comment must be a JSON object, got {_show(row)}")
+    cid = _int(_req(row, "id", where), f"{where}: id")
+    task = _int(_req(row, "task", where), f"{where}: task")
+    author = _str(_req(row, "author", where), f"{where}: author", nonempty=True)
+    assert author is not None
+    kind = _str(_req(row, "kind", where), f"{where}: kind", nonempty=True)
+    ts = _req(row, "ts", where)
+    ts_utc = utc_sort_key(ts, f"{where}: ts")
+    progress_type = _str(row.get("progress_type"), f"{where}: progress_type", optional=True)
+    tool = _str(row.get("tool"), f"{where}: tool", optional=True)
+    body = _str(row.get("body"), f"{where}: body", optional=True) or ""
+    attachments = row.get("attachments") or []
+    if not isinstance(attachments, (list, tuple)):
+        raise TaskStoreError(f"{where}: attachments must be a list of file names, got {_show(attachments)}")
+    for i, a in enumerate(attachments):
+        _str(a, f"{where}: attachments[{i}]")
+    clean = {"kind": kind, "progress_type": progress_type, "tool": tool, "body": body, "attachments": attachments}
+    texts = _index_texts(clean)
+    raw, text = (None, None) if texts is None else texts
+    return _Comment(
+        cid, task, author, kind, progress_type, tool, body, json.dumps(list(attachments), ensure_ascii=False),
+        ts, ts_utc, text, None if text is not None else (not_indexed_reason(clean) or "unknown"),
+        text is not None and text != raw, where, shown_author(author),
+    )
+
+
+def _no_duplicates(items: Sequence[_Task] | Sequence[_Comment], what: str) -> None:
+    first: dict[int, str] = {}
+    for item in items:
+        if item.id in first:
+            raise TaskStoreError(
+                f"{item.where}: {what} id {item.id} appears more than once in this import "
+                f"(also at {first[item.id]}); nothing imported"
+            )
+        first[item.id] = item.where
+
+
+def _validate(
+    task_rows: Iterable[tuple[str, Any]], comment_rows: Iterable[tuple[str, Any]]
+) -> tuple[list[_Task], list[_Comment]]:
+    """Validate every row (``(where, row)`` pairs) and the ids within the import; touches no store."""
+    tasks = [_validate_task(row, where) for where, row in task_rows]
+    _no_duplicates(tasks, "task")
+    comments = [_validate_comment(row, where) for where, row in comment_rows]
+    _no_duplicates(comments, "comment")
+    return tasks, comments
+
+
+def _numbered(rows: Iterable[Mapping[str, Any]], where: str) -> list[tuple[str, Any]]:
+    return [(f"{where} {i}", row) for i, row in enumerate(rows, 1)]
