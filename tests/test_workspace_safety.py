@@ -504,14 +504,14 @@ def test_any_error_in_one_item_is_a_load_error_skip(tmp_path, monkeypatch):
     space(tmp_path, "s")
     write(tmp_path, "s/notes/a.md", "# A\nfine")
     write(tmp_path, "s/notes/boom.md", "# Boom\nthis one raises")
-    real = ws_module._file_title
+    real = ws_module.files._file_title
 
     def flaky(name, text):
         if name == "boom.md":
             raise RuntimeError("simulated failure")
         return real(name, text)
 
-    monkeypatch.setattr(ws_module, "_file_title", flaky)
+    monkeypatch.setattr(ws_module.files, "_file_title", flaky)  # where _load_file looks it up
     result = load(tmp_path)
     assert "s/file:notes/a.md" in by_id(result) and "s/file:notes/boom.md" not in by_id(result)
     skip = next(s for s in result.report.skips if s.path_or_table == "s/notes/boom.md")
@@ -527,7 +527,7 @@ def test_a_failing_kind_loader_does_not_sink_the_space(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise MemoryError("simulated")
 
-    monkeypatch.setattr(ws_module, "_load_chats", boom)
+    monkeypatch.setattr(ws_module.loader, "_load_chats", boom)  # where _load_space looks it up
     result = load(tmp_path)
     assert "s/file:notes/a.md" in by_id(result)
     assert ("s/.space/chats/", "load_error") in rules(result)

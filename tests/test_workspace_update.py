@@ -229,8 +229,8 @@ def test_a_failing_loader_or_a_damaged_database_keeps_their_records(mixed, monke
     def boom(*_args):
         raise RuntimeError("disk error")
 
-    monkeypatch.setattr(ws_module, "_load_app", boom)
-    monkeypatch.setattr(ws_module, "_load_chats", boom)
+    monkeypatch.setattr(ws_module.loader, "_load_app", boom)  # where _load_space looks them up
+    monkeypatch.setattr(ws_module.loader, "_load_chats", boom)
     rep = idx.update(mixed)
     assert ids(idx.searcher.records) == before
     assert rep.kept == 2 + 3 + 3  # two rows; three chats and their three digests
