@@ -107,6 +107,8 @@ class SchemaBuilder:
         inner = self.of_type(args[0], meta)
         if "type" not in inner:  # a $ref, or a Literal's enum
             return {"anyOf": [inner, {"type": "null"}]}
+        if "enum" in inner:  # null is one of the allowed values too
+            inner = {**inner, "enum": [*inner["enum"], None]}
         return {**inner, "type": [inner["type"], "null"]}
 
     def _scalar(self, tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:

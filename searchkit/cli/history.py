@@ -28,46 +28,40 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from searchkit.cli.common import CLIError, load_config
-    from searchkit.tools.history import HistoryIndex, HistorySearchError
+    """A thin adapter: flags -> ``HistorySearchParams`` and a ``ToolContext`` (who is calling and
+    where), ``history_search`` run, its answer printed (``render`` or ``to_dict``). Every check is
+    the tool's (``searchkit.tools.history_search``): a bad parameter is one line naming it."""
+    from searchkit.cli.common import load_config
+    from searchkit.tools.base import ToolContext
+    from searchkit.tools.history import HistoryIndex
+    from searchkit.tools.registry import TOOLS
 
-    if args.container == "shared" and args.caller is not None:
-        raise CLIError("caller: a shared workspace container has no caller (no person behind it); "
-                       "leave --caller out, or search in a personal container")
-    if args.container == "personal" and not args.caller:
-        raise CLIError("caller: --caller is required in a personal container (the user id of the person searching)")
     config = load_config(args.config) if args.config else None
     if args.index:
         idx = HistoryIndex.load(args.index, config)
     else:
         idx = HistoryIndex.build(args.workspace, config, show_progress=sys.stderr.isatty())
-    space = args.space
-    if space is None:
-        if args.container == "shared":
-            raise CLIError("space: --space is required in a shared container")
-        space = idx.default_space(args.caller)  # membership as the workspace has it now (H14)
-        if space is None:
-            raise CLIError(f"space: --caller {args.caller!r} is a member of no space; give --space")
-    spaces = None
-    if args.spaces is not None:
-        spaces = "all" if args.spaces == "all" else [s.strip() for s in args.spaces.split(",") if s.strip()]
-    try:
-        ans = idx.search(
-            args.query,
-            kinds=[k.strip() for k in args.kinds.split(",")] if args.kinds is not None else None,
-            since=args.since,
-            until=args.until,
-            limit=args.limit,
-            spaces=spaces,
-            caller=args.caller if args.container == "personal" else None,
-            container=args.container,
-            space=space,
-            lang=args.lang,
-        )
-    except HistorySearchError as exc:
-        raise CLIError(str(exc)) from None
+    tool = TOOLS["history_search"]
+    params = tool.params(
+        query=args.query,
+        kinds=None if args.kinds is None else tuple(k.strip() for k in args.kinds.split(",")),
+        since=args.since,
+        until=args.until,
+        limit=args.limit,
+        spaces=_spaces(args.spaces),
+    )
+    ctx = ToolContext(caller=args.caller, container=args.container, space=args.space, lang=args.lang, index=idx)
+    answer = tool.run(params, ctx)
     if args.json:
-        print(json.dumps(ans.to_dict(), ensure_ascii=False, indent=2))
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
     else:
-        sys.stdout.write(ans.text)
+        sys.stdout.write(answer.render())
     return 0
+
+
+def _spaces(flag: str | None) -> str | tuple[str, ...] | None:
+    """``--spaces``: ``all``, or the comma-separated slugs (empty items dropped; none left is the
+    tool's "empty list" error)."""
+    if flag is None:
+        return None
+    return "all" if flag == "all" else tuple(s.strip() for s in flag.split(",") if s.strip())

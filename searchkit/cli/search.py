@@ -13,6 +13,8 @@ import json
 from typing import Any
 
 from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
+from searchkit.errors import ParameterError
+from searchkit.tools.terminal import one_line  # no control character reaches the terminal
 
 _HISTORY_FLAGS = ("caller", "space", "spaces")
 
@@ -60,40 +62,29 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search_history(index: Any, args: argparse.Namespace, kinds, since, until) -> int:
-    """The searcher's ranking within what ``--caller`` may see of the searched spaces now."""
-    from searchkit.tools.history import HistorySearchError
-
-    if args.container == "shared" and args.caller is not None:
-        raise CLIError("--caller: a shared workspace container has no caller (no person behind it); "
-                       "leave --caller out, or search in a personal container")
-    if args.container == "personal" and not args.caller:
-        raise CLIError(f"--caller: {args.index} is a history index: give --caller (the user id of the person "
-                       "searching) or --container shared --space SLUG; it is searched only as `searchkit "
-                       "history` would search it for them")
-    space = args.space
-    if space is None:
-        if args.container == "shared":
-            raise CLIError("--space: required in a shared container")
-        space = index.default_space(args.caller)
-        if space is None:
-            raise CLIError(f"--space: --caller {args.caller!r} is a member of no space; give --space")
+    """The searcher's ranking within what ``--caller`` may see of the searched spaces now; who is
+    calling and where are checked by the history tool (``HistoryIndex.raw_search``), whose
+    errors name the flag."""
     spaces = None
     if args.spaces is not None:
         spaces = "all" if args.spaces == "all" else [s.strip() for s in args.spaces.split(",") if s.strip()]
     try:
         ans = index.raw_search(
             args.query, k=args.k, kinds=list(kinds) if kinds else None, since=since, until=until, spaces=spaces,
-            caller=args.caller if args.container == "personal" else None, container=args.container, space=space,
+            caller=args.caller, container=args.container, space=args.space,
         )
-    except HistorySearchError as exc:
-        raise CLIError(f"--{exc.param}: {exc.message}") from None
+    except ParameterError as exc:
+        hint = _WHO_HINT.format(index=args.index) if exc.param == "caller" else ""
+        raise CLIError(f"--{exc.param}: {exc.message}{hint}") from None
     _print(ans.result, ans.header, args.json, ans.to_dict())
     return 0
 
 
-def _print(res: Any, header: Any, as_json: bool, body: dict[str, Any]) -> None:
-    from searchkit.tools.history import _line as one_line  # no control character reaches the terminal
+_WHO_HINT = (" ({index} is a history index, searched only as `searchkit history` would search it for one caller; "
+             "or give --container shared --space SLUG)")
 
+
+def _print(res: Any, header: Any, as_json: bool, body: dict[str, Any]) -> None:
     if as_json:
         print(json.dumps(body, ensure_ascii=False, indent=2))
         return

@@ -15,8 +15,10 @@ import sqlite3
 import sys
 from typing import Any
 
+from searchkit.errors import ParameterError
 from searchkit.ingest import tasks as store
 from searchkit.tools import tasks as tools
+from searchkit.tools.base import ToolContext
 from searchkit.tools.messages import message
 from searchkit.tools.terminal import json_text, one_line
 
@@ -89,9 +91,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _context(args: argparse.Namespace) -> tools.TaskContext:
-    owner = None if args.no_auth else args.owner
-    return tools.TaskContext(args.space, args.current_task, owner, subtask=args.subtask)
+def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
+    """Who is calling and where, from the flags: the signed-in owner (none with ``--no-auth``),
+    the space, the current task, a subtask run, the answer's language, the store and the engine
+    ``--config`` composes (``tasks.retrievers``; none: FTS5 alone)."""
+    from searchkit.cli.common import load_config
+    from searchkit.tools.task_engine import TaskEngine
+
+    engine = None
+    if getattr(args, "config", None):
+        engine = TaskEngine(conn, args.space, load_config(args.config))  # a bare config or an export
+    return ToolContext(caller=None if args.no_auth else args.owner, space=args.space, current_task=args.current_task,
+                       subtask=args.subtask, lang=args.lang, store=conn, engine=engine)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -129,31 +140,36 @@ _SHOWN_SKIPS = 5
 """Skipped lines the import report names one by one."""
 
 
+def _params(args: argparse.Namespace) -> tuple[str, Any]:
+    """The tool a ``tasks`` verb calls and its parameters, from the flags (checked by the tool)."""
+    from searchkit.tools.task_tools import TaskAroundParams, TaskListParams, TaskSearchParams
+
+    if args.tasks_command == "search":
+        return "task_search", TaskSearchParams(
+            query=args.query, match_mode=args.match_mode, context=args.context, limit=args.limit,
+            kind=args.kind, author=args.author, task_id=args.task_id,
+        )
+    if args.tasks_command == "around":
+        return "task_around", TaskAroundParams(around_ref=args.ref, context=args.context)
+    return "task_list", TaskListParams(state=args.state, limit=args.limit)
+
+
 def _tool(args: argparse.Namespace) -> int:
+    """A thin adapter: flags -> parameters and a ``ToolContext``, the tool run on the store
+    (opened read-only), its answer printed (``render`` or ``to_dict``)."""
+    from searchkit.tools.registry import TOOLS
+
+    name, params = _params(args)
     conn = store.open_readonly(args.db)  # never written, journal mode untouched
     try:
-        ctx = _context(args)
-        if args.tasks_command == "search":
-            engine = None
-            if getattr(args, "config", None):
-                from searchkit.cli.common import load_config
-                from searchkit.tools.task_engine import TaskEngine
-
-                engine = TaskEngine(conn, ctx.space, load_config(args.config))  # a bare config or an export
-            result = tools.task_search(
-                conn, ctx, query=args.query, match_mode=args.match_mode, context=args.context,
-                limit=args.limit, kind=args.kind, author=args.author, task_id=args.task_id, engine=engine,
-            )
-        elif args.tasks_command == "around":
-            result = tools.task_search(conn, ctx, around_ref=args.ref, context=args.context)
-        else:
-            result = tools.list_tasks(conn, ctx, state=args.state, limit=args.limit)
+        ctx = _context(args, conn)
+        answer = TOOLS[name].run(params, ctx)
     finally:
         conn.close()
     if args.json:
-        print(json_text(json.dumps(result.to_dict(), ensure_ascii=False, indent=2)))
+        print(json_text(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)))
     else:
-        sys.stdout.write(tools.render(result, args.lang))
+        sys.stdout.write(answer.render(ctx.lang))
     return 0
 
 
@@ -164,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     """Run a parsed ``tasks`` command; errors print ``searchkit tasks: error: ...`` and return 2."""
     try:
         return _COMMANDS[args.tasks_command](args)
-    except (tools.TaskSearchError, store.TaskStoreError, OSError) as e:
+    except (ParameterError, store.TaskStoreError, OSError) as e:
         print(f"searchkit tasks: error: {one_line(e)}", file=sys.stderr)
         return 2
     except sqlite3.Error as e:

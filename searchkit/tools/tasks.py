@@ -1,4 +1,4 @@
-"""Workspace task search (SPEC T, seed 003): ``task_search``, ``around_ref``, ``list_tasks``, ``render``.
+"""Workspace task search (SPEC T, seed 003): ``task_search``, ``read_around``, ``list_tasks``.
 
 Search runs over the indexed (normalised, redacted) text of the other tasks' comments in the
 caller's space. The space boundary and the exclusion of the current task are conditions of the
@@ -10,22 +10,27 @@ one comment each side unless ``context`` says otherwise, as the seed's example s
 (``comment:88 前後 2 件``: 86, 88, 90). ``list_tasks`` shows each task's state as the platform gave
 it and filters on its class (``searchkit.ingest.tasks.STATE_CLASSES``).
 
-``render`` writes no terminal control character: titles, authors, states, pieces, queries and
-comment text pass through ``searchkit.tools.terminal`` (the helper history search uses), so an ESC,
-a BEL or a bidi override in the data never reaches the terminal (issue 27 item 16); the structured
-results (``to_dict``) keep the text as stored.
+The answers and their rendering are ``searchkit.tools.task_answers`` (``render`` writes no
+terminal control character); the three tools in the one tool shape (parameter dataclass,
+``run(params, ctx)``) are ``searchkit.tools.task_tools``. These functions are their library form,
+taking the store and a ``TaskContext``.
 """
 from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
+from searchkit.analyze import content_words
+from searchkit.errors import ParameterError
 from searchkit.index import fts
 from searchkit.ingest import tasks as store
-from searchkit.errors import ParameterError
-from searchkit.tools.terminal import one_line, plain_text
+from searchkit.retrievers.fts5 import TaskScope, TermQuery
+from searchkit.tools.task_answers import (  # noqa: F401 - the answers' names, importable from here as before
+    AroundResult, Comment, SearchResult, TaskHit, TaskList, TaskSummary, Unavailable, render,
+)
+from searchkit.tools.task_engine import TaskEngine
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
@@ -45,8 +50,8 @@ _SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
 _MAX_ID = 2**63 - 1
 
 
-class TaskSearchError(ParameterError):
-    """A bad parameter; ``param`` names it (``query``, ``around_ref``, ``limit``...)."""
+TaskSearchError = ParameterError
+"""A bad parameter; ``param`` names it (``query``, ``around_ref``, ``limit``...): the one input error."""
 
 
 @dataclass(frozen=True)
@@ -60,99 +65,6 @@ class TaskContext:
     current_task: int | None
     owner: str | None
     subtask: bool = False
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask`` or ``no_fts5``."""
-
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"unavailable": self.reason}
-
-
-@dataclass(frozen=True)
-class Comment:
-    """One comment as ``around_ref`` and ``context`` show it: raw, unredacted text."""
-
-    comment_id: int
-    task_id: int
-    author: str
-    kind: str
-    ts: str
-    text: str
-    is_target: bool = False
-
-
-@dataclass(frozen=True)
-class TaskHit:
-    """A matching comment: refs, task title, author/kind/time, a redacted excerpt, raw neighbours."""
-
-    task_id: int
-    task_title: str
-    comment_id: int
-    author: str
-    kind: str
-    ts: str
-    excerpt: str
-    context: tuple[Comment, ...] = ()
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """Hits of a query. ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or
-    ``hybrid`` (several retrievers fused, ``tasks.retrievers``);
-    ``split_from`` holds the original query when the zero-hit split ran (T5)."""
-
-    query: str
-    terms: tuple[str, ...]
-    match_mode: str
-    method: str
-    hits: tuple[TaskHit, ...]
-    split_from: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class AroundResult:
-    """A comment and its neighbours within its task (``comments`` in time order)."""
-
-    task_id: int
-    task_title: str
-    comment_id: int
-    context: int
-    comments: tuple[Comment, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class TaskSummary:
-    """One task of ``list_tasks``: ``state`` as the platform gave it (``実行中``, ``interrupted``...),
-    ``state_class`` its class, ``open`` or ``closed`` (what ``state=`` filters on)."""
-
-    task_id: int
-    title: str
-    state: str
-    piece: str
-    updated: str | None
-    state_class: str = "open"
-
-
-@dataclass(frozen=True)
-class TaskList:
-    """Other tasks of the space, newest first (T7)."""
-
-    space: str
-    state: str | None
-    tasks: tuple[TaskSummary, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # --------------------------------------------------------------------------- validation
@@ -234,8 +146,6 @@ def split_compound(text: str) -> tuple[str, ...]:
     (``ログイン画面の改修`` -> ``("ログイン画面", "改修")``). Delegates to
     ``searchkit.analyze.content_words``.
     """
-    from searchkit.analyze import content_words
-
     return tuple(content_words(text))
 
 
@@ -292,8 +202,6 @@ def _run(
     conn: sqlite3.Connection, engine: Any, query: str, terms: Sequence[str], mode: str, limit: int, scope: Any,
 ) -> tuple[str, list[tuple]]:
     """The engine's comment ids, fetched again under the same SQL scope (T1), in its order."""
-    from searchkit.retrievers.fts5 import TermQuery
-
     ids, method = engine.rank(TermQuery(query, tuple(terms), mode), scope, limit)
     if not ids:
         return method, []
@@ -397,9 +305,6 @@ def task_search(
     if not store.check_fts(conn):  # a store without its FTS table where FTS5 exists raises, naming the file
         return Unavailable("no_fts5")
 
-    from searchkit.retrievers.fts5 import TaskScope
-    from searchkit.tools.task_engine import TaskEngine
-
     if engine is None:
         engine = TaskEngine(conn, ctx.space)
     elif engine.space != ctx.space:
@@ -478,101 +383,3 @@ def list_tasks(
         params + [lim],
     ).fetchall()
     return TaskList(ctx.space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows))
-
-
-# --------------------------------------------------------------------------- rendering
-
-def _messages(lang: str) -> Mapping[str, str]:
-    """Task search's messages in ``lang`` (the ``task.*`` keys of the one catalogue,
-    ``searchkit.tools.messages``)."""
-    from searchkit.tools.messages import task_messages
-
-    return task_messages(lang)
-
-
-def _q(s: str) -> str:
-    """``s`` inside the double quotes of a one-line heading (controls stripped, ``"`` escaped)."""
-    return one_line(s).replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _comment_block(c: Comment, pad: str = "") -> str:
-    """One comment in the seed's layout: ``- comment:<id> author/kind ts [← ]text`` on one line.
-
-    The raw text follows inline (after ``← `` for the target comment); a multi-line text continues
-    on the lines below, indented under its item. Controls are stripped (``plain_text``).
-    """
-    first, *rest = plain_text(c.text).rstrip("\n").split("\n")
-    parts = [f"{pad}- comment:{c.comment_id} {_who(c.author, c.kind)} {one_line(c.ts)}"]
-    if c.is_target:
-        parts.append("←")
-    if first:
-        parts.append(first)
-    return "\n".join([" ".join(parts)] + [f"{pad}  {line}" if line else "" for line in rest])
-
-
-def _who(author: str, kind: str) -> str:
-    return f"{one_line(author)}/{one_line(kind)}"
-
-
-def _render_search(r: SearchResult, m: Mapping[str, str]) -> str:
-    out = []
-    if r.split_from is not None:
-        out += [m["split"].format(original=one_line(r.split_from), split=one_line(r.query)), ""]
-    out += [f'## Workspace Task Search Results (query: "{_q(r.query)}", {len(r.hits)} hit(s))', ""]
-    if not r.hits:
-        out.append(m["none"])
-        return "\n".join(out) + "\n"
-    for h in r.hits:
-        out.append(f'- task:{h.task_id} "{_q(h.task_title)}" / comment:{h.comment_id} {_who(h.author, h.kind)}'
-                   f' {one_line(h.ts)}')
-        out.append(f"  {one_line(h.excerpt)}")
-        out += [_comment_block(c, "  ") for c in h.context]
-    out += ["", m["hint"]]
-    return "\n".join(out) + "\n"
-
-
-def _render_around(r: AroundResult, m: Mapping[str, str]) -> str:
-    head = m["around"].format(task=r.task_id, title=_q(r.task_title), comment=r.comment_id, n=len(r.comments) - 1)
-    return "\n".join([head, ""] + [_comment_block(c) for c in r.comments]) + "\n"
-
-
-def _render_list(r: TaskList, m: Mapping[str, str]) -> str:
-    state = f", state: {r.state}" if r.state else ""
-    out = [m["list"].format(space=one_line(r.space), state=state, n=len(r.tasks)), ""]
-    if not r.tasks:
-        return "\n".join(out + [m["list_none"]]) + "\n"
-    for t in r.tasks:
-        out.append(
-            f'- task:{t.task_id} "{_q(t.title)}" {_state_label(t.state, m)} / piece: {one_line(t.piece) or "-"}'
-            f' / {m["updated"]} {one_line(t.updated or "") or "-"}'
-        )
-    out += ["", m["list_hint"]]
-    return "\n".join(out) + "\n"
-
-
-def _state_label(state: str, m: Mapping[str, str]) -> str:
-    """``open`` / ``closed`` in the answer's language; any other state as the platform gave it."""
-    return m.get(f"state_{state}", "") if state in store.TASK_STATES else (one_line(state) or "-")
-
-
-def _render_unavailable(r: Unavailable, m: Mapping[str, str]) -> str:
-    return m[r.reason] + "\n"
-
-
-_RENDERERS: dict[type, Callable[[Any, Mapping[str, str]], str]] = {
-    SearchResult: _render_search,
-    AroundResult: _render_around,
-    TaskList: _render_list,
-    Unavailable: _render_unavailable,
-}
-
-
-def render(result: SearchResult | AroundResult | TaskList | Unavailable, lang: str = "ja") -> str:
-    """Markdown for a tool result, in the seed's layout; ``lang`` is ``ja``, ``en`` or ``ru``."""
-    m = _messages(lang)
-    try:
-        fn = _RENDERERS[type(result)]
-    except KeyError:
-        raise TypeError(f"cannot render {type(result).__name__}; expected one of "
-                        f"{', '.join(t.__name__ for t in _RENDERERS)}") from None
-    return fn(result, m)

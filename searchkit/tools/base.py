@@ -1,0 +1,145 @@
+"""The one shape of a tool (issue 29 item 3): parameters, context, answer.
+
+A tool is a frozen **parameter dataclass** (what the assistant asks: its JSON Schema is generated
+from the dataclass by :mod:`searchkit.schema`, as the config's is), a function
+``run(params, ctx) -> Answer``, and an **answer** with ``to_dict()`` (JSON-able) and
+``render(lang)`` (the markdown the seeds show). Who is calling and where — the caller, the
+container, the current space and task, the language preference, the index or store to search —
+comes in :class:`ToolContext`, from the session (command-line flags, a launching process, a
+token), **never** from the parameters: a parameter named ``caller``, ``space`` or
+``current_task`` is an unknown parameter.
+
+Values are checked by the tool's ``run`` alone (one place); :meth:`Tool.parse` only turns JSON
+arguments into the dataclass, refusing unknown and missing keys. Either raises
+:class:`searchkit.errors.ParameterError` naming the parameter, before anything is searched. The
+command line, and the MCP / HTTP server built on the same tools, are thin adapters over
+:data:`searchkit.tools.registry.TOOLS`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+from searchkit.errors import ParameterError
+from searchkit.schema import dataclass_schema
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who is calling and where: set by the session, never by a tool parameter.
+
+    Attributes:
+        caller: the user id of the person calling. History search: None in a shared workspace
+            container (no person behind it). Task search: the signed-in owner; None is a no-auth
+            run, where the task tools answer that they are unavailable (T8).
+        container: ``personal`` (a person's container) or ``shared`` (a workspace container).
+        space: the slug of the current space; None lets history search run in the caller's first
+            space (by slug) as the workspace has it now.
+        current_task: the task the caller is in (task search never returns it, T1).
+        subtask: a subtask run (the task tools are unavailable there, T8).
+        lang: the language of the answer's messages (``ru``, ``en``, ``ja``); None: history
+            search answers in the query's language, task search in Japanese (the seed's).
+        index: the ``HistoryIndex`` history search reads.
+        store: the open task store (``sqlite3.Connection``) the task tools read.
+        engine: the ``TaskEngine`` composing ``tasks.retrievers``; None: FTS5 alone (the seed's).
+    """
+
+    caller: str | None = None
+    container: str = "personal"
+    space: str | None = None
+    current_task: int | None = None
+    subtask: bool = False
+    lang: str | None = None
+    index: Any = dataclasses.field(default=None, repr=False, compare=False)
+    store: Any = dataclasses.field(default=None, repr=False, compare=False)
+    engine: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+
+CONTEXT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ToolContext)) + ("owner",)
+"""Names that belong to the session, never to a tool's parameters (``owner`` is the task tools'
+older name for the caller)."""
+
+
+@runtime_checkable
+class Answer(Protocol):
+    """What a tool returns: ``to_dict()`` (JSON-able, what ``--json`` prints) and ``render(lang)``
+    (the markdown the seeds show; None: the answer's own language)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer as plain JSON data."""
+        ...
+
+    def render(self, lang: str | None = None) -> str:
+        """The answer as the seed shows it, in ``lang``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its name, parameter dataclass, ``run`` and a description for a tool listing."""
+
+    name: str
+    params: type
+    run: Callable[[Any, ToolContext], Answer]
+    description: str
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema (draft 2020-12) of the tool's parameters, generated from ``params``."""
+        return dataclass_schema(self.params, title=self.name, schema_id=f"urn:searchkit:tool:{self.name}")
+
+    def parse(self, arguments: Any) -> Any:
+        """``params`` from JSON arguments (an object): unknown keys and missing required ones are
+        a ``ParameterError`` naming the key; JSON arrays become tuples. Values are checked by
+        ``run``."""
+        return parse_params(self.params, arguments)
+
+    def __call__(self, arguments: Any, ctx: ToolContext) -> Answer:
+        """``run(parse(arguments), ctx)``: JSON arguments in, an answer out."""
+        return self.run(self.parse(arguments), ctx)
+
+
+def parse_params(cls: type, arguments: Any) -> Any:
+    """An instance of the parameter dataclass ``cls`` from ``arguments`` (see :meth:`Tool.parse`)."""
+    if not isinstance(arguments, Mapping):
+        raise ParameterError("arguments", f"must be an object of named parameters, got {_type_name(arguments)}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in arguments:
+        if key not in fields:
+            raise ParameterError(_key_shown(key), _unknown(key, fields))
+    for name, f in fields.items():
+        if name not in arguments and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ParameterError(name, "is required")
+    return cls(**{k: _frozen(v) for k, v in arguments.items()})
+
+
+def _unknown(key: Any, fields: Mapping[str, Any]) -> str:
+    valid = ", ".join(fields)
+    if key in CONTEXT_FIELDS:
+        return (f"is not a parameter of this tool: who is calling and where (caller, container, space, current "
+                f"task) come from the session, never from the parameters; valid parameters: {valid}")
+    return f"unknown parameter; valid parameters: {valid}"
+
+
+def _frozen(value: Any) -> Any:
+    """A JSON array as a tuple (the parameter dataclasses are frozen)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+_KEY_SHOWN = 40
+
+
+def _key_shown(key: Any) -> str:
+    """A key as an error may name it: short and printable, else described (never a long or
+    control-holding string quoted back)."""
+    if isinstance(key, str) and 0 < len(key) <= _KEY_SHOWN and key.isprintable():
+        return key
+    return f"a parameter name of {len(key)} characters" if isinstance(key, str) else "a parameter name"
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,225 @@
+"""The answers of the task tools (SPEC T, seed 003) and the markdown the seed shows for them.
+
+``SearchResult`` (``task_search``), ``AroundResult`` (``task_around`` / ``around_ref``),
+``TaskList`` (``task_list``) and ``Unavailable`` (T8: no signed-in owner, a subtask, no FTS5) each
+have ``to_dict()`` (JSON-able, what ``--json`` prints) and ``render(lang)`` (``ja``, the seed's
+language, by default; ``en``, ``ru``). ``render`` writes no terminal control character: titles,
+authors, states, pieces, queries and comment text pass through ``searchkit.tools.terminal`` (the
+helper history search uses), so an ESC, a BEL or a bidi override in the data never reaches the
+terminal (issue 27 item 16); ``to_dict`` keeps the text as stored.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from searchkit.errors import ParameterError
+from searchkit.ingest import tasks as store
+from searchkit.schema import to_plain
+from searchkit.tools.messages import LANGS, task_messages
+from searchkit.tools.terminal import one_line, plain_text
+
+DEFAULT_LANG = "ja"
+"""The language of a task tool's answer when none is asked for (the seed's)."""
+
+
+class _Rendered:
+    """``render(lang)`` for the answers below (the module's ``render``)."""
+
+    def render(self, lang: str | None = None) -> str:
+        """The answer as the seed shows it, in ``lang`` (``ja``, ``en``, ``ru``; None: ``ja``)."""
+        if lang is not None and lang not in LANGS:
+            raise ParameterError("lang", f"must be one of {list(LANGS)}, got {lang!r}"[:200])
+        return render(self, lang or DEFAULT_LANG)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Unavailable(_Rendered):
+    """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask`` or ``no_fts5``."""
+
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unavailable": self.reason}
+
+
+@dataclass(frozen=True)
+class Comment:
+    """One comment as ``around_ref`` and ``context`` show it: raw, unredacted text."""
+
+    comment_id: int
+    task_id: int
+    author: str
+    kind: str
+    ts: str
+    text: str
+    is_target: bool = False
+
+
+@dataclass(frozen=True)
+class TaskHit:
+    """A matching comment: refs, task title, author/kind/time, a redacted excerpt, raw neighbours."""
+
+    task_id: int
+    task_title: str
+    comment_id: int
+    author: str
+    kind: str
+    ts: str
+    excerpt: str
+    context: tuple[Comment, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchResult(_Rendered):
+    """Hits of a query. ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or
+    ``hybrid`` (several retrievers fused, ``tasks.retrievers``);
+    ``split_from`` holds the original query when the zero-hit split ran (T5)."""
+
+    query: str
+    terms: tuple[str, ...]
+    match_mode: str
+    method: str
+    hits: tuple[TaskHit, ...]
+    split_from: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (what ``--json`` prints)."""
+        return to_plain(self)
+
+
+@dataclass(frozen=True)
+class AroundResult(_Rendered):
+    """A comment and its neighbours within its task (``comments`` in time order)."""
+
+    task_id: int
+    task_title: str
+    comment_id: int
+    context: int
+    comments: tuple[Comment, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (what ``--json`` prints)."""
+        return to_plain(self)
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One task of ``list_tasks``: ``state`` as the platform gave it (``実行中``, ``interrupted``...),
+    ``state_class`` its class, ``open`` or ``closed`` (what ``state=`` filters on)."""
+
+    task_id: int
+    title: str
+    state: str
+    piece: str
+    updated: str | None
+    state_class: str = "open"
+
+
+@dataclass(frozen=True)
+class TaskList(_Rendered):
+    """Other tasks of the space, newest first (T7)."""
+
+    space: str
+    state: str | None
+    tasks: tuple[TaskSummary, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data (what ``--json`` prints)."""
+        return to_plain(self)
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _messages(lang: str) -> Mapping[str, str]:
+    """Task search's messages in ``lang`` (the ``task.*`` keys of the one catalogue,
+    ``searchkit.tools.messages``)."""
+    return task_messages(lang)
+
+
+def _q(s: str) -> str:
+    """``s`` inside the double quotes of a one-line heading (controls stripped, ``"`` escaped)."""
+    return one_line(s).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _comment_block(c: Comment, pad: str = "") -> str:
+    """One comment in the seed's layout: ``- comment:<id> author/kind ts [← ]text`` on one line.
+
+    The raw text follows inline (after ``← `` for the target comment); a multi-line text continues
+    on the lines below, indented under its item. Controls are stripped (``plain_text``).
+    """
+    first, *rest = plain_text(c.text).rstrip("\n").split("\n")
+    parts = [f"{pad}- comment:{c.comment_id} {_who(c.author, c.kind)} {one_line(c.ts)}"]
+    if c.is_target:
+        parts.append("←")
+    if first:
+        parts.append(first)
+    return "\n".join([" ".join(parts)] + [f"{pad}  {line}" if line else "" for line in rest])
+
+
+def _who(author: str, kind: str) -> str:
+    return f"{one_line(author)}/{one_line(kind)}"
+
+
+def _render_search(r: SearchResult, m: Mapping[str, str]) -> str:
+    out = []
+    if r.split_from is not None:
+        out += [m["split"].format(original=one_line(r.split_from), split=one_line(r.query)), ""]
+    out += [f'## Workspace Task Search Results (query: "{_q(r.query)}", {len(r.hits)} hit(s))', ""]
+    if not r.hits:
+        out.append(m["none"])
+        return "\n".join(out) + "\n"
+    for h in r.hits:
+        out.append(f'- task:{h.task_id} "{_q(h.task_title)}" / comment:{h.comment_id} {_who(h.author, h.kind)}'
+                   f' {one_line(h.ts)}')
+        out.append(f"  {one_line(h.excerpt)}")
+        out += [_comment_block(c, "  ") for c in h.context]
+    out += ["", m["hint"]]
+    return "\n".join(out) + "\n"
+
+
+def _render_around(r: AroundResult, m: Mapping[str, str]) -> str:
+    head = m["around"].format(task=r.task_id, title=_q(r.task_title), comment=r.comment_id, n=len(r.comments) - 1)
+    return "\n".join([head, ""] + [_comment_block(c) for c in r.comments]) + "\n"
+
+
+def _render_list(r: TaskList, m: Mapping[str, str]) -> str:
+    state = f", state: {r.state}" if r.state else ""
+    out = [m["list"].format(space=one_line(r.space), state=state, n=len(r.tasks)), ""]
+    if not r.tasks:
+        return "\n".join(out + [m["list_none"]]) + "\n"
+    for t in r.tasks:
+        out.append(
+            f'- task:{t.task_id} "{_q(t.title)}" {_state_label(t.state, m)} / piece: {one_line(t.piece) or "-"}'
+            f' / {m["updated"]} {one_line(t.updated or "") or "-"}'
+        )
+    out += ["", m["list_hint"]]
+    return "\n".join(out) + "\n"
+
+
+def _state_label(state: str, m: Mapping[str, str]) -> str:
+    """``open`` / ``closed`` in the answer's language; any other state as the platform gave it."""
+    return m.get(f"state_{state}", "") if state in store.TASK_STATES else (one_line(state) or "-")
+
+
+def _render_unavailable(r: Unavailable, m: Mapping[str, str]) -> str:
+    return m[r.reason] + "\n"
+
+
+_RENDERERS: dict[type, Callable[[Any, Mapping[str, str]], str]] = {
+    SearchResult: _render_search,
+    AroundResult: _render_around,
+    TaskList: _render_list,
+    Unavailable: _render_unavailable,
+}
+
+
+def render(result: SearchResult | AroundResult | TaskList | Unavailable, lang: str = "ja") -> str:
+    """Markdown for a tool result, in the seed's layout; ``lang`` is ``ja``, ``en`` or ``ru``."""
+    m = _messages(lang)
+    try:
+        fn = _RENDERERS[type(result)]
+    except KeyError:
+        raise TypeError(f"cannot render {type(result).__name__}; expected one of "
+                        f"{', '.join(t.__name__ for t in _RENDERERS)}") from None
+    return fn(result, m)
