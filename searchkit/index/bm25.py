@@ -16,192 +16,29 @@ per-thread float64 buffer, then keeps the best k in a bounded heap while clearin
 reading either every document (many postings) or the postings again (few). Without numba, or with
 ``SEARCHKIT_NO_NUMBA=1`` in the environment at import (or ``bm25.USE_NUMBA = False`` at run
 time), numpy gives bit-identical results, only slower.
+
+The variants and the index settings live in ``bm25_variants``, building in ``bm25_build``, saving
+and loading in ``bm25_store``; ``BM25Index`` (here) inherits ``build``, ``save`` and ``load`` from
+them and answers the queries.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import threading
-import zipfile
-from collections import defaultdict
-from dataclasses import dataclass
-from itertools import chain
-from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from searchkit.config import BM25Config, ConfigError
+from searchkit.config import BM25Config
+from searchkit.index.bm25_build import BM25Builder
+from searchkit.index.bm25_store import BM25Storage
+from searchkit.index.bm25_variants import _INDEX_FIELDS, VARIANTS, BM25Variant, get_variant
 
-_FORMAT = "searchkit.bm25"
-_FORMAT_VERSION = 1
-_JSON_NAME = "bm25.json"
-_NPZ_NAME = "bm25.npz"
-_DTYPES = {"float32": np.float32, "float64": np.float64}
+__all__ = ["VARIANTS", "BM25Index", "BM25Variant", "get_variant"]
+
 _TINY = float(np.nextafter(0.0, 1.0))  # smallest positive float64: "x >= _TINY" is "x > 0"
-
-
-# --------------------------------------------------------------------------- variant functions
-# idf(df, n_docs, p) -> idf per vocabulary term; tf(tf, rel_len, p) -> weight of a present term,
-# where rel_len = doc_len / avgdl; absent(p) -> weight (times idf) every document gets for a query
-# term it does not contain (0 except BM25+ as rank_bm25 computes it). ``p`` is the BM25Config
-# section: k1 (tf saturation), b (length normalisation), epsilon (Okapi's idf floor factor),
-# delta (BM25L / BM25+ lower bound).
-
-
-def _idf_okapi(df: np.ndarray, n_docs: int, p: BM25Config) -> np.ndarray:
-    idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
-    if idf.size == 0:
-        return idf
-    # fsum: the mean must not depend on the order of the vocabulary (a scoped index, H15/H14,
-    # lists the same terms in another order than an index built over those documents alone)
-    floor = p.epsilon * (math.fsum(idf.tolist()) / idf.size)
-    return np.where(idf < 0, floor, idf)
-
-
-def _idf_lucene(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
-    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
-
-
-def _idf_bm25l(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
-    return math.log(n_docs + 1) - np.log(df + 0.5)
-
-
-def _idf_bm25plus(df: np.ndarray, n_docs: int, _p: BM25Config) -> np.ndarray:
-    return np.log((n_docs + 1) / df)
-
-
-def _tf_okapi(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
-    return tf * (p.k1 + 1) / (tf + p.k1 * (1 - p.b + p.b * rel_len))
-
-
-def _tf_lucene(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
-    return tf / (tf + p.k1 * (1 - p.b + p.b * rel_len))
-
-
-def _tf_bm25l(tf: np.ndarray, rel_len: np.ndarray, p: BM25Config) -> np.ndarray:
-    ctd = tf / (1 - p.b + p.b * rel_len)
-    return tf * (p.k1 + 1) * (ctd + p.delta) / (p.k1 + ctd + p.delta)
-
-
-def _absent_none(_p: BM25Config) -> float:
-    return 0.0
-
-
-def _absent_delta(p: BM25Config) -> float:
-    return p.delta
-
-
-@dataclass(frozen=True)
-class BM25Variant:
-    """One BM25 variant: the score of doc d for query q is
-    ``sum over query tokens t (with multiplicity) of idf(t) * (tf(t, d) + absent)`` where ``tf``
-    is 0 for a term d lacks. ``formula`` states it in words for ``repr``/docs."""
-
-    name: str
-    idf: Callable[[np.ndarray, int, BM25Config], np.ndarray]
-    tf: Callable[[np.ndarray, np.ndarray, BM25Config], np.ndarray]
-    absent: Callable[[BM25Config], float]
-    formula: str
-
-
-VARIANTS: dict[str, BM25Variant] = {
-    "okapi": BM25Variant(
-        "okapi",
-        _idf_okapi,
-        _tf_okapi,
-        _absent_none,
-        "Robertson et al. (TREC-3, 1994) as rank_bm25.BM25Okapi: idf = ln((N-n+0.5)/(n+0.5)), a "
-        "negative idf replaced by epsilon * mean idf over the vocabulary; "
-        "tf part = tf*(k1+1) / (tf + k1*(1-b+b*dl/avgdl))",
-    ),
-    "lucene": BM25Variant(
-        "lucene",
-        _idf_lucene,
-        _tf_lucene,
-        _absent_none,
-        "Lucene 8+ BM25Similarity: idf = ln(1 + (N-n+0.5)/(n+0.5)); "
-        "tf part = tf / (tf + k1*(1-b+b*dl/avgdl)) (exact dl, not Lucene's lossy norm encoding)",
-    ),
-    "bm25l": BM25Variant(
-        "bm25l",
-        _idf_bm25l,
-        _tf_bm25l,
-        _absent_none,
-        "Lv & Zhai (CIKM 2011) as rank_bm25.BM25L computes it: idf = ln(N+1) - ln(n+0.5); "
-        "ctd = tf/(1-b+b*dl/avgdl); tf part = tf*(k1+1)*(ctd+delta)/(k1+ctd+delta) (the leading "
-        "tf factor is rank_bm25's, not the paper's)",
-    ),
-    "bm25plus": BM25Variant(
-        "bm25plus",
-        _idf_bm25plus,
-        _tf_okapi,
-        _absent_delta,
-        "Lv & Zhai (CIKM 2011) as rank_bm25.BM25Plus computes it: idf = ln((N+1)/n); "
-        "contribution = idf * (delta + tf*(k1+1)/(k1*(1-b+b*dl/avgdl) + tf)), the delta part "
-        "given to every document, containing the term or not",
-    ),
-}
-
-
-def get_variant(name: str) -> BM25Variant:
-    """The registered variant called ``name``; ValueError listing the valid names otherwise."""
-    try:
-        return VARIANTS[name]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"unknown BM25 variant {name!r}; valid variants: {', '.join(sorted(VARIANTS))}"
-        ) from None
-
-
-# --------------------------------------------------------------------------- validation helpers
-
-
-_INDEX_FIELDS = ("variant", "k1", "b", "epsilon", "delta")  # what of BM25Config an index stores
-
-
-def _index_config(cfg: Any) -> BM25Config:
-    """The index-relevant part of the ``BM25Config`` section ``cfg`` (variant, k1, b, epsilon,
-    delta; the query-time ``depth`` and ``enabled`` left at their defaults), checked.
-
-    A section built inside ``SearchConfig.from_dict`` is checked already; this also catches one
-    built by hand (a dataclass does not check the types of its fields)."""
-    if not isinstance(cfg, BM25Config):
-        raise ValueError(
-            f"BM25 settings must be a searchkit.config.BM25Config (the config's bm25 section), "
-            f"got {type(cfg).__name__}"
-        )
-    for name in _INDEX_FIELDS[1:]:
-        value = getattr(cfg, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise ValueError(f"BM25 parameter {name} must be a number, got {value!r}")
-        try:
-            finite = math.isfinite(float(value))
-        except OverflowError:
-            finite = False
-        if not finite:
-            raise ValueError(f"BM25 parameter {name} must be finite, got {value!r}")
-    if not isinstance(cfg.variant, str):
-        raise ValueError(f"BM25 variant must be a name, got {cfg.variant!r}")
-    problems = cfg.problems()
-    if problems:
-        raise ConfigError(problems)
-    return BM25Config(
-        variant=get_variant(cfg.variant).name,
-        **{name: float(getattr(cfg, name)) for name in _INDEX_FIELDS[1:]},
-    )
-
-
-def _dtype_name(dtype: Any) -> str:
-    try:
-        name = np.dtype(dtype).name
-    except TypeError:
-        name = None
-    if name not in _DTYPES:
-        raise ValueError(f"BM25 dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
-    return name
 
 
 def _query_list(query_tokens: Iterable[str]) -> list:
@@ -258,7 +95,7 @@ def _scratch(n: int) -> np.ndarray:
 # --------------------------------------------------------------------------- the index
 
 
-class BM25Index:
+class BM25Index(BM25Builder, BM25Storage):
     """A BM25 index: a docs x vocab CSC matrix of precomputed contributions.
 
     Build with :meth:`BM25Index.build`; load with :meth:`BM25Index.load`. ``vocab`` maps a term to
@@ -307,101 +144,6 @@ class BM25Index:
         total = int(doc_len.sum())
         self._avgdl = total / self._n_docs if self._n_docs else 0.0
         self._n_stat = self._n_docs  # documents the statistics count (a restricted index: its scope)
-
-    # ----------------------------------------------------------------------- build
-
-    @classmethod
-    def build(
-        cls,
-        corpus_tokens: Sequence[Sequence[str]],
-        cfg: BM25Config | None = None,
-        *,
-        dtype: Any = np.float32,
-        show_progress: bool = False,
-    ) -> "BM25Index":
-        """Index ``corpus_tokens`` (one list of analysed tokens per document).
-
-        Args:
-            corpus_tokens: documents as token lists; row i of the index is document i.
-            cfg: the config's ``bm25`` section (``searchkit.config.BM25Config``; None: its
-                defaults). The index uses and stores ``variant`` (a name in ``VARIANTS``),
-                ``k1``, ``b``, ``epsilon`` (Okapi only: a negative idf becomes ``epsilon *
-                mean idf``) and ``delta`` (BM25L / BM25+ only); ``depth`` and ``enabled`` are
-                the Searcher's.
-            dtype: float32 (default, half the memory) or float64 (exact parity).
-            show_progress: show a tqdm bar over the documents.
-
-        Returns:
-            The index. An empty corpus is allowed (every query then finds nothing).
-        """
-        params = _index_config(BM25Config() if cfg is None else cfg)
-        spec = get_variant(params.variant)
-        dtype_name = _dtype_name(dtype)
-        if isinstance(corpus_tokens, (str, bytes)):
-            raise ValueError("corpus_tokens must be a sequence of token lists, got a string")
-        docs = corpus_tokens if isinstance(corpus_tokens, Sequence) else list(corpus_tokens)
-        n_docs = len(docs)
-        for i, doc in enumerate(docs):
-            if isinstance(doc, (str, bytes)):
-                raise ValueError(
-                    f"corpus_tokens[{i}] is a string ({doc[:50]!r}), not a list of tokens; "
-                    "analyze the documents first"
-                )
-        doc_len = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
-
-        rows: Iterable = docs
-        if show_progress:
-            from tqdm.auto import tqdm
-
-            rows = tqdm(docs, total=n_docs, desc="BM25 index", unit="doc")
-        term_ids: defaultdict = defaultdict()
-        term_ids.default_factory = term_ids.__len__  # new term -> next column, in C
-        flat = np.fromiter(
-            map(term_ids.__getitem__, chain.from_iterable(rows)),
-            dtype=np.int64,
-            count=int(doc_len.sum()),
-        )
-        vocab = dict(term_ids)
-        bad = next((t for t in vocab if not isinstance(t, str)), None)
-        if bad is not None:
-            raise ValueError(f"tokens must be str, got {type(bad).__name__} {bad!r} in corpus_tokens")
-        n_terms = len(vocab)
-
-        # (term, doc) pairs sorted term-major -> CSC order; counts are term frequencies.
-        if n_docs and flat.size:
-            key = flat * n_docs
-            key += np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
-            del flat
-            pairs, tf = np.unique(key, return_counts=True)
-            del key
-            term = pairs // n_docs
-            doc = pairs - term * n_docs
-            del pairs
-        else:
-            term = doc = tf = np.zeros(0, dtype=np.int64)
-        df = np.bincount(term, minlength=n_terms)
-        indptr = np.zeros(n_terms + 1, dtype=np.int64)
-        np.cumsum(df, out=indptr[1:])
-
-        idf = np.asarray(spec.idf(df.astype(np.float64), n_docs, params), dtype=np.float64)
-        avgdl = float(doc_len.sum()) / n_docs if n_docs else 0.0
-        if tf.size:
-            rel_len = doc_len[doc] / avgdl
-            weight = spec.tf(tf.astype(np.float64), rel_len, params)
-            data = (idf[term] * weight).astype(_DTYPES[dtype_name])
-        else:
-            data = np.zeros(0, dtype=_DTYPES[dtype_name])
-        index_dtype = np.int32 if max(n_docs, data.size) < 2**31 - 1 else np.int64
-        return cls(
-            data=data,
-            indices=doc.astype(index_dtype),
-            indptr=indptr.astype(index_dtype),
-            idf=idf,
-            doc_len=doc_len,
-            vocab=vocab,
-            config=params,
-            tf=tf.astype(np.int32),
-        )
 
     def restrict(self, allowed: np.ndarray) -> "BM25Index":
         """The index that the ``allowed`` documents alone would give, with row numbers kept.
@@ -740,132 +482,6 @@ class BM25Index:
         rows, _, _ = self._gather(cols, [1] * len(cols))
         return np.bincount(rows, minlength=self._n_docs)
 
-    # ----------------------------------------------------------------------- persistence
-
-    def save(self, folder: str | os.PathLike) -> Path:
-        """Write ``bm25.npz`` (arrays) and ``bm25.json`` (params, vocabulary) into ``folder``.
-
-        Each file is written to a temporary name and renamed, so a crash leaves no half file.
-        No pickle. Returns the folder.
-        """
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        vocab_list = [""] * len(self._vocab)
-        for term, col in self._vocab.items():
-            vocab_list[col] = term
-        meta = {
-            "format": _FORMAT,
-            "format_version": _FORMAT_VERSION,
-            "params": self.params(),
-            "n_docs": self._n_docs,
-            "n_terms": len(vocab_list),
-            "nnz": int(self._data.size),
-            "vocab": vocab_list,
-        }
-        npz_tmp = folder / f".{_NPZ_NAME}.tmp"
-        json_tmp = folder / f".{_JSON_NAME}.tmp"
-        try:
-            with open(npz_tmp, "wb") as fh:
-                np.savez(
-                    fh,
-                    data=self._data,
-                    indices=self._indices,
-                    indptr=self._indptr,
-                    idf=self._idf,
-                    doc_len=self._doc_len,
-                    **({"tf": self._tf} if self._tf is not None else {}),
-                )
-            json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
-        except OSError as exc:  # a full disk: say so, naming the file (issue 27, item 13)
-            from searchkit.index.dense import write_failure
-
-            for tmp in (npz_tmp, json_tmp):
-                tmp.unlink(missing_ok=True)
-            raise write_failure(folder / _NPZ_NAME, exc) from None
-        os.replace(npz_tmp, folder / _NPZ_NAME)
-        os.replace(json_tmp, folder / _JSON_NAME)
-        return folder
-
-    @classmethod
-    def load(cls, folder: str | os.PathLike) -> "BM25Index":
-        """Load an index written by :meth:`save`; ValueError/FileNotFoundError naming the file
-        when something is missing, malformed or from another format version."""
-        folder = Path(folder)
-        json_path, npz_path = folder / _JSON_NAME, folder / _NPZ_NAME
-        for path in (json_path, npz_path):
-            if not path.is_file():
-                raise FileNotFoundError(f"BM25 index file missing: {path}")
-        from searchkit.util import FileProblem, read_json_file
-
-        try:
-            meta = read_json_file(json_path)  # a regular file only: a FIFO is refused, never waited on
-        except FileProblem as exc:
-            raise ValueError(f"{json_path}: {exc.problem}") from None
-        if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
-            raise ValueError(f"{json_path}: not a searchkit BM25 index (format {_FORMAT!r} expected)")
-        if meta.get("format_version") != _FORMAT_VERSION:
-            raise ValueError(
-                f"{json_path}: format_version {meta.get('format_version')!r}, this searchkit reads "
-                f"{_FORMAT_VERSION}; rebuild the index"
-            )
-        try:
-            p = meta["params"]
-            values = {name: p[name] for name in _INDEX_FIELDS}
-            dtype = _DTYPES[_dtype_name(p["dtype"])]
-            vocab_list = meta["vocab"]
-            n_docs = int(meta["n_docs"])
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"{json_path}: missing or malformed field {exc}") from None
-        try:
-            params = _index_config(BM25Config(**values))
-        except ValueError as exc:
-            raise ValueError(f"{json_path}: {exc}; rebuild the index") from None
-        try:
-            with np.load(npz_path, allow_pickle=False) as z:
-                arrays = {name: z[name] for name in ("data", "indices", "indptr", "idf", "doc_len")}
-                tf = z["tf"] if "tf" in z.files else None
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{npz_path}: unreadable BM25 arrays ({str(exc)[:100]})") from None
-        n_terms = len(vocab_list)
-        vocab = {term: col for col, term in enumerate(vocab_list)}
-        problems = []
-        if len(vocab) != n_terms:
-            problems.append("vocab lists a term twice")
-        if arrays["indptr"].shape != (n_terms + 1,):
-            problems.append(f"indptr has {arrays['indptr'].shape[0]} entries, vocab {n_terms} terms")
-        elif arrays["data"].shape != arrays["indices"].shape or arrays["data"].shape[0] != int(
-            arrays["indptr"][-1]
-        ):
-            problems.append("data/indices lengths disagree with indptr")
-        else:  # the compiled query kernels index with these unchecked
-            ptr, idx = arrays["indptr"], arrays["indices"]
-            if ptr.dtype.kind != "i" or idx.dtype.kind != "i":
-                problems.append(f"indptr/indices must be integers, got {ptr.dtype}/{idx.dtype}")
-            elif ptr[0] != 0 or (np.diff(ptr) < 0).any():
-                problems.append("indptr does not start at 0 and never decrease")
-            elif idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n_docs):
-                problems.append(f"indices outside [0, n_docs={n_docs})")
-        if arrays["doc_len"].shape != (n_docs,):
-            problems.append(f"doc_len has {arrays['doc_len'].shape} entries, n_docs is {n_docs}")
-        if arrays["idf"].shape != (n_terms,):
-            problems.append("idf length differs from the vocabulary")
-        if arrays["data"].dtype != dtype:
-            problems.append(f"data dtype {arrays['data'].dtype} but params say {p['dtype']}")
-        if tf is not None and (tf.shape != arrays["data"].shape or tf.dtype.kind != "i"):
-            problems.append("tf must be integers, one per stored entry")
-        if problems:
-            raise ValueError(f"{folder}: inconsistent BM25 index: {'; '.join(problems)}")
-        return cls(
-            data=arrays["data"],
-            indices=arrays["indices"],
-            indptr=arrays["indptr"],
-            idf=arrays["idf"],
-            doc_len=arrays["doc_len"],
-            vocab=vocab,
-            config=params,
-            tf=tf,
-        )
-
 
 def _best(cand: np.ndarray, sc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Top ``k`` of candidates ``cand`` (ascending doc indices) with scores ``sc``: score desc,
@@ -877,4 +493,3 @@ def _best(cand: np.ndarray, sc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
         cand, sc = cand[keep], sc[keep]
     order = np.lexsort((cand, -sc))[:k]
     return cand[order].astype(np.int64, copy=False), sc[order]
-

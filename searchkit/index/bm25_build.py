@@ -1,0 +1,114 @@
+"""Building a BM25 index (part of ``searchkit.index.bm25``): every (document, term) contribution
+computed once, in numpy, into the columns of a CSC matrix (bm25s, Lù 2024).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import chain
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+from searchkit.config import BM25Config
+from searchkit.index.bm25_variants import _DTYPES, _dtype_name, _index_config, get_variant
+
+if TYPE_CHECKING:  # the class these methods belong to (it imports this module)
+    from searchkit.index.bm25 import BM25Index
+
+
+class BM25Builder:
+    """``BM25Index.build``: index analysed documents. A base of ``BM25Index`` (``cls`` is the index
+    class it builds)."""
+
+    @classmethod
+    def build(
+        cls,
+        corpus_tokens: Sequence[Sequence[str]],
+        cfg: BM25Config | None = None,
+        *,
+        dtype: Any = np.float32,
+        show_progress: bool = False,
+    ) -> "BM25Index":
+        """Index ``corpus_tokens`` (one list of analysed tokens per document).
+
+        Args:
+            corpus_tokens: documents as token lists; row i of the index is document i.
+            cfg: the config's ``bm25`` section (``searchkit.config.BM25Config``; None: its
+                defaults). The index uses and stores ``variant`` (a name in ``VARIANTS``),
+                ``k1``, ``b``, ``epsilon`` (Okapi only: a negative idf becomes ``epsilon *
+                mean idf``) and ``delta`` (BM25L / BM25+ only); ``depth`` and ``enabled`` are
+                the Searcher's.
+            dtype: float32 (default, half the memory) or float64 (exact parity).
+            show_progress: show a tqdm bar over the documents.
+
+        Returns:
+            The index. An empty corpus is allowed (every query then finds nothing).
+        """
+        params = _index_config(BM25Config() if cfg is None else cfg)
+        spec = get_variant(params.variant)
+        dtype_name = _dtype_name(dtype)
+        if isinstance(corpus_tokens, (str, bytes)):
+            raise ValueError("corpus_tokens must be a sequence of token lists, got a string")
+        docs = corpus_tokens if isinstance(corpus_tokens, Sequence) else list(corpus_tokens)
+        n_docs = len(docs)
+        for i, doc in enumerate(docs):
+            if isinstance(doc, (str, bytes)):
+                raise ValueError(
+                    f"corpus_tokens[{i}] is a string ({doc[:50]!r}), not a list of tokens; "
+                    "analyze the documents first"
+                )
+        doc_len = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
+
+        rows: Iterable = docs
+        if show_progress:
+            from tqdm.auto import tqdm
+
+            rows = tqdm(docs, total=n_docs, desc="BM25 index", unit="doc")
+        term_ids: defaultdict = defaultdict()
+        term_ids.default_factory = term_ids.__len__  # new term -> next column, in C
+        flat = np.fromiter(
+            map(term_ids.__getitem__, chain.from_iterable(rows)),
+            dtype=np.int64,
+            count=int(doc_len.sum()),
+        )
+        vocab = dict(term_ids)
+        bad = next((t for t in vocab if not isinstance(t, str)), None)
+        if bad is not None:
+            raise ValueError(f"tokens must be str, got {type(bad).__name__} {bad!r} in corpus_tokens")
+        n_terms = len(vocab)
+
+        # (term, doc) pairs sorted term-major -> CSC order; counts are term frequencies.
+        if n_docs and flat.size:
+            key = flat * n_docs
+            key += np.repeat(np.arange(n_docs, dtype=np.int64), doc_len)
+            del flat
+            pairs, tf = np.unique(key, return_counts=True)
+            del key
+            term = pairs // n_docs
+            doc = pairs - term * n_docs
+            del pairs
+        else:
+            term = doc = tf = np.zeros(0, dtype=np.int64)
+        df = np.bincount(term, minlength=n_terms)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(df, out=indptr[1:])
+
+        idf = np.asarray(spec.idf(df.astype(np.float64), n_docs, params), dtype=np.float64)
+        avgdl = float(doc_len.sum()) / n_docs if n_docs else 0.0
+        if tf.size:
+            rel_len = doc_len[doc] / avgdl
+            weight = spec.tf(tf.astype(np.float64), rel_len, params)
+            data = (idf[term] * weight).astype(_DTYPES[dtype_name])
+        else:
+            data = np.zeros(0, dtype=_DTYPES[dtype_name])
+        index_dtype = np.int32 if max(n_docs, data.size) < 2**31 - 1 else np.int64
+        return cls(
+            data=data,
+            indices=doc.astype(index_dtype),
+            indptr=indptr.astype(index_dtype),
+            idf=idf,
+            doc_len=doc_len,
+            vocab=vocab,
+            config=params,
+            tf=tf.astype(np.int32),
+        )
