@@ -28,6 +28,10 @@ from types import MappingProxyType
 from typing import Any, Mapping, Protocol
 
 from searchkit.errors import SearchkitError
+from searchkit.ingest.policy import DEFAULT_POLICY
+from searchkit.ingest.workspace import (  # the workspace's own readers: who may see what is read as indexing reads it
+    _MISSING, SpaceInfo, _as_text, _chat_problem, _Collector, _lkind, _read_json, _Space, _space_problem, _str, _utf8,
+)
 
 ACCESS_UNKNOWN = "access_unknown"
 """The skip reason of a space whose settings could not be read when the search ran."""
@@ -140,9 +144,6 @@ class WorkspaceAccess:
 
     # -- spaces -----------------------------------------------------------------------------
     def snapshot(self) -> Access:
-        from searchkit.ingest.policy import DEFAULT_POLICY
-        from searchkit.ingest.workspace import _lkind, _utf8
-
         try:
             names = sorted(os.listdir(self.root))
         except OSError as exc:
@@ -180,8 +181,6 @@ class WorkspaceAccess:
 
     # -- chats ------------------------------------------------------------------------------
     def chats(self, slug: str) -> Mapping[str, ChatAccess | None] | None:
-        from searchkit.ingest.workspace import _lkind
-
         folder = self.root / slug / ".space" / "chats"
         kind = _lkind(folder)
         if kind == "missing":
@@ -220,22 +219,15 @@ class WorkspaceAccess:
 
 
 def _collector() -> Any:
-    from searchkit.ingest.policy import DEFAULT_POLICY
-    from searchkit.ingest.workspace import _Collector
-
     return _Collector(DEFAULT_POLICY)
 
 
 def _space_dir(root: Path, slug: str) -> Any:
-    from searchkit.ingest.workspace import _Space
-
     return _Space(slug=slug, folder=root / slug, real=os.path.join(os.path.realpath(root), slug))
 
 
 def _read_space(root: Path, slug: str, path: Path) -> tuple[Any, str | None] | None:
     """``(SpaceInfo, lang)`` from ``SLUG/.space/space.json`` as the loader reads it, else None."""
-    from searchkit.ingest.workspace import _MISSING, SpaceInfo, _as_text, _read_json, _space_problem, _utf8
-
     data = _read_json(path, f"{slug}/.space/space.json", _collector(), _space_dir(root, slug).real)
     if data is _MISSING or _space_problem(data):
         return None
@@ -251,8 +243,6 @@ def _read_space(root: Path, slug: str, path: Path) -> tuple[Any, str | None] | N
 def _read_chat(root: Path, slug: str, path: Path) -> tuple[tuple[str, ChatAccess | None], ...]:
     """The ids a chat file claims and the access each gets: the chat's own, or None (in doubt)
     when the file is unusable (it claims its file name and any ``ses_id`` it names)."""
-    from searchkit.ingest.workspace import _MISSING, _chat_problem, _read_json, _str
-
     data = _read_json(path, f"{slug}/.space/chats/{path.name}", _collector(), _space_dir(root, slug).real)
     if data is _MISSING or _chat_problem(data):
         named = _str(data.get("ses_id")) if isinstance(data, dict) else None

@@ -16,7 +16,11 @@ from typing import Any
 import numpy as np
 
 from searchkit.config import SearchConfig
+from searchkit.ingest import tasks as store
+from searchkit.rank.fusion import fuse_runs
+from searchkit.records import Record
 from searchkit.retrievers.fts5 import FTS5Retriever, TaskScope, TermQuery
+from searchkit.searcher import Searcher
 
 FUSED_DEPTH = 100
 """Comments each retriever proposes when several are fused."""
@@ -27,10 +31,6 @@ class CommentCorpus:
 
     def __init__(self, conn: sqlite3.Connection, space: str, config: SearchConfig, names: list[str], *,
                  embedder: Any = None, cache: Any = None) -> None:
-        from searchkit.ingest import tasks as store
-        from searchkit.records import Record
-        from searchkit.searcher import Searcher
-
         rows = conn.execute(
             "SELECT c.id, c.task, c.indexed, c.ts, c.kind, c.author FROM comments c JOIN tasks t ON t.id = c.task"
             " WHERE t.space = ? AND c.indexed IS NOT NULL ORDER BY c.ts_utc, c.id",
@@ -60,8 +60,6 @@ class CommentCorpus:
         if scope.author is not None:
             m &= self.author == scope.author
         if query.mode == "all":
-            from searchkit.ingest import tasks as store
-
             terms = [store.fold(t) for t in query.terms]
             m &= np.fromiter((all(t in f for t in terms) for f in self.folded), dtype=bool, count=len(m))
         return m
@@ -129,8 +127,6 @@ class TaskEngine:
     def rank(self, query: TermQuery, scope: TaskScope, limit: int) -> tuple[list[int], str]:
         """Comment ids, best first, at most ``limit``, and the method: ``fts`` / ``like`` (FTS5
         alone) or ``hybrid`` (fused)."""
-        from searchkit.rank.fusion import fuse_runs
-
         if scope.space != self.space:
             raise ValueError(f"this engine searches space {self.space!r}, not {scope.space!r}")
         if list(self.retrievers) == ["fts5"]:
