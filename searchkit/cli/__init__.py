@@ -11,11 +11,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from searchkit.cli import compare, config, eval, gate, history, index, report, search, tasks, tune
+from searchkit.cli import compare, config, eval, gate, history, index, report, search, tasks, tools, tune
 from searchkit.cli.common import CLIError
 from searchkit.errors import SearchkitError
 
-VERBS = (index, search, eval, compare, report, gate, tune, config, history, tasks)
+VERBS = (index, search, eval, compare, report, gate, tune, config, history, tasks, tools)
 """The verb modules, in the order ``searchkit --help`` lists them."""
 
 __all__ = ["CLIError", "VERBS", "build_parser", "main"]
