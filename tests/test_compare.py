@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,11 @@ import pytest
 from searchkit.evaluate.compare import (
     CompareError,
     auroc_bootstrap,
+    benjamini_hochberg,
     compare_runs,
+    effect_size,
     holm,
+    paired_ci,
     paired_p,
     paired_test,
     render,
@@ -139,14 +143,17 @@ def _values(n=20, shift=0.0, seed=0):
     return out
 
 
+def _shifted(vals, by=0.15):
+    return {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + by), "R@10": 1.0}) for q, (l, k, m) in vals.items()}
+
+
 def test_compare_runs_values_deltas_and_marks(tmp_path):
     a = _run(tmp_path / "a", _values())
-    b = _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.15), "R@10": 1.0})
-                              for q, (l, k, m) in _values().items()})
+    b = _run(tmp_path / "b", _shifted(_values()))
     cmp = compare_runs([a, b])
-    assert cmp.correction == "none" and cmp.test == "fisher"
+    assert cmp.correction == "bh" and cmp.test == "fisher"
     top = cmp.sections[0]
-    assert (top["breakdown"], top["queries"]) == ("all", 20)
+    assert (top["breakdown"], top["queries"], top["n"]) == ("all", 20, 20)
     nd = next(r for r in top["metrics"] if r["metric"] == "nDCG@10")
     base = np.mean([m["nDCG@10"] for _, _, m in _values().values()])
     assert nd["values"][0] == pytest.approx(base) and nd["delta"][1] == pytest.approx(nd["values"][1] - base)
@@ -156,24 +163,132 @@ def test_compare_runs_values_deltas_and_marks(tmp_path):
     groups = {(s["breakdown"], s["group"]) for s in cmp.sections}
     assert {("by_lang", "en"), ("by_lang", "ru"), ("by_kind", "chat"), ("by_kind", "log")} <= groups
     text = render(cmp)
-    assert "baseline a" in text and "by_lang = ru" in text and "*" in text
+    assert "baseline a" in text and "lang ru" in text and "*" in text and "Benjamini-Hochberg" in text
 
 
-def test_holm_applies_with_more_than_two_runs(tmp_path):
+def _family(cmp):
+    rows = [r for s in cmp.sections for r in s["metrics"]] + ([cmp.no_answer] if cmp.no_answer else [])
+    cells = [(r, i) for r in rows for i in range(1, len(r["p"])) if not math.isnan(r["p"][i])]
+    return cells
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh", "none"])
+def test_the_correction_spans_every_group_metric_and_run(tmp_path, correction):
+    """Issue 31 item 3: one family for all groups x metrics x runs (before: Holm over the runs of one
+    row only, nothing at all with two runs)."""
     vals = _values(seed=1)
     a = _run(tmp_path / "a", vals)
     b = _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.05 * (i % 2)), "R@10": 1.0})
                               for i, (q, (l, k, m)) in enumerate(vals.items())})
-    c = _run(tmp_path / "c", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + 0.2), "R@10": 1.0})
-                              for q, (l, k, m) in vals.items()})
-    two = compare_runs([a, b])
-    three = compare_runs([a, b, c])
-    assert three.correction == "holm"
+    c = _run(tmp_path / "c", _shifted(vals, 0.2))
+    cmp = compare_runs([a, b, c], correction=correction)
+    cells = _family(cmp)
+    # 1 all + 2 langs + 2 kinds (+ category c alone: left out) = 5 groups, x 2 metrics x 2 runs
+    assert cmp.correction == correction and cmp.tests == len(cells) == 20
+    raw = [r["p"][i] for r, i in cells]
+    want = {"holm": holm, "bh": benjamini_hochberg, "none": list}[correction](raw)
+    assert [r["p_adjusted"][i] for r, i in cells] == pytest.approx(want)
+    assert [r["significant"][i] for r, i in cells] == [q < 0.05 for q in want]
+    two = compare_runs([a, b], correction=correction)
     row2 = next(r for r in two.sections[0]["metrics"] if r["metric"] == "nDCG@10")
-    row3 = next(r for r in three.sections[0]["metrics"] if r["metric"] == "nDCG@10")
-    assert row3["p"][1] == row2["p"][1]  # raw p unchanged
-    assert row3["p_adjusted"][1:] == pytest.approx(holm(row3["p"][1:]))
-    assert row3["p_adjusted"][1] >= row3["p"][1]
+    row3 = next(r for r in cmp.sections[0]["metrics"] if r["metric"] == "nDCG@10")
+    assert row3["p"][1] == row2["p"][1]  # raw p does not depend on the other runs
+    if correction != "none":
+        assert row2["p_adjusted"][1] > row2["p"][1]  # two runs are corrected too, over groups and metrics
+    with pytest.raises(CompareError, match="unknown correction 'fdr'"):
+        compare_runs([a, b], correction="fdr")
+
+
+def test_benjamini_hochberg_by_hand():
+    from scipy.stats import false_discovery_control
+
+    # sorted 0.01, 0.03, 0.04, 0.20 (m = 4): p * m / rank = 0.04, 0.06, 0.0533, 0.2; then the running
+    # minimum from the largest: 0.2, 0.0533, 0.0533, 0.04
+    assert benjamini_hochberg([0.01, 0.04, 0.03, 0.20]) == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
+    rng = np.random.default_rng(9)
+    ps = list(rng.random(30) ** 3)
+    assert benjamini_hochberg(ps) == pytest.approx(list(false_discovery_control(ps)))
+    out = benjamini_hochberg([0.02, float("nan"), 0.04])
+    assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+    assert benjamini_hochberg([]) == []
+
+
+def test_bootstrap_interval_and_effect_size():
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(7)
+    a = rng.random(30)
+    b = np.clip(a + rng.normal(0.1, 0.15, 30), 0, 1)
+    lo, hi = paired_ci(a, b)
+    assert lo < np.mean(b - a) < hi and lo > 0
+    want = bootstrap((a, b), lambda u, v, axis: np.mean(v - u, axis=axis), paired=True, vectorized=True,
+                     n_resamples=2000, rng=np.random.default_rng(42)).confidence_interval
+    assert (lo, hi) == pytest.approx((want.low, want.high))
+    assert paired_ci(a, b) == [lo, hi]  # seeded
+    assert paired_ci([0.2, 0.5, 0.7], [0.3, 0.6, 0.8]) == pytest.approx([0.1, 0.1])  # every query moved by 0.1
+    assert paired_ci([0.1], [0.9]) is None
+    # d_z: differences 1, 2, 3: mean 2, standard deviation 1
+    assert effect_size([0, 0, 0], [1, 2, 3]) == pytest.approx(2.0)
+    assert effect_size([0, 1, 2], [0, 1, 2]) == 0.0
+    assert effect_size([0, 1], [1, 2]) is None and effect_size([0], [1]) is None
+
+
+def test_a_one_query_group_says_n1_not_p_nan(tmp_path, capsys):
+    from searchkit.cli import main
+
+    vals = _values()
+    vals["q00"] = ("ja", "chat", vals["q00"][2])  # the only Japanese query
+    _run(tmp_path / "a", vals)
+    _run(tmp_path / "b", _shifted(vals))
+    cmp = compare_runs([load_run(tmp_path / "a"), load_run(tmp_path / "b")])
+    ja = next(s for s in cmp.sections if s["group"] == "ja")
+    row = ja["metrics"][0]
+    assert ja["n"] == row["n"] == 1 and row["ci"][1] is None and row["effect_size"][1] is None
+    assert row["significant"][1] is False
+    assert cmp.tests == len(_family(cmp))  # a group of one query adds no test to the family
+    text = render(cmp)
+    line = next(x for x in text.splitlines() if x.startswith("lang ja") and "nDCG@10" in x)
+    assert line.rstrip().endswith("n=1") and not re.search(r"\bnan\b", text)
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out, parse_constant=_refuse)
+    ja = next(s for s in d["sections"] if s["group"] == "ja")
+    assert ja["n"] == 1 and ja["metrics"][0]["p"] == [None, None]
+
+
+def _refuse(constant):
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def test_metric_by_and_only_significant(tmp_path, capsys):
+    from searchkit.cli import main
+
+    vals = _values(n=30, seed=2)
+    probs = {**{q: 0.8 for q in vals}, **{f"n{i}": 0.3 for i in range(8)}}
+    _run(tmp_path / "a", vals, probs=probs)
+    _run(tmp_path / "b", {q: (l, k, {"nDCG@10": min(1.0, m["nDCG@10"] + (0.3 if l == "ru" else 0.0)), "R@10": 1.0})
+                          for q, (l, k, m) in vals.items()}, probs=probs)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    cmp = compare_runs([load_run(a), load_run(b)], metrics=["nDCG@10"], by=["lang"])
+    assert [(s["breakdown"], s["group"]) for s in cmp.sections] == [("all", "all"), ("by_lang", "en"), ("by_lang", "ru")]
+    assert all([r["metric"] for r in s["metrics"]] == ["nDCG@10"] for s in cmp.sections) and cmp.no_answer is None
+    assert cmp.tests == 3  # all, en and ru (en changed nothing: its p = 1 still counts)
+    assert main(["compare", a, b, "--metric", "nDCG@10", "--by", "none", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out, parse_constant=_refuse)
+    assert [s["group"] for s in d["sections"]] == ["all"] and d["no_answer"] is None and d["by"] == []
+    assert main(["compare", a, b, "--metric", "nDCG@10,AUROC", "--by", "lang", "--only-significant"]) == 0
+    out = capsys.readouterr().out
+    rows = [x for x in out.splitlines() if "nDCG@10" in x and not x.startswith(("group", "baseline"))]
+    assert [x.split()[:2] for x in rows] == [["all", "30"], ["lang", "ru"]] and "lang en" not in out
+    assert "AUROC" not in [x.split()[2] for x in out.splitlines() if x.startswith("all")]  # unchanged P(answer)
+    assert "only the rows with a significant difference" in out
+    for bad, word in ((["--metric", "nDCG@11"], "unknown metric 'nDCG@11'"), (["--by", "speaker"], "unknown --by"),
+                      (["--by", "none,lang"], "goes alone")):
+        assert main(["compare", a, b, *bad]) == 2
+        err = capsys.readouterr().err
+        assert word in err and err.count("\n") == 1
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", a, b, "--correction", "fdr"])
+    assert exc.value.code == 2 and "invalid choice: 'fdr'" in capsys.readouterr().err
 
 
 def test_no_answer_auroc_is_compared(tmp_path):

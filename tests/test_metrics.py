@@ -129,8 +129,8 @@ def test_breakdowns_group_queries_by_lang_category_and_kind():
     rep = summarize(ds, SearchConfig(), outcomes)
     run = rep.run()
 
-    def sub(*ids):
-        return ranking_metrics({q: ds.qrels[q] for q in ids}, run)
+    def sub(*ids):  # every group carries its query count n beside its figures (issue 31 item 2)
+        return {"n": len(ids), **ranking_metrics({q: ds.qrels[q] for q in ids}, run)}
 
     assert rep.by_lang == {"en": sub("q2", "q3"), "ru": sub("q1")}
     assert rep.by_category == {"lexical": sub("q1", "q2"), "semantic": sub("q3")}  # no-record: unanswerable

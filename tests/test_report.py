@@ -117,7 +117,7 @@ def test_compare_table_marks_what_compare_runs_finds(runs):
     ndcg = next(m for m in allsec["metrics"] if m["metric"] == "nDCG@10")
     assert ndcg["significant"][1] is True  # "better" is 0.3 higher on every query
     assert f"{ndcg['delta'][1]:+.4f}*" in page
-    assert "Holm-corrected" in page  # three runs
+    assert "Benjamini-Hochberg-adjusted over the" in page  # every group x metric x run (issue 31 item 3)
     assert 'class="num sig up"' in page
 
 

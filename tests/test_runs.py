@@ -120,7 +120,7 @@ def test_eval_twice_then_compare(env, capsys):
     capsys.readouterr()
     assert main(["compare", str(runs / "wsum"), str(runs / "rrf"), str(tool), "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert [r["measured"] for r in d["runs"]] == ["searcher", "searcher", "tool"] and d["correction"] == "holm"
+    assert [r["measured"] for r in d["runs"]] == ["searcher", "searcher", "tool"] and d["correction"] == "bh"
     assert any("different paths" in n for n in d["notes"])
     wsum = json.loads((runs / "wsum" / "metrics.json").read_text())
     nd = next(r for r in d["sections"][0]["metrics"] if r["metric"] == "nDCG@10")

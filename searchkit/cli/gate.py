@@ -2,16 +2,39 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from searchkit import strict_json
 from searchkit.cli.common import CLIError, load_config
 
 
+def _margins(items: list[str]) -> dict[str, float]:
+    """``--margin nDCG@10=0.03`` (repeatable) as ``{metric: drop}``; a bad one is one line naming it."""
+    out: dict[str, float] = {}
+    for item in items:
+        metric, sep, value = item.partition("=")
+        try:
+            drop = float(value) if sep and metric.strip() else math.nan
+        except ValueError:
+            drop = math.nan
+        if not (math.isfinite(drop) and drop >= 0):
+            raise CLIError(f"--margin {item[:60]!r}: give METRIC=DROP with DROP a number >= 0, e.g. nDCG@10=0.02")
+        out[metric.strip()] = drop
+    return out
+
+
+def _check_margins(margins: dict[str, float], gated: dict[str, Any], path: str) -> None:
+    unknown = sorted(set(margins) - set(gated))
+    if unknown:
+        raise CLIError(f"--margin {unknown[0][:40]!r}: {path} does not gate it (gated: {', '.join(gated)})")
+
+
 def add_parser(sub: Any) -> None:
-    pg = sub.add_parser("gate", help="regression gate (E5): exit 1 when a gated metric drops significantly below its baseline")
+    pg = sub.add_parser("gate", help="regression gate (E5): exit 1 when a gated metric drops below its baseline "
+                       "by more than its margin, or significantly by more than its tolerance")
     pg.add_argument("--baseline", action="append", required=True, metavar="FILE",
                     help="a baseline file (evals/baselines/NAME.json); repeatable")
     pg.add_argument("--run", help="read this run folder (eval --out) instead of running the eval")
@@ -20,14 +43,20 @@ def add_parser(sub: Any) -> None:
     pg.add_argument("--dataset", help="with --update of a new baseline: the dataset it measures")
     pg.add_argument("--split", choices=["dev", "test"], help="with --update of a new baseline: the split")
     pg.add_argument("--skip-missing", action="store_true",
-                    help="skip, with one line, a baseline whose dataset is not on this machine (../shared/data)")
-    pg.add_argument("--json", action="store_true")
+                    help="skip, with one line, a baseline whose dataset is not on this machine (../shared/data); "
+                         "when every baseline is skipped the gate fails (exit 2): it gated nothing")
+    pg.add_argument("--margin", action="append", metavar="METRIC=DROP", default=[],
+                    help="non-inferiority margin of a gated metric: a drop larger than DROP fails even when not "
+                         "significant (repeatable; default nDCG@10, RR@10, R@100 0.02, AUROC 0.03; with --update: "
+                         "recorded in the baseline)")
+    pg.add_argument("--json", action="store_true", help="print one JSON object (strict JSON: null, never NaN)")
     pg.add_argument("--quiet", action="store_true", help="no progress bars")
     pg.set_defaults(func=cmd_gate)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    """E5: run (or read) each baseline's eval and exit 1 on a significant drop beyond tolerance."""
+    """E5: run (or read) each baseline's eval and exit 1 on a drop beyond a metric's margin, or a
+    significant drop beyond its tolerance; exit 2 when nothing was gated."""
     import time
 
     from searchkit.evaluate import gate
@@ -36,6 +65,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from searchkit.evaluate.run import evaluate_dataset
 
     t0 = time.perf_counter()
+    margins = _margins(args.margin)
     if args.run and len(args.baseline) != 1:
         raise CLIError("--run goes with exactly one --baseline")
     if (args.dataset or args.split) and not args.update:
@@ -43,6 +73,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     rows, skipped = [], []
     for path in args.baseline:
         old = None if args.update and not Path(path).exists() else gate.read_baseline(path)
+        _check_margins(margins, (old or {}).get("gated") or gate.DEFAULT_GATED, path)
         name = Path(path).stem
         ds_name = args.dataset or (old or {}).get("dataset")
         split = args.split or (old or {}).get("split") or "dev"
@@ -59,8 +90,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if args.update:
             config = load_config(args.config)
             report = evaluate_dataset(ds, config, show_progress=not args.quiet)
-            gate.write_baseline(path, gate.baseline_from_report(report, ds, config, name=name,
-                                                                gated=(old or {}).get("gated")))
+            gate.write_baseline(path, gate.baseline_from_report(
+                report, ds, config, name=name, gated=(old or {}).get("gated"),
+                margins={**((old or {}).get("margins") or {}), **margins}))
             print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()})")
             continue
         if dataset_hash(ds) != old["dataset_sha256"]:
@@ -78,14 +110,20 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
             config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
             now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
-        rows.extend(gate.check(old, now, label=name))
+        rows.extend(gate.check(old, now, label=name, margins=margins))
+    if len(skipped) == len(args.baseline):
+        raise CLIError(f"gate: nothing gated: all {len(skipped)} baseline(s) skipped, their datasets are not on this "
+                       "machine (" + "; ".join(line.removeprefix("gate: skipped ") for line in skipped)[:300] + ")")
     for line in skipped:
         print(line)
     if args.update:
         return 0
+    if not rows:
+        raise CLIError("gate: nothing gated: no gated figure is defined on these splits (e.g. AUROC without "
+                       "unanswerable queries)")
     if args.json:
-        print(json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
-                          "failed": any(r.failed for r in rows)}, ensure_ascii=False, indent=2))
+        print(strict_json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
+                                 "failed": any(r.failed for r in rows)}))
     elif rows:
         print(gate.render(rows))
     print(f"gate: {len(args.baseline) - len(skipped)} baseline(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

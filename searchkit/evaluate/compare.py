@@ -12,24 +12,30 @@ The tests are library implementations over per-query values:
 - ``student``: the two-sided paired t-test, ``scipy.stats.ttest_rel`` (what ranx's
   ``paired_student_t_test`` calls).
 
-More than one comparison against the baseline in one table row is corrected with Holm's
-step-down method (Holm, "A simple sequentially rejective multiple test procedure", Scand. J.
-Statist. 6, 1979); neither scipy nor ranx offers it. The no-answer AUROC, which is not a mean over
-queries, is compared with a paired, stratified bootstrap over queries (AUROC by scikit-learn's
-``roc_auc_score``, and on each resample as scipy's Mann-Whitney U / (n1 n0)), fixed seed.
+Every test of one comparison (each metric in each group, for each run after the first, and the
+no-answer AUROC) is one family, adjusted together: Benjamini-Hochberg by default (scipy's
+``false_discovery_control``; Benjamini & Hochberg 1995), Holm's step-down method (Holm, "A simple
+sequentially rejective multiple test procedure", Scand. J. Statist. 6, 1979; a few lines here, as
+neither scipy nor ranx has it and statsmodels is not a dependency) or none. Each delta carries a
+95% paired bootstrap interval (``scipy.stats.bootstrap``, BCa, fixed seed) and Cohen's d for paired
+values. The no-answer AUROC, which is not a mean over queries, is compared with a paired,
+stratified bootstrap over queries (AUROC by scikit-learn's ``roc_auc_score``, and on each resample
+as scipy's Mann-Whitney U / (n1 n0)), fixed seed.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from searchkit.errors import SearchkitError
 
 __all__ = [
-    "TESTS", "SEED", "CompareError", "Comparison", "auroc_bootstrap", "compare_runs", "holm", "paired_p",
+    "CORRECTIONS", "DEFAULT_CORRECTION", "TESTS", "SEED", "CompareError", "Comparison", "auroc_bootstrap",
+    "benjamini_hochberg", "compare_runs", "effect_size", "holm", "only_significant", "paired_ci", "paired_p",
     "paired_test", "render",
 ]
 
@@ -37,6 +43,7 @@ TESTS: tuple[str, ...] = ("fisher", "student")
 SEED = 42
 N_PERMUTATIONS = 10_000
 N_BOOTSTRAP = 2_000
+CONFIDENCE = 0.95
 
 
 class CompareError(SearchkitError, ValueError):
@@ -157,6 +164,85 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate; scipy's
+    ``false_discovery_control``), in the input order; nan stays nan and does not count as a
+    hypothesis. Benjamini & Hochberg, "Controlling the false discovery rate", JRSS B 57, 1995."""
+    from scipy.stats import false_discovery_control
+
+    p = [float(x) for x in p_values]
+    finite = [i for i, x in enumerate(p) if not math.isnan(x)]
+    adjusted = list(p)
+    if finite:
+        for i, q in zip(finite, false_discovery_control([p[i] for i in finite], method="bh")):
+            adjusted[i] = float(q)
+    return adjusted
+
+
+def _uncorrected(p_values: Sequence[float]) -> list[float]:
+    return [float(x) for x in p_values]
+
+
+CORRECTIONS: dict[str, Callable[[Sequence[float]], list[float]]] = {
+    "bh": benjamini_hochberg,
+    "holm": holm,
+    "none": _uncorrected,
+}
+"""Corrections for the many tests of one comparison (every group x metric x run), by name."""
+CORRECTION_NAMES: dict[str, str] = {"bh": "Benjamini-Hochberg", "holm": "Holm", "none": "no correction"}
+DEFAULT_CORRECTION = "bh"
+"""``compare``'s default: Benjamini-Hochberg over every test of the comparison. A comparison tests
+each metric in each group (8 metrics x a dozen groups on mini), so an uncorrected table shows
+about one false ``*`` in twenty; Holm (family-wise error) would hide most real differences of the
+``all`` rows among a hundred tests, BH keeps the share of false discoveries at alpha."""
+
+
+def paired_ci(
+    a: Sequence[float], b: Sequence[float], *, confidence: float = CONFIDENCE, n_resamples: int = N_BOOTSTRAP,
+    seed: int = SEED,
+) -> list[float] | None:
+    """``[low, high]``: the paired bootstrap confidence interval of ``mean(b - a)`` over aligned
+    per-query values (``scipy.stats.bootstrap``, ``paired=True``, BCa, fixed seed; the percentile
+    interval where BCa is undefined). Every query moved by the same amount: ``[d, d]``. Fewer
+    than two queries: ``None`` (no interval)."""
+    from scipy import stats
+
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2:
+        return None
+    diff = y - x
+    if np.all(diff == diff[0]):
+        return [float(diff[0]), float(diff[0])]
+
+    def mean_diff(u, v, axis):
+        return np.mean(v - u, axis=axis)
+
+    for method in ("BCa", "percentile"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # DegenerateDataWarning: handled by the fallback
+            res = stats.bootstrap((x, y), mean_diff, paired=True, vectorized=True, n_resamples=n_resamples,
+                                  confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(lo) and math.isfinite(hi):
+            return [lo, hi]
+    return None
+
+
+def effect_size(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Cohen's d for paired values (d_z): the mean of ``b - a`` over the standard deviation of the
+    differences (ddof 1). 0 when nothing changed; ``None`` when undefined (fewer than two queries,
+    or every query moved by the same non-zero amount: no spread to scale by)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(x) < 2:
+        return None
+    diff = y - x
+    sd = float(np.std(diff, ddof=1))
+    mean = float(np.mean(diff))
+    if sd == 0:
+        return 0.0 if mean == 0 else None
+    return mean / sd
+
+
 def auroc_bootstrap(
     answerable: Sequence[bool],
     prob_a: Sequence[float],
@@ -207,11 +293,16 @@ def auroc_bootstrap(
 # ----------------------------------------------------------------------------------------------
 # comparing run folders
 
+BY: dict[str, str] = {"lang": "by_lang", "category": "by_category", "kind": "by_kind", "kinds_filter": "by_kinds_filter"}
+"""``compare --by`` names and the breakdown each selects (``none``: the ``all`` rows only)."""
+
 
 @dataclass(frozen=True)
 class Comparison:
     """Runs compared against the first: per section (all, then each breakdown group) and metric,
-    each run's value, its delta against the baseline, p, Holm-adjusted p and a significance flag."""
+    each run's value, its delta against the baseline with a paired bootstrap interval and an effect
+    size, p, the p adjusted over every test of the comparison (``correction``) and a significance
+    flag; ``tests`` is how many tests the correction counted."""
 
     runs: tuple[Mapping[str, Any], ...]
     dataset: str
@@ -224,6 +315,23 @@ class Comparison:
     sections: tuple[Mapping[str, Any], ...]
     no_answer: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    tests: int = 0
+    confidence: float = CONFIDENCE
+    n_bootstrap: int = N_BOOTSTRAP
+    breakdowns: tuple[str, ...] = ()
+    only_significant: bool = False
+
+    def methods(self) -> dict[str, str]:
+        """How each figure was computed, in words."""
+        test = ("Fisher's randomization test of the mean paired difference (scipy permutation_test)"
+                if self.test == "fisher" else "paired t-test (scipy ttest_rel)")
+        return {
+            "test": f"{test}, two-sided, seed {self.seed}",
+            "correction": correction_text(self.correction, self.tests),
+            "ci": (f"{self.confidence:.0%} paired bootstrap interval of the mean difference (scipy bootstrap, BCa, "
+                   f"{self.n_bootstrap} resamples, seed {self.seed}); AUROC: stratified paired bootstrap"),
+            "effect_size": "Cohen's d for paired values (d_z): mean difference / standard deviation of the differences",
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -235,11 +343,24 @@ class Comparison:
             "test": self.test,
             "alpha": self.alpha,
             "correction": self.correction,
+            "tests": self.tests,
+            "confidence": self.confidence,
             "seed": self.seed,
+            "by": list(self.breakdowns),
+            "only_significant": self.only_significant,
+            "methods": self.methods(),
             "sections": [dict(s) for s in self.sections],
             "no_answer": dict(self.no_answer) if self.no_answer is not None else None,
             "notes": list(self.notes),
         }
+
+
+def correction_text(correction: str, tests: int) -> str:
+    """How p was adjusted, in words (for the text table, the report and ``methods``)."""
+    plural = "s" if tests != 1 else ""
+    if correction == "none":
+        return f"not adjusted for multiple tests ({tests} test{plural})"
+    return f"{CORRECTION_NAMES[correction]}-adjusted over the {tests} test{plural} of the comparison (groups x metrics x runs)"
 
 
 def _label(run: Any) -> str:
@@ -257,21 +378,49 @@ def _check_same_queries(runs: Sequence[Any]) -> None:
             )
 
 
-def _groups(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, list[str]]]:
-    """(breakdown, group, query ids) of the judged queries: ``all`` first, then each breakdown
-    with more than one group (the rule eval uses)."""
+def _breakdowns(by: Sequence[str] | None) -> tuple[str, ...]:
+    """The breakdowns ``--by`` selects (``None``: all of them; ``none``: only the ``all`` rows)."""
+    from searchkit.evaluate.run import BREAKDOWNS
+
+    if by is None:
+        return tuple(BREAKDOWNS)
+    names = [b.strip() for b in by if b.strip()]
+    unknown = [b for b in names if b not in BY and b != "none"]
+    if unknown:
+        raise CompareError(f"unknown --by {unknown[0][:40]!r}; valid: {', '.join([*BY, 'none'])}")
+    if "none" in names and len(names) > 1:
+        raise CompareError("--by none (only the 'all' rows) goes alone")
+    return tuple(dict.fromkeys(BY[b] for b in names if b != "none"))
+
+
+def _groups(rows: Sequence[Mapping[str, Any]], breakdowns: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+    """(breakdown, group, query ids) of the judged queries: ``all`` first, then each of
+    ``breakdowns`` with more than one group (the rule eval uses)."""
     from searchkit.evaluate.run import BREAKDOWNS
 
     judged = sorted((q for q in rows if q.get("metrics") is not None), key=lambda q: q["id"])
     out = [("all", "all", [q["id"] for q in judged])]
-    for name, labels in BREAKDOWNS.items():
+    for name in breakdowns:
         members: dict[str, list[str]] = {}
         for q in judged:
-            for g in labels(q):
+            for g in BREAKDOWNS[name](q):
                 members.setdefault(g, []).append(q["id"])
         if len(members) > 1:
             out.extend((name, g, ids) for g, ids in sorted(members.items()))
     return out
+
+
+def _chosen_metrics(metrics: Sequence[str] | None, available: Sequence[str]) -> tuple[list[str], bool]:
+    """(per-query metrics, whether the no-answer AUROC is compared) for ``--metric``; default:
+    every metric the runs share, and AUROC."""
+    if metrics is None:
+        return list(available), True
+    names = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
+    unknown = [m for m in names if m not in available and m != "AUROC"]
+    if unknown or not names:
+        what = f"unknown metric {unknown[0][:40]!r}" if unknown else "no metric named"
+        raise CompareError(f"{what}; these runs have: {', '.join([*available, 'AUROC'])}")
+    return [m for m in names if m != "AUROC"], "AUROC" in names
 
 
 def compare_runs(
@@ -284,68 +433,123 @@ def compare_runs(
     n_bootstrap: int = N_BOOTSTRAP,
     metrics: Sequence[str] | None = None,
     half: str | None = None,
+    by: Sequence[str] | None = None,
+    correction: str = DEFAULT_CORRECTION,
+    confidence: float = CONFIDENCE,
 ) -> Comparison:
-    """Compare run folders (``runs.load_run``) against the first one; ``half`` (``tune`` or
-    ``report``, ``searchkit.evaluate.tune.half_of`` of ``dataset:query_id``) compares that half of
-    the queries only (a setting chosen on the tune half is quoted on the report half).
+    """Compare run folders (``runs.load_run``) against the first one.
+
+    Args:
+        metrics: the per-query metrics to compare, and ``AUROC`` for the no-answer comparison
+            (default: every metric the runs share, and AUROC).
+        half: ``tune`` or ``report`` (``searchkit.evaluate.tune.half_of`` of ``dataset:query_id``):
+            compare that half of the queries only (a setting chosen on the tune half is quoted on
+            the report half).
+        by: the breakdowns (``lang``, ``category``, ``kind``, ``kinds_filter``; ``none``: only the
+            ``all`` rows); default all of them.
+        correction: ``bh`` (default), ``holm`` or ``none``, applied over every test of the
+            comparison together (each group x metric x run after the first, and the AUROC).
+
+    Each delta carries a paired bootstrap interval (``confidence``, ``n_bootstrap`` resamples) and
+    Cohen's d_z; a group of one query has no test, interval or effect size (its ``n`` says why).
 
     Raises:
         CompareError: fewer than two runs, runs over different query sets (dataset hash or
-            split differ; the message names both), or runs whose per-query values differ in
-            their queries or metrics.
-        ValueError: an unknown test or an ``alpha`` outside (0, 1).
+            split differ; the message names both), runs whose per-query values differ in
+            their queries or metrics, an unknown metric, breakdown or correction, an ``alpha``
+            outside (0, 1), or an unknown test.
     """
     _check_test(test)
     if not 0 < alpha < 1:
         raise CompareError(f"--alpha must be between 0 and 1, got {alpha}")
+    if correction not in CORRECTIONS:
+        raise CompareError(f"unknown correction {correction[:40]!r}; valid: {', '.join(CORRECTIONS)}")
     if len(runs) < 2:
         raise CompareError("compare needs at least two run folders")
     _check_same_queries(runs)
-    per_query = [r.per_query() for r in runs]
-    base_rows = runs[0].queries
+    breakdowns = _breakdowns(by)
     keep = _half_filter(runs[0].query_set[0], half)
-    per_query = [{q: v for q, v in pq.items() if keep(q)} for pq in per_query]
-    base_rows = [q for q in base_rows if keep(q["id"])]
+    per_query = [{q: v for q, v in r.per_query().items() if keep(q)} for r in runs]
+    base_rows = [q for q in runs[0].queries if keep(q["id"])]
     if not per_query[0]:
         raise CompareError(f"{_label(runs[0])} has no judged queries to compare")
     for r, pq in zip(runs[1:], per_query[1:]):
         if set(pq) != set(per_query[0]):
             raise CompareError(f"{_label(runs[0])} and {_label(r)} judge different queries; rerun both with this searchkit")
-    if metrics is None:
-        first = next(iter(per_query[0].values()))
-        metrics = [m for m in first if all(m in pq[q] for pq in per_query for q in pq)]
-    correction = "holm" if len(runs) > 2 else "none"
+    first = next(iter(per_query[0].values()))
+    available = [m for m in first if all(m in pq[q] for pq in per_query for q in pq)]
+    ranking, with_auroc = _chosen_metrics(metrics, available)
 
     sections = []
-    for breakdown, group, ids in _groups(base_rows):
-        rows = []
-        for m in metrics:
-            values = [float(np.mean([pq[q][m] for q in ids])) for pq in per_query]
-            ps = [paired_p([per_query[0][q][m] for q in ids], [pq[q][m] for q in ids], test, seed=seed,
-                           n_resamples=n_resamples) for pq in per_query[1:]]
-            adj = holm(ps) if correction == "holm" else ps
-            rows.append({
-                "metric": m,
-                "values": values,
-                "delta": [None] + [v - values[0] for v in values[1:]],
-                "p": [None] + ps,
-                "p_adjusted": [None] + adj,
-                "significant": [None] + [bool(not math.isnan(p) and p < alpha) for p in adj],
-            })
-        sections.append({"breakdown": breakdown, "group": group, "queries": len(ids), "metrics": rows})
+    for breakdown, group, ids in _groups(base_rows, breakdowns) if ranking else ():
+        rows = [_metric_row(m, ids, per_query, test=test, seed=seed, n_resamples=n_resamples,
+                            n_bootstrap=n_bootstrap, confidence=confidence) for m in ranking]
+        sections.append({"breakdown": breakdown, "group": group, "n": len(ids), "queries": len(ids), "metrics": rows})
 
-    no_answer = _compare_no_answer(runs, correction, alpha, seed, n_bootstrap, keep)
+    d, s, h = runs[0].query_set
+    notes = [] if half is None else [f"only the {half} half of the queries (half_of of '{d}:query_id')"]
+    no_answer = _compare_no_answer(runs, seed, n_bootstrap, keep, confidence) if with_auroc else None
+    if with_auroc and no_answer is None:
+        notes.append("no AUROC comparison: the queries compared are all answerable (or all unanswerable)")
+    tests = _correct([row for sec in sections for row in sec["metrics"]] + ([no_answer] if no_answer else []),
+                     correction, alpha)
     info = []
     for r in runs:
         m = r.metrics
         info.append({"name": r.name, "path": str(r.path), "config_fingerprint": m.get("config_fingerprint"),
                      "measured": m.get("path", "searcher")})
-    d, s, h = runs[0].query_set
-    notes = [] if half is None else [f"only the {half} half of the queries (half_of of '{d}:query_id')"]
     if len({i["measured"] for i in info}) > 1:
         notes.append("the runs measured different paths (searcher / tool): the tool returns at most 15 cards, "
                      "so R@20 and R@100 differ by construction")
-    return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes))
+    return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes),
+                      tests=tests, confidence=confidence, n_bootstrap=n_bootstrap, breakdowns=breakdowns)
+
+
+def _metric_row(metric: str, ids: Sequence[str], per_query: Sequence[Mapping[str, Mapping[str, float]]], *,
+                test: str, seed: int, n_resamples: int, n_bootstrap: int, confidence: float) -> dict[str, Any]:
+    """One metric in one group: each run's mean, and against the baseline its delta, interval,
+    effect size and raw p (``p_adjusted`` and ``significant`` are filled by ``_correct``)."""
+    base = [float(per_query[0][q][metric]) for q in ids]
+    others = [[float(pq[q][metric]) for q in ids] for pq in per_query[1:]]
+    values = [float(np.mean(base))] + [float(np.mean(o)) for o in others]
+    return {
+        "metric": metric,
+        "n": len(ids),
+        "values": values,
+        "delta": [None] + [v - values[0] for v in values[1:]],
+        "ci": [None] + [paired_ci(base, o, confidence=confidence, n_resamples=n_bootstrap, seed=seed) for o in others],
+        "effect_size": [None] + [effect_size(base, o) for o in others],
+        "p": [None] + [paired_p(base, o, test, seed=seed, n_resamples=n_resamples) for o in others],
+    }
+
+
+def _correct(rows: Sequence[dict[str, Any]], correction: str, alpha: float) -> int:
+    """Adjust every row's p-values together (one family: all groups, metrics and runs) and mark
+    the significant ones; returns how many tests the family holds (a group of one query has none)."""
+    cells = [(row, i) for row in rows for i in range(1, len(row["p"])) if not math.isnan(row["p"][i])]
+    adjusted = CORRECTIONS[correction]([row["p"][i] for row, i in cells])
+    for row in rows:
+        row["p_adjusted"] = [None] + [math.nan] * (len(row["p"]) - 1)
+        row["significant"] = [None] + [False] * (len(row["p"]) - 1)
+    for (row, i), q in zip(cells, adjusted):
+        row["p_adjusted"][i] = q
+        row["significant"][i] = bool(q < alpha)
+    return len(cells)
+
+
+def only_significant(cmp: Comparison) -> Comparison:
+    """``cmp`` with only the rows where some run differs significantly from the baseline (after
+    the correction, which still counted every test); sections left empty are dropped."""
+    def hit(row: Mapping[str, Any]) -> bool:
+        return any(row["significant"][1:])
+
+    total = sum(len(s["metrics"]) for s in cmp.sections) + (cmp.no_answer is not None)
+    sections = tuple({**s, "metrics": [r for r in s["metrics"] if hit(r)]} for s in cmp.sections)
+    sections = tuple(s for s in sections if s["metrics"])
+    no_answer = cmp.no_answer if cmp.no_answer is not None and hit(cmp.no_answer) else None
+    shown = sum(len(s["metrics"]) for s in sections) + (no_answer is not None)
+    note = f"only the rows with a significant difference: {shown} of {total} rows"
+    return replace(cmp, sections=sections, no_answer=no_answer, notes=(*cmp.notes, note), only_significant=True)
 
 
 def _half_filter(dataset: str, half: str | None) -> Any:
@@ -362,7 +566,7 @@ def _everything(_qid: str) -> bool:
     return True
 
 
-def _compare_no_answer(runs, correction, alpha, seed, n_bootstrap, keep=_everything) -> dict[str, Any] | None:
+def _compare_no_answer(runs, seed, n_bootstrap, keep=_everything, confidence=CONFIDENCE) -> dict[str, Any] | None:
     rows = [{q["id"]: q for q in r.queries if keep(q["id"])} for r in runs]
     ids = sorted(rows[0])
     if any(set(r) != set(ids) for r in rows[1:]):
@@ -371,21 +575,24 @@ def _compare_no_answer(runs, correction, alpha, seed, n_bootstrap, keep=_everyth
     if len(set(labels)) < 2:
         return None
     probs = [[float(r[q].get("answer_probability", 0.0)) for q in ids] for r in rows]
-    boots = [auroc_bootstrap(labels, probs[0], p, n_resamples=n_bootstrap, seed=seed) for p in probs[1:]]
-    ps = [b["p"] for b in boots]
-    adj = holm(ps) if correction == "holm" else ps
+    boots = [auroc_bootstrap(labels, probs[0], p, n_resamples=n_bootstrap, seed=seed, confidence=confidence)
+             for p in probs[1:]]
     return {
         "metric": "AUROC",
+        "n": len(ids),
         "queries": len(ids),
         "unanswerable": labels.count(False),
         "values": [boots[0]["AUROC_a"]] + [b["AUROC_b"] for b in boots],
         "delta": [None] + [b["delta"] for b in boots],
         "ci": [None] + [[b["ci_low"], b["ci_high"]] for b in boots],
-        "p": [None] + ps,
-        "p_adjusted": [None] + adj,
-        "significant": [None] + [bool(not math.isnan(p) and p < alpha) for p in adj],
+        "effect_size": [None] * len(runs),
+        "p": [None] + [b["p"] for b in boots],
         "method": f"paired stratified bootstrap over queries, {n_bootstrap} resamples, seed {seed}",
     }
+
+
+# ----------------------------------------------------------------------------------------------
+# the text table
 
 
 def _f(v: Any, signed: bool = False) -> str:
@@ -396,41 +603,68 @@ def _f(v: Any, signed: bool = False) -> str:
     return f"{v:+.4f}" if signed else f"{v:.4f}"
 
 
+def _ci_text(ci: Sequence[float] | None) -> str:
+    return "" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
+
+
+def _d_text(d: float | None) -> str:
+    return "" if d is None else f"{d:+.2f}"
+
+
+def _p_text(row: Mapping[str, Any], i: int) -> str:
+    """The adjusted p of run ``i`` with ``*`` when significant; ``n=1`` where a group of one query
+    has no test."""
+    if row["n"] < 2:
+        return f"n={row['n']}"
+    p = row["p_adjusted"][i]
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return f"{p:.4f}" + ("*" if row["significant"][i] else " ")
+
+
+def _group_label(breakdown: str, group: str) -> str:
+    return "all" if breakdown == "all" else f"{breakdown.removeprefix('by_').replace('_', '-')} {group}"
+
+
 def render(cmp: Comparison) -> str:
-    """The comparison as text tables: one per section, a row per metric; ``*`` marks a
-    difference significant at ``alpha`` (after Holm's correction when more than two runs)."""
+    """The comparison as one text table, a row per metric and group: n, each run's value, and per
+    run after the first its delta, the bootstrap interval of the delta, Cohen's d_z and the
+    adjusted p (``*`` where significant at ``alpha``; ``n=1`` where a group has no test)."""
     names = [r["name"] for r in cmp.runs]
-    head = (f"baseline {names[0]}; {cmp.dataset} {cmp.split}; test {cmp.test}, alpha {cmp.alpha}"
-            + (", Holm-corrected" if cmp.correction == "holm" else ""))
-    w = max(10, *(len(n) + 2 for n in names))
-    lines = [head]
+    lines = [f"baseline {names[0]}; {cmp.dataset} {cmp.split}; test {cmp.test}, alpha {cmp.alpha}; "
+             f"p {correction_text(cmp.correction, cmp.tests)}"]
     for i, n in enumerate(names):
         lines.append(f"  [{i}] {n}  {cmp.runs[i]['path']}  (config {cmp.runs[i]['config_fingerprint']}, {cmp.runs[i]['measured']})")
-    cols = f"{'metric':<10}" + "".join(f"{n[:w - 2]:>{w}}" for n in names)
-    cols += "".join(f"{'Δ' + str(i):>10}{'p' + str(i):>9}  " for i in range(1, len(names)))
-    for sec in cmp.sections:
-        title = "all" if sec["breakdown"] == "all" else f"{sec['breakdown']} = {sec['group']}"
-        lines.append("")
-        lines.append(f"{title}  ({sec['queries']} {'query' if sec['queries'] == 1 else 'queries'})")
-        lines.append(cols)
-        for row in sec["metrics"]:
-            line = f"{row['metric']:<10}" + "".join(f"{_f(v):>{w}}" for v in row["values"])
-            for i in range(1, len(names)):
-                mark = "*" if row["significant"][i] else " "
-                line += f"{_f(row['delta'][i], True):>10}{_f(row['p_adjusted'][i]):>9}{mark} "
-            lines.append(line)
-    na = cmp.no_answer
-    if na is not None:
-        lines.append("")
-        lines.append(f"no-answer AUROC  ({na['queries']} queries, {na['unanswerable']} unanswerable; {na['method']})")
-        line = f"{'AUROC':<10}" + "".join(f"{_f(v):>{w}}" for v in na["values"])
+    rows = [(_group_label(s["breakdown"], s["group"]), s["breakdown"], r) for s in cmp.sections for r in s["metrics"]]
+    if cmp.no_answer is not None:
+        at = next((k for k, (_, b, _) in enumerate(rows) if b != "all"), len(rows))
+        rows.insert(at, ("all", "all", cmp.no_answer))
+    if not rows:
+        lines += ["", "no rows to show" + (" (no significant difference)" if cmp.only_significant else "")]
+    gw = max([5, *(len(g) + 1 for g, _, _ in rows)])
+    vw = max(9, *(min(len(n), 12) + 2 for n in names))
+    conf = f"{cmp.confidence:.0%} CI"
+    head = f"{'group':<{gw}}{'n':>5}  {'metric':<10}" + "".join(f"{n[:vw - 2]:>{vw}}" for n in names)
+    head += "".join(f"{'Δ' + str(i):>9}  {conf + ' Δ' + str(i):<20}{'d' + str(i):>6}{'p' + str(i):>9} "
+                    for i in range(1, len(names)))
+    previous = None
+    for label, breakdown, row in rows:
+        if breakdown != previous:
+            lines += ["", head]
+            previous = breakdown
+        line = f"{label[:gw - 1]:<{gw}}{row['n']:>5}  {row['metric']:<10}" + "".join(f"{_f(v):>{vw}}" for v in row["values"])
         for i in range(1, len(names)):
-            mark = "*" if na["significant"][i] else " "
-            line += f"{_f(na['delta'][i], True):>10}{_f(na['p_adjusted'][i]):>9}{mark} "
-        lines.append(line)
-        lines.append("95% interval of the AUROC delta: " + ", ".join(
-            f"[{i}] {_f(na['ci'][i][0], True)} to {_f(na['ci'][i][1], True)}" for i in range(1, len(names))))
+            line += (f"{_f(row['delta'][i], True):>9}  {_ci_text(row['ci'][i]):<20}{_d_text(row['effect_size'][i]):>6}"
+                     f"{_p_text(row, i):>9} ")
+        lines.append(line.rstrip())
+    if cmp.no_answer is not None:
+        na = cmp.no_answer
+        lines.append("")
+        lines.append(f"AUROC (no answer): {na['n']} queries, {na['unanswerable']} unanswerable; {na['method']}")
     for n in cmp.notes:
         lines.append(f"note: {n}")
-    lines.append(f"* p < {cmp.alpha}" + (" after Holm's correction over the runs compared" if cmp.correction == "holm" else ""))
+    lines.append(f"* p < {cmp.alpha} after {CORRECTION_NAMES[cmp.correction]}" if cmp.correction != "none"
+                 else f"* p < {cmp.alpha} (no correction for multiple tests)")
+    lines.append(f"d: Cohen's d_z of the paired differences; {conf}: paired bootstrap ({cmp.n_bootstrap} resamples); "
+                 "n=1: one query, no test")
     return "\n".join(lines) + "\n"

@@ -2,14 +2,19 @@
 
 A baseline file (``evals/baselines/NAME.json``) names a dataset split and the config measured on
 it, and stores the figures with their per-query values. ``check`` runs (or reads) the same eval
-now and calls a gated metric a regression only when it is below the baseline by more than its
-tolerance **and** a paired test over queries says the drop is significant (Fisher's randomization
-test for per-query metrics, a paired bootstrap for the no-answer AUROC; ``evaluate.compare``), so
-noise does not make CI flaky while a real drop always fails.
+now and, for each gated metric, reads the drop against two thresholds:
+
+- a drop within the metric's **tolerance** (``gated``, e.g. 0.01) always passes;
+- a drop beyond its **non-inferiority margin** (``DEFAULT_MARGINS``, e.g. 0.02 for nDCG@10; a
+  baseline's optional ``margins`` or ``gate --margin`` change it) always fails, significant or
+  not: a small query set cannot prove a large drop significant (mini dev's 26 answerable queries
+  gave p 0.065 for nDCG@10 0.933 -> 0.855), and such a drop is not one to ship;
+- in between, it fails only when a paired test over queries says the drop is significant
+  (Fisher's randomization test for per-query metrics, a paired bootstrap for the no-answer AUROC;
+  ``evaluate.compare``), so noise does not make CI flaky.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +27,12 @@ BASELINE_FORMAT = "searchkit.baseline"
 BASELINE_VERSION = 1
 DEFAULT_GATED: dict[str, float] = {"nDCG@10": 0.01, "RR@10": 0.01, "R@100": 0.01, "AUROC": 0.02}
 """Gated metrics and the drop each tolerates before the significance test is asked."""
+DEFAULT_MARGINS: dict[str, float] = {"nDCG@10": 0.02, "RR@10": 0.02, "R@100": 0.02, "AUROC": 0.03}
+"""Non-inferiority margins: a drop larger than this fails even when the test does not call it
+significant (absolute, in the metric's units). Twice the tolerance for the ranking metrics; AUROC,
+measured on fewer (unanswerable) queries and noisier, gets 0.03. A gated metric not named here
+gets ``FALLBACK_MARGIN``."""
+FALLBACK_MARGIN = 0.02
 DEFAULT_TEST = "fisher"
 DEFAULT_ALPHA = 0.05
 
@@ -42,6 +53,9 @@ class Row:
     tolerance: float
     p: float
     verdict: str  # "ok", "better", "drop within tolerance", "drop not significant", "REGRESSION"
+    margin: float = math.inf
+    reason: str = ""
+    """Why a REGRESSION failed: ``beyond margin`` (larger than the margin) or ``significant``."""
 
     @property
     def delta(self) -> float:
@@ -53,7 +67,8 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         return {"baseline": self.baseline, "dataset": self.dataset, "metric": self.metric, "baseline_value": self.before,
-                "now": self.now, "delta": self.delta, "tolerance": self.tolerance, "p": self.p, "verdict": self.verdict}
+                "now": self.now, "delta": self.delta, "tolerance": self.tolerance, "margin": self.margin, "p": self.p,
+                "verdict": self.verdict, "reason": self.reason or None}
 
 
 # -- baseline files -----------------------------------------------------------------------------
@@ -99,6 +114,9 @@ def _baseline_problem(data: Mapping[str, Any]) -> str | None:
         return "gated is not an object of tolerances"
     if "alpha" in data and not _num(data["alpha"]):
         return "alpha is not a number"
+    margins = data.get("margins", {})
+    if not isinstance(margins, dict) or not all(isinstance(k, str) and _num(v) and v >= 0 for k, v in margins.items()):
+        return "margins is not an object of non-negative numbers"
     if not isinstance(data["figures"], dict) or not all(v is None or _num(v) for v in data["figures"].values()):
         return "figures is not an object of numbers"
     pq, ans, prob = data["per_query"], data["answerable"], data["answer_probability"]
@@ -113,13 +131,17 @@ def _baseline_problem(data: Mapping[str, Any]) -> str | None:
 
 def baseline_from_report(
     report: Any, dataset: Any, config: SearchConfig, *, name: str, gated: Mapping[str, float] | None = None,
-    test: str = DEFAULT_TEST, alpha: float = DEFAULT_ALPHA,
+    test: str = DEFAULT_TEST, alpha: float = DEFAULT_ALPHA, margins: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """A baseline document from an ``EvalReport`` (with commit, date and package versions)."""
+    """A baseline document from an ``EvalReport`` (with commit, date and package versions).
+    ``margins`` (optional) is written only when given: without it the gate applies
+    ``DEFAULT_MARGINS`` of the searchkit that reads the file."""
     from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
 
     d = report.to_dict(with_queries=True)
+    optional = {"margins": dict(margins)} if margins else {}
     return {
+        **optional,
         "format": BASELINE_FORMAT,
         "format_version": BASELINE_VERSION,
         "name": name,
@@ -147,9 +169,18 @@ def _r(value: Any) -> Any:
 
 
 def write_baseline(path: str | Path, doc: Mapping[str, Any]) -> None:
+    """Write a baseline atomically, as strict JSON (an undefined figure is ``null``)."""
+    from searchkit import strict_json
     from searchkit.util import atomic_write_text
 
-    atomic_write_text(Path(path), json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    atomic_write_text(Path(path), strict_json.dumps(doc, indent=1, sort_keys=True) + "\n")
+
+
+def margins_of(baseline: Mapping[str, Any], override: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The non-inferiority margin of each gated metric: ``override`` (``gate --margin``), else the
+    baseline's ``margins``, else ``DEFAULT_MARGINS`` (``FALLBACK_MARGIN`` for a metric it lacks)."""
+    given = {**dict(baseline.get("margins") or {}), **dict(override or {})}
+    return {m: float(given.get(m, DEFAULT_MARGINS.get(m, FALLBACK_MARGIN))) for m in baseline["gated"]}
 
 
 # -- checking -----------------------------------------------------------------------------------
@@ -167,8 +198,10 @@ def now_figures(report_dict: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "") -> list[Row]:
-    """Gate ``now`` (``now_figures``) against ``baseline`` (``read_baseline``): one Row per gated metric."""
+def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "",
+          margins: Mapping[str, float] | None = None) -> list[Row]:
+    """Gate ``now`` (``now_figures``) against ``baseline`` (``read_baseline``): one Row per gated
+    metric. ``margins`` overrides the non-inferiority margins (``margins_of``)."""
     from searchkit.evaluate.compare import auroc_bootstrap, paired_test
 
     label = label or str(baseline.get("name", ""))
@@ -176,6 +209,7 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
     alpha = float(baseline.get("alpha", DEFAULT_ALPHA))
     if set(now["answerable"]) != set(baseline["answerable"]):
         raise GateError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
+    margin_of = margins_of(baseline, margins)
     per_query_metrics = [m for m in baseline["gated"] if m != "AUROC"]
     ps = paired_test(baseline["per_query"], now["per_query"], test, metrics=per_query_metrics) if per_query_metrics else {}
     rows = []
@@ -192,26 +226,39 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
         else:
             p = ps[metric]
         delta = float(value) - float(before)
-        if delta >= 0:
-            verdict = "better" if delta > 1e-9 else "ok"
-        elif -delta <= tol:
-            verdict = "drop within tolerance"
-        elif not (p < alpha):
-            verdict = "drop not significant"
-        else:
-            verdict = "REGRESSION"
-        rows.append(Row(label, str(baseline["dataset"]), metric, float(before), float(value), float(tol), float(p), verdict))
+        verdict, reason = _verdict(delta, float(tol), margin_of[metric], float(p), alpha)
+        rows.append(Row(label, str(baseline["dataset"]), metric, float(before), float(value), float(tol), float(p), verdict,
+                        margin_of[metric], reason))
     return rows
 
 
+_EPS = 1e-9  # figures are stored rounded to 6 places: a drop must exceed a threshold by more than this
+
+
+def _verdict(delta: float, tolerance: float, margin: float, p: float, alpha: float) -> tuple[str, str]:
+    """(verdict, reason) of one gated figure: better / ok; beyond the margin fails whatever p says;
+    within the tolerance passes; in between, fails only when significant."""
+    if delta >= 0:
+        return ("better" if delta > _EPS else "ok"), ""
+    if -delta > margin + _EPS:
+        return "REGRESSION", "beyond margin"
+    if -delta <= tolerance:
+        return "drop within tolerance", ""
+    if not (p < alpha):  # nan (no test possible) is not significant
+        return "drop not significant", ""
+    return "REGRESSION", "significant"
+
+
 def render(rows: Sequence[Row]) -> str:
-    """The gate's table: dataset, metric, baseline, now, delta, p, verdict."""
-    head = f"{'baseline':<22}{'dataset':<18}{'metric':<9}{'baseline':>9}{'now':>9}{'delta':>9}{'p':>8}  verdict"
+    """The gate's table: dataset, metric, baseline, now, delta, tolerance, margin, p, verdict."""
+    head = (f"{'baseline':<22}{'dataset':<18}{'metric':<9}{'baseline':>9}{'now':>9}{'delta':>9}{'tol':>7}{'margin':>8}"
+            f"{'p':>8}  verdict")
     lines = [head]
     for r in rows:
-        p = "nan" if math.isnan(r.p) else f"{r.p:.4f}"
+        p = "n/a" if math.isnan(r.p) else f"{r.p:.4f}"
+        why = {"beyond margin": f" (drop > margin {r.margin:.3f})", "significant": f" (p < alpha, drop > {r.tolerance:.3f})"}
         lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<9}{r.before:>9.4f}{r.now:>9.4f}"
-                     f"{r.delta:>+9.4f}{p:>8}  {r.verdict}")
+                     f"{r.delta:>+9.4f}{r.tolerance:>7.3f}{r.margin:>8.3f}{p:>8}  {r.verdict}{why.get(r.reason, '')}")
     failed = [r for r in rows if r.failed]
     lines.append(f"gate: {'FAILED' if failed else 'passed'} — {len(failed)} regression(s) in {len(rows)} gated figure(s)"
                  + (": " + ", ".join(f"{r.dataset} {r.metric}" for r in failed) if failed else ""))

@@ -157,7 +157,9 @@ def _cmp_cells(row: Mapping[str, Any], i: int, correction: str, alpha: float) ->
     delta = row["delta"][i]
     cls = "sig up" if sig and delta is not None and delta > 0 else ("sig down" if sig else "")
     mark = "*" if sig else ""
-    tip = f"p < {alpha}" + (" after Holm's correction" if correction == "holm" else "") if sig else "not significant"
+    from searchkit.evaluate.compare import CORRECTION_NAMES
+
+    tip = f"p < {alpha}" + (f" after {CORRECTION_NAMES[correction]}" if correction != "none" else "") if sig else "not significant"
     return (f'<td class="num {cls}" title="{_e(tip)}">{_num(delta, signed=True)}{mark}</td>'
             f'<td class="num {cls}">{_num(row["p_adjusted"][i])}</td>')
 
@@ -176,9 +178,11 @@ def _compare_table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str) 
 
 
 def _compare(cmp: Any) -> str:
+    from searchkit.evaluate.compare import correction_text
+
     parts = []
     how = (f"{'Fisher randomization test' if cmp.test == 'fisher' else 'paired t-test'} over queries, seed {cmp.seed}; "
-           f"* marks p &lt; {cmp.alpha}" + (", Holm-corrected over the runs compared" if cmp.correction == "holm" else ""))
+           f"* marks p &lt; {cmp.alpha}, p {_e(correction_text(cmp.correction, cmp.tests))}")
     parts.append(f"<p>Baseline <b>{_e(cmp.runs[0]['name'])}</b>; {how}. Green: significantly better than the "
                  "baseline, red: significantly worse.</p>")
     sections = list(cmp.sections)

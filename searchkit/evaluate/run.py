@@ -312,7 +312,9 @@ def summarize(
                         members.setdefault(g, set()).add(o.query_id)
             if len(members) > 1:
                 for g in sorted(members):
-                    groups[name][g] = ranking_metrics({q: qrels_a[q] for q in members[g]}, run)
+                    # every group carries its query count ``n`` beside its figures (issue 31 item 2)
+                    groups[name][g] = {"n": len(members[g]),
+                                       **ranking_metrics({q: qrels_a[q] for q in members[g]}, run)}
         per_q = per_query_metrics(qrels_a, run)
         labelled = [o for o in outcomes if o.id_in_corpus is not None]
         missing = missing_id_metrics([o.id_in_corpus for o in labelled], [bool(o.missing_ids) for o in labelled])

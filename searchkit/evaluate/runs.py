@@ -14,7 +14,7 @@ run files); anything else is refused, naming the path.
 """
 from __future__ import annotations
 
-import json
+import math
 import os
 import shutil
 import tempfile
@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from searchkit import strict_json
 from searchkit.errors import SearchkitError
 
-__all__ = ["RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "check_run_target", "load_run", "trec_text",
-           "write_run"]
+__all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
+           "find_runs", "load_run", "trec_text", "write_run"]
 
 RUN_FORMAT = "searchkit-run/1"
 RUN_FILES: tuple[str, ...] = ("metrics.json", "run.trec", "config.json", "provenance.json")
@@ -126,7 +127,8 @@ def trec_text(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
 
 
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=True) + "\n"
+    """Strict JSON (an undefined figure is ``null``, never a bare ``NaN``; issue 31 item 2)."""
+    return strict_json.dumps(obj) + "\n"
 
 
 def write_run(
@@ -220,7 +222,24 @@ def load_run(path: str | os.PathLike[str]) -> RunFolder:
     problem = metrics_problem(parts["metrics.json"])
     if problem:
         raise RunFolderError(f"{folder / 'metrics.json'}: {problem}; rewrite the run with `searchkit eval --out`")
-    return RunFolder(folder, parts["metrics.json"], parts["provenance.json"], parts["config.json"])
+    return RunFolder(folder, _nan_for_null(parts["metrics.json"]), parts["provenance.json"], parts["config.json"])
+
+
+def _nan_for_null(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """``metrics.json`` as read, with an undefined figure (``null`` in a strict file, ``NaN`` in
+    one written before issue 31) as ``nan`` in the headline, no-answer, missing-ID and breakdown
+    figures, so readers compute with floats whichever way the file spelled it."""
+    def figures(obj: Any) -> Any:
+        return {k: (math.nan if v is None else v) for k, v in obj.items()} if isinstance(obj, dict) else obj
+
+    out = dict(metrics)
+    for key in ("metrics", "no_answer", "missing_id"):
+        if key in out:
+            out[key] = figures(out[key])
+    for key in _BREAKDOWN_KEYS:
+        if isinstance(out.get(key), dict):
+            out[key] = {g: figures(v) for g, v in out[key].items()}
+    return out
 
 
 _BREAKDOWN_KEYS = ("by_lang", "by_category", "by_kind", "by_kinds_filter")
@@ -275,3 +294,65 @@ def metrics_problem(metrics: Mapping[str, Any]) -> str | None:
             if q.get(key) is not None and not (isinstance(q[key], list) and all(isinstance(x, str) for x in q[key])):
                 return f"{where}.{key} is not a list of strings"
     return None
+
+
+# -- listing run folders (``searchkit runs ls``; issue 31 item 7) ---------------------------------
+
+HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "AUROC")
+"""The figures ``runs ls`` shows for each run (AUROC from ``no_answer``)."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run folder as ``runs ls`` lists it."""
+
+    path: Path
+    dataset: str
+    split: str
+    config_fingerprint: str
+    measured: str
+    time: str
+    queries: int | None
+    headline: Mapping[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "dataset": self.dataset, "split": self.split,
+                "config_fingerprint": self.config_fingerprint, "measured": self.measured, "time": self.time,
+                "queries": self.queries, "headline": dict(self.headline)}
+
+
+def _summary(run: RunFolder) -> RunSummary:
+    m, p = run.metrics, run.provenance
+    figures = {**(m.get("metrics") or {}), "AUROC": (m.get("no_answer") or {}).get("AUROC")}
+    headline = {k: (float(figures[k]) if _number(figures.get(k)) and math.isfinite(figures[k]) else None)
+                for k in HEADLINE}
+    counts = m.get("counts") or {}
+    return RunSummary(run.path, str(p.get("dataset")), str(p.get("split")), str(p.get("config_fingerprint")),
+                      str(p.get("path") or m.get("path") or "searcher"), str(p.get("time") or ""),
+                      int(counts["queries"]) if _number(counts.get("queries")) else None, headline)
+
+
+def find_runs(root: str | os.PathLike[str]) -> tuple[list[RunSummary], list[str]]:
+    """Every run folder under ``root`` (``root`` itself included; a folder holding ``metrics.json``
+    and ``provenance.json``), sorted by the time it was written, then path; and one line for each
+    such folder that could not be read (the problem named, its content never quoted). Hidden
+    folders (a write in progress: ``.NAME.*.tmp``) and symbolic links are not followed.
+
+    Raises:
+        RunFolderError: ``root`` is not a folder.
+    """
+    top = Path(root)
+    if not top.is_dir():
+        raise RunFolderError(f"{str(top)!r} is not a folder; give the folder that holds run folders (default runs/)")
+    found: list[RunSummary] = []
+    problems: list[str] = []
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if "metrics.json" in files and "provenance.json" in files:
+            dirs[:] = []  # a run folder holds no run folders
+            try:
+                found.append(_summary(load_run(folder)))
+            except RunFolderError as exc:
+                problems.append(str(exc))
+    found.sort(key=lambda r: (r.time, str(r.path)))
+    return found, problems
