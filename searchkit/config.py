@@ -106,6 +106,8 @@ _REGISTRIES: dict[str, tuple[str, str]] = {
     "weak-match feature": ("searchkit.rank.signals", "FEATURES"),
     "fusion feature": ("searchkit.rank.adaptive", "FEATURES"),
     "retriever": ("searchkit.retrievers", "RETRIEVERS"),
+    "reranker": ("searchkit.rank.rerank", "RERANKERS"),
+    "rerank API": ("searchkit.rank.http_rerank", "RERANK_APIS"),
 }
 """Where each registry of names lives (imported on first use: those modules import numpy)."""
 
@@ -670,26 +672,127 @@ class DiversityConfig(_Section):
 
 
 @dataclass(frozen=True)
+class RerankerSpec:
+    """One fallback reranking provider, an entry of ``rerank.fallbacks`` (``method`` ``http``).
+
+    What the scores are is inherited: ``model`` (the reranker's identity), ``api`` and ``timeout``
+    left out (null) are the primary's (``rerank.*``). Where to ask is never inherited: a fallback
+    gives its own ``base_url``, and ``api_model`` and ``api_key_env`` left out mean none, so the
+    primary's API key is never sent to another provider."""
+
+    base_url: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    api: str | None = field(default=None, metadata={**_OMIT_DEFAULT, "registry": "rerank API"})
+    model: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    api_model: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    api_key_env: str | None = field(default=None, metadata=_OMIT_DEFAULT)
+    timeout: float | None = field(default=None, metadata={**_OMIT_DEFAULT, "above": 0.0})
+
+
+_RERANK_SPEC_FIELDS = ("base_url", "api", "model", "api_model", "api_key_env", "timeout")
+_RERANK_INHERITED = ("api", "model", "timeout")
+
+
+@dataclass(frozen=True)
 class RerankConfig(_Section):
     """A second look at the best fused records (``searchkit.rank.rerank``): ``method``
-    (``sentence_maxsim``: the best query-sentence cosine of the record's best passage) scores the
-    top ``depth`` records, reordered by ``(1 - weight) * fused + weight * reranked``, for queries
-    whose language (``analyze.detect_language``) is one of ``languages`` (empty: every query).
+    (a name in ``searchkit.rank.rerank.RERANKERS``) scores the top ``depth`` records, reordered by
+    ``(1 - weight) * fused + weight * reranked``, for queries whose language
+    (``analyze.detect_language``) is one of ``languages`` (empty: every query). The best score of
+    the head is the weak-match feature ``rerank_top1`` (0 where the stage does not run).
 
-    Shipped: on for Japanese queries only, weight 0.5 over the top 10, as step 2d of
-    ``evals/reproduce_defaults.sh`` picks it on the tune half of every public set (one weight, the
-    languages where it beats the stage off; evals/README.md)."""
+    ``sentence_maxsim`` (offline): the best query-sentence cosine of the record's best passage, with
+    the dense retriever's embedder. ``http``: a cross-encoder served over HTTP
+    (``searchkit.rank.http_rerank``: ``api`` ``tei`` for text-embeddings-inference's ``POST
+    /rerank``, ``infinity``, ``vllm`` or ``cohere`` for the ``{model, query, documents, top_n}``
+    shape), at ``base_url`` (no credentials in it: the key is read from the environment variable
+    ``api_key_env``), serving ``model`` (``api_model``: the name sent instead, when the provider
+    spells it differently), each request within ``timeout`` seconds and retried with back-off;
+    ``fallbacks`` are further providers of the same model, tried in order, as the embedders' are
+    (H16). Every ``http`` key is left out of the config's JSON while at its default.
+
+    Shipped: ``sentence_maxsim``, on for Japanese queries only, weight 0.5 over the top 10, as step
+    2d of ``evals/reproduce_defaults.sh`` picks it on the tune half of every public set (one weight,
+    the languages where it beats the stage off; evals/README.md)."""
 
     KEY: ClassVar[str] = "rerank"
     enabled: bool = True
-    method: str = _knob("sentence_maxsim", choices=("sentence_maxsim",))
+    method: str = _knob("sentence_maxsim", registry="reranker")
     depth: int = _knob(10, lo=1)
     weight: float = _knob(0.5, lo=0.0, hi=1.0)
     languages: tuple[str, ...] = _knob(("ja",), choices=("ja", "ru", "en"))
+    base_url: str = field(default="", metadata=_OMIT_DEFAULT)
+    api: str = _knob("tei", registry="rerank API", omit_default=True)
+    model: str = field(default="", metadata=_OMIT_DEFAULT)
+    api_model: str = field(default="", metadata=_OMIT_DEFAULT)
+    api_key_env: str = field(default="", metadata=_OMIT_DEFAULT)
+    timeout: float = field(default=30.0, metadata={**_OMIT_DEFAULT, "above": 0.0})
+    fallbacks: tuple[RerankerSpec, ...] = field(default=(), metadata=_OMIT_DEFAULT)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fallbacks", _rerank_specs(self.fallbacks))
+        _check_now(self)
 
     def runs_for(self, query_language: str) -> bool:
         """Whether the stage reorders a query in ``query_language``."""
         return self.enabled and (not self.languages or query_language in self.languages)
+
+    def providers(self) -> tuple[RerankerSpec, ...]:
+        """The primary (``rerank.*``) and then each fallback, every field filled in: a fallback's
+        null is the primary's ``api``, ``model`` and ``timeout``, and empty (none) for
+        ``base_url``, ``api_model`` and ``api_key_env``."""
+        primary = RerankerSpec(**{k: getattr(self, k) for k in _RERANK_SPEC_FIELDS})
+
+        def fill(f: RerankerSpec, k: str) -> Any:
+            value = getattr(f, k)
+            if value is not None:
+                return value
+            return getattr(primary, k) if k in _RERANK_INHERITED else ""
+
+        return (primary,) + tuple(RerankerSpec(**{k: fill(f, k) for k in _RERANK_SPEC_FIELDS}) for f in self.fallbacks)
+
+    def _rules(self) -> list[str]:
+        out = _url_problems("rerank.base_url", self.base_url)
+        for i, spec in enumerate(self.fallbacks):
+            out += _field_problems(spec, f"rerank.fallbacks[{i}]")
+            out += _url_problems(f"rerank.fallbacks[{i}].base_url", spec.base_url)
+        if self.method != "http":
+            if self.fallbacks:
+                out.append(f"rerank.fallbacks: fallback providers are for rerank.method http, not {self.method!r}")
+            return out
+        if not _URL.match(self.base_url):
+            out.append(f"rerank.base_url must be an http(s) URL for rerank.method http, got {_shown_url(self.base_url)!r}")
+        if not self.model:
+            out.append("rerank.model must name the reranking model for rerank.method http (its scores' identity)")
+        provs = self.providers()
+        for i, spec in enumerate(provs[1:]):
+            where = f"rerank.fallbacks[{i}]"
+            if spec.model != self.model:
+                out.append(f"{where}.model is {spec.model!r} but rerank.model (the primary) is {self.model!r}: a fallback "
+                           "must serve the primary's model (its scores are what the stage and rerank_top1 read)")
+            if not spec.base_url:
+                out.append(f"{where}.base_url must be given: a fallback names its own endpoint")
+            elif not _URL.match(spec.base_url):
+                out.append(f"{where}.base_url must be an http(s) URL, got {_shown_url(spec.base_url)!r}")
+            for j, earlier in enumerate(provs[: i + 1]):
+                if (earlier.base_url, earlier.api, earlier.api_model) == (spec.base_url, spec.api, spec.api_model):
+                    other = "the primary (rerank.*)" if j == 0 else f"rerank.fallbacks[{j - 1}]"
+                    out.append(f"{where} is the same provider as {other}; give another base_url, api or api_model")
+                    break
+        return out
+
+
+def _rerank_specs(value: Any) -> tuple[RerankerSpec, ...]:
+    """``rerank.fallbacks`` as a tuple of :class:`RerankerSpec` (mappings are accepted from Python)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(f"config key 'rerank.fallbacks' must be a list, got {_tname(value)}")
+    out = []
+    for i, v in enumerate(value):
+        if isinstance(v, Mapping):
+            v = _build(RerankerSpec, v, f"rerank.fallbacks[{i}]")
+        if not isinstance(v, RerankerSpec):
+            raise ConfigError(f"config key 'rerank.fallbacks[{i}]' must be an object, got {_tname(v)}")
+        out.append(v)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -770,6 +873,11 @@ class SearchConfig:
         if self.rerank.enabled and self.rerank.method == "sentence_maxsim" and not self.dense.enabled:
             out.append("rerank.enabled: rerank.method sentence_maxsim reads the dense retriever's embedder, "
                        "which dense.enabled false leaves out; turn rerank off or dense on")
+        if not self.rerank.enabled and self.weak_match.enabled:
+            for where, model in (("weak_match", self.weak_match), ("weak_match.conversation", self.weak_match.conversation)):
+                if model is not None and "rerank_top1" in model.features:
+                    out.append(f"{where}.features: 'rerank_top1' is the reranking stage's best score, which "
+                               "rerank.enabled false leaves at 0; turn rerank on or fit a model without it")
         return out
 
     def notes(self) -> list[str]:

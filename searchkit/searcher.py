@@ -325,11 +325,11 @@ class Searcher:
         views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
                  for name, r in self.retrievers.items()}
         cands = self._retrieve(q, views, pmask)
-        ranked = self._rerank(q, cands, self._fuse(cands, views))
+        ranked, reranked = self._rerank_scored(q, cands, self._fuse(cands, views))
         # the weak-match signals (score shapes, what the corpus holds and who said it) are read off
         # the ranking before the speaker stage: that stage moves another speaker's turn down, and an
         # adversarial question's best match being someone else's is the very evidence of no answer
-        before = cands.with_fusion(ranked, self._evidence(q, cands, views, ranked, scope))
+        before = cands.with_fusion(ranked, {**self._evidence(q, cands, views, ranked, scope), **reranked})
         cands = before.with_fusion(self._after_evidence(q, cands, ranked, scope), before.evidence)
         hits = self._hits(cands, k)
         warnings, sig = self._warnings(q, before, hits)
@@ -432,22 +432,27 @@ class Searcher:
     def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
         """The ``rerank`` stage: a second look at the best fused records, for queries in the
         languages ``rerank.languages`` names (shipped: Japanese)."""
+        return self._rerank_scored(q, c, ranked)[0]
+
+    def _rerank_scored(self, q: str, c: Candidates,
+                       ranked: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[str, float]]:
+        """``_rerank``, and the evidence the stage adds (``rerank_top1``; none where it did not run)."""
         cfg = self.config.rerank
         if not cfg.enabled or not ranked:
-            return ranked
+            return ranked, {}
         from searchkit.analyze import detect_language
-        from searchkit.rank.rerank import RERANKERS, reorder
+        from searchkit.rank.rerank import RERANKERS, reorder, stage_evidence
 
         if not cfg.runs_for(detect_language(q)):
-            return ranked
+            return ranked, {}
 
         if cfg.method == "sentence_maxsim" and self.embedder is None:
             raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
         head = [ri for ri, _ in ranked[:cfg.depth]]
         best = [c.best_passage(ri, self.config.fusion.rrf_k) for ri in head]
         texts = [self.passages[pi].text if pi is not None else self.records[ri].text[:1500] for ri, pi in zip(head, best)]
-        scores = RERANKERS[cfg.method](self).rerank(q, texts)
-        return reorder(ranked, dict(zip(head, (float(s) for s in scores))), cfg.weight)
+        scores = [float(s) for s in RERANKERS[cfg.method](self).rerank(q, texts)]
+        return reorder(ranked, dict(zip(head, scores)), cfg.weight), stage_evidence(scores)
 
     def embed_rerank_sentences(self, passages: Iterable[int] | None = None, *, show_progress: bool = False) -> int:
         """Embed, into the cache, the sentences the ``rerank`` stage reads, so that a query does not

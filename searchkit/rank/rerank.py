@@ -4,7 +4,9 @@ Japanese queries, ``rerank.languages``; evals/README.md says how that was chosen
 After fusion, the best ``rerank.depth`` records are scored again by a reranker looking at their
 best passages, and reordered by ``(1 - w) * fused + w * reranked`` (both min-max normalised over
 those records; ``w = rerank.weight``); the records below keep their order. A model-based
-cross-encoder plugs in as another entry of ``RERANKERS``. ``Searcher.embed_rerank_sentences``
+cross-encoder plugs in as another entry of ``RERANKERS`` (``http``: one served over HTTP,
+``searchkit.rank.http_rerank``); the best score of the head is the weak-match feature
+``rerank_top1``. ``Searcher.embed_rerank_sentences``
 embeds the sentences ahead of the queries (``searchkit index`` runs it).
 
 ``sentence_maxsim`` (the offline one, from what ships): every sentence of a passage is embedded
@@ -63,10 +65,27 @@ class SentenceMaxSim:
         return np.array([max(float(sims[row[s]]) for s in sents) for sents in split])
 
 
+def _http(searcher: Any) -> Reranker:
+    from searchkit.rank.http_rerank import http_reranker
+
+    return http_reranker(searcher.config.rerank)
+
+
 RERANKERS: dict[str, Callable[[Any], Reranker]] = {
     "sentence_maxsim": lambda searcher: SentenceMaxSim(searcher.embedder, searcher.cache),
+    "http": _http,
 }
-"""Rerankers by name; each factory takes the Searcher (its embedder and cache)."""
+"""Rerankers by name (``rerank.method``); each factory takes the Searcher (its embedder and cache,
+its config's ``rerank`` section). ``http``: a cross-encoder over HTTP (``searchkit.rank.http_rerank``)."""
+
+TOP_FEATURE = "rerank_top1"
+"""The weak-match feature holding the reranker's best score over the head it scored (0 where the
+stage did not run): a cross-encoder's score of the best passage says whether anything answers."""
+
+
+def stage_evidence(scores: Sequence[float]) -> dict[str, float]:
+    """What the stage adds to a search's evidence: ``rerank_top1``, the best of ``scores``."""
+    return {TOP_FEATURE: float(max(scores))} if len(scores) else {}
 
 
 def reorder(ranked: list[tuple[int, float]], scores: Mapping[int, float], weight: float) -> list[tuple[int, float]]:

@@ -25,8 +25,9 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
     retriever ``R``, ``R_<shape>`` for each of its score shapes (``dense_top1``, ``bm25_margin``, ...)
     and ``R_<item>`` for each item of its content evidence (``bm25_idf_coverage``, ...); then
     ``fused_z`` (over the fused list), the conversation evidence (``speaker_query``,
-    ``speaker_named``, ``speaker_gap``: ``searchkit.rank.conversation``) and ``term_coverage``
-    (the lexical retriever's coverage, ``bm25_coverage``)."""
+    ``speaker_named``, ``speaker_gap``: ``searchkit.rank.conversation``), ``term_coverage``
+    (the lexical retriever's coverage, ``bm25_coverage``) and ``rerank_top1`` (the reranking
+    stage's best score over the head, 0 where it did not run: ``searchkit.rank.rerank``)."""
 
     _key: tuple = ()
     _cached: dict = {}
@@ -48,6 +49,7 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
         for item in ("speaker_query", "speaker_named", "speaker_other", "speaker_gap"):
             table[item] = (_evidence_feature(item), None)
         table["term_coverage"] = (_evidence_feature("bm25_coverage"), "bm25")
+        table["rerank_top1"] = (_evidence_feature("rerank_top1"), None)  # the reranking stage's best score
         self._key, self._cached = key, table
         return table
 

@@ -1,0 +1,382 @@
+"""A cross-encoder reranker served over HTTP, behind the rerank protocol (``rerank.method`` ``http``).
+
+The common ``/rerank`` APIs, by ``rerank.api`` (:data:`RERANK_APIS`):
+
+- ``tei`` (text-embeddings-inference): ``POST {base_url}/rerank`` ``{"query", "texts",
+  "raw_scores": false, "truncate": true}`` -> ``[{"index", "score"}, ...]``;
+- ``infinity``, ``vllm``, ``cohere`` (and any Cohere-compatible server): ``POST {base_url}/rerank``
+  ``{"model", "query", "documents", "top_n"}`` -> ``{"results": [{"index", "relevance_score"}, ...]}``
+  (vLLM serves it under ``/rerank``, ``/v1/rerank`` and ``/v2/rerank``; Cohere under ``/v2/rerank``:
+  ``base_url`` carries the version).
+
+Every answer is checked: each passage scored exactly once (``index`` 0..n-1), every score a finite
+number. A provider follows the embedders' rules (SPEC H16, ``searchkit.index.http_embedder``): each
+attempt has a whole-request deadline (``timeout``), connection errors, timeouts and HTTP 408/429/5xx
+are retried with exponential back-off, an answer over a size cap is refused, the API key is read at
+each request from the environment variable ``api_key_env`` and never stored, a URL holding a
+credential is refused, and an error names the endpoint as ``shown_url`` shows it with the answer's
+excerpt scrubbed of the key and anything token-shaped. :class:`FallbackReranker` tries further
+providers of the same model in order, a failing one resting (doubled each failure in a row) as
+:class:`~searchkit.index.embedders.FallbackEmbedder` does; when every provider fails, one
+:class:`RerankError` names each and why (the search fails with it, as with an embedder: a ranking
+never changes silently because a server is down).
+"""
+from __future__ import annotations
+
+import functools
+import http.client
+import json
+import logging
+import math
+import os
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from searchkit.errors import SearchkitError
+from searchkit.index.credentials import scrub, shown_url, url_secrets
+from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly, _TooLarge
+
+__all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "RerankError", "http_reranker"]
+
+log = logging.getLogger(__name__)
+
+
+class RerankError(SearchkitError, RuntimeError):
+    """A reranking provider (or every one of them) could not score the passages: unreachable,
+    timed out, an HTTP error, an answer that does not score each passage once."""
+
+
+# --------------------------------------------------------------------------- API shapes
+
+
+@dataclass(frozen=True)
+class RerankAPI:
+    """One ``/rerank`` dialect: the request body for a query and its passages, and where the
+    answer keeps its ``(index, score)`` items."""
+
+    name: str
+    body: Callable[[str, list[str], str], dict[str, Any]]
+    """``(query, passages, model) -> JSON body``."""
+    items: Callable[[Any], Any]
+    """The answer's list of scored items (None when the answer has none)."""
+    score_key: str
+    """The key of an item's score."""
+    path: str = "/rerank"
+
+
+def _tei_body(query: str, texts: list[str], model: str) -> dict[str, Any]:  # noqa: ARG001 - TEI serves one model
+    return {"query": query, "texts": texts, "raw_scores": False, "truncate": True}
+
+
+def _documents_body(query: str, texts: list[str], model: str) -> dict[str, Any]:
+    return {"model": model, "query": query, "documents": texts, "top_n": len(texts), "return_documents": False}
+
+
+def _results(doc: Any) -> Any:
+    return doc.get("results") if isinstance(doc, dict) else None
+
+
+def _bare_list(doc: Any) -> Any:
+    return doc if isinstance(doc, list) else None
+
+
+RERANK_APIS: dict[str, RerankAPI] = {
+    "tei": RerankAPI("tei", _tei_body, _bare_list, "score"),
+    "infinity": RerankAPI("infinity", _documents_body, _results, "relevance_score"),
+    "vllm": RerankAPI("vllm", _documents_body, _results, "relevance_score"),
+    "cohere": RerankAPI("cohere", _documents_body, _results, "relevance_score"),
+}
+"""The ``/rerank`` dialects by ``rerank.api`` name."""
+
+
+# --------------------------------------------------------------------------- one provider
+
+_MAX_ANSWER_BYTES = 1 << 20
+"""The largest answer read (a score list of a few hundred items is a few kilobytes)."""
+
+
+class HTTPReranker:
+    """One ``/rerank`` endpoint (see the module docstring for the dialects).
+
+    Args:
+        base_url: the API root (``/rerank`` is asked under it), http(s), no credentials in it.
+        model: the reranking model (its identity; sent unless ``api_model`` is given).
+        api: the dialect, a name in :data:`RERANK_APIS`.
+        api_key_env: the environment variable holding the API key (``Authorization: Bearer``),
+            read at each request; None: no key.
+        api_model: the name sent in requests instead of ``model``.
+        timeout: each attempt's whole budget in seconds (connect, headers and body).
+        max_retries: further attempts after a connection error, timeout or HTTP 408/429/5xx.
+        backoff: seconds before the first retry, doubled for each next one.
+        batch_size: the most passages one request carries.
+
+    Raises:
+        ValueError: a bad setting (the URL is shown without its credentials).
+    """
+
+    name = "http"
+
+    def __init__(self, base_url: str, model: str, api: str = "tei", api_key_env: str | None = None,
+                 api_model: str | None = None, timeout: float = 30.0, max_retries: int = 2, backoff: float = 0.5,
+                 batch_size: int = 64) -> None:
+        if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
+            raise ValueError(f"HTTPReranker base_url must be an http(s) URL, got {shown_url(str(base_url))!r}")
+        secrets = url_secrets(base_url)
+        if secrets:
+            raise ValueError(f"HTTPReranker base_url holds {secrets[0]}: give the key through api_key_env "
+                             "(an environment variable), never in the URL")
+        if api not in RERANK_APIS:
+            raise ValueError(f"HTTPReranker api {api!r} is unknown; valid: {', '.join(sorted(RERANK_APIS))}")
+        if not isinstance(model, str) or not model:
+            raise ValueError("HTTPReranker model must be a non-empty string")
+        for what, value in (("api_key_env", api_key_env), ("api_model", api_model)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"HTTPReranker {what} must be a non-empty string or None")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError(f"HTTPReranker timeout must be a positive number of seconds, got {timeout!r}")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"HTTPReranker max_retries must be an integer >= 0, got {max_retries!r}")
+        if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or backoff < 0:
+            raise ValueError(f"HTTPReranker backoff must be a number >= 0, got {backoff!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"HTTPReranker batch_size must be a positive integer, got {batch_size!r}")
+        self.api = RERANK_APIS[api]
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + self.api.path
+        self.model = model
+        self.api_model = api_model
+        self.api_key_env = api_key_env
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.batch_size = batch_size
+
+    def __repr__(self) -> str:
+        return f"HTTPReranker(base_url={shown_url(self.base_url)!r}, api={self.api.name!r}, model={self.model!r})"
+
+    def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """One score per passage, higher is more relevant (the provider's own scale)."""
+        texts = [_clean(p) for p in passages]
+        if not texts:
+            return np.zeros(0)
+        q = _clean(query)
+        parts = [self._score(q, texts[i:i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(parts)
+
+    # -- internals ---------------------------------------------------------
+    def _fail(self, what: str) -> RerankError:
+        return RerankError(f"reranking endpoint {shown_url(self.url)} (model {self.api_model or self.model!r}): "
+                           f"{scrub(what, self._secrets())}")
+
+    def _secrets(self) -> list[str]:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return [s for s in [key] if s]
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise self._fail(f"environment variable {self.api_key_env} (the API key) is not set")
+            headers["Authorization"] = "Bearer " + key
+        return headers
+
+    def _score(self, query: str, texts: list[str]) -> np.ndarray:
+        body = self.api.body(query, texts, self.api_model or self.model)
+        raw = post_json(self.url, body, self._headers(), timeout=self.timeout, max_retries=self.max_retries,
+                        backoff=self.backoff, cap=_MAX_ANSWER_BYTES, fail=self._fail)
+        return self._parse(raw, len(texts))
+
+    def _parse(self, raw: bytes, n: int) -> np.ndarray:
+        """The scores of an answer; what is wrong with it is said without quoting it."""
+        try:
+            doc = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise self._fail(f"answer is not JSON ({len(raw)} bytes)") from None
+        items = self.api.items(doc)
+        if not isinstance(items, list):
+            where = "a list" if self.api.name == "tei" else "an object with a 'results' list"
+            raise self._fail(f"answer is not {where} of scored passages (api {self.api.name})")
+        scores: list[float | None] = [None] * n
+        for pos, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self._fail(f"item {pos} of the answer is not an object")
+            idx, score = item.get("index"), item.get(self.api.score_key)
+            if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < n or scores[idx] is not None:
+                raise self._fail(f"item {pos} has index {_shown_scalar(idx)}; expected each of 0..{n - 1} once")
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise self._fail(f"item {pos} has no finite '{self.api.score_key}'")
+            scores[idx] = float(score)
+        missing = [i for i, s in enumerate(scores) if s is None]
+        if missing:
+            raise self._fail(f"sent {n} passage(s) but {len(missing)} came back unscored (first: {missing[0]})")
+        return np.asarray(scores, dtype=np.float64)
+
+
+def _clean(text: str) -> str:
+    """Text safe for JSON: no NUL, no lone surrogate."""
+    text = str(text).replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def _shown_scalar(value: Any) -> str:
+    if isinstance(value, bool) or value is None or (isinstance(value, int) and abs(value) < 10 ** 9):
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+# --------------------------------------------------------------------------- transport
+
+
+def post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], *, timeout: float, max_retries: int,
+              backoff: float, cap: int, fail: Callable[[str], Exception]) -> bytes:
+    """``POST`` ``body`` as JSON to ``url`` and return the answer's bytes (HTTP 200), as the
+    embedders ask (``searchkit.index.http_embedder``, whose deadline and capped reads it uses):
+    each attempt within ``timeout`` seconds as a whole (the socket is shut down when it runs
+    out), connection errors, timeouts and HTTP
+    408/409/425/429/5xx retried ``max_retries`` times after ``backoff * 2**i`` seconds, an answer
+    over ``cap`` bytes refused at once; every other failure is ``fail(what)`` (which scrubs it),
+    raised. ``what`` says the status or the kind of failure and never quotes the answer's body (it
+    may echo the key, or the passages)."""
+    data = json.dumps(dict(body), ensure_ascii=False).encode("utf-8")
+    late = f"no complete answer within the {timeout:g}s deadline"
+    last = ""
+    for attempt in range(max_retries + 1):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        req = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
+        guard = _Deadline(timeout)
+        try:
+            try:
+                with guard.opener().open(req, timeout=timeout) as resp:
+                    status, raw = resp.status, _read_capped(resp, guard, cap)
+            except urllib.error.HTTPError as e:
+                _read_quietly(e, guard)  # drained and closed, never quoted
+                if guard.expired:
+                    last = late
+                    continue
+                last = f"HTTP {e.code} {e.reason}"
+                if e.code in _RETRY_STATUS:
+                    continue
+                raise fail(last) from None
+            except _TooLarge as e:
+                raise fail(str(e)) from None
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+                if guard.expired:
+                    last = late
+                    continue
+                reason = getattr(e, "reason", e)
+                last = f"connection failed ({type(reason).__name__}: {reason})"
+                continue
+        finally:
+            guard.cancel()
+        if guard.expired:
+            last = late
+            continue
+        if status != 200:
+            raise fail(f"HTTP {status} ({len(raw)} bytes)")
+        return raw
+    tries = max_retries + 1
+    raise fail(f"{last} (after {tries} attempt{'s' if tries > 1 else ''})")
+
+
+# --------------------------------------------------------------------------- fallbacks
+
+
+class FallbackReranker:
+    """Providers of one reranking model tried in order, the primary first (the embedders' rule, H16).
+
+    A call goes to the first provider that is not resting; when it raises :class:`RerankError`
+    (or the system refuses the connection) the same passages go to the next. A provider that failed
+    rests ``cooldown`` seconds, doubled with each further failure in a row up to ``max_cooldown``
+    (while resting it is tried after the others, not skipped). When a later provider answers, one
+    warning is logged naming the providers that failed and why; when every provider fails, one
+    :class:`RerankError` names each provider and its failure.
+    """
+
+    name = "http"
+
+    def __init__(self, members: Sequence[Any], labels: Sequence[str] | None = None, cooldown: float = 60.0,
+                 max_cooldown: float = 900.0) -> None:
+        self.members = list(members)
+        if not self.members:
+            raise ValueError("FallbackReranker needs at least one provider")
+        self.labels = list(labels) if labels is not None else [
+            "primary" if i == 0 else f"fallback {i}" for i in range(len(self.members))]
+        if len(self.labels) != len(self.members):
+            raise ValueError(f"FallbackReranker: {len(self.labels)} labels for {len(self.members)} providers")
+        self.cooldown = float(cooldown)
+        self.max_cooldown = float(max_cooldown)
+        self._resting_until = [0.0] * len(self.members)
+        self._failures_in_a_row = [0] * len(self.members)
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"FallbackReranker({self.members!r})"
+
+    def _order(self) -> list[int]:
+        now = time.monotonic()
+        with self._lock:
+            ready = [i for i, t in enumerate(self._resting_until) if t <= now]
+            resting = sorted((i for i, t in enumerate(self._resting_until) if t > now), key=lambda i: self._resting_until[i])
+        return ready + resting
+
+    def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """One score per passage, from the first provider that answers."""
+        failures: list[tuple[str, str]] = []
+        for i in self._order():
+            member = self.members[i]
+            try:
+                out = np.asarray(member.rerank(query, passages), dtype=np.float64)
+            except (RerankError, OSError, http.client.HTTPException) as e:
+                failures.append((self.labels[i], _one_line(e)))
+                with self._lock:
+                    self._failures_in_a_row[i] += 1
+                    rest = min(self.max_cooldown, self.cooldown * 2 ** min(self._failures_in_a_row[i] - 1, 30))
+                    self._resting_until[i] = time.monotonic() + rest
+                continue
+            with self._lock:
+                self._resting_until[i] = 0.0
+                self._failures_in_a_row[i] = 0
+            if failures:
+                log.warning("reranking provider %s answered after %s failed: %s", self.labels[i],
+                            " and ".join(label for label, _ in failures), "; ".join(f"{lb}: {why}" for lb, why in failures))
+            return out
+        if len(self.members) == 1:
+            raise RerankError(failures[0][1])
+        raise RerankError(f"each of the {len(self.members)} reranking providers failed: "
+                          + "; ".join(f"{label}: {why}" for label, why in failures))
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    if isinstance(e, RerankError):  # scrubbed with its key by the provider
+        return text
+    return f"{type(e).__name__}: {scrub(text, ())[:300]}"
+
+
+# --------------------------------------------------------------------------- from the config
+
+
+def http_reranker(cfg: Any) -> FallbackReranker:
+    """The ``http`` reranker a ``RerankConfig`` describes (its primary and fallbacks), one per
+    distinct configuration in a process, so a resting provider stays resting across queries."""
+    return _cached(cfg.providers())
+
+
+@functools.lru_cache(maxsize=8)
+def _cached(providers: tuple) -> FallbackReranker:
+    members = [HTTPReranker(base_url=p.base_url, model=p.model, api=p.api, api_key_env=p.api_key_env or None,
+                            api_model=p.api_model or None, timeout=p.timeout) for p in providers]
+    return FallbackReranker(members)
