@@ -10,7 +10,9 @@
 The folder is written beside its destination under a temporary name and renamed into place, so a
 reader never sees half a run. An existing ``--out`` is replaced only when it is an empty folder or
 a run folder written here (its ``provenance.json`` carries ``RUN_FORMAT`` and it holds nothing but
-run files); anything else is refused, naming the path.
+run files); anything else is refused, naming the path. The JSON files are strict JSON (an undefined
+figure is ``null``; ``load_run`` reads it, and a bare ``NaN`` of an older folder, as ``nan``).
+``find_runs`` lists the run folders under a folder (``searchkit runs ls``).
 """
 from __future__ import annotations
 
