@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from searchkit import strict_json
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
 
@@ -104,7 +105,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         out["report_half"][g] = score_weak_match([r for r in report if r.group == g], wm)
     if args.out:
         cfg.save(args.out)
-    print(json.dumps(out, indent=2, ensure_ascii=False))
+    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     return 0
 
 
@@ -132,7 +133,7 @@ def _tune_fusion(args: argparse.Namespace) -> int:
         base.replace(**best.settings).save(args.out)
     sig = fusion_significance(trials, test=args.test)
     out = {"picked_on": "tune half (mean nDCG@10)", "best": table[0], "significance": sig, "trials": table}
-    print(json.dumps(out, indent=2, ensure_ascii=False))
+    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     for label, key in (("runner-up", "vs_runner_up"), ("RRF", "vs_rrf")):
         o = sig[key]
         if o is not None:
@@ -199,7 +200,7 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
                      "lo": model.lo, "hi": model.hi},
            "base_bm25_share": base_share, "counts": res["counts"], "tune": rnd["tune"], "report": rnd["report"],
            "trials": res["trials"]}
-    print(json.dumps(out, indent=2, ensure_ascii=False))
+    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     for d, v in rnd["report"]["adaptive"].items():
         print(f"{d}: report half nDCG@10 adaptive {v:.4f}  fixed {rnd['report']['fixed'][d]:.4f}  "
               f"bm25 {rnd['report']['bm25'][d]:.4f}  dense {rnd['report']['dense'][d]:.4f}  "
