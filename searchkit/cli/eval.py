@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from searchkit.cli import engine
+from searchkit import strict_json
+from searchkit.cli import engine, judge
 from searchkit.cli.common import CLIError, fmt, load_config
 
 
@@ -21,8 +21,15 @@ def add_parser(sub: Any) -> None:
                     "included), run.trec, config.json, provenance.json (for `searchkit compare`)")
     pe.add_argument("--as-tool", action="store_true", help="rank through the history tool's path (scope, "
                     "privacy, kind diversity H8, at most 15 cards); needs records with 'space'")
-    pe.add_argument("--metrics", choices=["ragas"], help="ragas: add ragas' ID-based context precision/recall "
-                    "at 10 beside ours (needs the research extra)")
+    pe.add_argument("--metrics", choices=["ragas", "ragas-llm"], help="ragas: add ragas' ID-based context "
+                    "precision/recall at 10 beside ours; ragas-llm: ragas' LLM-judged faithfulness and answer relevancy "
+                    "of an answer an LLM writes from each query's top cards (--llm-* flags; both need the research extra)")
+    judge.add_arguments(pe)
+    pe.add_argument("--mlflow", metavar="URI", help="also log the eval to MLflow at this tracking URI (file:///path/mlruns, "
+                    "a database or a server): params = the config's diff against the shipped default, metrics, "
+                    "metrics.json / run.trec / config.json as artifacts (needs the mlflow extra)")
+    pe.add_argument("--mlflow-experiment", metavar="NAME", default="searchkit",
+                    help="with --mlflow: the experiment (default searchkit)")
     pe.add_argument("--quiet", action="store_true")
     engine.add_arguments(pe, what="the indexing step embeds passages")
     pe.set_defaults(func=cmd_eval)
@@ -42,21 +49,40 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
         if not is_available():
             raise CLIError(INSTALL_HINT)
+    if args.mlflow:
+        from searchkit.evaluate.mlflow_log import INSTALL_HINT as MLFLOW_HINT
+        from searchkit.evaluate.mlflow_log import check_uri
+        from searchkit.evaluate.mlflow_log import is_available as mlflow_available
+
+        check_uri(args.mlflow)  # before anything is indexed
+        if not mlflow_available():
+            raise CLIError(MLFLOW_HINT)
+    llm_judge = judge.judge_from_args(args)  # None unless --metrics ragas-llm
     ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
     with engine.engine_scope(args):
         report = evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json, as_tool=args.as_tool)
     body = report.to_dict(with_queries=True)
     if args.metrics == "ragas":
         body["ragas"] = _ragas_block(report, ds, body["queries"])
+    if llm_judge is not None:
+        body["ragas_llm"] = judge.judge_block(llm_judge, args, report, ds, config, body["queries"])
     if args.out:
         from searchkit.evaluate.runs import write_run
 
         where = write_run(args.out, report, ds, config, metrics=body)
         print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
+    if args.mlflow:
+        from pathlib import Path
+
+        from searchkit.evaluate.mlflow_log import log_eval, shown_uri
+
+        run_id = log_eval(args.mlflow, report, config, body, experiment=args.mlflow_experiment,
+                          run_name=Path(args.out).name if args.out else None)
+        print(f"logged to MLflow {shown_uri(args.mlflow)}: experiment {args.mlflow_experiment}, run {run_id}", file=sys.stderr)
     if args.json:
         if not args.queries:
             body.pop("queries")
-        print(json.dumps(body, ensure_ascii=False, indent=2))
+        print(strict_json.dumps(body))
         return 0
     _print_eval_table(report, body)
     return 0
@@ -106,6 +132,8 @@ def _print_eval_table(report, body: dict[str, Any]) -> None:
         print(f"ragas (k={k}, {rg['queries']} queries): ID context precision {fmt(rg['mean'][f'ragas:id_context_precision@{k}'])} "
               f"(ours P@{k} {fmt(rg['ours'][f'P@{k}'])}), ID context recall {fmt(rg['mean'][f'ragas:id_context_recall@{k}'])} "
               f"(ours R@{k} {fmt(rg['ours'][f'R@{k}'])})")
+    if "ragas_llm" in body:
+        judge.print_block(body["ragas_llm"])
     t = report.timing
     print(f"index {t['index_s']:.1f}s; query p50 {t['query_ms_p50']:.1f} ms, p95 {t['query_ms_p95']:.1f} ms")
 
