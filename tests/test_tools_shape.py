@@ -46,7 +46,7 @@ def ctx(index, conn):
 # -- the registry and the schemas -----------------------------------------------------------------
 
 def test_the_registry_lists_the_four_tools_each_with_a_valid_generated_schema():
-    assert list(TOOLS) == ["history_search", "task_search", "task_around", "task_list"]
+    assert list(TOOLS) == ["history_search", "chat_read", "app_row", "task_search", "task_around", "task_list"]
     for name, t in TOOLS.items():
         s = t.schema()
         jsonschema.Draft202012Validator.check_schema(s)

@@ -11,11 +11,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from searchkit.cli import compare, config, eval, gate, history, index, report, search, tasks, tools, tune
+from searchkit.cli import compare, config, eval, gate, history, index, refs, report, runs, search, serve, tasks, tools, tune
 from searchkit.cli.common import CLIError
 from searchkit.errors import SearchkitError
 
-VERBS = (index, search, eval, compare, report, gate, tune, config, history, tasks, tools)
+VERBS = (index, search, eval, compare, report, runs, gate, tune, config, history, refs, tasks, tools, serve)
 """The verb modules, in the order ``searchkit --help`` lists them."""
 
 __all__ = ["CLIError", "VERBS", "build_parser", "main"]
@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 EXTRAS: dict[str, str] = {"ir_measures": "eval", "ranx": "test", "sklearn": "eval", "ragas": "research", "matplotlib": "research",
-                          "pandas": "research", "ray": "scale"}
+                          "mcp": "serve", "uvicorn": "serve", "starlette": "serve",
+                          "pandas": "research", "ray": "scale", "mlflow": "mlflow"}
 """Optional dependencies by the extra that installs them (pyproject.toml)."""
 
 

@@ -218,6 +218,18 @@ class HistoryIndex:
         return _tool.raw(self, query, k=k, kinds=kinds, since=since, until=until, spaces=spaces,
                          caller=caller, container=container, space=space)
 
+    def find(self, space: str, kind: str, ref: str) -> int | None:
+        """The row (in ``searcher.records``) of the record of ``space`` of ``kind`` whose ref is
+        ``ref``, or None: what ``chat_read`` and ``app_row`` open (a file named like a ref is not
+        the chat or row). Who may see it is the caller's plan's business (``plan``), never this
+        lookup's."""
+        table = self.__dict__.get("_by_ref")
+        if table is None or table[0] is not self.searcher:  # built once per searcher (update swaps it)
+            rows = {(r.space, r.kind, r.ref): i for i, r in enumerate(self.searcher.records)}
+            table = (self.searcher, rows)
+            self._by_ref = table
+        return table[1].get((space, kind, ref))
+
     def default_space(self, caller: str) -> str | None:
         """The space a caller's search runs in when none is given: the first (by slug) the caller
         is a member of now or was when the index was built (so a removed member is told why

@@ -122,6 +122,24 @@ def check(
 ) -> Checked:
     """Every parameter but ``limit`` and ``lang`` checked (H7), nothing searched yet; the current
     space is the caller's first space (``index.default_space``) when ``space`` is None."""
+    who, space = check_session(index, caller, container, space)
+    if isinstance(spaces, (list, tuple)):
+        _check_space_list(space, spaces)
+    q = _check_query(query, index.searcher)
+    kinds_t = _check_kinds(kinds)
+    since_d = _check_date("since", since)
+    until_d = _check_date("until", until)
+    if since_d and until_d and aware(since_d) >= aware(until_d):
+        raise ParameterError("until", f"must be later than since ({since_d}), got {until_d} (until is exclusive)")
+    if container == "shared" and spaces is not None:
+        raise ParameterError("spaces", "not available in a shared workspace container: it searches its own space only")
+    return Checked(q, Filters(kinds=kinds_t, since=since_d, until=until_d), who, space)
+
+
+def check_session(index: Any, caller: Any, container: Any, space: Any) -> tuple[str | None, str]:
+    """Who is searching (None: a shared container) and the current space, from the session:
+    ``container`` and ``caller`` checked, the space defaulting to the caller's first
+    (``index.default_space``). Shared by every history tool (history_search, chat_read, app_row)."""
     if container not in CONTAINERS:
         raise ParameterError("container", f"must be 'personal' or 'shared', got {shown(container)}")
     if container == "shared" and caller is not None:
@@ -136,18 +154,7 @@ def check(
         space = _default_space(index, caller, container)
     if not is_slug(space):
         raise ParameterError("space", f"must be a space slug (a folder name), got {shown(space)}")
-    if isinstance(spaces, (list, tuple)):
-        _check_space_list(space, spaces)
-    q = _check_query(query, index.searcher)
-    kinds_t = _check_kinds(kinds)
-    since_d = _check_date("since", since)
-    until_d = _check_date("until", until)
-    if since_d and until_d and aware(since_d) >= aware(until_d):
-        raise ParameterError("until", f"must be later than since ({since_d}), got {until_d} (until is exclusive)")
-    if container == "shared" and spaces is not None:
-        raise ParameterError("spaces", "not available in a shared workspace container: it searches its own space only")
-    who = caller if container == "personal" else None
-    return Checked(q, Filters(kinds=kinds_t, since=since_d, until=until_d), who, space)
+    return (caller if container == "personal" else None), space
 
 
 def query_lang(query: str, space_lang: str) -> str:

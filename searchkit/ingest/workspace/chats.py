@@ -89,6 +89,7 @@ def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _C
     chat = _ChatMeta(ses_id, title if _utf8(title) else ses_id, owner, visibility, run)
     lines = [chat.title]
     stamps: list[str] = []
+    kept: list[tuple[int, str | None]] = []  # (index in lines, ts) of each message kept
     cap = out.policy.max_message_chars
     for number, msg in enumerate(data.get("messages", []), start=1):
         if not isinstance(msg, dict):
@@ -104,9 +105,10 @@ def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _C
             continue
         if body:
             who = _str(msg.get("author")) or _str(msg.get("role")) or "unknown"
+            kept.append((len(lines), ts if ts and _iso_day(ts) else None))
             lines.append(f"{who}: {body}")
     fields: dict[str, Any] = {"ses_id": ses_id, "run": run, "messages": len(lines) - 1, "source_path": _rel(where),
-                              **_lang(data)}
+                              **_lang(data), **message_lines(lines, kept)}
     if stamps:
         fields["started"], fields["ts"] = stamps[0], stamps[-1]
     out.add(
@@ -117,6 +119,24 @@ def _load_chat(slug: str, where: str, data: dict[str, Any], ses_id: str, out: _C
     # The chat's owner and visibility are known even when its text was skipped (too large, bad
     # text): its digests keep them (H15).
     return chat
+
+
+def message_lines(lines: list[str], kept: list[tuple[int, str | None]]) -> dict[str, Any]:
+    """Where each message starts in the chat record's text, for ``chat_read`` (issue 30):
+    ``message_lines`` holds ``[line, ts]`` per message (the line number in the text as the
+    collector stores it: line breaks normalised, the whole stripped) and ``lines`` the text's line
+    count, which tells a reader whether redaction kept every line where it was."""
+    raw = "\n".join(lines)
+    norm = raw.replace("\r\n", "\n").replace("\r", "\n")
+    lead = norm[: len(norm) - len(norm.lstrip())].count("\n")
+    starts, pos, line, done = [], 0, 0, 0
+    for index, ts in kept:
+        while done < index:  # each chunk ends with the joining newline, so no CR-LF pair is split
+            end = pos + len(lines[done]) + 1
+            line += raw[pos:end].replace("\r\n", "\n").replace("\r", "\n").count("\n")
+            pos, done = end, done + 1
+        starts.append([line - lead, ts])
+    return {"message_lines": starts, "lines": norm.strip().count("\n") + 1}
 
 
 def _chat_problem(data: Any) -> str | None:
