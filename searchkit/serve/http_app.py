@@ -1,0 +1,165 @@
+"""The HTTP transport (issue 30): one Starlette app holding MCP (streamable HTTP) and a JSON API.
+
+- ``POST /mcp``: MCP, streamable HTTP (the SDK's session manager, stateless, JSON responses).
+- ``GET /api/tools``: the tools and their parameters' JSON Schemas.
+- ``POST /api/tools/{name}``: call a tool with a JSON object of arguments: 200 with the answer,
+  422 naming the bad parameter, 404 for an unknown tool, 503 when who may see what cannot be read.
+- ``GET /openapi.json``: OpenAPI 3.1, each tool's request body the schema generated from its
+  parameter dataclass (the same schema ``tools/list`` gives).
+- ``GET /health``: the config fingerprint, the index version and its time, the replay's verdict,
+  the refresh's state. No token needed; it tells nothing about the data.
+
+``/mcp`` and ``/api/*`` need ``Authorization: Bearer <token>``: no token or an unknown one is 401,
+before anything is run. The token decides who is calling (its ``Session``); nothing in a request
+can name another user.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any, Callable, Mapping
+
+import anyio
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from searchkit import __version__
+from searchkit.serve.auth import Tokens, bearer
+from searchkit.serve.mcp_app import SESSION_KEY, build_server, request_session
+from searchkit.serve.service import Service
+
+MAX_BODY = 1 << 20
+STATUS = {"ok": 200, "bad_parameter": 422, "unknown_tool": 404, "unavailable": 503, "internal": 500}
+PROTECTED = ("/mcp", "/api/")
+
+
+class BearerAuth:
+    """ASGI middleware: ``/mcp`` and ``/api/*`` need a known bearer token; its ``Session`` is left in
+    the request's state for the handlers. Anything else passes."""
+
+    def __init__(self, app: Any, tokens: Tokens) -> None:
+        self.app, self.tokens = app, tokens
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+            session = self.tokens.session(bearer(headers))
+            if session is None:
+                response = JSONResponse({"error": {"status": "unauthorized", "message": "a valid bearer token is required"}},
+                                        status_code=401, headers={"WWW-Authenticate": 'Bearer realm="searchkit"'})
+                await response(scope, receive, send)
+                return
+            scope.setdefault("state", {})[SESSION_KEY] = session
+        await self.app(scope, receive, send)
+
+
+def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[], Mapping[str, Any]],
+              limiter: anyio.CapacityLimiter | None = None, on_start: Callable[[], Any] | None = None,
+              on_stop: Callable[[], Any] | None = None) -> Any:
+    """The ASGI app; ``health()`` gives ``/health``'s body; ``on_start`` / ``on_stop`` run in the
+    app's lifespan (the refresh thread)."""
+    limiter = limiter or anyio.CapacityLimiter(4)
+    server = build_server(service, request_session, "mcp-http", limiter)
+    manager = StreamableHTTPSessionManager(
+        app=server, json_response=True, stateless=True, max_request_body_size=MAX_BODY,
+        security_settings=_security(host),
+    )
+
+    async def call(request: Request) -> JSONResponse:
+        body = await _body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        session = request.scope["state"][SESSION_KEY]
+        out = await anyio.to_thread.run_sync(service.call, request.path_params["name"], body, session, "http",
+                                             limiter=limiter)
+        return JSONResponse(out.to_dict(), status_code=STATUS.get(out.status, 500))
+
+    async def list_tools(request: Request) -> JSONResponse:  # noqa: ARG001 - Starlette's signature
+        return JSONResponse({"tools": [{"name": n, "description": t.description, "input_schema": t.schema()}
+                                       for n, t in service.tools.items()]})
+
+    async def openapi(request: Request) -> JSONResponse:  # noqa: ARG001
+        return JSONResponse(openapi_document(service))
+
+    async def health_route(request: Request) -> JSONResponse:  # noqa: ARG001
+        return JSONResponse(dict(health()))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any):  # noqa: ARG001
+        async with manager.run():
+            if on_start is not None:
+                on_start()
+            try:
+                yield
+            finally:
+                if on_stop is not None:
+                    on_stop()
+
+    app = Starlette(routes=[
+        Route("/health", health_route, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/api/tools", list_tools, methods=["GET"]),
+        Route("/api/tools/{name}", call, methods=["POST"]),
+        Route("/mcp", StreamableHTTPASGIApp(manager), methods=["GET", "POST", "DELETE"]),
+    ], lifespan=lifespan)
+    return BearerAuth(app, tokens)
+
+
+async def _body(request: Request) -> Any:
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            return _error(413, "too_large", f"the request body is over {MAX_BODY:,} bytes")
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return _error(400, "bad_json", "the request body is not JSON: send an object of the tool's arguments")
+
+
+def _error(code: int, status: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"status": status, "param": None, "message": message}}, status_code=code)
+
+
+def _security(host: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for MCP: the Host and Origin a loopback server answers."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        hosts.append(f"{host}:*" if ":" not in host else f"[{host}]:*")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=["http://" + h for h in hosts])
+
+
+def openapi_document(service: Service) -> dict[str, Any]:
+    """OpenAPI 3.1 of the JSON API, each tool's request body its generated parameter schema."""
+    paths: dict[str, Any] = {}
+    answer = {"type": "object", "properties": {"answer": {"type": "object"}, "text": {"type": "string"},
+                                               "index_version": {"type": "integer"}}}
+    error = {"type": "object", "properties": {"error": {"type": "object", "properties": {
+        "status": {"type": "string"}, "param": {"type": ["string", "null"]}, "message": {"type": "string"}}}}}
+    for name, t in service.tools.items():
+        schema = {k: v for k, v in t.schema().items() if k not in ("$schema", "$id")}
+        paths[f"/api/tools/{name}"] = {"post": {
+            "operationId": name, "summary": t.description,
+            "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
+            "responses": {
+                "200": {"description": "the answer", "content": {"application/json": {"schema": answer}}},
+                "401": {"description": "no valid bearer token"},
+                "422": {"description": "a bad parameter, named", "content": {"application/json": {"schema": error}}},
+                "503": {"description": "who may see what cannot be read now"},
+            },
+        }}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "searchkit tools", "version": __version__,
+                 "description": f"config {service.info.get('fingerprint')}"},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": paths,
+    }

@@ -1,0 +1,114 @@
+"""One tool call, whatever the transport (issue 30): the MCP server and the JSON API both call here.
+
+``Service.call(name, arguments, session, transport)`` reads the current index version once, builds
+the ``ToolContext`` from the session (never from the arguments: ``Tool.parse`` refuses a
+``caller``, ``space`` or ``current_task`` argument), runs the tool in the calling thread and
+returns an ``Outcome``: the answer (``to_dict()`` plus the version it was served from) and its
+text, or an error that names the parameter at fault. A bug in a tool is an ``internal`` error
+(logged with its traceback, never shown to the caller); the server keeps serving. Every call
+writes one log line (:mod:`searchkit.serve.calllog`).
+"""
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from searchkit.errors import ParameterError, SearchkitError
+from searchkit.serve.calllog import CallLog, counts
+from searchkit.serve.session import Session
+from searchkit.serve.state import Holder, TaskStores
+from searchkit.tools.base import Tool
+from searchkit.tools.registry import TOOLS
+
+log = logging.getLogger(__name__)
+
+HISTORY_TOOLS = ("history_search", "chat_read", "app_row")
+TASK_TOOLS = ("task_search", "task_around", "task_list")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one call. ``status``: ``ok``, ``bad_parameter`` (``param`` names it),
+    ``unknown_tool``, ``unavailable`` (who may see what, or the store, cannot be read now) or
+    ``internal``."""
+
+    status: str
+    text: str
+    answer: Mapping[str, Any] = field(default_factory=dict)
+    param: str | None = None
+    version: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the JSON API returns: the answer, or the error."""
+        if self.ok:
+            return {"answer": dict(self.answer), "text": self.text, "index_version": self.version}
+        return {"error": {"status": self.status, "param": self.param, "message": self.text},
+                "index_version": self.version}
+
+
+class Service:
+    """The tools served: the history tools over ``holder``'s current version, the task tools over
+    ``tasks`` when a task store is served."""
+
+    def __init__(self, holder: Holder, *, fingerprint: str, log_: CallLog, tasks: TaskStores | None = None,
+                 info: Mapping[str, Any] | None = None) -> None:
+        self.holder = holder
+        self.tasks = tasks
+        self.fingerprint = fingerprint
+        self.log = log_
+        self.info = dict(info or {})
+        names = HISTORY_TOOLS + (TASK_TOOLS if tasks is not None else ())
+        self.tools: dict[str, Tool] = {n: TOOLS[n] for n in TOOLS if n in names}
+
+    def call(self, name: Any, arguments: Any, session: Session, transport: str) -> Outcome:
+        """Run tool ``name`` with JSON ``arguments`` for ``session``; never raises for bad input."""
+        t0 = time.perf_counter()
+        served = self.holder.current  # one version for the whole call
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            shown = repr(name)[:60] if isinstance(name, str) else "that name"
+            out = Outcome("unknown_tool", f"tool: no tool {shown}; valid tools: {', '.join(self.tools)}",
+                          param="tool", version=served.version)
+        else:
+            out = self._run(tool, arguments, session, served)
+        self.log.call(tool=name if tool is not None else "?", who=session.tag(self.log.salt), transport=transport,
+                      ok=out.ok, error=out.param or (None if out.ok else out.status),
+                      latency_ms=(time.perf_counter() - t0) * 1000, fingerprint=self.fingerprint,
+                      version=served.version, counts=counts(out.answer), arguments=arguments, text=out.text)
+        return out
+
+    def _run(self, tool: Tool, arguments: Any, session: Session, served: Any) -> Outcome:
+        v = served.version
+        try:
+            params = tool.parse({} if arguments is None else arguments)
+            store = engine = None
+            if tool.name in TASK_TOOLS and self.tasks is not None:
+                store = self.tasks.connection()
+            ctx = session.context(served.index, store)
+            if store is not None and self.tasks is not None:
+                engine = self.tasks.engine(ctx.space)
+                ctx = session.context(served.index, store, engine)
+            answer = tool.run(params, ctx)
+            data = answer.to_dict()
+            return Outcome("ok", answer.render(ctx.lang), {**data, "index_version": v}, version=v)
+        except ParameterError as exc:
+            return Outcome("bad_parameter", str(exc), param=exc.param, version=v)
+        except SearchkitError as exc:  # who may see what, or the task store, cannot be read now
+            return Outcome("unavailable", _one_line(exc), version=v)
+        except sqlite3.Error:
+            return Outcome("unavailable", "the task store cannot be read now; try again", version=v)
+        except Exception:  # a bug: logged with its traceback, the caller told nothing of it
+            log.exception("tool %s failed", tool.name)
+            return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
+
+
+def _one_line(exc: BaseException, limit: int = 500) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
