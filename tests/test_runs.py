@@ -190,3 +190,94 @@ def test_load_run_reads_deep_or_huge_json_as_one_error(tmp_path):
             load_run(r)
         assert "7777" not in str(info.value)
     assert load_run(_run_folder(tmp_path / "ok", [ROW])).per_query() == {"q1": {"nDCG@10": 1.0}}
+
+
+# ------------------------------------------------------------ strict JSON (issue 31 item 2)
+
+
+def _refuse(constant):
+    raise ValueError(f"not strict JSON: {constant}")
+
+
+def test_eval_json_and_run_folders_are_strict_json_and_groups_carry_n(env, capsys):
+    from searchkit.evaluate.run import BREAKDOWNS
+
+    out = env["tmp"] / "runs" / "a"
+    assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(out), "--quiet",
+                 "--json", "--queries"]) == 0
+    printed = capsys.readouterr().out
+    body = json.loads(printed, parse_constant=_refuse)  # no bare NaN: json.loads would accept it
+    assert body["no_answer"]["warn-precision"] is None  # undefined (no warning fired): null, it was NaN
+    for name in ("metrics.json", "provenance.json", "config.json"):
+        json.loads((out / name).read_text(), parse_constant=_refuse)
+    judged = [q for q in body["queries"] if q["metrics"] is not None]
+    groups = [(name, g, figures) for name in BREAKDOWNS for g, figures in body[name].items()]
+    assert groups
+    for name, g, figures in groups:
+        assert figures["n"] == sum(g in BREAKDOWNS[name](q) for q in judged)
+    # read back, an undefined figure is nan again, as readers computed with before
+    import math
+
+    assert math.isnan(load_run(out).metrics["no_answer"]["warn-precision"])
+
+
+def test_a_run_folder_written_with_bare_nan_still_loads(env, capsys):
+    import math
+
+    from searchkit.evaluate.compare import compare_runs
+
+    runs = env["tmp"] / "runs"
+    for name in ("new", "old"):
+        assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(runs / name),
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    old = json.loads((runs / "old" / "metrics.json").read_text())
+    old["no_answer"]["warn-precision"] = float("nan")
+    old["metrics"]["R@1"] = float("nan")
+    (runs / "old" / "metrics.json").write_text(json.dumps(old))  # Python's default: a bare NaN
+    assert "NaN" in (runs / "old" / "metrics.json").read_text()
+    run = load_run(runs / "old")
+    assert math.isnan(run.metrics["metrics"]["R@1"]) and math.isnan(run.metrics["no_answer"]["warn-precision"])
+    assert compare_runs([load_run(runs / "new"), run]).sections[0]["n"] == 4
+
+
+# ------------------------------------------------------------ runs ls (issue 31 item 7)
+
+
+def test_runs_ls_lists_run_folders_by_date(env, capsys):
+    runs = env["tmp"] / "runs"
+    made = {"b": "2026-11-02T10:00:00+00:00", "nested/a": "2026-11-01T09:00:00+00:00", "c": "2026-11-03T08:00:00+00:00"}
+    for name, when in made.items():
+        assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(runs / name),
+                     "--quiet"]) == 0
+        prov = json.loads((runs / name / "provenance.json").read_text())
+        (runs / name / "provenance.json").write_text(json.dumps({**prov, "time": when}))
+    (runs / "c" / "metrics.json").write_text('{"queries": 5, "secret": "S3CRET"}')  # damaged
+    (runs / "notes").mkdir()
+    (runs / "notes" / "todo.txt").write_text("not a run")
+    capsys.readouterr()
+    assert main(["runs", "ls", str(runs)]) == 0
+    out = capsys.readouterr()
+    lines = out.out.strip().splitlines()
+    assert lines[0].split()[:3] == ["date", "(UTC)", "dataset"] and "nDCG@10" in lines[0] and "AUROC" in lines[0]
+    assert [x.split()[-1] for x in lines[1:]] == [str(runs / "nested" / "a"), str(runs / "b")]  # oldest first
+    first = load_run(runs / "nested" / "a")
+    cells = lines[1].split()
+    assert cells[:2] == ["2026-11-01", "09:00:00"] and cells[3] == "dev" and first.metrics["config_fingerprint"] in cells
+    assert f"{first.metrics['metrics']['nDCG@10']:.4f}" in cells
+    assert "skipped" in out.err and "metrics.json" in out.err and "S3CRET" not in out.err
+    assert main(["runs", "ls", str(runs), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out, parse_constant=_refuse)
+    assert [r["path"] for r in doc["runs"]] == [str(runs / "nested" / "a"), str(runs / "b")]
+    r0 = doc["runs"][0]
+    assert (r0["split"], r0["time"], r0["queries"]) == ("dev", made["nested/a"], 5)
+    assert set(r0["headline"]) == {"nDCG@10", "RR@10", "AUROC"}
+    assert r0["headline"]["nDCG@10"] == pytest.approx(first.metrics["metrics"]["nDCG@10"])
+    assert len(doc["unreadable"]) == 1 and "S3CRET" not in doc["unreadable"][0]
+    # nothing there, or not a folder
+    (env["tmp"] / "empty").mkdir()
+    assert main(["runs", "ls", str(env["tmp"] / "empty")]) == 0
+    assert "no run folders" in capsys.readouterr().out
+    assert main(["runs", "ls", str(env["tmp"] / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert "nope" in err and "not a folder" in err and err.count("\n") == 1
