@@ -356,8 +356,9 @@ def worst_queries(run: Any, metric: str = "nDCG@10", n: int = 10) -> list[Mappin
 
 def comparison_frame(cmp: Any, breakdown: str = "all") -> Any:
     """A ``compare.Comparison`` as a table: for each section of ``breakdown`` and each metric, every
-    run's value, and for each run after the first its delta, Holm-adjusted p (when more than two
-    runs) and ``*`` where significant at the comparison's alpha."""
+    run's value, and for each run after the first its delta, its p adjusted by the comparison's
+    correction (``Comparison.correction``, over every test of the comparison) and ``*`` where
+    significant at the comparison's alpha."""
     pd = _pd()
     names = [r["name"] for r in cmp.runs]
     rows = []
