@@ -228,3 +228,13 @@ def test_a_baseline_that_is_a_fifo_or_too_deep_is_refused(tmp_path, capsys):
     deep.write_text("[" * 200_000 + "]" * 200_000)
     rc, out, err = _run(["gate", "--baseline", str(deep)], capsys)
     assert rc == 2 and "nested too deeply" in err
+
+
+def test_update_that_skips_every_baseline_wrote_nothing(tmp_path, capsys):
+    doc = json.loads((BASELINES / "mini-dev.json").read_text())
+    doc["dataset"] = "no-such-dataset"
+    gone = tmp_path / "gone.json"
+    gone.write_text(json.dumps(doc))
+    rc, out, err = _run(["gate", "--update", "--baseline", str(gone), "--skip-missing", "--quiet"], capsys)
+    assert rc == 2 and "nothing written" in err and len(err.strip().splitlines()) == 1
+    assert json.loads(gone.read_text()) == doc  # untouched

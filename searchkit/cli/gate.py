@@ -112,8 +112,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
             now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
         rows.extend(gate.check(old, now, label=name, margins=margins))
     if len(skipped) == len(args.baseline):
-        raise CLIError(f"gate: nothing gated: all {len(skipped)} baseline(s) skipped, their datasets are not on this "
-                       "machine (" + "; ".join(line.removeprefix("gate: skipped ") for line in skipped)[:300] + ")")
+        raise CLIError(f"gate: nothing {'written' if args.update else 'gated'}: all {len(skipped)} baseline(s) skipped, "
+                       "their datasets are not on this machine ("
+                       + "; ".join(line.removeprefix("gate: skipped ") for line in skipped)[:300] + ")")
     for line in skipped:
         print(line)
     if args.update:
