@@ -48,6 +48,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--log-file", help="append the JSON log lines here (default: stderr)")
     p.add_argument("--log-content", action="store_true", help="log each call's arguments and answer text too")
     p.add_argument("--workers", type=int, default=4, help="tool calls run at once (default 4)")
+    p.add_argument("--state-dir", help="where the server keeps its private copy of the index for refreshes (a new "
+                                       "owner-only folder inside it, removed at stop; default: the system's temp folder)")
     p.set_defaults(func=run)
 
     t = sub.add_parser("serve-token", help="make a bearer token for `searchkit serve --transport http` (printed once)")
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     opts = Options(config=args.config, workspace=args.workspace, index=args.index, tasks_db=args.tasks_db,
                    transport=args.transport, host=args.host, port=args.port, tokens=args.tokens,
                    session=stdio_session, every=every, no_verify=args.no_verify, log_file=args.log_file,
-                   log_content=args.log_content, workers=args.workers)
+                   log_content=args.log_content, workers=args.workers, state_dir=args.state_dir)
     sock = _bind(args.host, args.port) if args.transport == "http" else None
     return serve(opts, sock)
 

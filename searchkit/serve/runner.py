@@ -1,7 +1,12 @@
 """``searchkit serve`` from start to stop (issue 30): log, export, index, refresh, transport."""
 from __future__ import annotations
 
+import shutil
+import signal
 import socket
+import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +17,7 @@ from searchkit import __version__
 from searchkit.serve import calllog, startup
 from searchkit.serve.session import Session
 from searchkit.serve.service import Service
-from searchkit.serve.state import Holder, Refresher, Served, TaskStores
+from searchkit.serve.state import ChildRefresh, Holder, Refresher, Served, TaskStores
 
 
 @dataclass(frozen=True)
@@ -33,51 +38,78 @@ class Options:
     log_file: str | None = None
     log_content: bool = False
     workers: int = 4
+    state_dir: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What serving needs once the export is loaded and the index opened: the service (its holder,
+    task stores and info), the loaded export, and the workspace a refresh re-reads (None: none)."""
+
+    service: Service
+    loaded: Any
+    workspace: Path | None
 
 
 def serve(opts: Options, sock: socket.socket | None = None) -> int:
     """Load, verify, index, then serve on stdio or on ``sock`` (HTTP) until stopped; 0 at a clean stop."""
     calllog.setup(opts.log_file)
     log = calllog.CallLog(content=opts.log_content)
+    ready = prepare(opts, log)
+    state = Path(tempfile.mkdtemp(prefix="searchkit-serve-", dir=opts.state_dir))  # 0700: holds the index's text
+    try:
+        refresher = _refresher(ready, opts, log, state)
+        served = ready.service.holder.current
+        log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
+                  records=len(served.index.searcher.records), tools=list(ready.service.tools),
+                  refresh_every_s=opts.every, refresh=refresher is not None, **ready.service.info)
+        limiter = anyio.CapacityLimiter(opts.workers)
+        if opts.transport == "stdio":
+            return _stdio(ready.service, opts.session, refresher, limiter)
+        return _http(ready.service, opts, sock, _health(ready.service, refresher, opts.every), refresher, limiter, log)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)  # the server's copy of the index leaves with it
+
+
+def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
+    """The export loaded and replayed, the index opened and warmed, the task store opened."""
     loaded = startup.load_export(opts.config, no_verify=opts.no_verify)
     log.write("verify", fingerprint=loaded.fingerprint, verify=loaded.verify, note=loaded.verify_note)
     served, workspace = startup.open_index(loaded.config, workspace=opts.workspace, index=opts.index)
     log.write("warm", took_s=round(startup.warm(served), 3))
     tasks = TaskStores(opts.tasks_db, loaded.config) if opts.tasks_db else None
-    holder = Holder(served)
     info = {"fingerprint": loaded.fingerprint, "index_fingerprint": loaded.index_fingerprint,
             "verify": loaded.verify, "config": Path(loaded.path).name}
-    service = Service(holder, fingerprint=loaded.fingerprint, log_=log, tasks=tasks, info=info)
-    refresher = _refresher(holder, workspace, opts.every, log, tasks)
-    log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
-              records=len(served.index.searcher.records), tools=list(service.tools), refresh_every_s=opts.every,
-              refresh=refresher is not None, **info)
-    health = _health(holder, refresher, service, opts.every)
-    limiter = anyio.CapacityLimiter(opts.workers)
-    if opts.transport == "stdio":
-        return _stdio(service, opts.session, refresher, limiter)
-    return _http(service, opts, sock, health, refresher, limiter, log)
+    service = Service(Holder(served), fingerprint=loaded.fingerprint, log_=log, tasks=tasks, info=info)
+    return Prepared(service, loaded, workspace)
 
 
-def _refresher(holder: Holder, workspace: Path | None, every: float, log: calllog.CallLog,
-               tasks: TaskStores | None) -> Refresher | None:
-    if workspace is None:
+def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path) -> Refresher | None:
+    """The background refresh, its first state written (None: the index names no workspace)."""
+    holder, tasks = ready.service.holder, ready.service.tasks
+    if ready.workspace is None:
         log.write("refresh", ok=False, error="the index names no workspace: nothing to refresh from")
         return None
+    t0 = time.perf_counter()
+    child = ChildRefresh(state / "index", ready.workspace, opts.config, ready.loaded.config,
+                         timeout=max(600.0, 4 * opts.every))
+    child.seed(holder.current)
+    log.write("state", took_s=round(time.perf_counter() - t0, 3))
 
     def done(served: Served | None, report: Any, error: str | None) -> None:
-        if error is not None:
+        if served is None:
             log.write("refresh", ok=False, error=error, index_version=holder.current.version)
         else:
-            log.write("refresh", ok=True, index_version=served.version, took_s=round(served.took_s, 3),
-                      update=report.line() if report is not None else None)
+            log.write("refresh", ok=True, index_version=served.version, took_s=round(served.took_s, 3), update=report)
 
-    return Refresher(holder, workspace, every, done, on_publish=(lambda _s: tasks.reset()) if tasks else None)
+    return Refresher(holder, ready.workspace, opts.every, done,
+                     on_publish=(lambda _s: tasks.reset()) if tasks else None, refresh=child)
 
 
-def _health(holder: Holder, refresher: Refresher | None, service: Service, every: float):
+def _health(service: Service, refresher: Refresher | None, every: float):
+    """``/health``'s body: fingerprints, the version served and since when, the refresh's state."""
     def body() -> dict[str, Any]:
-        cur = holder.current
+        cur = service.holder.current
         return {
             "status": "ok", "searchkit": __version__, **service.info,
             "index_version": cur.version, "index_built_at": cur.built_at, "tools": list(service.tools),
@@ -95,6 +127,7 @@ def _stdio(service: Service, session: Session | None, refresher: Refresher | Non
     if session is None:  # pragma: no cover - the CLI checks it
         raise startup.ServeError("stdio needs the launching session (--caller, or --container shared --space)")
     server = build_server(service, fixed_session(session), "mcp-stdio", limiter)
+    signal.signal(signal.SIGTERM, _stop)  # a client stopping the server: clean up as at the end of input
     if refresher is not None:
         refresher.start()
     try:
@@ -103,6 +136,10 @@ def _stdio(service: Service, session: Session | None, refresher: Refresher | Non
         if refresher is not None:
             refresher.stop()
     return 0
+
+
+def _stop(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal module's signature
+    sys.exit(0)
 
 
 def _http(service: Service, opts: Options, sock: socket.socket | None, health: Any, refresher: Refresher | None,
@@ -121,5 +158,6 @@ def _http(service: Service, opts: Options, sock: socket.socket | None, health: A
     shown = f"[{host}]" if ":" in host else host
     log.write("listening", url=f"http://{shown}:{port}", mcp=f"http://{shown}:{port}/mcp")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    signal.signal(signal.SIGTERM, _stop)  # uvicorn raises the signal again after its shutdown: clean up then
     server.run(sockets=[sock])
     return 0

@@ -4,26 +4,34 @@
 number and when it was built. ``Holder.current`` is read once per call, so a query holds one
 version from start to end; ``Holder.publish`` replaces it with one reference assignment.
 
-``Refresher`` re-reads the workspace in a background thread with ``index --update`` semantics
-(``HistoryIndex.update`` on a copy of the current version: only new or changed passage text is
-embedded; what could not be read this time keeps its previous records), then publishes the new
-version; queries keep being answered from the previous version until then. A failed refresh keeps
-the previous version and writes one log line. Refreshes are timed so that each one *completes*
-within ``every`` seconds of the previous one's start: text erased from the workspace leaves the
-answers within ``every`` (H3's bound, 30 minutes by default), as long as a refresh takes less.
+``Refresher`` re-reads the workspace in the background with ``index --update`` semantics
+(``HistoryIndex.update``: only new or changed passage text is embedded; what could not be read this
+time keeps its previous records), then publishes the new version; queries keep being answered from
+the previous version until then. The work runs in a child process at a lower CPU priority
+(``ChildRefresh``: the server's own copy of the current version in a private index store, updated
+there, the new version loaded back), so that reading and redacting a large workspace neither holds
+the server's interpreter lock nor takes its cores from the queries; ``refreshed`` does the same in
+the calling thread (small workspaces, tests). A failed refresh keeps the previous version and writes
+one log line. Refreshes are timed so that each one *completes* within ``every`` seconds of the
+previous one's start: text erased from the workspace leaves the answers within ``every`` (H3's
+bound, 30 minutes by default), as long as a refresh takes less.
 """
 from __future__ import annotations
 
 import copy
 import datetime as _dt
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from searchkit.errors import SearchkitError
 from searchkit.ingest import tasks as task_store
+from searchkit.tools.history import HistoryIndex
 from searchkit.tools.task_engine import TaskEngine
 
 MAX_EVERY_S = 30 * 60
@@ -61,25 +69,93 @@ def now_iso() -> str:
 
 
 def refreshed(served: Served, workspace: str | Path) -> tuple[Served, Any]:
-    """The next version: a copy of ``served.index`` updated from ``workspace`` (the published one
-    is left untouched), and the update's report."""
+    """The next version, in this thread: a copy of ``served.index`` updated from ``workspace``
+    (the published one is left untouched), and the update's report line."""
     t0 = time.perf_counter()
     index = copy.copy(served.index)  # update() rebinds the copy's attributes; the original keeps its own
     report = index.update(workspace)
-    return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report
+    return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report.line()
+
+
+class RefreshError(SearchkitError, RuntimeError):
+    """A refresh that failed: the message is one line (the child's last line, never data)."""
+
+
+CHILD_NICE = 10
+"""How much lower the refresh child's CPU priority is than the server's."""
+
+
+class ChildRefresh:
+    """Refreshes in a child process (``python -m searchkit.serve.refresh_child``): the server's
+    private copy of the current version (``store``, an index folder in a folder only this user may
+    read) is loaded there, updated from ``workspace`` and saved as the store's next version (the
+    previous one erased once unread), then loaded back here. ``config`` is the file the server was
+    started with; ``timeout`` bounds a refresh (the child is killed, the previous version kept)."""
+
+    def __init__(self, store: str | Path, workspace: str | Path, config_file: str | Path, config: Any,
+                 timeout: float) -> None:
+        self.store, self.workspace = Path(store), Path(workspace)
+        self.config_file, self.config, self.timeout = Path(config_file), config, float(timeout)
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._stopped = False
+
+    def seed(self, served: Served) -> None:
+        """Write the first version served into the store."""
+        served.index.save(self.store)
+
+    def __call__(self, served: Served, workspace: str | Path) -> tuple[Served, Any]:
+        t0 = time.perf_counter()
+        cmd = [sys.executable, "-m", "searchkit.serve.refresh_child", "--index", str(self.store),
+               "--workspace", str(workspace), "--config", str(self.config_file), "--nice", str(CHILD_NICE)]
+        with self._lock:
+            if self._stopped:
+                raise RefreshError("the server is stopping")
+            proc = self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise RefreshError(f"the refresh took over {self.timeout:.0f} s and was stopped") from None
+        finally:
+            with self._lock:
+                self._proc = None
+        if self._stopped:
+            raise RefreshError("stopped: the server is stopping")
+        if proc.returncode != 0:
+            last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            raise RefreshError(last)
+        index = HistoryIndex.load(self.store, self.config)
+        line = (out.strip().splitlines() or [""])[-1]
+        return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), line
+
+    def stop(self) -> None:
+        """Stop a refresh under way (the server is stopping) and start no other."""
+        with self._lock:
+            self._stopped = True
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
 
 
 class Refresher:
-    """Refreshes ``holder`` from ``workspace`` every ``every`` seconds in a daemon thread.
+    """Refreshes ``holder`` from ``workspace`` every ``every`` seconds in a daemon thread, with
+    ``refresh(served, workspace) -> (next version, report line)`` (``refreshed`` or a
+    ``ChildRefresh``).
 
     ``on_done(served, report, error)`` is called after each refresh (a log line); ``error`` is the
     one-line reason of a failure, the previous version kept."""
 
     def __init__(self, holder: Holder, workspace: str | Path, every: float,
                  on_done: Callable[[Served | None, Any, str | None], None],
-                 on_publish: Callable[[Served], None] | None = None) -> None:
+                 on_publish: Callable[[Served], None] | None = None,
+                 refresh: Callable[[Served, Path], tuple[Served, Any]] | None = None) -> None:
         self.holder, self.workspace, self.every = holder, Path(workspace), float(every)
         self.on_done, self.on_publish = on_done, on_publish
+        self.refresh = refresh
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="searchkit-refresh", daemon=True)
         self.last_ok: str | None = None
@@ -91,14 +167,19 @@ class Refresher:
         return self
 
     def stop(self, timeout: float = 5.0) -> None:
+        """Start no other refresh, stop one under way, wait for the thread (at most ``timeout``)."""
         self._stop.set()
-        self._thread.join(timeout)
+        halt = getattr(self.refresh, "stop", None)
+        if halt is not None:
+            halt()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
 
     def refresh_now(self) -> Served | None:
         """One refresh, in the calling thread: the new version published, or None (kept)."""
         self.running = True
         try:
-            served, report = refreshed(self.holder.current, self.workspace)
+            served, report = (self.refresh or refreshed)(self.holder.current, self.workspace)
         except Exception as exc:  # any failure keeps the previous version
             self.last_error = _one_line(exc)
             self.on_done(None, None, self.last_error)
