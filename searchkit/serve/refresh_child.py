@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config)
         index = HistoryIndex.load(args.index, config)
         report = index.update(args.workspace)
+        index.searcher.embed_rerank_sentences()  # as `searchkit index --update`: only new sentences are embedded
         index.save(args.index)
     except Exception as exc:  # one line for the server's log; the store keeps its current version
         print(" ".join(f"{type(exc).__name__}: {exc}".split())[:300], file=sys.stderr)

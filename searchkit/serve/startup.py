@@ -71,6 +71,7 @@ def open_index(config: Any, *, workspace: str | Path | None, index: str | Path |
     folder loaded; and the workspace a refresh re-reads (None: the index names none)."""
     if workspace is not None:
         idx = HistoryIndex.build(workspace, config)
+        idx.searcher.embed_rerank_sentences()  # as `searchkit index` does: no query waits for them
     elif index is not None:
         idx = HistoryIndex.load(index, config)
     else:  # pragma: no cover - the CLI requires one
