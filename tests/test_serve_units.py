@@ -116,6 +116,7 @@ def exported(tmp_path_factory):
 
 
 def test_the_export_is_replayed_at_start_and_a_different_ranking_refuses_to_start(exported, tmp_path, capsys):
+    pytest.importorskip("mcp", reason="the 'serve' extra: `searchkit serve` needs it before it loads anything")
     path, ds = exported
     loaded = startup.load_export(path)
     assert loaded.verify == "identical" and loaded.fingerprint == export.load_config(path).fingerprint()
