@@ -4,6 +4,8 @@
 # Other extras: "notebooks" (execute the notebooks headless, check the report in a browser; CI adds it),
 # "research" (JupyterLab, the plotting stack, ragas: `SEARCHKIT_EXTRAS=research`).
 # "scale" (Ray: `--engine ray` for index / eval / tune fusion, and the `-m ray` tests; CI adds it).
+# "serve" (`searchkit serve`: MCP + JSON HTTP API), "mlflow" (`eval --mlflow URI`); CI adds both, and
+# "research" for the ragas tests.
 # Idempotent: a second run only checks that everything is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
