@@ -384,17 +384,22 @@ async def _write_answer(item: JudgeItem, judge: LLMJudge, client: Any) -> str:
 def _unparsed_errors() -> tuple[type[BaseException], ...]:
     """What an answer the metric cannot read raises: instructor's spent retries, pydantic's and
     JSON's errors, ragas' own checks (ValueError)."""
+    import importlib
     import json
 
     import pydantic
 
     errors: list[type[BaseException]] = [pydantic.ValidationError, json.JSONDecodeError, ValueError]
-    try:
-        from instructor.retry import InstructorRetryException
-
-        errors.append(InstructorRetryException)
-    except ImportError:  # pragma: no cover - instructor comes with ragas
-        pass
+    # where instructor keeps it moved between releases (1.3: instructor.retry; 1.17: instructor.core)
+    for where in ("instructor.core", "instructor.exceptions", "instructor.retry"):
+        try:
+            module = importlib.import_module(where)
+        except ImportError:
+            continue
+        found = getattr(module, "InstructorRetryException", None)
+        if isinstance(found, type) and issubclass(found, BaseException):
+            errors.append(found)
+            break
     return tuple(errors)
 
 
