@@ -7,22 +7,26 @@
 # runs hit the cache. TUNE_FUSION=1 also reruns the fixed-weight grid (`tune fusion`, slow); by default
 # the committed fixed weights are kept and only the adaptive model and the weak-match models are refit.
 # KEEP_FUSION=1 keeps the shipped adaptive model too (step 2 skipped: fusion.speaker and the weak-match
-# models are refit). REFIT=conversation (or documents) refits only that corpus shape's weak-match model
-# and keeps the other one from the picked config (steps 3-5 then run on that shape's sets only).
+# models are refit). REFIT=conversation (or documents) refits only that weak-match model, on the
+# queries it scored, and keeps the other one from the picked config (steps 3-5 then run on the sets
+# that model reads: the LoCoMo sets for conversation; for documents the document sets, mini and the
+# LoCoMo sets, whose questions that name no speaker the documents model reads).
 # RERANK=0 skips step 2d (the reranking stage's weight, slow with a cold sentence cache) and keeps
 # the picked config's rerank section.
 # PREVIOUS_S is the searchkit command the previous defaults are measured with (default: this
 # one); give the previous release's code when the change is in code as well as in the config, e.g.
-# PREVIOUS_S="env PYTHONPATH=../old-checkout .venv/bin/searchkit".
+# PREVIOUS_S="env PYTHONPATH=../old-checkout .venv/bin/searchkit" (PREVIOUS_PY: the python that runs
+# evals/eval_workspace.py under that code, e.g. "env PYTHONPATH=../old-checkout .venv/bin/python").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/defaults}
 PREVIOUS=${PREVIOUS:-evals/defaults/previous_config.json}     # the defaults before this procedure
 FUSION_SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru"          # the fixed-weight grid's sets
 DOC_SETS="xquad-ru jsquad-ja squad2-en nomiracl-ru nomiracl-ja nomiracl-en"
-CONV_SETS="locomo-sessions locomo-turns"                         # conversations (the corpus-shape rule)
+CONV_SETS="locomo-sessions locomo-turns"                         # conversations (chat and digest records)
 S=.venv/bin/searchkit
 PREVIOUS_S=${PREVIOUS_S:-$S}
+PREVIOUS_PY=${PREVIOUS_PY:-.venv/bin/python}
 REFIT=${REFIT:-both}
 mkdir -p "$OUT"
 [ -d ../shared/data ] || { echo "../shared/data is absent: nothing to reproduce here" >&2; exit 2; }
@@ -61,9 +65,11 @@ if [ "${RERANK:-1}" != 0 ]; then
     --write-config "$OUT/fusion.json"
 fi
 # 3. eval runs under the picked fusion, with per-query signals (and each corpus's shape)
+# (a documents refit evaluates the LoCoMo sets too: the documents model reads their questions that
+# name no speaker, and is fitted on every query it read)
 case "$REFIT" in
   both) SETS="$DOC_SETS $CONV_SETS" ;;
-  documents) SETS="$DOC_SETS" ;;
+  documents) SETS="$DOC_SETS $CONV_SETS" ;;
   conversation) SETS="$CONV_SETS" ;;
   *) echo "REFIT must be both, documents or conversation, not '$REFIT'" >&2; exit 2 ;;
 esac
@@ -85,11 +91,13 @@ if [ "$REFIT" != documents ]; then
   .venv/bin/python evals/select_weak_match_features.py --shape conversation "${convs[@]}" \
     --out "$OUT/weak_match_objective_conversation.json"
 fi
-# 4. the weak-match models, fitted on the tune half (every dataset and class weighing the same): the
-#    documents model on the document corpora (mini's workspace-like dev split included), the
-#    conversation model on the conversation corpora (pairwise and pointwise: the objectives of step
-#    3b and 3c); each threshold set so that at most 10% of the tune half's answerable queries get a
-#    warning; scored on the report half
+# 4. the weak-match models, fitted on the tune half (every dataset and class weighing the same), each
+#    on the queries it scored (the conversation_model signal of each query: the conversation model
+#    when the top results are chats and digests and the question names a speaker of them, else the
+#    documents model): the documents model on the document sets and mini's dev split (and the few
+#    LoCoMo questions that name no speaker), the conversation model on the other LoCoMo questions (pairwise and pointwise:
+#    the objectives of step 3b and 3c); each threshold set so that at most 10% of the tune half's
+#    answerable queries get a warning in every set; scored on the report half
 $S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" --refit "$REFIT" \
   --target-false-warn 0.10 --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 # 5. the previous and the new defaults side by side, report half, with paired tests
@@ -99,4 +107,17 @@ for s in $SETS; do
   $S eval --dataset "$s" --config "$OUT/tuned.json" --out "$OUT/after_$s" --quiet > /dev/null
   $S compare "$OUT/before_$s" "$OUT/after_$s" --half report --json > "$OUT/compare_$s.json"
 done
+# 6. the checks no choice saw: mini's test split and the labelled questions about the demo workspace
+#    (datasets/demo-workspace-queries), both through the history tool, previous and new defaults
+if [ "$REFIT" != conversation ]; then
+  for c in previous tuned; do
+    cfg=$([ "$c" = previous ] && echo "$PREVIOUS" || echo "$OUT/tuned.json")
+    run=$([ "$c" = previous ] && echo "$PREVIOUS_S" || echo "$S")
+    py=$([ "$c" = previous ] && echo "$PREVIOUS_PY" || echo .venv/bin/python)
+    for split in dev test; do
+      $run eval --dataset mini --split "$split" --as-tool --config "$cfg" --json --queries --quiet > "$OUT/check_${c}_mini-$split.json"
+    done
+    $py evals/eval_workspace.py --config "$cfg" --json "$OUT/check_${c}_demo-workspace.json" > "$OUT/check_${c}_demo-workspace.txt"
+  done
+fi
 echo "tuned config: $OUT/tuned.json (its fusion and weak_match sections are the defaults in searchkit/config.py)"

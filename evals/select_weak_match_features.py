@@ -1,8 +1,9 @@
 """Choose the documents model's features and how it is fitted on the TUNE half only (the report
 half is never read).
 
-5-fold cross-validation inside the tune half of the document sets' eval runs (folds by a salted
-hash of the query id), each candidate fitted as `searchkit tune weak-match` fits it
+5-fold cross-validation inside the tune half of the queries the documents model scored (each
+query's `conversation_model` signal; the document sets, mini and the demo workspace's questions),
+folds by a salted hash of the query id, each candidate fitted as `searchkit tune weak-match` fits it
 (`fit_weak_match`: every dataset and class weighing the same; objective pointwise or pairwise);
 the score is the mean over datasets of the AUROC of the held-out folds' probabilities. With
 ``--shape conversation`` the conversation model's objective is compared the same way on the

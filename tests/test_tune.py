@@ -408,3 +408,31 @@ def test_a_small_tune_half_gets_a_warning(tmp_path, capsys, caplog):
     assert main(["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--refit", "documents",
                  "--features", "dense_top1"]) == 0
     assert any("fewer than 30 of a class" in r.getMessage() for r in caplog.records)
+
+
+def test_sets_too_small_for_the_rate_are_held_to_it_together():
+    """A set whose tune half holds fewer than 1 / target answerable queries of a model cannot hold a
+    10% rate on its own (floor(0.1 * n) = 0: its lowest query would set the threshold); such sets
+    are held to it together. Large sets keep the rule each."""
+    from dataclasses import replace
+
+    from searchkit.evaluate.tune import _rate_groups
+
+    big = [replace(r, query_id=f"big:{r.query_id}", group="big") for r in _rows(seed=9)]
+    tiny = []
+    for g in ("t1", "t2", "t3", "t4"):  # 5 answerable each, one of them far below the rest
+        for i in range(5):
+            top1 = 0.70 if (g == "t1" and i == 0) else 0.88
+            tiny.append(LabelledSignals(f"{g}:{i}", True, {"dense_top1": top1, "dense_margin": 0.03}, g))
+    rows = big + tiny
+    y = np.array([int(r.answerable) for r in rows])
+    groups = _rate_groups([r.group for r in rows], y, 0.1)
+    assert set(groups.tolist()) == {"big", "\x00small sets"}
+    assert set(_rate_groups(["a"] * 5 + ["b"] * 30, np.ones(35, dtype=int), 0.1).tolist()) == {"a", "b"}  # one small set alone
+    cfg = fit_weak_match(rows, ("dense_top1", "dense_margin"), target_false_warn=0.1)
+    one = next(r for r in tiny if r.query_id == "t1:0")
+    # the one low query of t1 no longer sets the threshold for everything: 1 of the 20 pooled may warn
+    assert answer_probability(one.signals, cfg) < cfg.threshold
+    pooled_fw = sum(answer_probability(r.signals, cfg) < cfg.threshold for r in tiny) / len(tiny)
+    assert pooled_fw <= 0.1
+    assert score_weak_match(big, cfg)["false-warn-rate"] <= 0.1 + 1e-9

@@ -190,7 +190,8 @@ def fit_weak_match(
 ) -> WeakMatchConfig:
     """Fit on ``rows`` (use the tune half). The threshold is 0.5 on the balanced model, or, with
     ``target_false_warn``, the largest threshold whose false-warning rate on answerable rows stays
-    within that target — in every group (dataset) when ``every_group``, else over the rows pooled.
+    within that target — in every group (dataset) when ``every_group`` (the groups too small to hold
+    the rate alone held to it together, ``_rate_groups``), else over the rows pooled.
     With ``balance_groups`` every (group, class) cell weighs the same in the fit, so a small
     workspace-like set counts as much as a large Wikipedia one.
 
@@ -230,7 +231,7 @@ def fit_weak_match(
     threshold = 0.5
     if target_false_warn is not None:
         p = 1.0 / (1.0 + np.exp(-(X @ coef + intercept)))
-        groups = np.array([r.group for r in rows]) if every_group else np.zeros(len(rows), dtype=int)
+        groups = _rate_groups([r.group for r in rows], y, target_false_warn) if every_group else np.zeros(len(rows), dtype=int)
         threshold = 1.0
         for g in np.unique(groups):
             pa = np.sort(p[(y == 1) & (groups == g)])
@@ -244,6 +245,19 @@ def fit_weak_match(
         intercept=intercept,
         threshold=threshold,
     )
+
+
+def _rate_groups(groups: Sequence[str], y: np.ndarray, target: float) -> np.ndarray:
+    """The groups the every-group false-warning rule holds to ``target``: each dataset, except that
+    the datasets too small to hold the rate on their own (fewer than ``1 / target`` answerable rows:
+    ``floor(target * n)`` is 0, so one query would set the threshold) are held to it together, as
+    one group. A model fitted on the queries it scored meets such sets: the few LoCoMo questions
+    that name no speaker, a small workspace set's tune half."""
+    g = np.array(groups, dtype=object)
+    small = {name for name in set(groups) if int(np.floor(target * int(((g == name) & (y == 1)).sum()))) == 0}
+    if len(small) > 1:
+        g = np.array(["\x00small sets" if name in small else name for name in groups], dtype=object)
+    return g
 
 
 def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> dict[str, float]:
