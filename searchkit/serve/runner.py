@@ -20,6 +20,12 @@ from searchkit.serve.service import Service
 from searchkit.serve.state import ChildRefresh, Holder, Refresher, Served, TaskStores
 
 
+REFRESH_TIMEOUT_S = 3600.0
+"""A refresh still running after this long (or four intervals) is stopped; the previous version stays."""
+GRACEFUL_S = 10
+"""At a stop, calls under way get this many seconds; open connections are then closed."""
+
+
 @dataclass(frozen=True)
 class Options:
     """The checked flags of ``searchkit serve``."""
@@ -92,7 +98,7 @@ def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path
         return None
     t0 = time.perf_counter()
     child = ChildRefresh(state / "index", ready.workspace, opts.config, ready.loaded.config,
-                         timeout=max(600.0, 4 * opts.every))
+                         timeout=max(REFRESH_TIMEOUT_S, 4 * opts.every))
     child.seed(holder.current)
     log.write("state", took_s=round(time.perf_counter() - t0, 3))
 
@@ -157,7 +163,8 @@ def _http(service: Service, opts: Options, sock: socket.socket | None, health: A
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     log.write("listening", url=f"http://{shown}:{port}", mcp=f"http://{shown}:{port}/mcp")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                           timeout_graceful_shutdown=GRACEFUL_S))
     signal.signal(signal.SIGTERM, _stop)  # uvicorn raises the signal again after its shutdown: clean up then
     server.run(sockets=[sock])
     return 0
