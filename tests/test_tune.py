@@ -96,8 +96,9 @@ def test_refit_one_shape_keeps_the_other_model_from_the_config():
     only_docs = fit_weak_match_by_shape(docs + conv, feats, feats, target_false_warn=0.1, keep=keep, refit="documents")
     assert only_docs.conversation == keep.conversation
     assert (only_docs.coef, only_docs.threshold) == (both.coef, both.threshold)
-    with pytest.raises(ValueError, match="conversation"):
+    with pytest.raises(ValueError, match="conversation") as exc:
         fit_weak_match_by_shape(docs, feats, feats, keep=keep, refit="conversation")
+    assert "--refit documents" in str(exc.value)  # issue 31 item 5: what to pass instead
     with pytest.raises(ValueError, match="keep"):
         fit_weak_match_by_shape(conv, feats, feats, refit="conversation")
 
@@ -436,3 +437,52 @@ def test_sets_too_small_for_the_rate_are_held_to_it_together():
     pooled_fw = sum(answer_probability(r.signals, cfg) < cfg.threshold for r in tiny) / len(tiny)
     assert pooled_fw <= 0.1
     assert score_weak_match(big, cfg)["false-warn-rate"] <= 0.1 + 1e-9
+
+
+def _flagged_run(rows, conversation):
+    """An eval run (``eval --json --queries``) whose ``conversation(i, row)`` queries the
+    conversation model scored (the ``conversation_model`` signal), the rest the documents model."""
+    return {"dataset": "mini", "queries": [
+        {"id": r.query_id, "answerable": r.answerable,
+         "signals": {**r.signals, **dict.fromkeys(("speaker_query", "speaker_named", "speaker_other", "speaker_gap"), 0.0),
+                     "conversation_model": 1.0 if conversation(i, r) else 0.0}}
+        for i, r in enumerate(rows)]}
+
+
+def test_a_model_with_one_class_says_which_model_and_what_to_pass(tmp_path, capsys):
+    """Issue 31 item 5: a run holding both classes (mini: 26 answerable, 11 unanswerable) where the
+    conversation model scored only answerable queries: ``--refit both`` cannot fit that model, and
+    the line says so (which model, what it scored, ``--refit documents`` instead), not that the
+    run lacks unanswerable queries."""
+    import json
+
+    from searchkit.cli import main
+
+    rows = _rows(n=120, seed=10)
+    run = _flagged_run(rows, lambda i, r: r.answerable and i % 5 == 0)
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    argv = ["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--features", "dense_top1,dense_margin",
+            "--conversation-features", "dense_top1", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "cannot fit the conversation model" in err and "none of them is unanswerable" in err
+    assert "--refit documents" in err
+    # what it says to pass works: the documents model fitted, the conversation model kept from the config
+    assert main([*argv, "--refit", "documents"]) == 0
+    assert json.loads(capsys.readouterr().out)["scored_by"]["conversation"]["tune"] > 0
+    # --refit conversation has no other model to offer: it says what the runs lack
+    assert main([*argv, "--refit", "conversation"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot fit the conversation model" in err and "--refit" not in err.split("model:")[1]
+
+
+def test_a_pairwise_fit_without_a_mixed_dataset_names_the_objective():
+    from dataclasses import replace
+
+    from searchkit.evaluate.tune import fit_weak_match_by_shape
+
+    rows = [replace(r, group="yes" if r.answerable else "no") for r in _rows(n=120, seed=11)]
+    with pytest.raises(ValueError, match="--objective pointwise"):
+        fit_weak_match_by_shape(rows, ("dense_top1",), objective="pairwise")
+    assert fit_weak_match_by_shape(rows, ("dense_top1",), objective="pointwise", keep=WeakMatchConfig()).coef

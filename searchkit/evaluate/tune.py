@@ -343,8 +343,15 @@ def fit_weak_match_by_shape(
     else:
         wanted = (refit,)
         if not groups[refit]:
+            other = next(s for s in SHAPES if s != refit)
+            instead = f" (or pass --refit {other}: these runs' queries were scored by it)" if groups[other] else ""
             raise TuneError(f"no query of these runs was scored by the {refit} model (shape {refit}), so it "
-                            f"cannot be fitted; give runs with {refit} evidence")
+                            f"cannot be fitted; give runs with {refit} evidence{instead}")
+    objectives = {"documents": objective, "conversation": conversation_objective}
+    for shape in wanted:
+        problem = unfittable(shape, groups, objectives[shape], refit)
+        if problem:
+            raise TuneError(problem)
     for line in small_half_warnings([r for s in wanted for r in groups[s]], wanted):
         log.warning("%s", line)
     wm = keep if keep is not None else WeakMatchConfig(conversation=None)
@@ -356,6 +363,39 @@ def fit_weak_match_by_shape(
                        conversation_objective)
         wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))
     return wm
+
+
+_OBJECTIVE_FLAG = {"documents": "--objective", "conversation": "--conversation-objective"}
+
+
+def unfittable(shape: str, groups: Mapping[str, Sequence[LabelledSignals]], objective: str = "pointwise",
+               refit: str = "both") -> str | None:
+    """Why the ``shape`` model cannot be fitted on ``groups[shape]`` (the tune-half rows it scored,
+    ``by_shape``), in one line, or None when it can. A run's answerable and unanswerable queries
+    can all be there and one model still miss a class: each model is fitted only on the tune half
+    of the queries *it* scored (issue 31 item 5), so the line says which model, what it scored, and
+    what to pass instead (``--refit`` the other model, keeping this one from the config)."""
+    mine = groups.get(shape, [])
+    n_ans = sum(1 for r in mine if r.answerable)
+    n_un = len(mine) - n_ans
+    total = sum(len(rows) for rows in groups.values())
+    others = [s for s in SHAPES if s != shape and groups.get(s)]
+    instead = ""
+    if refit == "both" and others:
+        other = others[0]
+        instead = (f"; pass --refit {other} to fit only the {other} model and keep the {shape} model "
+                   "from --config")
+    if not n_ans or not n_un:
+        lacking = "unanswerable" if n_un == 0 else "answerable"
+        return (f"cannot fit the {shape} model: it scored {len(mine)} of the tune half's {total} queries and "
+                f"none of them is {lacking} (each model is fitted on the tune half of the queries it scored; "
+                f"the report half is held out){instead}, or give runs with {lacking} queries it scores")
+    if objective == "pairwise" and not any(
+            {r.answerable for r in mine if r.group == g} == {True, False} for g in {r.group for r in mine}):
+        return (f"cannot fit the {shape} model pairwise: no dataset's tune-half queries it scored hold both "
+                f"answerable and unanswerable ones ({n_ans} answerable and {n_un} unanswerable are spread over "
+                f"datasets of one class each); pass {_OBJECTIVE_FLAG[shape]} pointwise{instead}")
+    return None
 
 
 def _fit_shape(shape: str, rows: Sequence[LabelledSignals], features: Sequence[str], C: float,
