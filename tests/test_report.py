@@ -383,3 +383,145 @@ def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
     with pytest.raises(ReportError):
         check_out(target)
+
+
+# --------------------------------------------------------------------------- issue 31 item 8
+
+
+def _runs_with_configs(tmp_path, configs: dict[str, dict]) -> list:
+    out = []
+    for i, (name, cfg) in enumerate(configs.items()):
+        folder = make_run(tmp_path / name, seed=1, shift=0.1 * i)
+        (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+        out.append(load_run(folder))
+    return out
+
+
+def _section(page: str, sid: str) -> str:
+    return page.split(f'<section id="{sid}">', 1)[1].split("</section>", 1)[0]
+
+
+def test_config_section_lists_each_runs_changes(tmp_path):
+    runs = _runs_with_configs(tmp_path, {
+        "baseline": {},
+        "rrf": {"fusion": {"method": "rrf", "rrf_k": 30}},
+        "same": {"fusion": {"method": "wsum"}},  # the default, written out: no change
+        "fixed": {"fusion": {"adaptive": None}},
+    })
+    page = build_report(runs, n_resamples=200)
+    assert '<a href="#config">Config</a>' in page
+    sec = _section(page, "config")
+    rrf = sec.split('<table class="config" data-run="rrf">', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'data-key="([^"]+)"', rrf) == ["fusion.method", "fusion.rrf_k"]
+    assert "<code>&quot;wsum&quot;</code></td><td>→</td><td><code>&quot;rrf&quot;</code>" in rrf
+    assert "<code>60</code></td><td>→</td><td><code>30</code>" in rrf
+    assert '<p class="note" data-run="same">The same config as the baseline.</p>' in sec
+    fixed = sec.split('<table class="config" data-run="fixed">', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'data-key="([^"]+)"', fixed) == ["fusion.adaptive"]  # one row, not one per coefficient
+    assert "characters)</code>" in fixed and "<code>null</code>" in fixed  # the long model cut
+
+
+def _group_rows(page: str) -> dict[tuple[str, str, str], tuple[str, list[str]]]:
+    """``{(breakdown, metric, group): (n, cells)}`` of the per-group tables."""
+    out = {}
+    for block in re.findall(r'<details class="groups" data-breakdown="([^"]+)"[^>]*>(.*?)</details>', page, re.S):
+        breakdown, body = block
+        for metric, group, n, cells in re.findall(
+                r'<tr data-metric="([^"]+)" data-group="([^"]+)" data-n="([^"]*)">(.*?)</tr>', body, re.S):
+            out[(breakdown, metric, group)] = (n, re.findall(r"<td[^>]*>(.*?)</td>", cells))
+    return out
+
+
+def test_per_group_tables_for_every_metric(runs):
+    from sklearn.metrics import roc_auc_score
+
+    from searchkit.evaluate.run import BREAKDOWNS
+
+    page = build_report(runs, n_resamples=200)
+    rows = _group_rows(page)
+    cmp = compare_runs(runs, n_resamples=200)
+    for sec in cmp.sections:
+        if sec["breakdown"] == "all":
+            continue
+        for m in sec["metrics"]:
+            n, cells = rows[(sec["breakdown"], m["metric"], sec["group"])]
+            assert n == str(sec["n"])
+            assert cells[1] == f"{m['values'][0]:.4f}"
+            stored = runs[0].metrics.get(sec["breakdown"], {}).get(sec["group"])
+            if stored:  # what metrics.json holds for the group
+                assert cells[1] == f"{stored[m['metric']]:.4f}"
+    metrics = {metric for (_, metric, _) in rows}
+    assert {"nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100", "AUROC"} <= metrics
+    # the no-answer AUROC per language, over each group's queries (answerable or not)
+    for lang in runs[0].metrics["by_lang"]:
+        qs = [q for q in runs[0].queries if lang in BREAKDOWNS["by_lang"](q)]
+        want = roc_auc_score([q["answerable"] for q in qs], [q["answer_probability"] for q in qs])
+        n, cells = rows[("by_lang", "AUROC", lang)]
+        assert n == str(len(qs)) and cells[1] == f"{want:.4f}"
+
+
+def _line_styles(svg_text: str) -> list[str]:
+    """The style of each data line of a matplotlib SVG (the grey chance / calibration diagonal left out)."""
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ET.fromstring(svg_text)
+    in_legend = {id(el) for g in root.iter(f"{ns}g") if g.get("id", "").startswith("legend_") for el in g.iter()}
+    out = []
+    for g in root.iter(f"{ns}g"):
+        if not g.get("id", "").startswith("line2d_") or id(g) in in_legend:
+            continue
+        for path in g.findall(f"{ns}path"):
+            style = path.get("style", "")
+            colour = re.search(r"stroke: #(\w\w)(\w\w)(\w\w)", style)
+            if "stroke-width" in style and colour and len(set(colour.groups())) > 1:  # greys: the diagonal, the grid
+                out.append(style)
+    return out
+
+
+@pytest.mark.parametrize("figure", ["roc_figure", "pr_figure", "reliability_figure"])
+def test_identical_curves_stay_visible(figure):
+    """Two runs with the same probabilities draw the same curve: each in its own dash pattern, the
+    first wider, so the one drawn first still shows around the one over it."""
+    from searchkit.evaluate import plots
+
+    y = [True, False, True, True, False, True, False, True] * 3
+    p = [0.9, 0.2, 0.7, 0.4, 0.5, 0.8, 0.1, 0.6] * 3
+    text = plots.svg(getattr(plots, figure)({"a": (y, p), "b": (y, p), "c": (y, p)}))
+    styles = _line_styles(text)
+    widths = [float(re.search(r"stroke-width: ([\d.]+)", s).group(1)) for s in styles]
+    dashes = [(re.search(r"stroke-dasharray: ([^;]+)", s) or [None, "solid"])[1] for s in styles]
+    assert len(styles) == 3, styles
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == 3
+    assert len(set(dashes)) == 3
+
+
+def test_report_roc_of_identical_runs_keeps_both(tmp_path):
+    a = load_run(make_run(tmp_path / "a", seed=4))
+    b = load_run(make_run(tmp_path / "b", seed=4))  # the same probabilities: the same ROC curve
+    page = build_report([a, b], n_resamples=200)
+    src = re.search(r'<img alt="ROC curves[^"]*" src="data:image/svg\+xml;base64,([^"]+)"', page).group(1)
+    styles = _line_styles(base64.b64decode(src).decode("utf-8"))
+    assert len(styles) == 2 and styles[0] != styles[1]
+    assert "identical curves stay visible" in page
+
+
+def test_value_axes_zoom_to_the_data():
+    from searchkit.evaluate import plots
+
+    assert plots.value_limits([0.86, 0.93, 0.91]) == (0.8, 1.0)
+    assert plots.value_limits([0.42, 0.61]) == (0.35, 0.7)
+    assert plots.value_limits([0.05, 0.9]) == (0.0, 1.0)  # the data spans the scale: nothing to zoom
+    assert plots.value_limits([float("nan")]) == (0.0, 1.0)
+    for values in ([0.86, 0.93], [0.3, 0.31], [0.0, 0.12], [0.99, 1.0]):
+        lo, hi = plots.value_limits(values)
+        assert 0.0 <= lo <= min(values) and max(values) <= hi <= 1.0
+    high = plots.grouped_bars({"a": {"en": 0.88, "ja": 0.92}, "b": {"en": 0.9, "ja": 0.95}}, title="t", xlabel="x",
+                              ylabel="y")
+    bottom, top = high.axes[0].get_ylim()
+    assert bottom == pytest.approx(0.8) and 1.0 <= top < 1.05
+    assert "zoomed to the data: from 0.80" in "".join(t.get_text() for t in high.axes[0].texts)
+    spread = plots.grouped_bars({"a": {"en": 0.1, "ja": 0.9}}, title="t", xlabel="x", ylabel="y")
+    assert spread.axes[0].get_ylim()[0] == 0.0
+    assert not [t for t in spread.axes[0].texts if "zoomed" in t.get_text()]
+    wide = plots.grouped_bars({f"run{i}": {f"g{j}": 0.5 for j in range(40)} for i in range(6)}, title="t",
+                              xlabel="x", ylabel="y")
+    assert wide.get_figwidth() <= plots.MAX_WIDTH_IN

@@ -62,6 +62,8 @@ def test_save_config_round_trips(tmp_path):
     assert SearchConfig.load(path) == cfg
     assert [p.name for p in path.parent.iterdir()] == ["tuned.json"]
     assert research.config_label(None) == "shipped" and research.config_label("a/bm25_only.json") == "bm25_only"
+    assert research.config_label("evals/defaults/bm25_only_config.json") == "bm25_only"  # a short column header
+    assert research.config_label("x/config.json") == "config"
 
 
 # --------------------------------------------------------------------------- run folders
@@ -267,8 +269,55 @@ def test_fusion_rows_and_significance():
     sig = {r["against"]: r for r in research.fusion_significance_rows(trials, base)}
     assert sig["runner-up"]["setting"] == "wsum minmax bm25=0.4" and sig["runner-up"] is not sig["shipped"]
     assert sig["RRF k=60"]["Δ tune (winner - it)"] == pytest.approx(0.4)
-    assert sig["shipped"]["p (tune half)"] < 0.05
     assert math.isnan(sig["winner"]["p (tune half)"])
+    # the shipped config has an adaptive model no grid point holds: never stood in for by its fixed weights
+    assert base.fusion.adaptive is not None
+    assert "not scored" in sig["shipped"]["setting"] and math.isnan(sig["shipped"]["tune"])
+    shipped = _trial({}, [0.7] * 20)  # the base itself, scored by fusion_sweep
+    sweep = research.FusionSweep(tuple(trials), shipped, research.fusion_label(base))
+    sig = {r["against"]: r for r in research.fusion_significance_rows(sweep, base)}
+    assert sig["shipped"]["setting"] == "wsum minmax bm25=0.4 + adaptive (bm25 share 0.1-0.7)"
+    assert sig["shipped"]["tune"] == pytest.approx(0.7) and sig["shipped"]["Δ tune (winner - it)"] == pytest.approx(0.2)
+    assert sig["shipped"]["p (tune half)"] < 0.05
+    # a base with fixed weights is its grid point
+    fixed = base.replace(**shipped_settings_fixed())
+    sig = {r["against"]: r for r in research.fusion_significance_rows(trials, fixed)}
+    assert sig["shipped"]["setting"] == "wsum minmax bm25=0.4" and sig["shipped"]["tune"] == pytest.approx(0.6)
+
+
+def shipped_settings_fixed():
+    return {"fusion.weights": {"bm25": 0.4, "dense": 0.6}}
+
+
+def test_fusion_sweep_scores_the_shipped_config_with_its_adaptive_model(monkeypatch):
+    """Notebook 02's "shipped" row: the base config as it is (adaptive model included) on the same
+    indexes and queries as the grid, never a grid point and never the pick."""
+    import searchkit.evaluate.tune as tune
+    from searchkit.evaluate.datasets import load_dataset
+
+    base = SearchConfig().replace(**{"dense.embedder": "hashing"})
+    assert base.fusion.adaptive is not None
+    seen = []
+    real = tune.fusion_cell
+
+    def spy(ds, searcher, cfg, metric="nDCG@10"):
+        seen.append("rrf (no weights)" if cfg.fusion.method == "rrf" else cfg.fusion.adaptive)
+        return real(ds, searcher, cfg, metric)
+
+    monkeypatch.setattr(tune, "fusion_cell", spy)
+    ds = load_dataset(ROOT / "datasets" / "mini", split="dev")
+    grid = [{"fusion.method": "wsum", "fusion.norm": "minmax", "fusion.weights": {"bm25": 0.4, "dense": 0.6}},
+            {"fusion.method": "rrf", "fusion.rrf_k": 60}]
+    sweep = research.fusion_sweep([ds], base, grid, show_progress=False)
+    assert [dict(t.settings) for t in sweep.trials] == sorted(grid, key=lambda g: -next(
+        t.tune_mean for t in sweep.trials if dict(t.settings) == g))
+    assert dict(sweep.shipped.settings) == {} and sweep.shipped not in sweep.trials
+    # the grid's fixed weights (RRF has none to adapt), then the shipped model
+    assert seen == [None, "rrf (no weights)", base.fusion.adaptive]
+    assert set(sweep.shipped.per_query) == set(sweep.trials[0].per_query)
+    assert sweep.shipped_label.endswith("+ adaptive (bm25 share 0.1-0.7)")
+    rows = research.fusion_significance_rows(sweep, base)
+    assert next(r for r in rows if r["against"] == "shipped")["tune"] == pytest.approx(sweep.shipped.tune_mean)
 
 
 def test_config_diff_lists_changed_keys():
@@ -287,8 +336,127 @@ def test_cards_side_by_side(tiny_records, hashing_config):
                  {"q1": {"r1": 2}})
     bm25 = hashing_config.replace(**{"dense.enabled": False})
     frame = research.cards_side_by_side(ds, "q1", {"hybrid": hashing_config, "bm25": bm25}, k=3)
-    assert frame[("hybrid", "id")].iloc[0] == "r1" and frame[("hybrid", "grade")].iloc[0] == 2
-    assert ("hybrid", "dense score") in frame.columns and ("bm25", "bm25 rank") in frame.columns
-    assert ("bm25", "dense score") not in frame.columns
+    # one row a card (its best rank first), the configs' ranks side by side
+    assert frame.index[0] == "r1" and frame[("card", "grade")].iloc[0] == 2
+    assert frame[("hybrid", "rank")].tolist() == [1, 2, 3] and frame[("bm25", "rank")].iloc[0] == 1
+    assert frame[("bm25", "rank")].isna()["r5"]  # not in the BM25-only config's top 3
+    # a config labelled like a retriever keeps its own rank: the retriever's columns are apart
+    assert ("bm25 retriever", "score") in frame.columns and ("dense retriever", "rank") in frame.columns
+    assert frame[("bm25 retriever", "score")].iloc[0] == pytest.approx(frame[("bm25", "fused")].iloc[0])
+    assert frame[("hybrid", "fused")].iloc[0] != frame[("bm25 retriever", "score")].iloc[0]
+    assert len(frame.columns) == len(set(frame.columns))
     with pytest.raises(KeyError):
         research.cards_side_by_side(ds, "nope", {"a": bm25})
+
+
+# --------------------------------------------------------------------------- issue 31 item 6
+
+
+def test_reported_runs_finds_or_makes_the_runs_an_export_records(tmp_path, monkeypatch):
+    """Notebook 05 exported a tuned config 'reported on 0 run folder(s)': no notebook had evaluated
+    it. ``reported_runs`` evaluates it on the replay split (or reuses that run) and adds the other
+    run folders of the same config, never one of another config or one being written."""
+    import shutil
+
+    import searchkit.evaluate.run as run_module
+
+    calls = []
+    monkeypatch.setattr(run_module, "evaluate_dataset", _fake_eval(calls))
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    assert research.find_runs(tmp_path, cfg) == []  # what 05 used: nothing for a config no notebook ran
+    made = research.reported_runs(cfg, ["mini"], "dev", tmp_path)
+    assert [p.name for p in made] == [f"mini-dev-{cfg.fingerprint()[:10]}"] and len(calls) == 1
+    assert research.reported_runs(cfg, ["mini"], "dev", tmp_path) == made and len(calls) == 1  # reused
+    other = research.ensure_run("mini", "dev", cfg.replace(**{"fusion.method": "rrf"}), tmp_path).path
+    copy = tmp_path / "mini-test-copy"
+    shutil.copytree(made[0], copy)
+    shutil.copytree(made[0], tmp_path / f".{made[0].name}.tmp-1")  # a folder being written
+    found = research.reported_runs(cfg, ["mini"], "dev", tmp_path)
+    assert found == [made[0], copy] and other not in found
+
+
+def test_run_labels_name_the_columns(two_runs):
+    from searchkit.evaluate.compare import compare_runs
+
+    cmp = compare_runs(list(two_runs), n_resamples=200)
+    frame = research.comparison_frame(cmp, labels=["shipped", "bm25_only"])
+    assert {"shipped", "bm25_only", "Δ bm25_only", "p bm25_only", "sig bm25_only"} <= set(frame.columns)
+    assert not {"a", "b", "Δ b"} & set(frame.columns)
+    by_name = research.comparison_frame(cmp, labels={"b": "tuned"})
+    assert {"a", "tuned", "Δ tuned"} <= set(by_name.columns)
+    with pytest.raises(ValueError, match="one label"):
+        research.comparison_frame(cmp, labels=["x", "x"])
+    with pytest.raises(ValueError, match="1 labels for the 2 runs"):
+        research.comparison_frame(cmp, labels=["x"])
+    deltas = research.per_query_deltas(*two_runs, labels=("shipped", "bm25_only"))
+    assert list(deltas.columns) == ["lang", "category", "shipped", "bm25_only", "delta"]
+    assert (deltas["bm25_only"] - deltas["shipped"]).round(9).equals(deltas["delta"].round(9))
+    with pytest.raises(ValueError):
+        research.per_query_deltas(*two_runs, labels=("delta", "b"))
+
+
+def test_worst_frame_is_narrow_and_sorted(two_runs):
+    from searchkit.evaluate.datasets import load_dataset
+
+    a, _ = two_runs
+    ds = load_dataset(ROOT / "datasets" / "mini", split="dev")
+    frame = research.worst_frame(a, ds, "RR@10", 5, text_chars=20)
+    assert list(frame.columns) == ["lang", "category", "P(answer)", "RR@10", "nDCG@10", "R@10", "text"]
+    assert len(frame) == 5 and frame["RR@10"].is_monotonic_increasing
+    assert frame["RR@10"].tolist() == sorted(v["RR@10"] for v in a.per_query().values())[:5]
+    assert frame["text"].str.len().max() <= 20
+    research.notebook_display()
+    width = max(len(line) for line in frame.to_string().splitlines())
+    assert width <= 175  # ~1,400 pixels of a notebook's monospaced table text
+
+
+def test_min_p_is_what_the_paired_test_gives_at_best():
+    """Six queries all better by the same amount: the randomization test's p is 2 / 2^6, the
+    floor ``min_p`` states, and no six-query group can go below it."""
+    from searchkit.evaluate.compare import paired_test
+
+    a = {f"q{i}": {"m": 0.2 + 0.1 * i} for i in range(6)}
+    b = {q: {"m": v["m"] + 0.3} for q, v in a.items()}
+    assert paired_test(a, b, "fisher")["m"] == pytest.approx(research.min_p(6)) == pytest.approx(2 / 64)
+    assert research.min_p(20) == pytest.approx(2 / 10_001)  # sampled flips beyond 2^n > 10,000
+    assert math.isnan(research.min_p(1)) and research.min_p(6, "student") == 0.0
+    with pytest.raises(ValueError):
+        research.min_p(6, "wilcoxon")
+
+
+def test_star_reach_rules_out_only_groups_that_get_no_star(two_runs):
+    """A group ``star_reach`` calls impossible has no significant row in the comparison (the
+    claim could fail if the bound were wrong); the note names the groups and the pooled test."""
+    from searchkit.evaluate.compare import compare_runs
+
+    a, b = two_runs
+    for correction in ("bh", "holm", "none"):
+        cmp = compare_runs([a, b], n_resamples=200, correction=correction)
+        reach = research.star_reach(cmp, "by_lang")
+        assert set(reach.index) == set(a.metrics["by_lang"])
+        for sec in cmp.sections:
+            if sec["breakdown"] != "by_lang":
+                continue
+            assert reach.loc[sec["group"], "n"] == sec["n"]
+            if not reach.loc[sec["group"], "star possible"]:
+                assert not any(m["significant"][1] for m in sec["metrics"]), (correction, sec["group"])
+    few = compare_runs([a, b], n_resamples=200, correction="bh")
+    note = research.star_reach_note(few, "by_lang")
+    assert ("No language group" in note and "pooled test over all" in note) or note.startswith("every language")
+
+
+def test_config_changes_of_configs_and_config_files(tmp_path):
+    """What the report's config-diff section lists: dotted keys old -> new; a section one side sets
+    to null (the grid's fixed weights drop ``fusion.adaptive``) is one key with the whole model; a
+    run folder's plain ``config.json`` compares as the config it loads to."""
+    shipped = SearchConfig()
+    fixed = shipped.replace(**{"fusion.weights": {"bm25": 0.6, "dense": 0.4}})
+    changes = research.config_changes(shipped, fixed)
+    keys = [k for k, _, _ in changes]
+    assert "fusion.adaptive" in keys and not [k for k in keys if k.startswith("fusion.adaptive.")]
+    old, new = dict((k, (o, n)) for k, o, n in changes)["fusion.adaptive"]
+    assert new is None and old["retriever"] == "bm25"
+    assert ("fusion.weights.bm25", shipped.fusion.weights["bm25"], 0.6) in changes
+    assert research.config_changes(shipped.to_dict(), shipped) == []
+    assert research.config_changes({}, shipped) == []  # every key left at its default
+    assert research.config_changes({"fusion": {"method": "rrf"}}, shipped) == [("fusion.method", "rrf", shipped.fusion.method)]

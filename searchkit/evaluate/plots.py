@@ -6,6 +6,12 @@ SVG text with stable ids and no date, so the same data give the same bytes. Curv
 scikit-learn (``roc_curve``, ``precision_recall_curve``, ``calibration_curve``); nothing here
 computes a metric of its own. Labels stay in ASCII (language codes, kinds), so no CJK font is
 needed.
+
+Curves of several runs are drawn in distinct line styles and markers, the first widest, so a curve
+drawn over an identical one still shows (``curve_styles``). Bar charts zoom their value axis to the
+data (``value_limits``: 0.80-1.00 when every bar sits within 0.85-0.95) and say so on the axes; a
+figure is at most ``MAX_WIDTH_IN`` inches wide (1,200 pixels at 100 dpi), so it fits a 1,400-pixel
+notebook or page without scrolling sideways.
 """
 from __future__ import annotations
 
@@ -13,20 +19,58 @@ import math
 from typing import Any, Mapping, Sequence
 
 __all__ = [
-    "delta_histogram", "fusion_sweep_figure", "grouped_bars", "halves_figure", "labelled", "missing_id_figure",
-    "pr_figure", "probability_histogram", "reliability_figure", "roc_figure", "svg", "threshold_figure",
+    "MAX_WIDTH_IN", "curve_styles", "delta_histogram", "fusion_sweep_figure", "grouped_bars", "halves_figure",
+    "labelled", "missing_id_figure", "pr_figure", "probability_histogram", "reliability_figure", "roc_figure", "svg",
+    "threshold_figure", "value_limits",
 ]
 
 Curves = Mapping[str, tuple[Sequence[bool], Sequence[float]]]
 """``{label: (answerable, answer_probability)}``, one entry per run, dataset or language."""
 
 PROB = "P(answer) from the weak-match model (0-1)"
+MAX_WIDTH_IN = 12.0
+"""The widest figure, in inches: 1,200 pixels at matplotlib's 100 dpi."""
+_LINESTYLES = ("-", (0, (6, 2)), "-.", (0, (1, 1.5)), (0, (8, 2, 1, 2, 1, 2)), (0, (3, 3)))
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def curve_styles(n: int) -> list[dict[str, Any]]:
+    """Matplotlib line keywords for ``n`` curves drawn in turn: each its own line style and marker
+    (markers spaced along the curve), the first the widest and each later one thinner, so a curve
+    drawn over an identical one leaves the one below showing at its edges."""
+    out = []
+    for i in range(n):
+        out.append({"ls": _LINESTYLES[i % len(_LINESTYLES)], "marker": _MARKERS[i % len(_MARKERS)],
+                    "lw": max(1.0, 3.4 - 0.6 * i), "ms": max(3.5, 7.5 - 1.0 * i), "markevery": 0.1,
+                    "mfc": "none" if i % 2 else None, "zorder": 2 + i})
+    return out
+
+
+def value_limits(values: Sequence[float], lo: float = 0.0, hi: float = 1.0, *, keep_share: float = 0.2) -> tuple[float, float]:
+    """Axis limits for values on a ``lo``-``hi`` scale, zoomed to the data: the data's range with a
+    margin (a quarter of it, at least 5% of the scale), on steps of 0.05 of the scale, within
+    ``lo``-``hi``. The axis keeps ``lo`` (and ``hi``) where zooming would cut less than
+    ``keep_share`` of the scale off that end. No finite value: ``(lo, hi)``."""
+    vals = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not vals:
+        return lo, hi
+    scale = hi - lo
+    vmin, vmax = min(vals), max(vals)
+    margin = max(0.25 * (vmax - vmin), 0.05 * scale)
+    step = 0.05 * scale
+    bottom = max(lo, math.floor((vmin - margin - lo) / step + 1e-9) * step + lo)
+    top = min(hi, math.ceil((vmax + margin - lo) / step - 1e-9) * step + lo)
+    if bottom - lo < keep_share * scale:
+        bottom = lo
+    if hi - top < keep_share * scale:
+        top = hi
+    return round(bottom, 10), round(top, 10)
 
 
 def _figure(width: float = 7.0, height: float = 4.0, ncols: int = 1):
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(min(width, MAX_WIDTH_IN), height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)
 
@@ -40,20 +84,21 @@ def _note(ax: Any, text: str) -> None:
 
 
 def roc_figure(curves: Curves, *, title: str = "No-answer ROC of the weak-match probability") -> Any:
-    """ROC curves of P(answer) against the ``answerable`` label, one per entry, AUROC in the legend.
+    """ROC curves of P(answer) against the ``answerable`` label, one per entry, AUROC in the legend,
+    each in its own line style and marker (``curve_styles``: identical curves stay visible).
 
     x: share of unanswerable queries whose P(answer) reaches the threshold (false positives);
-    y: share of answerable queries that do (true positives)."""
+    y: share of answerable queries that do (true positives). Both axes stay 0-1: every ROC curve
+    runs from (0, 0) to (1, 1)."""
     from sklearn.metrics import roc_auc_score, roc_curve
 
     fig, (ax,) = _figure(6.0, 4.5)
     ax.plot([0, 1], [0, 1], color="0.7", ls="--", lw=1, label="chance (AUROC 0.5)")
     drawn = 0
-    for label, (y, p) in curves.items():
-        if not _two_classes(y):
-            continue
+    shown = {label: c for label, c in curves.items() if _two_classes(c[0])}
+    for (label, (y, p)), style in zip(shown.items(), curve_styles(len(shown))):
         fpr, tpr, _ = roc_curve([bool(v) for v in y], [float(v) for v in p])
-        ax.plot(fpr, tpr, lw=1.8, label=f"{label} (AUROC {roc_auc_score([bool(v) for v in y], p):.3f})")
+        ax.plot(fpr, tpr, label=f"{label} (AUROC {roc_auc_score([bool(v) for v in y], p):.3f})", **style)
         drawn += 1
     if not drawn:
         _note(ax, "no curve: every query has the same label")
@@ -72,14 +117,13 @@ def pr_figure(curves: Curves, *, title: str = "Precision-recall of the no-answer
 
     fig, (ax,) = _figure(6.0, 4.5)
     drawn = 0
-    for label, (y, p) in curves.items():
-        if not _two_classes(y):
-            continue
+    shown = {label: c for label, c in curves.items() if _two_classes(c[0])}
+    for (label, (y, p)), style in zip(shown.items(), curve_styles(len(shown))):
         target = [not bool(v) for v in y]
         score = [1.0 - float(v) for v in p]
         prec, rec, _ = precision_recall_curve(target, score)
-        ax.plot(rec, prec, lw=1.8, label=f"{label} (AP {average_precision_score(target, score):.3f}, "
-                                          f"base rate {sum(target) / len(target):.2f})")
+        ax.plot(rec, prec, label=f"{label} (AP {average_precision_score(target, score):.3f}, "
+                                 f"base rate {sum(target) / len(target):.2f})", **style)
         drawn += 1
     if not drawn:
         _note(ax, "no curve: every query has the same label")
@@ -101,11 +145,10 @@ def reliability_figure(curves: Curves, *, bins: int = 10,
     fig, (ax,) = _figure(6.0, 4.5)
     ax.plot([0, 1], [0, 1], color="0.7", ls="--", lw=1, label="perfectly calibrated")
     drawn = 0
-    for label, (y, p) in curves.items():
-        if not _two_classes(y):
-            continue
+    shown = {label: c for label, c in curves.items() if _two_classes(c[0])}
+    for (label, (y, p)), style in zip(shown.items(), curve_styles(len(shown))):
         frac, mean = calibration_curve([bool(v) for v in y], [float(v) for v in p], n_bins=bins, strategy="uniform")
-        ax.plot(mean, frac, marker="o", lw=1.5, label=label)
+        ax.plot(mean, frac, label=label, **{**style, "markevery": None})
         drawn += 1
     if not drawn:
         _note(ax, "no curve: every query has the same label")
@@ -148,11 +191,15 @@ def threshold_figure(answerable: Sequence[bool], prob: Sequence[float], *, thres
 
 
 def grouped_bars(table: Mapping[str, Mapping[str, float]], *, title: str, xlabel: str, ylabel: str,
-                 ylim: tuple[float, float] | None = (0.0, 1.0), marks: Mapping[str, Mapping[str, str]] | None = None,
+                 ylim: tuple[float, float] | str | None = "auto", marks: Mapping[str, Mapping[str, str]] | None = None,
                  group_width: float = 0.9) -> Any:
     """Bars of ``table[series][group]`` grouped by group (e.g. nDCG@10 per language, one bar per
     run). ``marks[series][group]`` is written above a bar (e.g. ``*`` for a significant difference).
-    A missing or nan value draws no bar."""
+    A missing or nan value draws no bar.
+
+    ``ylim``: ``"auto"`` (default) zooms the value axis to the data on a 0-1 scale
+    (``value_limits``) and, when it does not start at 0, says so in the axes (bars then start at
+    the axis' bottom, not at 0); a pair fixes it; None leaves it to matplotlib."""
     import numpy as np
 
     series = list(table)
@@ -171,7 +218,15 @@ def grouped_bars(table: Mapping[str, Mapping[str, float]], *, title: str, xlabel
             if not math.isnan(v):
                 ax.text(xpos, v, f"{v:.2f}{mark}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, groups, rotation=30 if len(groups) > 6 else 0, fontsize=8 if group_width > 1.5 else None)
-    if ylim is not None:
+    if ylim == "auto":
+        values = [float(v) for s in series for v in table[s].values() if v is not None and not math.isnan(float(v))]
+        lo, hi = min([0.0, *values]), max([1.0, *values])
+        bottom, top = value_limits(values, lo, hi)
+        ax.set_ylim(bottom, top + 0.04 * (top - bottom))  # room for the values written above the bars
+        if bottom > lo:
+            ax.text(0.01, 0.99, f"value axis zoomed to the data: from {bottom:.2f}, not {lo:g}", transform=ax.transAxes,
+                    ha="left", va="top", fontsize=7, color="0.35")
+    elif ylim is not None:
         ax.set_ylim(*ylim)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -229,7 +284,7 @@ def halves_figure(rows: Sequence[Mapping[str, Any]], *, metric: str = "nDCG@10",
     """Bars of each setting's ``metric`` on the tune and the report half; ``rows`` are
     ``research.fusion_significance_rows`` (``against``, ``setting``, ``tune``, ``report``). The
     report half, never used to pick, is the figure to quote."""
-    labels = [f"{r['against']}\n{r['setting']}" for r in rows]
+    labels = [f"{r['against']}\n{r['setting']}".replace(" + ", "\n+ ") for r in rows]  # the adaptive model below
     return grouped_bars({"tune half": {k: float(r["tune"]) for k, r in zip(labels, rows)},
                          "report half": {k: float(r["report"]) for k, r in zip(labels, rows)}},
                         title=title, xlabel="fusion setting", ylabel=f"{metric} (mean over queries, 0-1)",

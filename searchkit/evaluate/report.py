@@ -2,11 +2,14 @@
 
 ``build_report`` turns run folders (``searchkit eval --out``) of one dataset split into a page: the
 headline table (each run's metrics as ``metrics.json`` holds them), the comparison against the
-first run with paired tests and significance marks (``compare.compare_runs``), the no-answer ROC
-curves, nDCG@10 per kind and per language, and the worst queries of the first run with every run's
-cards (record kind, date, title and text, read from the dataset the runs name). Figures are SVG
-(``plots``) inlined as ``data:`` images; the page has no script and loads nothing from anywhere,
-so it opens offline, from a file, anywhere.
+first run with paired tests and significance marks (``compare.compare_runs``) and a table per
+metric for each breakdown (every metric with its ``n`` per group, and the no-answer AUROC per group
+where a group holds both classes), each run's config against the baseline's (dotted keys, old ->
+new), the no-answer ROC curves (a line style and marker per run, so identical curves stay
+visible), nDCG@10 per kind and per language (value axis zoomed to the data, and saying so), and the
+worst queries of the first run with every run's cards (record kind, date, title and text, read
+from the dataset the runs name). Figures are SVG (``plots``) inlined as ``data:`` images; the page
+has no script and loads nothing from anywhere, so it opens offline, from a file, anywhere.
 
 Record text is shown as the tools show it (issue 27 item 6): titles, card text and query texts
 pass through the redaction of both tools (``Policy.redact_secrets`` of history cards, then
@@ -41,6 +44,8 @@ __all__ = ["HEADLINE", "REPORT_MARKER", "ReportError", "build_report", "check_on
 HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
 BAR_METRIC = "nDCG@10"
 CARD_TEXT = 300
+CONFIG_VALUE = 160
+"""A config value longer than this (a model's coefficients) is cut in the config-diff table."""
 REPORT_MARKER = '<meta name="generator" content="searchkit report">'
 """In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
 NO_TEXT_MARKER = '<meta name="searchkit-report-text" content="none">'
@@ -164,20 +169,32 @@ def _cmp_cells(row: Mapping[str, Any], i: int, correction: str, alpha: float) ->
             f'<td class="num {cls}">{_num(row["p_adjusted"][i])}</td>')
 
 
-def _compare_table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str) -> str:
+def _untested_cells(row: Mapping[str, Any], i: int) -> str:
+    """Δ of a row the comparison did not test (a group's AUROC): no p, and a title saying why."""
+    return (f'<td class="num">{_num(row["delta"][i], signed=True)}</td>'
+            '<td class="num" title="not tested per group: the comparison tests the AUROC over all queries">–</td>')
+
+
+def _compare_table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str, *, metric: str = "") -> str:
+    """Rows of a comparison: the first column, ``n`` (the queries the row is over), each run's
+    value and, per run after the first, its delta and adjusted p (``–`` for a row not tested)."""
     names = [r["name"] for r in cmp.runs]
     head = "".join(f"<th>{_e(n)}</th>" for n in names)
     head += "".join(f"<th>Δ {_e(n)}</th><th>p {_e(n)}</th>" for n in names[1:])
     body = []
     for row in rows:
-        cells = "".join(f'<td class="num">{_num(v)}</td>' for v in row["values"])
-        cells += "".join(_cmp_cells(row, i, cmp.correction, cmp.alpha) for i in range(1, len(names)))
-        body.append(f'<tr><th scope="row">{_e(row[first_col])}</th>{cells}</tr>')
-    return (f'<table class="compare"><thead><tr><th>{_e(first_col)}</th>{head}</tr></thead>'
+        n = row.get("n", row.get("queries", ""))
+        cells = f'<td class="num">{_e(n)}</td>' + "".join(f'<td class="num">{_num(v)}</td>' for v in row["values"])
+        tested = "p_adjusted" in row
+        cells += "".join(_cmp_cells(row, i, cmp.correction, cmp.alpha) if tested else _untested_cells(row, i)
+                         for i in range(1, len(names)))
+        where = f' data-metric="{_e(metric or row.get("metric", ""))}" data-group="{_e(row.get("group", "all"))}"'
+        body.append(f'<tr{where} data-n="{_e(n)}"><th scope="row">{_e(row[first_col])}</th>{cells}</tr>')
+    return (f'<table class="compare"><thead><tr><th>{_e(first_col)}</th><th>n</th>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def _compare(cmp: Any) -> str:
+def _compare(cmp: Any, runs: Sequence[Any]) -> str:
     from searchkit.evaluate.compare import correction_text
 
     parts = []
@@ -198,16 +215,104 @@ def _compare(cmp: Any) -> str:
     for s in sections:
         if s["breakdown"] != "all":
             breakdowns.setdefault(s["breakdown"], []).append(s)
+    if breakdowns:
+        parts.append("<h3>Per group</h3><p>One table per metric for each breakdown: every group with the judged "
+                     "queries it holds (<i>n</i>), each run's value, its delta and p (the same tests and correction as "
+                     "above; a group of one query has no test). The no-answer AUROC per group is over all its queries, "
+                     "where it holds both answerable and unanswerable ones; it is not tested per group.</p>")
     for name, secs in breakdowns.items():
-        label = name.removeprefix("by_").replace("_", " ")
-        rows = []
-        for s in secs:
-            m = next((x for x in s["metrics"] if x["metric"] == BAR_METRIC), s["metrics"][0])
-            rows.append(dict(m, group=f"{s['group']} ({s['queries']})"))
-        parts.append(f"<details><summary>{_e(BAR_METRIC)} by {_e(label)}</summary>"
-                     + _compare_table(cmp, rows, "group") + "</details>")
+        parts.append(_group_tables(cmp, runs, name, secs))
     for n in cmp.notes:
         parts.append(f'<p class="note">{_e(n)}</p>')
+    return "".join(parts)
+
+
+def _group_tables(cmp: Any, runs: Sequence[Any], breakdown: str, secs: Sequence[Mapping[str, Any]]) -> str:
+    """A ``<details>`` table per metric of one breakdown (nDCG@10 open), then the AUROC per group."""
+    label = breakdown.removeprefix("by_").replace("_", " ")
+    metrics = list(dict.fromkeys(m["metric"] for s in secs for m in s["metrics"]))
+    out = []
+    for metric in metrics:
+        rows = [dict(m, group=s["group"]) for s in secs for m in s["metrics"] if m["metric"] == metric]
+        is_open = " open" if metric == BAR_METRIC else ""
+        out.append(f'<details class="groups" data-breakdown="{_e(breakdown)}"{is_open}><summary>{_e(metric)} by '
+                   f"{_e(label)} ({len(rows)} groups)</summary>" + _compare_table(cmp, rows, "group", metric=metric)
+                   + "</details>")
+    auroc = _group_auroc(runs, breakdown)
+    if auroc:
+        out.append(f'<details class="groups" data-breakdown="{_e(breakdown)}"><summary>AUROC (no answer) by '
+                   f"{_e(label)} ({len(auroc)} groups with both classes)</summary>"
+                   + _compare_table(cmp, auroc, "group", metric="AUROC") + "</details>")
+    return "".join(out)
+
+
+def _group_auroc(runs: Sequence[Any], breakdown: str) -> list[dict[str, Any]]:
+    """The no-answer AUROC of each run in each group of ``breakdown`` over all the group's queries
+    (answerable or not), where the group holds both classes: ``{group, n, unanswerable, values,
+    delta}`` rows (scikit-learn's ``roc_auc_score``, as ``metrics.json``'s AUROC)."""
+    from sklearn.metrics import roc_auc_score
+
+    from searchkit.evaluate.run import BREAKDOWNS
+
+    if breakdown not in BREAKDOWNS:
+        return []
+    members: dict[str, list[str]] = {}
+    base_rows = {q["id"]: q for q in runs[0].queries}
+    for q in base_rows.values():
+        for g in BREAKDOWNS[breakdown](q):
+            members.setdefault(g, []).append(q["id"])
+    rows_by_run = [{q["id"]: q for q in r.queries} for r in runs]
+    out = []
+    for group, ids in sorted(members.items()):
+        y = [bool(base_rows[i].get("answerable")) for i in ids]
+        if len(set(y)) < 2 or any(i not in rr for rr in rows_by_run for i in ids):
+            continue
+        values = [float(roc_auc_score(y, [float(rr[i].get("answer_probability", 0.0)) for i in ids])) for rr in rows_by_run]
+        out.append({"group": group, "n": len(ids), "unanswerable": y.count(False), "metric": "AUROC",
+                    "values": values, "delta": [None] + [v - values[0] for v in values[1:]]})
+    return out
+
+
+def _config_value(value: Any) -> str:
+    """A config value as the diff shows it: JSON (a string bare), redacted as record text is (a
+    config holds no secret by design; any that slipped in stays out), cut at ``CONFIG_VALUE``."""
+    import json
+
+    from searchkit.evaluate.research import DEFAULT
+
+    if isinstance(value, str):
+        text = value if value == DEFAULT else json.dumps(value, ensure_ascii=False)
+    else:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = shown_text(text)
+    return text if len(text) <= CONFIG_VALUE else f"{text[:CONFIG_VALUE - 1]}… ({len(text)} characters)"
+
+
+def _config_section(runs: Sequence[Any]) -> str:
+    """Each run's config (``config.json``) against the baseline's: every dotted key that differs,
+    old -> new (``research.config_changes``)."""
+    from searchkit.evaluate.research import config_changes
+
+    base = runs[0]
+    fp = base.provenance.get("config_fingerprint", "")
+    parts = [f"<p>Each run's config (<code>config.json</code>) against the baseline's, <b>{_e(base.name)}</b> "
+             f"(config <code>{_e(fp)}</code>): every dotted key that differs, old → new; <code>(default)</code>: "
+             "the config leaves the key out and takes its default.</p>"]
+    if len(runs) < 2:
+        parts.append('<p class="note">One run: no other config to compare.</p>')
+    for r in runs[1:]:
+        changes = config_changes(base.config, r.config)
+        head = (f'<h3>{_e(r.name)} <span class="note">(config <code>{_e(r.provenance.get("config_fingerprint", ""))}'
+                "</code>)</span></h3>")
+        if not changes:
+            parts.append(head + f'<p class="note" data-run="{_e(r.name)}">The same config as the baseline.</p>')
+            continue
+        rows = "".join(f'<tr data-key="{_e(k)}"><th scope="row"><code>{_e(k)}</code></th><td><code>'
+                       f"{_e(_config_value(old))}</code></td><td>→</td><td><code>{_e(_config_value(new))}</code></td></tr>"
+                       for k, old, new in changes)
+        parts.append(head + f'<table class="config" data-run="{_e(r.name)}"><thead><tr><th>key</th><th>'
+                     f"{_e(base.name)} (old)</th><th></th><th>{_e(r.name)} (new)</th></tr></thead><tbody>{rows}</tbody>"
+                     "</table>")
     return "".join(parts)
 
 
@@ -222,7 +327,8 @@ def _bars(runs: Sequence[Any], cmp: Any, breakdown: str, what: str) -> str:
     fig = grouped_bars(table, title=f"{BAR_METRIC} per {what}", xlabel=what,
                        ylabel=f"{BAR_METRIC} (mean over judged queries, 0-1)", marks=significance_marks(cmp, breakdown, BAR_METRIC))
     return _figure(fig, f"bar chart of {BAR_METRIC} per {what}, one bar per run",
-                   f"{BAR_METRIC} per {what}; * = significantly different from the baseline")
+                   f"{BAR_METRIC} per {what}; * = significantly different from the baseline. The value axis is zoomed to "
+                   "the data where every bar sits high or low (the axes then say where it starts).")
 
 
 def _no_answer(runs: Sequence[Any]) -> str:
@@ -233,7 +339,8 @@ def _no_answer(runs: Sequence[Any]) -> str:
     parts = []
     if any(len(set(y)) == 2 for y, _ in curves.values()):
         parts.append(_figure(roc_figure(curves), "ROC curves of the weak-match probability, one per run",
-                             "How well P(answer) separates answerable from unanswerable queries"))
+                             "How well P(answer) separates answerable from unanswerable queries; each run in its own "
+                             "line style and marker, the first widest, so identical curves stay visible"))
     else:
         parts.append('<p class="note">No ROC curve: the split has no unanswerable queries.</p>')
     keys = ("AUROC", "AP-noanswer", "warn-precision", "warn-recall", "false-warn-rate")
@@ -353,7 +460,7 @@ article.query h3{margin:.2rem 0;font-size:1.05rem}.qmeta{margin:.15rem 0;color:#
 li.card{border:1px solid #d0d7de;border-left:4px solid #d0d7de;border-radius:4px;padding:.3rem .5rem;margin:.35rem 0}
 li.card.relevant{border-left-color:#1a7f37;background:#f6fff8}li.card p{margin:.2rem 0;font-size:12px}
 .meta{font-weight:600;font-size:12px}.ref{font-size:11px;color:#57606a}.grade{color:#1a7f37}
-code{font-size:12px}
+code{font-size:12px}table.config td{max-width:520px;overflow-wrap:anywhere}
 """
 
 
@@ -406,14 +513,15 @@ def build_report(
         + ('<p class="note">Record and query text left out (<code>--no-text</code>): ids, refs, redacted titles and '
            "scores only.</p>" if not text else '<p class="note">Record text is shown redacted, as the tools show it '
            "(secrets and e-mail addresses replaced).</p>") + "</header>",
-        '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a><a href="#no-answer">No answer</a>'
-        '<a href="#breakdowns">Per kind and language</a><a href="#worst">Worst queries</a>'
-        '<a href="#provenance">Provenance</a></nav>',
+        '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a><a href="#config">Config</a>'
+        '<a href="#no-answer">No answer</a><a href="#breakdowns">Per kind and language</a>'
+        '<a href="#worst">Worst queries</a><a href="#provenance">Provenance</a></nav>',
         '<section id="headline"><h2>Headline</h2><p>Ranking metrics over the judged (answerable) queries; AUROC of '
         "the weak-match probability against the answerable label (what <code>metrics.json</code> holds).</p>"
         + _headline(runs) + "</section>",
         '<section id="compare"><h2>Comparison</h2>'
-        + (_compare(cmp) if cmp is not None else '<p class="note">One run: nothing to compare.</p>') + "</section>",
+        + (_compare(cmp, runs) if cmp is not None else '<p class="note">One run: nothing to compare.</p>') + "</section>",
+        '<section id="config"><h2>Config</h2>' + _config_section(runs) + "</section>",
         '<section id="no-answer"><h2>No answer</h2>' + _no_answer(runs) + "</section>",
         '<section id="breakdowns"><h2>Per kind and per language</h2>'
         + _bars(runs, cmp, "by_kind", "kind") + _bars(runs, cmp, "by_lang", "language") + "</section>",

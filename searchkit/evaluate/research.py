@@ -9,10 +9,14 @@ like the rest of the package.
   ``NotebookInputError``, which a notebook shows as its one line, without a traceback.
 - Run folders: ``ensure_run`` / ``ensure_task_run`` evaluate a dataset split under a config and
   write a run folder (``searchkit eval --out``), or reuse the one already in the notebook's runs
-  folder when its dataset content, config, commit and package versions are the same.
-- Tables (pandas): ``headline_frame``, ``breakdown_frame``, ``query_frame``, ``comparison_frame``,
-  ``fusion_rows`` / ``fusion_significance_rows``, ``no_answer_rows``, ``missing_id_table``,
-  ``config_diff``, ``cards_side_by_side``.
+  folder when its dataset content, config, commit and package versions are the same;
+  ``reported_runs``: the run folders an export of a config records.
+- Fusion: ``fusion_sweep`` (the grid and the shipped config itself, with its adaptive model,
+  scored alike), ``fusion_rows`` / ``fusion_significance_rows``.
+- Tables (pandas): ``headline_frame``, ``breakdown_frame``, ``query_frame`` / ``worst_frame``,
+  ``comparison_frame``, ``star_reach`` (whether a group of n queries can show a significant
+  difference at all), ``no_answer_rows``, ``missing_id_table``, ``config_diff`` /
+  ``config_changes``, ``cards_side_by_side``; ``notebook_display`` (pandas display options).
 - Choices: ``threshold_for_false_alarm`` (the weak-match threshold that meets a false-alarm rate
   on answerable queries), ``thresholds_by_model`` / ``apply_thresholds`` (one for each weak-match
   model, on the queries it scored, written into that model).
@@ -22,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -30,11 +35,13 @@ from searchkit.errors import SearchkitError
 log = logging.getLogger(__name__)
 
 __all__ = [
-    "NotebookInputError", "cards_side_by_side", "check_datasets", "comparison_frame", "config_diff", "config_label",
-    "curves", "group_table", "save_config", "significance_marks", "work_from_repo_root",
+    "NotebookInputError", "cards_side_by_side", "check_datasets", "comparison_frame", "config_changes", "config_diff",
+    "config_label", "curves", "group_table", "save_config", "significance_marks", "work_from_repo_root",
     "ensure_run", "ensure_task_run", "find_runs", "fusion_rows", "fusion_significance_rows", "headline_frame",
     "breakdown_frame", "missing_id_table", "no_answer_rows", "notebook_config", "per_query_deltas", "query_frame",
     "setting_label", "threshold_for_false_alarm", "threshold_report", "trial_matching", "worst_queries",
+    "FusionSweep", "fusion_label", "fusion_sweep", "min_p", "notebook_display", "reported_runs", "star_reach", "star_reach_note",
+    "worst_frame",
     "apply_thresholds", "threshold_changes", "threshold_rows", "thresholds_by_model",
 ]
 
@@ -67,7 +74,7 @@ def notebook_config(config: str | os.PathLike[str] | None = None, embedder: str 
 
     try:
         if config:
-            from searchkit.export import load_config
+            from searchkit.config_file import load_config
 
             if not Path(config).is_file():
                 raise NotebookInputError(f"CONFIG {str(config)!r}: no such file")
@@ -155,11 +162,24 @@ def save_config(config: Any, path: str | os.PathLike[str]) -> Path:
 
 
 def config_label(path: str | os.PathLike[str] | None, default: str = "shipped") -> str:
-    """A short name for a config parameter: the file's stem, or ``default`` for None."""
+    """A short name for a config parameter, for column headers: the file's stem without a
+    ``_config`` ending (``evals/defaults/bm25_only_config.json`` -> ``bm25_only``), or ``default``
+    for None."""
     if not path:
         return default
     name = Path(path).name
-    return name[:-5] if name.endswith(".json") else name
+    name = name[:-5] if name.endswith(".json") else name
+    return name.removesuffix("_config") or name
+
+
+def notebook_display(max_colwidth: int = 48, precision: int = 4) -> None:
+    """pandas' display options for the notebooks' tables: long cells (query text, titles) cut at
+    ``max_colwidth`` characters and floats at ``precision`` digits, so a table fits a 1,400-pixel
+    window instead of scrolling sideways."""
+    pd = _pd()
+    pd.set_option("display.max_colwidth", max_colwidth)
+    pd.set_option("display.precision", precision)
+    pd.set_option("display.width", 160)
 
 
 # --------------------------------------------------------------------------- run folders
@@ -254,20 +274,36 @@ def ensure_task_run(
 
 
 def find_runs(runs_dir: str | os.PathLike[str], config: Any) -> list[Path]:
-    """Run folders directly under ``runs_dir`` written under ``config`` (same fingerprint), by name."""
+    """Run folders directly under ``runs_dir`` written under ``config`` (same fingerprint), by name.
+    A folder being written or replaced (``.NAME.*`` beside it) or one that cannot be read is
+    passed over."""
     from searchkit.evaluate.runs import RunFolderError, load_run
 
     root = Path(runs_dir)
     out = []
     for p in sorted(root.iterdir()) if root.is_dir() else ():
-        if (p / "provenance.json").is_file():
-            try:
-                run = load_run(p)
-            except RunFolderError:
-                continue
-            if run.provenance.get("config_fingerprint") == config.fingerprint():
-                out.append(p)
+        if p.name.startswith(".") or not (p / "provenance.json").is_file():
+            continue
+        try:
+            run = load_run(p)
+        except (RunFolderError, OSError):
+            continue
+        if run.provenance.get("config_fingerprint") == config.fingerprint():
+            out.append(p)
     return out
+
+
+def reported_runs(config: Any, datasets: Iterable[str], split: str, runs_dir: str | os.PathLike[str], *,
+                  reuse: bool = True, embedder: Any = None) -> list[Path]:
+    """The run folders an export of ``config`` records as the figures it was reported on
+    (``searchkit config export --runs``): a run of ``config`` on each of ``datasets`` / ``split``
+    (``ensure_run``: reused from ``runs_dir`` when there, else evaluated now), then every other run
+    folder of the same config directly in ``runs_dir`` (``find_runs``: those notebooks 01-04
+    wrote with ``CONFIG`` set to it). A tuned config that no notebook evaluated has none until
+    this runs it."""
+    made = [ensure_run(d, split, config, runs_dir, reuse=reuse, embedder=embedder).path for d in datasets]
+    found = find_runs(runs_dir, config)
+    return list(dict.fromkeys([*made, *found]))
 
 
 # --------------------------------------------------------------------------- tables
@@ -324,6 +360,31 @@ def query_frame(run: Any, dataset: Any = None) -> Any:
     return pd.DataFrame(rows).set_index("id")
 
 
+def _cut(text: str, chars: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
+def worst_frame(run: Any, dataset: Any = None, metric: str = "nDCG@10", n: int = 10, *,
+                metrics: Sequence[str] = ("nDCG@10", "RR@10", "R@10"), text_chars: int = 60) -> Any:
+    """The ``n`` judged queries of a run with the lowest ``metric`` (``worst_queries``), in a table
+    narrow enough for a notebook: language, category, P(answer), ``metrics`` (``metric`` first)
+    and, with ``dataset``, the query text cut to ``text_chars`` characters."""
+    pd = _pd()
+    texts = {q.id: q.text for q in dataset.queries} if dataset is not None else {}
+    shown = list(dict.fromkeys([metric, *metrics]))
+    rows = []
+    for q in worst_queries(run, metric, n):
+        row = {"id": q["id"], "lang": q.get("lang"), "category": q.get("category"),
+               "P(answer)": q.get("answer_probability")}
+        row.update({m: (q.get("metrics") or {}).get(m, math.nan) for m in shown})
+        if texts:
+            row["text"] = _cut(texts.get(q["id"], ""), text_chars)
+        rows.append(row)
+    columns = ["id", "lang", "category", "P(answer)", *shown, *(["text"] if texts else [])]
+    return pd.DataFrame(rows, columns=columns).set_index("id")
+
+
 def group_table(run: Any, breakdown: str = "by_lang", metrics: Sequence[str] = ("nDCG@10", "R@10")) -> dict[str, dict[str, float]]:
     """``{metric: {group: value}}`` of one run's ``breakdown`` (for ``plots.grouped_bars``)."""
     groups = run.metrics.get(breakdown) or {}
@@ -354,13 +415,28 @@ def worst_queries(run: Any, metric: str = "nDCG@10", n: int = 10) -> list[Mappin
     return judged[:n]
 
 
-def comparison_frame(cmp: Any, breakdown: str = "all") -> Any:
+def _run_labels(cmp: Any, labels: Mapping[str, str] | Sequence[str] | None) -> list[str]:
+    """The column name of each run of a comparison: ``labels`` (a list in the comparison's order,
+    or ``{run folder name: label}``), else the run folder's name."""
+    names = [r["name"] for r in cmp.runs]
+    if labels is None:
+        return names
+    shown = [labels.get(n, n) for n in names] if isinstance(labels, Mapping) else [str(x) for x in labels]
+    if len(shown) != len(names):
+        raise ValueError(f"{len(shown)} labels for the {len(names)} runs of the comparison")
+    if len(set(shown)) != len(shown):
+        raise ValueError(f"two runs of the comparison have one label ({', '.join(shown)}): name them apart")
+    return shown
+
+
+def comparison_frame(cmp: Any, breakdown: str = "all", *, labels: Mapping[str, str] | Sequence[str] | None = None) -> Any:
     """A ``compare.Comparison`` as a table: for each section of ``breakdown`` and each metric, every
     run's value, and for each run after the first its delta, its p adjusted by the comparison's
     correction (``Comparison.correction``, over every test of the comparison) and ``*`` where
-    significant at the comparison's alpha."""
+    significant at the comparison's alpha. Runs are named by ``labels`` (a list in the
+    comparison's order, or ``{run folder name: label}``; default the folder names)."""
     pd = _pd()
-    names = [r["name"] for r in cmp.runs]
+    names = _run_labels(cmp, labels)
     rows = []
     for sec in cmp.sections:
         if sec["breakdown"] != breakdown:
@@ -387,6 +463,104 @@ def comparison_frame(cmp: Any, breakdown: str = "all") -> Any:
     return pd.DataFrame(rows)
 
 
+def min_p(n: int, test: str = "fisher", n_resamples: int | None = None) -> float:
+    """The smallest two-sided p ``compare``'s paired test can give over ``n`` queries, whatever
+    their values (nan below 2 queries: no test).
+
+    ``fisher``: the randomization test enumerates the ``2**n`` sign flips when they are at most
+    ``n_resamples`` (``compare.N_PERMUTATIONS``): only no flip and the flip of every sign reach
+    the observed mean difference's size, and only when every query moved the same way, so p is
+    at least ``2 / 2**n`` (0.031 for 6 queries). Beyond that it samples ``n_resamples`` flips and
+    p is at least ``2 / (n_resamples + 1)``. ``student``: no floor (0.0): a t statistic grows
+    without bound."""
+    from searchkit.evaluate.compare import N_PERMUTATIONS, TESTS
+
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+    if n < 2:
+        return math.nan
+    if test == "student":
+        return 0.0
+    resamples = N_PERMUTATIONS if n_resamples is None else n_resamples
+    return 2.0 / 2 ** n if 2 ** n <= resamples else 2.0 / (resamples + 1)
+
+
+def _needed_below_alpha(floor: float, tests: int, alpha: float, correction: str) -> int | None:
+    """How many tests of a family of ``tests`` must have p below ``alpha`` (this one included)
+    before a test whose p is at least ``floor`` can be significant after ``correction``; None
+    when it never can. Benjamini-Hochberg rejects p_(k) when p_(k) * m / k < alpha, so with
+    p >= floor it needs k > m * floor / alpha; Holm's step-down needs (m - r + 1) * p < alpha at
+    every rank up to its own, so every test ranked before it too."""
+    if math.isnan(floor) or floor >= alpha:
+        return None
+    if correction == "none":
+        return 1
+    if correction == "holm":
+        ranked_before = max(0, math.floor(tests + 1 - alpha / floor))
+        return ranked_before + 1
+    return min(tests, math.floor(tests * floor / alpha) + 1)
+
+
+def star_reach(cmp: Any, breakdown: str = "by_lang") -> Any:
+    """Whether a group of ``breakdown`` can get a ``*`` at all in a ``compare.Comparison``: per
+    group its judged queries ``n``, the smallest p its paired test can give (``min_p``), how
+    many of the comparison's tests would need p below alpha for that p to survive the
+    correction (this one included), how many have it here, and ``star possible`` (False: no
+    ``*`` can appear; True: not ruled out, which is a necessary condition only). With 6
+    queries a group the randomization test's p is at least 0.031, and Benjamini-Hochberg over
+    100 tests lets it through only when 63 of them are below 0.05."""
+    pd = _pd()
+    below = sum(1 for row in _family(cmp) for p in row["p"][1:] if p is not None and not math.isnan(p) and p < cmp.alpha)
+    rows = []
+    for sec in cmp.sections:
+        if sec["breakdown"] != breakdown:
+            continue
+        floor = min_p(int(sec["n"]), cmp.test)
+        needed = _needed_below_alpha(floor, cmp.tests, cmp.alpha, cmp.correction)
+        rows.append({"group": sec["group"], "n": sec["n"], "smallest p possible": floor,
+                     "tests needed below alpha": needed if needed is not None else math.nan,
+                     "tests below alpha here": below,
+                     "star possible": needed is not None and below >= needed})
+    columns = ["group", "n", "smallest p possible", "tests needed below alpha", "tests below alpha here", "star possible"]
+    return pd.DataFrame(rows, columns=columns).set_index("group")
+
+
+def _family(cmp: Any) -> list[Mapping[str, Any]]:
+    """Every row of a comparison whose tests its correction counted (metrics in every group, the AUROC)."""
+    rows = [m for sec in cmp.sections for m in sec["metrics"]]
+    return rows + ([cmp.no_answer] if cmp.no_answer is not None else [])
+
+
+def star_reach_note(cmp: Any, breakdown: str = "by_lang") -> str:
+    """``star_reach`` in words: why a group of ``breakdown`` cannot get a ``*`` in this comparison
+    (or that it can), and the pooled test (the ``all`` rows) to read instead."""
+    from searchkit.evaluate.compare import CORRECTION_NAMES
+
+    frame = star_reach(cmp, breakdown)
+    if frame.empty:
+        return f"no {breakdown} groups in this comparison"
+    blocked = frame[~frame["star possible"]]
+    pooled = next((s["n"] for s in cmp.sections if s["breakdown"] == "all"), None)
+    what = {"by_lang": "language"}.get(breakdown, breakdown.removeprefix("by_").replace("_", " "))
+    if blocked.empty:
+        return (f"every {what} group can show a significant difference here (the smallest p of each is "
+                f"below {cmp.alpha} and enough tests are)")
+    sizes = ", ".join(f"{g} {int(r['n'])}" for g, r in blocked.iterrows())
+    floors = sorted({float(r["smallest p possible"]) for _, r in blocked.iterrows()})
+    lines = [f"No {what} group can get a * here ({sizes} judged queries): with n queries the {cmp.test} test's "
+             f"p is at least {', '.join(f'{f:.3g}' for f in floors)} (2 / 2^n for the randomization test)."]
+    if cmp.correction != "none" and all(f < cmp.alpha for f in floors):
+        need = sorted({int(r["tests needed below alpha"]) for _, r in blocked.iterrows()
+                       if not math.isnan(r["tests needed below alpha"])})
+        lines.append(f"After {CORRECTION_NAMES[cmp.correction]} over the comparison's {cmp.tests} tests such a p is "
+                     f"significant only when at least {', '.join(map(str, need))} of them have p < {cmp.alpha}; "
+                     f"{int(frame['tests below alpha here'].iloc[0])} do.")
+    if pooled is not None:
+        lines.append(f"The pooled test over all {pooled} judged queries (the 'all' rows) is the one that can show a "
+                     f"difference; the {what} rows give each group's size and direction.")
+    return " ".join(lines)
+
+
 # --------------------------------------------------------------------------- fusion (02)
 
 
@@ -397,6 +571,53 @@ def setting_label(settings: Mapping[str, Any]) -> str:
         return f"rrf k={settings.get('fusion.rrf_k', '?')}"
     w = (settings.get("fusion.weights") or {}).get("bm25")
     return f"{method} {settings.get('fusion.norm', '')} bm25={w}".replace("  ", " ")
+
+
+def fusion_label(config: Any) -> str:
+    """A short name of a config's whole fusion, its query-adaptive model included:
+    ``wsum minmax bm25=0.4 + adaptive (bm25 share 0.1-0.7)``; ``setting_label`` where it has none."""
+    f = config.fusion
+    fixed = {"fusion.method": f.method, "fusion.rrf_k": f.rrf_k, "fusion.norm": f.norm, "fusion.weights": dict(f.weights)}
+    label = setting_label(fixed)
+    a = f.adaptive
+    if a is None or f.method == "rrf":
+        return label
+    return f"{label} + adaptive ({a.retriever} share {a.lo:g}-{a.hi:g})"
+
+
+@dataclass(frozen=True)
+class FusionSweep:
+    """A fusion sweep (``fusion_sweep``): the grid's ``trials``, best tune-half mean first, and the
+    base config itself (``shipped``) scored the same way over the same queries — with its
+    query-adaptive model (``fusion.adaptive``), which no grid point keeps."""
+
+    trials: tuple[Any, ...]
+    shipped: Any
+    shipped_label: str
+
+
+SHIPPED_POINT: Mapping[str, Any] = {}
+"""The grid point ``fusion_sweep`` adds: no key changed, so the base config as it is."""
+
+
+def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str, Any]] | None = None, *,
+                 metric: str = "nDCG@10", show_progress: bool = True, engine: Any = None) -> FusionSweep:
+    """``tune.tune_fusion`` over ``grid`` (default ``tune.FUSION_GRID``) plus the base config as it
+    is, on the same indexes and queries: the grid's trials (best tune-half mean first; the base is
+    never among them, so never picked) and the base's own trial, adaptive model included. The
+    grid's points are fixed weights (``base.replace`` with ``fusion.weights`` drops
+    ``fusion.adaptive``), so the shipped fusion can be compared only this way.
+
+    Progress: ``tune_fusion``'s tqdm bar over the grid (``show_progress``; in a notebook
+    ``tqdm.auto`` draws a widget, the ``notebooks`` extra brings ipywidgets) and one INFO log
+    line a grid point."""
+    from searchkit.evaluate.tune import FUSION_GRID, tune_fusion
+
+    points = [dict(p) for p in (grid or FUSION_GRID) if dict(p) != dict(SHIPPED_POINT)]
+    trials = tune_fusion(datasets, base, [*points, dict(SHIPPED_POINT)], metric=metric, show_progress=show_progress,
+                         engine=engine)
+    shipped = next(t for t in trials if dict(t.settings) == dict(SHIPPED_POINT))
+    return FusionSweep(tuple(t for t in trials if t is not shipped), shipped, fusion_label(base))
 
 
 def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "nDCG@10") -> list[dict[str, Any]]:
@@ -444,36 +665,50 @@ def trial_matching(trials: Sequence[Any], base: Any, settings: Mapping[str, Any]
     return None
 
 
-def fusion_significance_rows(trials: Sequence[Any], base: Any, *, test: str = "fisher",
-                             metric: str = "nDCG@10") -> list[dict[str, Any]]:
+def fusion_significance_rows(trials: Sequence[Any] | FusionSweep, base: Any, *, shipped: Any = None,
+                             test: str = "fisher", metric: str = "nDCG@10") -> list[dict[str, Any]]:
     """The winner (``trials[0]``, best on the tune half) against the runner-up, RRF (k = 60, the
     ``tune.RRF_REFERENCE``) and the shipped fusion of ``base``: each one's tune and report mean,
     the tune-half delta and the p-value of a paired test over the tune-half queries
-    (``compare.paired_test``). A comparison with the winner itself is left out."""
+    (``compare.paired_test``). A comparison with the winner itself is left out.
+
+    The shipped row is ``base`` itself: ``shipped`` (the base's trial; given by a ``FusionSweep``
+    passed as ``trials``), adaptive model included. Without it, a base with fixed weights is
+    matched to its grid point; a base with an adaptive model, which no grid point holds, is
+    shown as not scored rather than as the grid point of its fixed weights."""
     from searchkit.evaluate.compare import paired_test
     from searchkit.evaluate.tune import RRF_REFERENCE
 
+    if isinstance(trials, FusionSweep):
+        shipped = trials.shipped if shipped is None else shipped
+        trials = trials.trials
     if not trials:
         return []
     best = trials[0]
+    label = fusion_label(base)
+    if shipped is None and base.fusion.adaptive is not None and base.fusion.method != "rrf":
+        shipped_row: tuple[str, Any] = ("shipped", f"{label}: not scored (research.fusion_sweep scores it)")
+    else:
+        shipped_row = ("shipped", shipped if shipped is not None else trial_matching(trials, base))
     others = [("runner-up", trials[1] if len(trials) > 1 else None),
               ("RRF k=60", trial_matching(trials, base, RRF_REFERENCE)),
-              ("shipped", trial_matching(trials, base))]
+              shipped_row]
     rows = [{"against": "winner", "setting": setting_label(best.settings), "tune": best.tune_mean,
              "report": best.report_mean, "Δ tune (winner - it)": 0.0, "p (tune half)": math.nan}]
-    for label, other in others:
-        if other is None:
-            rows.append({"against": label, "setting": "(not in the grid)", "tune": math.nan, "report": math.nan,
-                         "Δ tune (winner - it)": math.nan, "p (tune half)": math.nan})
+    for name, other in others:
+        if other is None or isinstance(other, str):
+            rows.append({"against": name, "setting": other or "(not in the grid)", "tune": math.nan,
+                         "report": math.nan, "Δ tune (winner - it)": math.nan, "p (tune half)": math.nan})
             continue
+        setting = label if other is shipped else setting_label(other.settings)
         if other is best:
-            rows.append({"against": label, "setting": setting_label(other.settings) + " (the winner)",
+            rows.append({"against": name, "setting": setting + " (the winner)",
                          "tune": other.tune_mean, "report": other.report_mean, "Δ tune (winner - it)": 0.0,
                          "p (tune half)": 1.0})
             continue
         a, b = other.half("tune"), best.half("tune")
         p = paired_test({q: {metric: v} for q, v in a.items()}, {q: {metric: v} for q, v in b.items()}, test)[metric]
-        rows.append({"against": label, "setting": setting_label(other.settings), "tune": other.tune_mean,
+        rows.append({"against": name, "setting": setting, "tune": other.tune_mean,
                      "report": other.report_mean, "Δ tune (winner - it)": best.tune_mean - other.tune_mean,
                      "p (tune half)": p})
     return rows
@@ -659,23 +894,65 @@ def _filters_for(q: Any) -> Any:
 
 
 def cards_side_by_side(dataset: Any, query_id: str, configs: Mapping[str, Any], *, k: int = 10,
-                       embedder: Any = None) -> Any:
-    """For one query of a loaded split, the top-``k`` cards under each config, side by side: rank,
-    record id, kind, title, relevance grade, the fused score and each retriever's score and rank
-    (what made a card win). Columns are ``(config label, field)``.
+                       embedder: Any = None, title_chars: int = 28) -> Any:
+    """For one query of a loaded split, the cards of every config's top ``k`` side by side, one
+    row a card (its best rank first; the row label is its record id): the card (kind, title cut
+    to ``title_chars``, relevance grade), where each config ranked it (empty: not in its top
+    ``k``) with its fused score, and each retriever's score and rank (what made it win) — once
+    (``"bm25 retriever"``) where every config that ran it scored the card alike, else once a
+    config (``"bm25 retriever · label"``), so a config labelled like a retriever keeps its own
+    columns. Columns are two-level: ``("card", field)``, ``(config label, "rank" | "fused")``,
+    ``("<name> retriever", "score" | "rank")``. One row a card, not one column block a config,
+    keeps the table within a notebook's width.
 
     Raises:
         KeyError: ``query_id`` is not a query of the split.
     """
     pd = _pd()
-    from searchkit.searcher import Searcher
-
     by_id = {q.id: q for q in dataset.queries}
     if query_id not in by_id:
         raise KeyError(f"query {query_id!r} is not in {dataset.name} {dataset.split}")
-    q = by_id[query_id]
     grades = dataset.qrels.get(query_id, {})
-    frames = {}
+    hits = _top_hits(dataset, by_id[query_id], configs, k, embedder)
+    order = sorted({rid for mine in hits.values() for rid in mine},
+                   key=lambda rid: (min(mine[rid][0] for mine in hits.values() if rid in mine), rid))
+    retrievers = sorted({n for mine in hits.values() for _, h in mine.values() for n in h.scores})
+    alike = {n: _scored_alike(hits, n) for n in retrievers}
+    rows = []
+    for rid in order:
+        first = next(h for mine in hits.values() for r, (_, h) in mine.items() if r == rid)
+        row: dict[tuple[str, str], Any] = {("card", "kind"): first.record.kind,
+                                           ("card", "title"): _cut(first.record.title or "", title_chars),
+                                           ("card", "grade"): grades.get(rid, 0)}
+        for label, mine in hits.items():
+            rank, h = mine.get(rid, (None, None))
+            row[(label, "rank")] = rank
+            row[(label, "fused")] = h.score if h is not None else math.nan
+        for n in retrievers:
+            runs = [(label, mine) for label, mine in hits.items() if _ran(mine, n)]
+            if alike[n]:  # one pair of columns, from any config that has the card
+                cells = [(f"{n} retriever", next((mine[rid][1] for _, mine in runs if rid in mine), None))]
+            else:
+                cells = [(f"{n} retriever · {label}", mine.get(rid, (None, None))[1]) for label, mine in runs]
+            for where, h in cells:
+                row[(where, "score")] = h.scores.get(n, math.nan) if h is not None else math.nan
+                row[(where, "rank")] = h.ranks.get(n) if h is not None else None
+        rows.append(row)
+    frame = pd.DataFrame(rows, index=pd.Index(order, name="id"))
+    if not frame.empty:
+        frame.columns = pd.MultiIndex.from_tuples(frame.columns)
+        for col in frame.columns:
+            if col[1] == "rank":
+                frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def _top_hits(dataset: Any, q: Any, configs: Mapping[str, Any], k: int, embedder: Any) -> dict[str, dict[str, Any]]:
+    """``{config label: {record id: (rank, hit)}}`` of one query's top ``k`` under each config (one
+    index per distinct index fingerprint)."""
+    from searchkit.searcher import Searcher
+
+    out: dict[str, dict[str, Any]] = {}
     built: dict[str, Any] = {}
     for label, cfg in configs.items():
         key = cfg.index_fingerprint()
@@ -684,29 +961,43 @@ def cards_side_by_side(dataset: Any, query_id: str, configs: Mapping[str, Any], 
                     else Searcher.build(dataset.records, cfg, embedder=embedder, show_progress=False))
         built.setdefault(key, searcher)
         res = searcher.search(q.text, k=k, filters=_filters_for(q))
-        names = sorted({n for h in res.hits for n in h.scores})
-        rows = []
-        for h in res.hits:
-            row = {"id": h.record.id, "kind": h.record.kind, "title": (h.record.title or "")[:60],
-                   "grade": grades.get(h.record.id, 0), "fused": h.score}
-            for n in names:
-                row[f"{n} score"] = h.scores.get(n, math.nan)
-                row[f"{n} rank"] = h.ranks.get(n)
-            rows.append(row)
-        frames[label] = pd.DataFrame(rows, index=pd.RangeIndex(1, len(rows) + 1, name="rank"))
-    return pd.concat(frames, axis=1)
+        out[label] = {h.record.id: (rank, h) for rank, h in enumerate(res.hits, 1)}
+    return out
 
 
-def per_query_deltas(run_a: Any, run_b: Any, metric: str = "nDCG@10") -> Any:
-    """Per judged query: ``metric`` in each run and ``b - a``, with language and category, most
-    lost first."""
+def _ran(mine: Mapping[str, Any], retriever: str) -> bool:
+    return any(retriever in h.scores for _, h in mine.values())
+
+
+def _scored_alike(hits: Mapping[str, Mapping[str, Any]], retriever: str) -> bool:
+    """Whether every config that ran ``retriever`` gave each card they share the same score and rank."""
+    runs = [mine for mine in hits.values() if _ran(mine, retriever)]
+    for rid in {r for mine in runs for r in mine}:
+        seen = [(mine[rid][1].scores.get(retriever), mine[rid][1].ranks.get(retriever)) for mine in runs if rid in mine]
+        for score, rank in seen[1:]:
+            s0, r0 = seen[0]
+            same_score = (score is None and s0 is None) or (score is not None and s0 is not None
+                                                            and math.isclose(score, s0, rel_tol=1e-9, abs_tol=1e-12))
+            if not same_score or rank != r0:
+                return False
+    return True
+
+
+def per_query_deltas(run_a: Any, run_b: Any, metric: str = "nDCG@10", *,
+                     labels: tuple[str, str] = ("a", "b")) -> Any:
+    """Per judged query: ``metric`` in each run (columns named by ``labels``) and ``delta``
+    (``b - a``), with language and category, most lost first."""
     pd = _pd()
+    la, lb = labels
+    if la == lb or {la, lb} & {"lang", "category", "delta"}:
+        raise ValueError(f"labels {labels!r}: two different names, none of lang, category, delta")
     a, b = run_a.per_query(), run_b.per_query()
     info = {q["id"]: q for q in run_a.queries}
     rows = [{"id": qid, "lang": info[qid].get("lang"), "category": info[qid].get("category"),
-             "a": a[qid][metric], "b": b[qid][metric], "delta": b[qid][metric] - a[qid][metric]}
+             la: a[qid][metric], lb: b[qid][metric], "delta": b[qid][metric] - a[qid][metric]}
             for qid in sorted(set(a) & set(b))]
-    return pd.DataFrame(rows).set_index("id").sort_values(["delta", "a"], ascending=[True, False])
+    frame = pd.DataFrame(rows, columns=["id", "lang", "category", la, lb, "delta"]).set_index("id")
+    return frame.sort_values(["delta", la], ascending=[True, False])
 
 
 # --------------------------------------------------------------------------- export (05)
@@ -721,12 +1012,55 @@ def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: obj}
 
 
+DEFAULT = "(default)"
+"""What ``config_changes`` shows for a key a config leaves out (it takes its default)."""
+
+
+def _config_dict(config: Any) -> dict[str, Any]:
+    """A ``SearchConfig``'s plain data; a plain mapping (a run folder's ``config.json``) is read
+    through ``SearchConfig.from_dict`` where it loads, so two files that leave different keys at
+    their defaults compare alike, else taken as it is."""
+    if hasattr(config, "to_dict"):
+        return config.to_dict()
+    from searchkit.config import SearchConfig
+
+    try:
+        return SearchConfig.from_dict(config).to_dict()
+    except (SearchkitError, TypeError, ValueError, AttributeError):
+        return dict(config) if isinstance(config, Mapping) else {}
+
+
+def _at(data: Mapping[str, Any], key: str) -> Any:
+    node: Any = data
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return DEFAULT
+        node = node[part]
+    return node
+
+
+def config_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+    """Every dotted config key whose value differs from ``a`` to ``b`` (``SearchConfig`` objects or
+    the plain data of a run folder's ``config.json``), as ``(key, old, new)`` in key order;
+    ``DEFAULT`` where a config leaves a key out. A section one side sets to null while the other
+    fills it (``fusion.adaptive``) is one key, its whole value on the filled side."""
+    da, db = _config_dict(a), _config_dict(b)
+    la, lb = _leaves(da), _leaves(db)
+    leaves = set(la) | set(lb)
+    differ = [k for k in sorted(leaves) if la.get(k, DEFAULT) != lb.get(k, DEFAULT)]
+    keys = sorted({next((p for p in _prefixes(k) if p in leaves), k) for k in differ})
+    return [(k, _at(da, k), _at(db, k)) for k in keys]
+
+
+def _prefixes(key: str) -> list[str]:
+    parts = key.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def config_diff(a: Any, b: Any, labels: tuple[str, str] = ("shipped", "tuned")) -> Any:
     """Every dotted config key whose value differs between two ``SearchConfig`` objects, one row
-    each (``(default)`` where a config leaves an optional key out)."""
+    each (``config_changes``: ``(default)`` where a config leaves an optional key out, a section
+    set to null on one side as one row)."""
     pd = _pd()
-    la, lb = _leaves(a.to_dict()), _leaves(b.to_dict())
-    missing = "(default)"
-    rows = [{"key": k, labels[0]: la.get(k, missing), labels[1]: lb.get(k, missing)}
-            for k in sorted(set(la) | set(lb)) if la.get(k, missing) != lb.get(k, missing)]
+    rows = [{"key": k, labels[0]: old, labels[1]: new} for k, old, new in config_changes(a, b)]
     return pd.DataFrame(rows, columns=["key", *labels]).set_index("key")
