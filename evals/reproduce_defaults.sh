@@ -33,7 +33,7 @@ mkdir -p "$OUT"
 # 1. fixed fusion weights, picked on the tune half of the four grid sets (optional, slow)
 if [ -n "${TUNE_FUSION:-}" ]; then
   args=(); for s in $FUSION_SETS; do args+=(--dataset "$s"); done
-  $S tune fusion "${args[@]}" --out "$OUT/fixed.json" > "$OUT/fusion_trials.json"
+  $S tune fusion "${args[@]}" --out "$OUT/fixed.json" --result "$OUT/fusion_trials.json"
 else
   $S config show | .venv/bin/python -c 'import json,sys; c=json.load(sys.stdin); c["fusion"].pop("adaptive",None); json.dump(c,sys.stdout)' > "$OUT/fixed.json"
 fi

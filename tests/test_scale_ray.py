@@ -241,7 +241,7 @@ def test_tune_fusion_on_ray_writes_the_same_result(ray_cluster, tmp_path, capsys
     outs = {}
     for name, extra in (("seq", []), ("ray", ["--engine", "ray"])):
         rc = main(["tune", "fusion", "--dataset", "mini", "--config", str(tmp_path / "cfg.json"), "--quiet",
-                   "--out", str(tmp_path / f"{name}.json"), *extra])
+                   "--out", str(tmp_path / f"{name}.json"), "--json", *extra])
         assert rc == 0
         outs[name] = capsys.readouterr().out
     assert filecmp.cmp(tmp_path / "seq.json", tmp_path / "ray.json", shallow=False)

