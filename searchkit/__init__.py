@@ -3,6 +3,7 @@
 The public face is small; everything heavy is imported lazily by the modules that need it.
 """
 from searchkit.config import SearchConfig
+from searchkit.config_file import load_config
 from searchkit.records import Hit, Passage, Record, Result, Notice
 
 __version__ = "0.1.0"
@@ -16,8 +17,4 @@ def __getattr__(name: str):
         from searchkit import searcher
 
         return getattr(searcher, name)
-    if name == "load_config":
-        from searchkit.export import load_config
-
-        return load_config
     raise AttributeError(f"module 'searchkit' has no attribute {name!r}")

@@ -9,10 +9,11 @@ there; an existing file is never overwritten)::
      "replay": {"dataset", "dataset_path", "split", "dataset_sha256", "k": 10, "queries": Q,
                 "rankings_sha256", "per_query": {query_id: digest}, "sample": [...], "metrics": {...}}}
 
-``load_config`` is the one call production uses: it reads an exported file or a bare config JSON,
-refuses an unknown ``format`` or a ``schema_version`` it cannot read, migrates older versions (a
-logged note per step), checks the config against the dataclasses and the committed JSON Schema,
-and for an exported file that the config still has the fingerprint it was exported with.
+``load_config`` (in ``searchkit.config_file``, importable from here too) is the one call production
+uses: it reads an exported file or a bare config JSON, refuses an unknown ``format`` or a
+``schema_version`` it cannot read, migrates older versions (a logged note per step), checks the
+config against the dataclasses and the committed JSON Schema, and for an exported file that the
+config still has the fingerprint it was exported with.
 
 ``verify`` indexes the replay dataset under the exported config, runs its queries and compares
 every query's top-10 ids with the recorded ones; a dataset whose content hash changed is reported
@@ -30,189 +31,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from searchkit.config import (
-    ConfigError,
-    SearchConfig,
-    migrate,
-    parse_config_json,
-    read_config_bytes,
-    read_config_text,
-    schema_problems,
+from searchkit.config import ConfigError, SearchConfig, read_config_bytes
+from searchkit.config_file import (  # noqa: F401 - loading lives there; importable from here as before
+    FORMAT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Exported,
+    load_config,
+    load_export,
+    validate_file,
 )
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
+from searchkit.ingest.policy import can_see
+from searchkit.searcher import Filters, Searcher
+from searchkit.util import FileProblem, read_json_file
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "Exported", "Verification", "export_config", "load_config", "load_export",
            "replay", "validate_file", "verify"]
 
 log = logging.getLogger(__name__)
 
-FORMAT = "searchkit.config-export"
-SCHEMA_VERSION = 1
-"""Version of the export envelope (the config inside carries its own ``schema_version``)."""
-
-MIGRATIONS: dict[int, tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {}
-"""``{N: (note, fn)}``: ``fn`` turns an export envelope of ``schema_version`` N into N + 1. Empty
-while version 1 is the only one ever written."""
 
 REPLAY_K = 10
 SAMPLE_QUERIES = 5
 DEFAULT_REPLAY = ("mini", "dev")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _VERSIONED = re.compile(r"^(?P<name>.+)\.v(?P<n>[0-9]+)\.json$")
-
-
-# --------------------------------------------------------------------------- loading
-
-
-@dataclass(frozen=True)
-class Exported:
-    """A loaded file: its config, the envelope (None for a bare config) and the migration notes."""
-
-    path: Path
-    config: SearchConfig
-    envelope: Mapping[str, Any] | None = None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def replay(self) -> Mapping[str, Any] | None:
-        return (self.envelope or {}).get("replay")
-
-
-def _read_json(path: str | os.PathLike[str]) -> Any:
-    """The JSON of a config or export file: a regular file only (a FIFO is refused, never waited
-    on), errors that name the file and never quote it (``config.read_config_text``)."""
-    p = Path(path)
-    return parse_config_json(read_config_text(p), str(p))
-
-
-def _migrate_envelope(data: Mapping[str, Any], where: str) -> tuple[dict[str, Any], list[str]]:
-    if data.get("format") != FORMAT:
-        raise ConfigError(f"{where}: unknown format {data.get('format')!r}; this searchkit reads {FORMAT!r} "
-                          "files and bare config JSON")
-    version = data.get("schema_version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise ConfigError(f"{where}: export schema_version must be an integer, got {version!r}")
-    if version > SCHEMA_VERSION:
-        raise ConfigError(f"{where}: export schema_version {version} is newer than this searchkit reads "
-                          f"({SCHEMA_VERSION}): upgrade searchkit to load it")
-    out, notes = dict(data), []
-    while version < SCHEMA_VERSION:
-        if version not in MIGRATIONS:
-            raise ConfigError(f"{where}: export schema_version {version} is not supported and no migration "
-                              f"leads from it (this searchkit reads {SCHEMA_VERSION})")
-        note, fn = MIGRATIONS[version]
-        out = dict(fn(dict(out)))
-        version += 1
-        out["schema_version"] = version
-        notes.append(f"export schema_version {version - 1} -> {version}: {note}")
-    return out, notes
-
-
-def _config_of(data: Any, where: str) -> tuple[SearchConfig, list[str]]:
-    """The checked config of plain data (migrated first), and the migration notes."""
-    try:
-        migrated, notes = migrate(data)
-    except ConfigError as exc:
-        raise ConfigError(exc.problems, where=where) from None
-    try:
-        cfg = SearchConfig.from_dict(migrated)
-    except ConfigError as exc:
-        raise ConfigError(exc.problems, where=where) from None
-    extra = schema_problems(migrated)
-    if extra:
-        raise ConfigError(extra, where=where)
-    return cfg, notes
-
-
-def load_export(path: str | os.PathLike[str]) -> Exported:
-    """Read an exported file or a bare config JSON, migrate, validate (see :func:`load_config`)."""
-    p = Path(path)
-    data = _read_json(p)
-    where = str(p)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: must be a JSON object, got {type(data).__name__}")
-    if "format" not in data:
-        cfg, notes = _config_of(data, where)
-        envelope = None
-    else:
-        envelope, notes = _migrate_envelope(data, where)
-        for key in ("config", "config_fingerprint"):
-            if key not in envelope:
-                raise ConfigError(f"{where}: exported file has no {key!r}")
-        cfg, config_notes = _config_of(envelope["config"], f"{where}: config")
-        notes += config_notes
-        if not config_notes and cfg.fingerprint() != envelope["config_fingerprint"]:
-            raise ConfigError(
-                f"{where}: the config was changed after export (fingerprint {envelope['config_fingerprint']} "
-                f"recorded, {cfg.fingerprint()} now); export the changed config as a new version"
-            )
-    for note in notes:
-        log.warning("%s: migrated %s", where, note)
-    return Exported(p, cfg, envelope, tuple(notes))
-
-
-def load_config(path: str | os.PathLike[str]) -> SearchConfig:
-    """The config production runs: from an exported file (``searchkit config export``) or a bare
-    config JSON.
-
-    Validates it (every problem listed, each naming its dotted key; the JSON Schema too), refuses
-    an unknown ``format`` or a ``schema_version`` newer than this searchkit or with no migration,
-    migrates an older version (a warning logged per step), and refuses an exported config that was
-    edited after export (its fingerprint no longer matches).
-
-    Raises:
-        ConfigError: any of the above; the message names the file and the problem.
-    """
-    return load_export(path).config
-
-
-def validate_file(path: str | os.PathLike[str]) -> tuple[SearchConfig | None, list[str], list[str]]:
-    """``(config or None, problems, notes)`` of a file: every problem the dataclasses and the JSON
-    Schema find (each once), and notes that are not failures (migrations, advice).
-
-    Raises:
-        ConfigError: the file cannot be read."""
-    p = Path(path)
-    raw = read_config_bytes(p)  # unreadable (missing, a FIFO, too large): ConfigError, exit 2
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [f"not UTF-8 text (bad byte at offset {exc.start})"], []
-    try:
-        data = parse_config_json(text)
-    except ConfigError as exc:
-        return None, list(exc.problems), []
-    notes: list[str] = []
-    envelope = None
-    if isinstance(data, dict) and "format" in data:
-        try:
-            envelope, notes = _migrate_envelope(data, "export")
-        except ConfigError as exc:
-            return None, [str(exc)], []
-        if "config" not in envelope:
-            return None, ["export: no 'config'"], notes
-        data = envelope["config"]
-    try:
-        data, more = migrate(data)
-    except ConfigError as exc:
-        return None, list(exc.problems), notes
-    notes += more
-    problems: list[str] = []
-    cfg = None
-    try:
-        cfg = SearchConfig.from_dict(data)
-    except ConfigError as exc:
-        problems.extend(exc.problems)
-    for extra in schema_problems(data):  # the schema's view; each key reported once
-        key = extra.split(":", 1)[0]
-        if not any(key in p for p in problems):
-            problems.append(f"{extra} (JSON Schema)")
-    if cfg is not None:
-        notes += cfg.notes()
-        if envelope is not None and not more and cfg.fingerprint() != envelope.get("config_fingerprint"):
-            problems.append(f"config_fingerprint: {envelope.get('config_fingerprint')!r} recorded, "
-                            f"{cfg.fingerprint()!r} computed: the config was changed after export")
-            cfg = None
-    return (cfg if not problems else None), problems, notes
 
 
 # --------------------------------------------------------------------------- replay
@@ -234,9 +79,6 @@ def replay(config: SearchConfig, dataset: Any, *, k: int = REPLAY_K, sample: int
 
 def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -> dict[str, list[str]]:
     """``{query_id: top-k record ids}`` of every query of ``dataset`` (index built here)."""
-    from searchkit.ingest.policy import can_see
-    from searchkit.searcher import Filters, Searcher
-
     searcher = Searcher.build(dataset.records, config, show_progress=show_progress)
     queries = list(dataset.queries)
     searcher.warm(sorted({q.text.strip() for q in queries if q.text.strip()}), show_progress=show_progress)
@@ -256,8 +98,6 @@ def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -
 
 def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
             show_progress: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
-    from searchkit.evaluate.provenance import _relative, dataset_hash
-
     tops = _rankings(config, dataset, k, show_progress)
     texts = {q.id: q.text for q in dataset.queries}
     order = [q.id for q in dataset.queries]
@@ -278,8 +118,6 @@ def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
 
 
 def _load_split(name_or_path: str, split: str) -> Any:
-    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-
     return load_dataset(resolve_dataset(name_or_path), split=split)
 
 
@@ -290,15 +128,11 @@ def _run_summary(folder: str | os.PathLike[str], cfg: SearchConfig) -> dict[str,
     """What an export records of a run folder (``searchkit eval --out``): its dataset, split and
     content hash, headline metrics, config fingerprint (and whether it is the exported config's),
     commit and time. Missing or damaged files are refused naming the folder."""
-    from searchkit.evaluate.provenance import _relative
-
     p = Path(folder)
     if not p.is_dir():
         raise ConfigError(f"--runs {p}: not a run folder (no such folder)")
 
     def read(name: str) -> Mapping[str, Any]:
-        from searchkit.util import FileProblem, read_json_file
-
         try:
             value = read_json_file(p / name)
         except FileNotFoundError:
@@ -392,8 +226,6 @@ def export_config(
         ConfigError: an invalid config, a bad name, a run folder that cannot be read.
         DatasetError: the replay dataset or a ``tuned_on`` dataset is missing.
     """
-    from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
-
     src = load_export(tuned)
     cfg = src.config
     base = name
@@ -507,8 +339,6 @@ def _dataset_folders(replay_block: Mapping[str, Any], export_file: Path) -> list
 def _dataset_for(replay_block: Mapping[str, Any], override: str | None, export_file: Path) -> Any:
     """The replay dataset: ``override`` when given; else the first of :func:`_dataset_folders`
     whose content is the recorded one (else the first found, reported as changed)."""
-    from searchkit.evaluate.provenance import dataset_hash
-
     split = replay_block.get("split")
     if override:
         return _load_split(override, split)
@@ -552,8 +382,6 @@ def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_pro
         ConfigError: the file is not an export with a replay block, or fails to load.
         DatasetError: the dataset cannot be found.
     """
-    from searchkit.evaluate.provenance import dataset_hash, package_versions
-
     ex = load_export(path)
     rb = ex.replay
     if ex.envelope is None or not isinstance(rb, Mapping) or any(k not in rb for k in _REPLAY_TYPES):

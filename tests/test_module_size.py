@@ -18,12 +18,11 @@ SPLIT = sorted([
     *(ROOT / "ingest").rglob("*.py"),
     *(ROOT / "index" / name for name in (
         "bm25.py", "bm25_build.py", "bm25_store.py", "bm25_variants.py", "_bm25_numba.py",
-        "embedders.py", "embedding.py", "local_embedders.py", "http_embedder.py", "credentials.py",
+        "embedders.py", "embedding.py", "local_embedders.py", "http_embedder.py",
     )),
 ])
 LAZY_OK = {
     ("bm25.py", "_kernels"): "searchkit.index._bm25_numba imports numba, which is slow to import",
-    ("credentials.py", "scrub"): "searchkit.ingest.redact: index sits below ingest in the layers",
 }
 """Function-level imports of searchkit's own modules that stay, and why."""
 

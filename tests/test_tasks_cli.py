@@ -264,7 +264,7 @@ def test_a_store_whose_fts_table_was_dropped_says_so(db, capsys):
 
 
 def test_only_a_missing_fts5_module_is_the_plain_t8_message(db, capsys, monkeypatch):
-    from searchkit.index import fts
+    from searchkit.ingest.tasks import fts
 
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
     assert _search(db) == 0
@@ -391,7 +391,7 @@ def test_list_shows_the_platforms_state_and_filters_on_its_class(db, capsys):
 
 
 def test_import_without_fts5_prints_the_t8_message_and_exits_0(tmp_path, capsys, monkeypatch):
-    from searchkit.index import fts
+    from searchkit.ingest.tasks import fts
 
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
     db = tmp_path / "t.db"

@@ -3,7 +3,7 @@ import sqlite3
 
 import pytest
 
-from searchkit.index import fts
+from searchkit.ingest.tasks import fts
 
 
 class NoFts5(sqlite3.Connection):

@@ -182,7 +182,7 @@ def test_wal_reader_keeps_reading_while_a_writer_commits(tmp_path):
 
 
 def test_store_without_fts5_keeps_the_rows_and_a_later_import_builds_the_index(monkeypatch):
-    from searchkit.index import fts
+    from searchkit.ingest.tasks import fts
 
     real = fts.fts5_available
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
@@ -201,7 +201,7 @@ def test_store_without_fts5_keeps_the_rows_and_a_later_import_builds_the_index(m
 
 
 def test_an_fts_table_that_cannot_be_written_without_fts5_imports_nothing(monkeypatch):
-    from searchkit.index import fts
+    from searchkit.ingest.tasks import fts
 
     conn = store.connect(":memory:")
     store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "open"}])

@@ -7,6 +7,8 @@ import contextlib
 from typing import Any, Iterator
 
 from searchkit.cli.common import CLIError
+from searchkit.index.engine import make_engine, using
+from searchkit import scale  # noqa: F401 - registers the "ray" engine (Ray and the engine load when one is made)
 
 
 def add_arguments(parser: argparse.ArgumentParser, *, what: str = "passages are embedded") -> None:
@@ -25,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser, *, what: str = "passages are 
 def engine_scope(args: argparse.Namespace) -> Iterator[Any]:
     """Run the block with the engine the arguments name (None for local): a Ray engine is started
     (or joined) here and stopped when the block ends."""
-    from searchkit.index.engine import make_engine, using
-
     name = getattr(args, "engine", "local")
     address, workers = getattr(args, "address", None), getattr(args, "workers", None)
     if name != "ray":

@@ -70,7 +70,7 @@ def is_available() -> bool:
 def check_uri(uri: str) -> str:
     """``uri`` when it can be used; refused (``MlflowLogError``, naming what it holds, never the
     value) when it is empty or holds a credential."""
-    from searchkit.index.credentials import url_secrets
+    from searchkit.credentials import url_secrets
 
     if not uri.strip():
         raise MlflowLogError("--mlflow needs a tracking URI, e.g. file:///path/to/mlruns")
@@ -248,7 +248,7 @@ def _log(uri: str, report: Any, config: Any, body: Mapping[str, Any], *, run_nam
 def _short(exc: BaseException, uri: str, where: str) -> str:
     """An MLflow error as one short line, the URI shown as ``shown_uri`` shows it (its user part and
     query string never repeated, wherever MLflow put them)."""
-    from searchkit.index.credentials import scrub
+    from searchkit.credentials import scrub
 
     text = str(getattr(exc, "message", exc)).replace(uri, where)
     parts = urlsplit(uri)

@@ -186,7 +186,7 @@ class LLMJudge:
 
     def problems(self) -> list[str]:
         """Every problem of these settings, each naming the setting (empty: usable)."""
-        from searchkit.index.credentials import shown_url, url_secrets
+        from searchkit.credentials import shown_url, url_secrets
 
         out = []
         if not isinstance(self.base_url, str) or not _URL.match(self.base_url):
@@ -210,7 +210,7 @@ class LLMJudge:
     @property
     def shown_url(self) -> str:
         """The endpoint as messages show it (no user name, password or query values)."""
-        from searchkit.index.credentials import shown_url
+        from searchkit.credentials import shown_url
 
         return shown_url(self.base_url)
 
@@ -416,7 +416,7 @@ def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> Jud
     the answer's body (it may echo the key or the cards)."""
     import openai
 
-    from searchkit.index.credentials import scrub
+    from searchkit.credentials import scrub
 
     tries = judge.max_retries + 1
     after = f" (after {tries} attempt{'s' if tries > 1 else ''})"

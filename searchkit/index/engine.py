@@ -19,15 +19,29 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 __all__ = ["EmbeddingEngine", "LocalEngine", "LOCAL", "current", "using", "make_engine", "missing", "store",
-           "ENGINES"]
+           "register", "names"]
 
-ENGINES = ("local", "ray")
-"""The engine names ``make_engine`` (and the CLI's ``--engine``) accept."""
+_MAKERS: dict[str, Callable[..., Any]] = {}
+"""Engines other than ``local`` by name: ``make(address=..., workers=...)`` gives one. Filled by
+the packages that provide them (``searchkit.scale`` registers ``ray`` when imported), so
+this module, a layer below them, never imports them."""
+
+
+def register(name: str, make: Callable[..., Any]) -> None:
+    """Make ``name`` an engine ``make_engine`` accepts: ``make(address=..., workers=...)`` returns it."""
+    if name == "local":
+        raise ValueError("'local' is this process's engine and cannot be replaced")
+    _MAKERS[name] = make
+
+
+def names() -> tuple[str, ...]:
+    """The engine names ``make_engine`` accepts now: ``local`` and every registered one."""
+    return ("local", *sorted(_MAKERS))
 
 
 class EmbeddingEngine(Protocol):
@@ -76,20 +90,18 @@ def using(engine: Any) -> Iterator[Any]:
 
 
 def make_engine(name: str, *, address: str | None = None, workers: int | None = None) -> Any:
-    """The engine called ``name``: ``local``, or ``ray`` (joins the cluster at ``address``, else
-    starts a local one; ``workers`` embedding actors). ``ray`` needs the ``scale`` extra: without
-    it this raises ``ModuleNotFoundError`` for ``ray`` (the CLI prints the install hint)."""
+    """The engine called ``name``: ``local``, or a registered one (``ray``, once
+    ``searchkit.scale`` is imported: joins the cluster at ``address``, else starts a local
+    one; ``workers`` embedding actors). ``ray`` needs the ``scale`` extra: without it this raises
+    ``ModuleNotFoundError`` for ``ray`` (the CLI prints the install hint)."""
     if name == "local":
         if address is not None or workers is not None:
             raise ValueError("address and workers are options of the ray engine")
         return LOCAL
-    if name == "ray":
-        import ray  # noqa: F401 - a missing extra shows here, before anything is read or built
-
-        from searchkit.scale.ray_engine import RayEngine
-
-        return RayEngine(address=address, workers=workers)
-    raise ValueError(f"unknown engine {name!r}; valid: {', '.join(ENGINES)}")
+    make = _MAKERS.get(name)
+    if make is None:
+        raise ValueError(f"unknown engine {name!r}; valid: {', '.join(names())}")
+    return make(address=address, workers=workers)
 
 
 # --------------------------------------------------------------------------- the cache, seen by an engine

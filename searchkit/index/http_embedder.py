@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from searchkit.index.credentials import _excerpt, _url_secret_parts, scrub, shown_url, url_secrets
+from searchkit.credentials import _excerpt, _url_secret_parts, scrub, shown_url, url_secrets
 from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from searchkit.errors import SearchkitError
-from searchkit.index.credentials import scrub, shown_url, url_secrets
+from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly, _TooLarge
 
 __all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "RerankError", "http_reranker"]

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from searchkit.index import fts
+from searchkit.ingest.tasks import fts
 from searchkit.retrievers import RetrieverSpec, register
 
 COMMENTS_FTS = "comment_fts"
@@ -78,7 +78,7 @@ class FTS5Retriever:
         """``fts`` or ``like``: the path the last ``search`` took."""
 
     def prepare(self, text: str, mode: str = "any") -> TermQuery:
-        from searchkit.tools.tasks import query_terms
+        from searchkit.ingest.tasks import query_terms
 
         return TermQuery(text, query_terms(text), mode)
 

@@ -35,8 +35,14 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from searchkit.analyze import detect_language
+from searchkit.config import SearchConfig
+from searchkit.evaluate.tune import fusion_cell
 from searchkit.index import engine as _engine
+from searchkit.index.cache import EmbeddingCache
+from searchkit.index.embedders import EmbeddingError
 from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
+from searchkit.searcher import Searcher
 
 __all__ = ["RayEngine", "portable"]
 
@@ -351,8 +357,6 @@ class RayEngine:
         except (ScaleError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - Ray wraps the worker's error in its own types
-            from searchkit.index.embedders import EmbeddingError
-
             if isinstance(exc, EmbeddingError):  # raised here, by the cache's checks
                 raise
             raise WorkerFailed(f"{_worker_error(exc)} ({stored} of {len(todo)} passages were embedded and are "
@@ -427,16 +431,12 @@ class _QueryTable:
         return self._fp
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        from searchkit.index.embedders import EmbeddingError
-
         unknown = [t for t in texts if t not in self._vectors]
         if unknown:
             raise EmbeddingError(f"query {unknown[0][:60]!r} was not embedded by the driver")
         return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        from searchkit.index.embedders import EmbeddingError
-
         unknown = [t for t in texts if t not in self._sentences]
         if unknown:
             raise EmbeddingError(f"a sweep worker embeds no passages ({len(unknown)} asked for, "
@@ -472,8 +472,6 @@ def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
     """The vectors of every sentence the reranking stage may read in this sweep, from the driver's
     cache (embedded there first): when one of the dataset's queries is in a language the stage runs
     for, the sentences of every passage (a query's head holds passages of any language); else none."""
-    from searchkit.analyze import detect_language
-
     cfg = searcher.config.rerank
     if not any(cfg.runs_for(detect_language(q.text)) for q in ds.queries):
         return {}
@@ -491,10 +489,6 @@ def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
     if key in _LOADED:
         return _LOADED[key]
     import ray
-
-    from searchkit.config import SearchConfig
-    from searchkit.index.cache import EmbeddingCache
-    from searchkit.searcher import Searcher
 
     payload = ray.get(refs[0])
     tmp = Path(tempfile.mkdtemp(prefix="searchkit-sweep-"))
@@ -517,9 +511,6 @@ def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
 
 
 def _fusion_cell(key: str, refs: list[Any], config_json: str, metric: str) -> tuple[float, float, dict[str, float]]:
-    from searchkit.config import SearchConfig
-    from searchkit.evaluate.tune import fusion_cell
-
     searcher, ds = _loaded(key, refs)
     cfg = SearchConfig.from_json(config_json)
     return fusion_cell(ds, searcher.with_config(cfg), cfg, metric)

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from searchkit.export import load_config
+from searchkit.config_file import load_config
 from searchkit.tools.history import HistoryIndex
 
 

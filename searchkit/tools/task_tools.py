@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from searchkit.index.fts import MATCH_OPERATORS
+from searchkit.ingest.tasks.fts import MATCH_OPERATORS
 from searchkit.tools.base import ToolContext
 from searchkit.tools.task_answers import AroundResult, SearchResult, TaskList, Unavailable
 from searchkit.tools.tasks import (

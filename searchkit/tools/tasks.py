@@ -24,8 +24,9 @@ from typing import Any, Sequence
 
 from searchkit.analyze import content_words
 from searchkit.errors import ParameterError
-from searchkit.index import fts
+from searchkit.ingest.tasks import fts
 from searchkit.ingest import tasks as store
+from searchkit.ingest.tasks import query_terms
 from searchkit.retrievers.fts5 import TaskScope, TermQuery
 from searchkit.tools.task_answers import (  # noqa: F401 - the answers' names, importable from here as before
     AroundResult, Comment, SearchResult, TaskHit, TaskList, TaskSummary, Unavailable, render,
@@ -116,14 +117,6 @@ def _check_text(value: Any, param: str, max_chars: int) -> str:
     except UnicodeEncodeError:
         raise TaskSearchError(param, "is not valid Unicode text (lone surrogate)") from None
     return value
-
-
-def query_terms(query: str) -> tuple[str, ...]:
-    """Terms of a query: NFKC-normalised, split on whitespace, duplicates dropped (order kept)."""
-    seen: dict[str, None] = {}
-    for t in store.normalize(query).split():
-        seen.setdefault(t, None)
-    return tuple(seen)
 
 
 def parse_ref(ref: Any) -> int:

@@ -76,7 +76,8 @@ from searchkit.ingest.tasks.importing import (
 from searchkit.ingest.tasks.model import (
     COMMENT_KINDS, FTS_TABLE, INDEXED_KINDS, INDEXED_PROGRESS_TYPES, MAX_STATE_CHARS, STATE_CLASSES, TASK_STATES,
     TOOL_PROGRESS_TYPE, UNKNOWN_STATE_CLASS, ImportReport, SkippedItem, TaskStoreError, TaskStoreLocked, fold,
-    indexed_text, normalize, not_indexed_reason, shown_author, shown_title, state_class, state_key, utc_sort_key,
+    indexed_text, normalize, not_indexed_reason, query_terms, shown_author, shown_title, state_class, state_key,
+    utc_sort_key,
 )
 from searchkit.ingest.tasks.sources import DEFAULT_MAX_ITEM_BYTES, MAX_ITEM_CAP, read_jsonl, source_files
 from searchkit.ingest.tasks.store import (
@@ -95,6 +96,6 @@ __all__ = [
     "FTS5Missing", "ImportReport", "SkippedItem", "TaskStoreError", "TaskStoreLocked", "add_comments", "add_tasks",
     "check_fts", "check_target", "connect", "fold", "has_fts", "import_dir", "import_into", "import_jsonl",
     "indexed_comments", "indexed_text", "is_lock_error", "make_private", "normalize", "not_indexed_reason",
-    "open_readonly", "read_jsonl", "remove_stale_temp_files", "shown_author", "shown_title", "source_files",
+    "open_readonly", "query_terms", "read_jsonl", "remove_stale_temp_files", "shown_author", "shown_title", "source_files",
     "state_class", "state_key", "utc_sort_key",
 ]

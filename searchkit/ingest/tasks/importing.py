@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from searchkit.index import fts
+from searchkit.ingest.tasks import fts
 from searchkit.ingest.tasks.model import FTS_TABLE, ImportReport, SkippedItem, TaskStoreError, TaskStoreLocked, fold
 from searchkit.ingest.tasks.sources import DEFAULT_MAX_ITEM_BYTES, _read_and_validate, source_files
 from searchkit.ingest.tasks.store import (

@@ -113,6 +113,15 @@ def fold(text: str) -> str:
     return text.casefold()
 
 
+def query_terms(query: str) -> tuple[str, ...]:
+    """Terms of a task-search query: NFKC-normalised, split on whitespace, duplicates dropped (order
+    kept). Beside ``normalize`` because the store's FTS5 retriever and the task tool both read them."""
+    seen: dict[str, None] = {}
+    for t in normalize(query).split():
+        seen.setdefault(t, None)
+    return tuple(seen)
+
+
 def _show(value: Any) -> str:
     """What ``value`` is, never what it holds (issue 27 item 8: an error about a bad line of an
     imported file must not echo the file, which may hold a secret): ``a string of 12 characters``,

@@ -12,7 +12,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Mapping
 
-from searchkit.index import fts
+from searchkit.ingest.tasks import fts
 from searchkit.ingest.tasks.model import FTS_TABLE, TaskStoreError, TaskStoreLocked, shown_author, shown_title
 
 log = logging.getLogger(__package__)  # searchkit.ingest.tasks, as before the split

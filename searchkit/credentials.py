@@ -1,13 +1,16 @@
-"""What an error message or a shown URL may hold of a credential (SPEC H16; part of
-``searchkit.index.embedders``): ``shown_url`` (a URL with its secrets masked), ``url_secrets`` (the
+"""What an error message or a shown URL may hold of a credential (SPEC H16; re-exported
+by ``searchkit.index.embedders``): ``shown_url`` (a URL with its secrets masked), ``url_secrets`` (the
 secret parts of a URL) and ``scrub`` (a message with keys, token shapes and secrets removed), shared
-with every HTTP client of searchkit.
+with every HTTP client of searchkit and with the config's checks (a layer below ``searchkit.config``
+and ``searchkit.index``, above ``searchkit.ingest``, whose redaction it reuses).
 """
 from __future__ import annotations
 
 import re
 import urllib.parse
 from typing import Sequence
+
+from searchkit.ingest.redact import redact
 
 
 EXCERPT_CHARS = 120
@@ -95,8 +98,6 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     the word after ``Bearer``/``Basic``/``Digest``/``ApiKey``, what :func:`searchkit.ingest.redact.redact`
     finds, and every long run of token characters that holds a digit (or mixes cases) replaced by
     ``[redacted]``."""
-    from searchkit.ingest.redact import redact
-
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = _remove_pieces(text, secret)
     text = _USERINFO.sub(_REDACTED + "@", text)
