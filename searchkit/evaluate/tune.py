@@ -431,7 +431,7 @@ def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
     checked against ``base`` (``SearchConfig.replace``) before any index is built. A point that is
     not an object, is empty (the base config is always compared), names an unknown key or a bad
     value, changes what the index stores (the grid runs on one index per dataset), or gives the
-    same config as an earlier point is a :class:`TuneError` naming the point and the bad key or
+    base config or the same config as an earlier point is a :class:`TuneError` naming the point and the bad key or
     value (issue 31 item 5)."""
     from searchkit.config import ConfigError
 
@@ -458,6 +458,8 @@ def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
             raise TuneError(f"point {i} changes what the index stores ({', '.join(index_keys)}): the grid runs on "
                             "one index per dataset, so it takes query-time settings only (fusion, depths, ...)")
         fp = cfg.fingerprint()
+        if fp == base.fingerprint():
+            raise TuneError(f"point {i} changes nothing: it gives the base config, which is always compared")
         if fp in seen:
             raise TuneError(f"point {i} gives the same config as point {seen[fp]}")
         seen[fp] = i
