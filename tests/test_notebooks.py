@@ -152,14 +152,17 @@ def test_notebook_runs_headless(executed, name):
 def test_notebooks_share_run_folders(executed):
     runs = executed["_runs"]
     folders = sorted(p.name for p in runs.iterdir() if (p / "provenance.json").is_file())
-    # 01, 03 and 04 measure mini dev under one config: one folder, written once and reused; 04 adds BM25 only
-    assert len([f for f in folders if f.startswith("mini-dev-")]) == 2, folders
+    # 01, 03 and 04 measure mini dev under one config: one folder, written once and reused; 04 adds BM25 only,
+    # 05 the tuned config it exports (the run folder the export records)
+    assert len([f for f in folders if f.startswith("mini-dev-")]) == 3, folders
     assert sorted(p.name for p in (runs / "tasks-eval-dev").iterdir()) == ["bm25-dense", "fts5", "fts5-dense-rrf"]
     assert (runs / "tuned-fusion.json").is_file() and (runs / "tuned-no-answer.json").is_file()
     assert sorted(p.name for p in (runs / "exports").iterdir()) == ["tuned.v1.json"]
     verified = _load(executed["05_export_and_verify"][2])
     shown = "".join("".join(o.get("text", "")) for c in _code(verified) for o in c["outputs"])
     assert "identical: " in shown
+    recorded = _load(runs / "exports" / "tuned.v1.json")["provenance"]["runs"]
+    assert recorded, "the export records no run folder"
 
 
 @pytest.mark.parametrize("name, parameters", [
@@ -176,3 +179,99 @@ def test_missing_dataset_stops_with_one_line(tmp_path, name, parameters):
     assert e.evalue.startswith(f"DATASET '{parameters['DATASET']}': no dataset folder '{parameters['DATASET']}'")
     assert len(e.traceback) == 1 and "\n" not in e.traceback[0]  # one line, no traceback
     assert not runs.exists()  # nothing written
+
+
+# --------------------------------------------------------------------------- issue 31 item 6
+
+
+def _outputs(nb: dict) -> list[dict]:
+    return [o for c in _code(nb) for o in c["outputs"]]
+
+
+def _shown(nb: dict) -> str:
+    """Everything a notebook printed or displayed as text or HTML."""
+    parts = []
+    for o in _outputs(nb):
+        parts.append("".join(o.get("text", "")))
+        data = o.get("data", {})
+        parts.extend("".join(data.get(k, "")) for k in ("text/plain", "text/html"))
+    return "\n".join(parts)
+
+
+def _png_width(b64: str) -> int:
+    import base64
+    import struct
+
+    raw = base64.b64decode(b64)
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">I", raw[16:20])[0]
+
+
+def test_progress_bars_draw_as_widgets(executed):
+    """ipywidgets is in the notebooks extra: tqdm.auto draws a widget, never "IProgress not found";
+    02's sweep shows its progress."""
+    for name in NAMES:
+        assert "IProgress not found" not in _shown(_load(executed[name][2])), name
+    widgets = [o for o in _outputs(_load(executed["02_tune_fusion"][2]))
+               if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert widgets, "02's sweep shows no progress bar"
+
+
+def test_02_shipped_row_is_the_shipped_config_with_its_adaptive_model(executed):
+    shown = _shown(_load(executed["02_tune_fusion"][2]))
+    assert "shipped: wsum" in shown and "+ adaptive (bm25 share" in shown
+    assert "not scored" not in shown and "(not in the grid)" not in shown.split("runner-up")[-1].split("RRF")[0]
+
+
+def test_figures_fit_1400_pixels(executed):
+    for name in NAMES:
+        for o in _outputs(_load(executed[name][2])):
+            if "image/png" in o.get("data", {}):
+                assert _png_width(o["data"]["image/png"]) <= 1400, name
+
+
+def test_04_names_columns_by_run_label(executed):
+    nb = _load(executed["04_error_analysis"][2])
+    html = [("".join(o["data"]["text/html"])) for o in _outputs(nb) if "text/html" in o.get("data", {})]
+    comparison = next(h for h in html if "Δ " in h)
+    assert ">shipped<" in comparison and ">bm25_only<" in comparison and ">Δ bm25_only<" in comparison
+    assert "mini-dev-" not in comparison  # not the run folders' names
+    deltas = next(h for h in html if ">delta<" in h)
+    assert ">shipped<" in deltas and ">bm25_only<" in deltas and ">a<" not in deltas
+
+
+def test_05_reports_the_run_folders_it_exports(executed):
+    import re
+
+    shown = _shown(_load(executed["05_export_and_verify"][2]))
+    m = re.search(r"reported on (\d+) run folder\(s\)", shown)
+    assert m and int(m.group(1)) >= 1, shown[:400]
+
+
+def test_06_says_why_no_language_gets_a_star(executed):
+    shown = _shown(_load(executed["06_task_search"][2]))
+    assert "No language group can get a * here" in shown and "at least 0.0312" in shown, shown[:600]
+    assert "pooled test over all" in shown
+
+
+def test_03_default_datasets_give_curves():
+    """03's defaults (mini and xquad-ru): every default dataset's split holds answerable and
+    unanswerable queries, so each ROC / PR / reliability curve has both classes."""
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+
+    nb = _load(NOTEBOOKS / "03_no_answer.ipynb")
+    params: dict = {}
+    exec("".join(next(c for c in _code(nb) if "parameters" in c["metadata"].get("tags", []))["source"]), params)
+    assert len(params["DATASETS"]) >= 2 and "xquad-ru" in params["DATASETS"]
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        for name in params["DATASETS"]:
+            try:
+                path = resolve_dataset(name)
+            except Exception as exc:  # ../shared/data absent on this machine
+                pytest.skip(f"{name}: {exc}")
+            ds = load_dataset(path, split=params["SPLIT"])
+            assert {q.answerable for q in ds.queries} == {True, False}, name
+    finally:
+        os.chdir(cwd)

@@ -249,6 +249,10 @@ def test_report_in_headless_chromium(runs, tmp_path):
         for r in runs:
             expected.update(_expected_headline(r))
         assert {(run, metric): text for run, metric, text in cells} == {k: f"{v:.4f}" for k, v in expected.items()}
+        # the config-diff section and the per-group tables are there and the page needs no sideways scroll
+        assert driver.execute_script("return document.querySelectorAll('#config h3').length") == len(runs) - 1
+        assert driver.execute_script("return document.querySelectorAll('details.groups').length") >= 8
+        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
         png = driver.get_screenshot_as_png()
     finally:
         driver.quit()
