@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Mapping, Sequence
 
+from searchkit.credentials import shown_url, url_secrets
 from searchkit.errors import SearchkitError
 from searchkit.schema import DRAFT, SchemaBuilder
 
@@ -424,8 +425,6 @@ class DenseConfig(_Section):
 
 def _shown_url(url: str) -> str:
     """A URL as a message may show it (no user name, password or query values; issue 27 item 5)."""
-    from searchkit.index.embedders import shown_url
-
     return shown_url(url)
 
 
@@ -434,8 +433,6 @@ def _url_problems(key: str, url: str | None) -> list[str]:
     naming ``key`` and never the credential: the key belongs in ``api_key_env``."""
     if not url:
         return []
-    from searchkit.index.embedders import url_secrets
-
     return [f"{key} holds {what}: credentials never go in a URL; put the API key in an environment variable "
             "and name it in api_key_env" for what in url_secrets(url)]
 
@@ -515,6 +512,10 @@ class FusionConfig(_Section):
     Same units as ``speaker``; runs after it, and the weak-match signals are read before both.
     Records without a date and questions naming none are left as they are. 0: off (what a version-3
     config without the key means)."""
+    speaker_depth: int = _knob(100, lo=1, omit_default=True)
+    """How many of the best fused records the ``speaker`` stage looks at (the rest keep their scores)."""
+    date_depth: int = _knob(100, lo=1, omit_default=True)
+    """How many of the best fused records the ``date`` stage looks at (the rest keep their scores)."""
     adaptive: AdaptiveFusion | None = field(default_factory=lambda: _SHIPPED_ADAPTIVE, metadata=_OMIT_DEFAULT)
     """Weights chosen per query (a weighted sum only: ``rrf`` ignores it); None: ``weights`` for
     every query. The default was fitted on the tune halves of the public dev sets. A config that
@@ -622,6 +623,12 @@ class WeakMatchConfig(_Section):
     """The conversation model reads who said it: a question that names no speaker of the
     conversations in scope has none of that evidence (its four speaker features are 0), and the
     documents model (similarity and coverage) reads it instead."""
+    evidence_depth: int = _knob(3, lo=1, omit_default=True)
+    """How many of the best fused records the content evidence (each retriever's ``R_<item>``) reads."""
+    attribution_depth: int = _knob(5, lo=1, omit_default=True)
+    """How many of the best fused records the attribution evidence (who said it) reads."""
+    attribution_passages: int = _knob(12, lo=1, omit_default=True)
+    """Passages of each such record it reads at most (the whole of a long session, bounded)."""
 
     def _rules(self) -> list[str]:
         out = []
@@ -669,6 +676,8 @@ class DiversityConfig(_Section):
     enabled: bool = True
     per_kind: int = _knob(2, lo=1)
     min_relative_score: float = _knob(0.5, lo=0.0, hi=1.0)
+    candidates: int = _knob(60, lo=1, omit_default=True)
+    """Hits the history tool ranks before it picks the cards (at least four a card)."""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,8 @@ class Hit:
     ``scores`` and ``ranks`` map each retriever's name (``bm25``, ``dense``, ...) to the
     score and 1-based rank that retriever gave this record; a retriever that did not
     return the record is absent. ``score`` is the fused score that ordered the result.
+    ``stages`` maps each ranking stage of the search (``fuse``, ``rerank``, ``evidence``,
+    ``speaker``, ``date``: ``searchkit.rank.stages``) to the record's score after it.
     """
 
     record: Record
@@ -105,10 +107,12 @@ class Hit:
     passage: Passage
     scores: Mapping[str, float] = field(default_factory=dict)
     ranks: Mapping[str, int] = field(default_factory=dict)
+    stages: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scores", _frozen_map(self.scores))
         object.__setattr__(self, "ranks", _frozen_map(self.ranks))
+        object.__setattr__(self, "stages", _frozen_map(self.stages))
 
     @property
     def record_id(self) -> str:
@@ -126,6 +130,7 @@ class Hit:
             "score": self.score,
             "scores": dict(self.scores),
             "ranks": dict(self.ranks),
+            "stages": dict(self.stages),
             "passage": {
                 "index": self.passage.index,
                 "start": self.passage.start,

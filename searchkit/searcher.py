@@ -6,11 +6,15 @@ filters)`` returns a ``Result`` whose hits carry each retriever's score and rank
 sees why a record ranked. Filters apply before the top-k is cut: a filtered-out record never
 takes a slot. Scoring is per record: each retriever's score for a record is its best passage's
 score (MaxP); the card shows the passage with the best passage-level fused score.
+
+A search is a pipeline of stages over ``Candidates`` built from the config
+(``searchkit.rank.stages``: retrieve, fuse, rerank, evidence, speaker, date, cut; ``pipeline``),
+run over the ``Query`` that ``query`` checks; ``result`` turns its candidates into hits and
+warnings. Tuning and the adaptive-fusion fit run a prefix of ``pipeline`` once and vary one stage.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -18,17 +22,11 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
-from searchkit.rank.candidates import Candidates, collect
+from searchkit.rank.candidates import Candidates
+from searchkit.rank.filters import Filters
+from searchkit.rank.stages import Pipeline, Query, build_pipeline
+from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result, Notice
-
-EVIDENCE_DEPTH = 3
-"""How many of the best fused records the content evidence reads."""
-SPEAKER_DEPTH = 5
-"""How many of the best fused records the attribution evidence reads."""
-MAX_SPEAKER_PASSAGES = 12
-"""Passages of each such record it reads at most (the whole of a long session, bounded)."""
-SPEAKER_RANK_DEPTH = 100
-"""Fused records the ``fusion.speaker`` stage looks at (the rest keep their scores)."""
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -40,71 +38,6 @@ class QueryError(SearchkitError, ValueError):
 
 class IndexMismatchError(SearchkitError, ValueError):
     """An index folder built under another config or embedder than the one asked for."""
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Restrictions applied before the top-k is cut.
-
-    ``since`` is inclusive and ``until`` exclusive. A date bound (``YYYY-MM-DD``) compares the
-    record's day (``Record.date``); a date-time bound compares the record's own time stamp
-    (``fields`` ``ts``, ``updated_at`` or ``modified``; a record with only a day counts from its
-    midnight, UTC; times without an offset are UTC). A record without a date is excluded
-    whenever ``since`` or ``until`` is set. ``visible`` is a predicate over records (privacy, H15).
-    """
-
-    kinds: tuple[str, ...] | None = None
-    since: str | None = None
-    until: str | None = None
-    spaces: tuple[str, ...] | None = None
-    visible: Callable[[Record], bool] | None = None
-
-    def is_empty(self) -> bool:
-        return not (self.kinds or self.since or self.until or self.spaces or self.visible)
-
-    def accepts(self, r: Record) -> bool:
-        if self.kinds is not None and r.kind not in self.kinds:
-            return False
-        if self.spaces is not None and r.space not in self.spaces:
-            return False
-        if self.since or self.until:
-            day = (r.date or "")[:10]
-            if not day:
-                return False
-            if self.since and not _after(r, day, self.since):
-                return False
-            if self.until and _after(r, day, self.until):
-                return False
-        if self.visible is not None and not self.visible(r):
-            return False
-        return True
-
-
-def _after(r: Record, day: str, bound: str) -> bool:
-    """Whether record ``r`` (whose day is ``day``) is at or after ``bound`` (a date or date-time)."""
-    if len(bound) <= 10:
-        return day >= bound[:10]
-    t = _record_time(r, day)
-    b = _aware(bound)
-    if t is None or b is None:
-        return day >= bound[:10]
-    return t >= b
-
-
-def _aware(value: str):
-    from searchkit.util import aware
-
-    return aware(value)
-
-
-def _record_time(r: Record, day: str):
-    for key in ("ts", "updated_at", "modified"):
-        value = r.fields.get(key)
-        if isinstance(value, str) and len(value) > 10:
-            t = _aware(value)
-            if t is not None:
-                return t
-    return _aware(day + "T00:00:00")
 
 
 def make_analyzer(config: SearchConfig):
@@ -173,7 +106,7 @@ class Searcher:
         bounds = np.searchsorted(self._passage_record[order], np.arange(len(self.records) + 1))
         self._record_passages = [order[bounds[i]:bounds[i + 1]] for i in range(len(self.records))]
         self._speakers: dict[bytes, Any] = {}
-        self._record_days: dict[int, Any] = {}  # searchkit.rank.dates.record_day, learned lazily
+        self._pipeline: Pipeline | None = None  # built from the config when first searched
         self._fingerprint: str | None = None  # the config's, computed once (a config is frozen)
 
     # -- what it holds --------------------------------------------------------------------
@@ -203,9 +136,10 @@ class Searcher:
         them in batches into its cache), before they are searched one by one."""
         for name, r in self.retrievers.items():
             if hasattr(r, "warm"):
-                r.warm(texts, batch_size=self._section(name, "batch_size", 32), show_progress=show_progress)
+                r.warm(texts, batch_size=self.section_value(name, "batch_size", 32), show_progress=show_progress)
 
-    def _section(self, name: str, key: str, default: Any) -> Any:
+    def section_value(self, name: str, key: str, default: Any) -> Any:
+        """Key ``key`` of retriever ``name``'s config section (``default`` without one)."""
         from searchkit import retrievers
 
         spec = retrievers.RETRIEVERS.get(name)
@@ -288,6 +222,44 @@ class Searcher:
             return None
         return np.fromiter((filters.accepts(r) for r in self.records), dtype=bool, count=len(self.records))
 
+    def query(
+        self,
+        query: str,
+        k: int = 10,
+        filters: Filters | None = None,
+        *,
+        record_mask: np.ndarray | None = None,
+        scope: np.ndarray | None = None,
+    ) -> Query:
+        """The checked ``Query`` the stages run (``search`` takes the same arguments): the query
+        text, the retrievers (each a view limited to ``scope`` where it can be), the passages that
+        may be candidates and ``k``. Raises ``QueryError`` naming a bad argument."""
+        q = self.validate_query(query)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise QueryError(f"k must be a positive integer, got {k!r}")
+        mask = self.record_mask(filters)
+        if record_mask is not None:
+            mask = record_mask if mask is None else (mask & record_mask)
+        pscope = None
+        if scope is not None:
+            scope = np.asarray(scope)
+            if scope.dtype != np.bool_ or scope.shape != (len(self.records),):
+                raise ValueError(f"scope must be a bool array over the {len(self.records)} records")
+            mask = scope if mask is None else (mask & scope)
+            pscope = scope[self._passage_record]
+        pmask = None if mask is None else mask[self._passage_record]
+        views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
+                 for name, r in self.retrievers.items()}
+        return Query(q, views, pmask, scope, k)
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The search path under this Searcher's config (``searchkit.rank.stages``): retrieve,
+        fuse, rerank, evidence, speaker, date, cut (the stages the config turns off left out)."""
+        if self._pipeline is None:
+            self._pipeline = build_pipeline(self)
+        return self._pipeline
+
     def search(
         self,
         query: str,
@@ -308,151 +280,33 @@ class Searcher:
         scope's passages alone, dense scored exactly), so nothing outside it changes a result or
         a score. Filters narrow the candidates within the scope without changing statistics.
         """
-        q = self.validate_query(query)
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise QueryError(f"k must be a positive integer, got {k!r}")
-        mask = self.record_mask(filters)
-        if record_mask is not None:
-            mask = record_mask if mask is None else (mask & record_mask)
-        pscope = None
-        if scope is not None:
-            scope = np.asarray(scope)
-            if scope.dtype != np.bool_ or scope.shape != (len(self.records),):
-                raise ValueError(f"scope must be a bool array over the {len(self.records)} records")
-            mask = scope if mask is None else (mask & scope)
-            pscope = scope[self._passage_record]
-        pmask = None if mask is None else mask[self._passage_record]
-        views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
-                 for name, r in self.retrievers.items()}
-        cands = self._retrieve(q, views, pmask)
-        ranked, reranked = self._rerank_scored(q, cands, self._fuse(cands, views))
-        # the weak-match signals (score shapes, what the corpus holds and who said it) are read off
-        # the ranking before the speaker stage: that stage moves another speaker's turn down, and an
-        # adversarial question's best match being someone else's is the very evidence of no answer
-        before = cands.with_fusion(ranked, {**self._evidence(q, cands, views, ranked, scope), **reranked})
-        cands = before.with_fusion(self._after_evidence(q, cands, ranked, scope), before.evidence)
-        hits = self._hits(cands, k)
-        warnings, sig = self._warnings(q, before, hits)
+        q = self.query(query, k, filters, record_mask=record_mask, scope=scope)
+        return self.result(self.pipeline(Candidates(), q), q)
+
+    def result(self, c: Candidates, q: Query) -> Result:
+        """The ``Result`` of a pipeline's candidates: a hit for each of ``c.fused`` (at most
+        ``q.k``) carrying every stage's score, and the warnings. The weak-match signals are read
+        off the ranking the ``evidence`` stage saw (before the speaker stage: that stage moves
+        another speaker's turn down, and an adversarial question's best match being someone
+        else's is the very evidence of no answer)."""
+        hits = self._hits(c, q.k)
+        seen = c.stages.get("evidence", c.fused)
+        warnings, sig = self._warnings(q.text, c.with_fusion(seen, c.evidence), hits)
         if self._fingerprint is None:
             self._fingerprint = self.config.fingerprint()
         return Result(
-            query=q, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self._fingerprint, signals=sig
+            query=q.text, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self._fingerprint, signals=sig
         )
 
-    # -- internals ------------------------------------------------------------------------
-    def _retrieve(self, q: str, views: Mapping[str, Any], pmask: np.ndarray | None) -> Candidates:
-        if pmask is not None and not pmask.any():
-            return Candidates()
-        answers = {}
-        for name, r in views.items():
-            prepared = r.prepare(q)
-            depth = self._section(name, "depth", 100)
-            rows, scores = r.search(prepared, _passage_depth(depth, len(self.passages)), pmask)
-            answers[name] = (prepared, rows, scores, depth)
-        return collect(answers, self._passage_record)
+    # -- what the stages read -------------------------------------------------------------
+    def reranker(self) -> Any:
+        """The reranker ``rerank.method`` names (``searchkit.rank.rerank.RERANKERS``), for this
+        Searcher's embedder and cache."""
+        from searchkit.rank.rerank import RERANKERS
 
-    def _fuse(self, c: Candidates, views: Mapping[str, Any],
-              weights: Mapping[str, float] | None = None) -> list[tuple[int, float]]:
-        """The fused records of one query; ``weights`` (by retriever) overrides the config's and the
-        adaptive model's (the adaptive-fusion fit scores several weightings of one retrieval)."""
-        from searchkit.rank.fusion import fuse_runs
-
-        def fill(name: str, missing: list[int]) -> dict[int, float]:
-            """The retriever's exact score for records it did not return: their best passage."""
-            pis = [self._record_passages[ri] for ri in missing]
-            vals = np.asarray(views[name].scores_for(c.runs[name].query, np.concatenate(pis)))
-            starts = np.cumsum([0] + [len(p) for p in pis[:-1]])
-            return dict(zip(missing, np.maximum.reduceat(vals, starts).tolist()))
-
-        cfg = self.config.fusion
-        if weights is None and cfg.adaptive is not None and cfg.method != "rrf":
-            from searchkit.rank.adaptive import weights_for
-
-            weights = weights_for(c, cfg)
-        return fuse_runs({name: run.records for name, run in c.runs.items()}, cfg, fill=fill, weights=weights)
-
-    def _by_speaker(self, c: Candidates, ranked: list[tuple[int, float]],
-                    scope: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """``fusion.speaker``: when the question names a speaker of the conversations in scope, a
-        record whose best passage only someone else said loses ``fusion.speaker``
-        (``searchkit.rank.conversation.said_by_named``); the rest keep their fused score."""
-        w = self.config.fusion.speaker
-        if w <= 0 or not ranked or "bm25" not in c.runs:
-            return ranked
-        from searchkit.rank.conversation import said_by, whose
-
-        query = c.runs["bm25"].query
-        speakers = self.speakers(scope)
-        named = speakers.in_query(query)
-        if not named:
-            return ranked
-        head, rest = ranked[:SPEAKER_RANK_DEPTH], ranked[SPEAKER_RANK_DEPTH:]
-        rrf_k = self.config.fusion.rrf_k
-        owners = speakers.passage_owners  # passage row -> whose it is, kept with these speakers
-        own = []
-        for ri, _ in head:
-            pi = c.best_passage(ri, rrf_k)
-            if pi is None:
-                own.append(None)
-                continue
-            who = owners.get(pi)
-            if who is None:
-                # the passage's own slice of its record: not the title line it is prefixed with (a
-                # chat's title names both speakers)
-                p = self.passages[pi]
-                who = owners[pi] = whose(self.records[ri].text[p.start:p.end], speakers, self.analyzer.query_tokens)
-            own.append(said_by(named, who))
-        return _shifted(head, rest, [-w if mine is False else 0.0 for mine in own])
-
-    def _after_evidence(self, q: str, c: Candidates, ranked: list[tuple[int, float]],
-                        scope: np.ndarray | None = None) -> list[tuple[int, float]]:
-        """The stages after the weak-match evidence is read: who said it, then the question's date."""
-        return self._by_date(q, self._by_speaker(c, ranked, scope))
-
-    def _by_date(self, q: str, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """``fusion.date``: when the question names a date, a record of that date (its own date,
-        or the whole date its title names; ``searchkit.rank.dates``) among the first
-        ``SPEAKER_RANK_DEPTH`` gains ``fusion.date``; the rest keep their score."""
-        w = self.config.fusion.date
-        if w <= 0 or not ranked:
-            return ranked
-        from searchkit.rank.dates import query_when, record_day
-
-        when = query_when(q)
-        if when is None:
-            return ranked
-        days = self._record_days  # record -> its day, learned as records reach a head
-        head, rest = ranked[:SPEAKER_RANK_DEPTH], ranked[SPEAKER_RANK_DEPTH:]
-        for ri, _ in head:
-            if ri not in days:
-                days[ri] = record_day(self.records[ri])
-        gains = [w if when.matches(days[ri]) else 0.0 for ri, _ in head]
-        return _shifted(head, rest, gains) if any(gains) else ranked
-
-    def _rerank(self, q: str, c: Candidates, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
-        """The ``rerank`` stage: a second look at the best fused records, for queries in the
-        languages ``rerank.languages`` names (shipped: Japanese)."""
-        return self._rerank_scored(q, c, ranked)[0]
-
-    def _rerank_scored(self, q: str, c: Candidates,
-                       ranked: list[tuple[int, float]]) -> tuple[list[tuple[int, float]], dict[str, float]]:
-        """``_rerank``, and the evidence the stage adds (``rerank_top1``; none where it did not run)."""
-        cfg = self.config.rerank
-        if not cfg.enabled or not ranked:
-            return ranked, {}
-        from searchkit.analyze import detect_language
-        from searchkit.rank.rerank import RERANKERS, reorder, stage_evidence
-
-        if not cfg.runs_for(detect_language(q)):
-            return ranked, {}
-
-        if cfg.method == "sentence_maxsim" and self.embedder is None:
+        if self.config.rerank.method == "sentence_maxsim" and self.embedder is None:
             raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
-        head = [ri for ri, _ in ranked[:cfg.depth]]
-        best = [c.best_passage(ri, self.config.fusion.rrf_k) for ri in head]
-        texts = [self.passages[pi].text if pi is not None else self.records[ri].text[:1500] for ri, pi in zip(head, best)]
-        scores = [float(s) for s in RERANKERS[cfg.method](self).rerank(q, texts)]
-        return reorder(ranked, dict(zip(head, scores)), cfg.weight), stage_evidence(scores)
+        return RERANKERS[self.config.rerank.method](self)
 
     def embed_rerank_sentences(self, passages: Iterable[int] | None = None, *, show_progress: bool = False) -> int:
         """Embed, into the cache, the sentences the ``rerank`` stage reads, so that a query does not
@@ -482,29 +336,6 @@ class Searcher:
             texts = [self.passages[i].text for i in passages]
         return sorted({s for t in texts for s in passage_sentences(t)})
 
-    def _evidence(self, q: str, c: Candidates, views: Mapping[str, Any], ranked: list[tuple[int, float]],
-                  scope: np.ndarray | None = None) -> dict[str, float]:
-        """How much of the query the top records hold: each retriever's own evidence (``R_<item>``)
-        and who said what in conversations (``searchkit.rank.conversation``)."""
-        from searchkit.rank import conversation
-
-        if not ranked:
-            return {}
-        top = [c.record_passages.get(ri, ()) for ri, _ in ranked[:EVIDENCE_DEPTH]]
-        best = [c.best_passage(ri, self.config.fusion.rrf_k) for ri, _ in ranked[:EVIDENCE_DEPTH]]
-        texts = [self.passages[pi].text for pi in best if pi is not None]
-        out: dict[str, float] = {}
-        for name, r in views.items():
-            if hasattr(r, "evidence") and name in c.runs:
-                for item, value in r.evidence(c.runs[name].query, top, texts).items():
-                    out[f"{name}_{item}"] = float(value)
-        lexical = views.get("bm25")
-        query = c.runs["bm25"].query if "bm25" in c.runs else self.analyzer.query_tokens(q)
-        weights = lexical.index.term_weights(query) if lexical is not None else None
-        said = [self.passages[int(pi)].text for ri, _ in ranked[:SPEAKER_DEPTH] for pi in self._record_passages[ri][:MAX_SPEAKER_PASSAGES]]
-        out.update(conversation.attribution(query, said, self.speakers(scope), self.analyzer.query_tokens, weights))
-        return out
-
     def speakers(self, scope: np.ndarray | None = None) -> Any:
         """The speaker names of the conversations in ``scope`` (every record when None), learned
         once per scope: a name only someone else's chats hold never shapes a caller's evidence."""
@@ -524,14 +355,15 @@ class Searcher:
     def _hits(self, c: Candidates, k: int) -> list[Hit]:
         hits = []
         rrf_k = self.config.fusion.rrf_k
-        for pos, (ri, score) in enumerate(c.fused[:k], start=1):
+        top = c.fused[:k]
+        for pos, ((ri, score), stages) in enumerate(zip(top, c.stage_scores([ri for ri, _ in top])), start=1):
             scores = {n: float(run.records[ri]) for n, run in c.runs.items() if ri in run.records}
             ranks = {n: run.ranks[ri] for n, run in c.runs.items() if ri in run.ranks}
             pi = c.best_passage(ri, rrf_k)
             if pi is None:  # pragma: no cover - every ranked record came from some passage
                 pi = int(self._record_passages[ri][0])
             hits.append(Hit(record=self.records[ri], score=float(score), rank=pos, passage=self.passages[pi],
-                            scores=scores, ranks=ranks))
+                            scores=scores, ranks=ranks, stages=stages))
         return hits
 
     def shape(self, ranked: Sequence[tuple[int, float]], speaker_named: bool = True) -> str:
@@ -776,20 +608,6 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
         why = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
         raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
     return out
-
-
-def _shifted(head: list[tuple[int, float]], rest: list[tuple[int, float]],
-             deltas: Sequence[float]) -> list[tuple[int, float]]:
-    """A ranking stage's result: each head record's score plus its delta, the whole list in score
-    order again (ties: the lower record), so a record moved down may fall below the rest."""
-    moved = [(ri, s + d) for (ri, s), d in zip(head, deltas)] + rest
-    moved.sort(key=lambda t: (-t[1], t[0]))
-    return moved
-
-
-def _passage_depth(record_depth: int, n_passages: int) -> int:
-    """Passages to fetch so that about ``record_depth`` distinct records come back."""
-    return min(n_passages, max(record_depth, int(record_depth * 1.5) + 10))
 
 
 def _default_cache():

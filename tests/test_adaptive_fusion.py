@@ -13,6 +13,7 @@ from searchkit.evaluate import adaptive as fit_mod
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.tune import half_of
 from searchkit.rank import adaptive
+from searchkit.rank.candidates import Candidates
 from searchkit.searcher import Searcher
 
 HASHING = {"dense": {"embedder": "hashing", "hashing_dim": 64}}
@@ -80,11 +81,15 @@ def test_adaptive_round_trips_through_json_and_changes_the_fingerprint():
 # --------------------------------------------------------------------------- weights
 
 
+def _retrieved(searcher, text):
+    """The candidates of the pipeline's first stage (what the adaptive model reads)."""
+    return searcher.pipeline.upto("retrieve")(Candidates(), searcher.query(text))
+
+
 def test_share_stays_between_lo_and_hi_and_follows_the_model(searcher, mini):
-    views = dict(searcher.retrievers)
     shares = []
     for q in mini.queries[:12]:
-        c = searcher._retrieve(q.text, views, None)
+        c = _retrieved(searcher, q.text)
         x = adaptive.features(c)
         assert set(x) == set(adaptive.FEATURES) and all(math.isfinite(v) for v in x.values())
         m = _model()
@@ -99,7 +104,7 @@ def test_share_stays_between_lo_and_hi_and_follows_the_model(searcher, mini):
 
 
 def test_without_a_model_the_weights_are_the_configs(searcher, mini):
-    c = searcher._retrieve(mini.queries[0].text, dict(searcher.retrievers), None)
+    c = _retrieved(searcher, mini.queries[0].text)
     fusion = SearchConfig().replace(**{"fusion.adaptive": None}).fusion
     assert dict(adaptive.weights_for(c, fusion)) == {"bm25": 0.4, "dense": 0.6}
 
@@ -110,7 +115,7 @@ def test_the_searcher_fuses_each_query_at_its_own_share(searcher, mini):
     ad = searcher.with_config(searcher.config.replace(**{"fusion.adaptive": m}))
     differs = 0
     for q in mini.queries[:10]:
-        c = searcher._retrieve(q.text, dict(searcher.retrievers), None)
+        c = _retrieved(searcher, q.text)
         s = adaptive.share(c, m)
         fixed = searcher.with_config(searcher.config.replace(**{"fusion.weights": {"bm25": s, "dense": 1 - s}}))
         got = [(h.record.id, round(h.score, 9)) for h in ad.search(q.text, k=10).hits]

@@ -6,6 +6,7 @@ import pytest
 from searchkit import retrievers
 from searchkit.config import ConfigError, SearchConfig
 from searchkit.index.cache import EmbeddingCache
+from searchkit.rank.candidates import Candidates
 from searchkit.rank.signals import FEATURES
 from searchkit.records import Record
 from searchkit.retrievers import Retriever, RetrieverSpec
@@ -84,10 +85,7 @@ def test_a_record_level_signal_reads_only_candidates(tiny_records):
 
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
-    views = dict(s.retrievers)
-    cands = s._retrieve("скрипт выгрузки", views, None)
-    ranked = s._fuse(cands, views)
-    cands = cands.with_fusion(ranked, s._evidence("скрипт выгрузки", cands, views, ranked))
+    cands = s.pipeline.upto("evidence")(Candidates(), s.query("скрипт выгрузки"))
     with pytest.raises(TypeError):
         cands.runs["bm25"] = None  # frozen
     assert compute_features(cands) == compute_features(cands)

@@ -80,6 +80,7 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
     from searchkit.evaluate.metrics import per_query_metrics
     from searchkit.evaluate.run import _visible_to
     from searchkit.rank.adaptive import features as prefusion
+    from searchkit.rank.candidates import Candidates
     from searchkit.searcher import Filters, Searcher
 
     base = base or SearchConfig()
@@ -88,10 +89,14 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
     cases: list[FusionCase] = []
     for ds in datasets:
         s = Searcher.build(ds.records, base, show_progress=show_progress)
-        views = dict(s.retrievers)
-        if len(views) < 2 or "bm25" not in views:
+        if len(s.retrievers) < 2 or "bm25" not in s.retrievers:
             raise ValueError("adaptive fusion needs the bm25 retriever and at least one other")
-        others = [n for n in views if n != "bm25"]
+        others = [n for n in s.retrievers if n != "bm25"]
+        # retrieve once, then vary the fuse stage and run the rest of the search path (rerank, who
+        # said it, the question's date; the evidence stage reads and moves nothing)
+        retrieve = s.pipeline.upto("retrieve")
+        rest = s.pipeline.after("retrieve").without("evidence", "cut")
+        fuse = rest["fuse"]
         queries = [q for q in ds.queries if q.answerable and ds.qrels.get(q.id)]
         it: Iterable[Any] = queries
         if show_progress:
@@ -106,15 +111,12 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
                 filters = Filters(kinds=tuple(q.kinds) if q.kinds else None, since=q.since, until=q.until,
                                   spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
                                   visible=_visible_to(q.caller) if q.caller else None)
-            mask = s.record_mask(filters)
-            pmask = None if mask is None else mask[s.passage_record]
-            text = s.validate_query(q.text)
-            c = s._retrieve(text, views, pmask)
+            query = s.query(q.text, filters=filters)
+            c = retrieve(Candidates(), query)
             feats[q.id] = prefusion(c)
             for w in grid:
                 weights = {"bm25": w, **{n: (1.0 - w) / len(others) for n in others}}
-                # the rest of the search path after fusion (rerank, who said it, the question's date)
-                ranked = s._after_evidence(text, c, s._rerank(text, c, s._fuse(c, views, weights=weights)))[:depth]
+                ranked = rest.replace("fuse", fuse.with_weights(weights))(c, query).fused[:depth]
                 runs[w][q.id] = {s.records[ri].id: float(sc) for ri, sc in ranked}
         qrels = {q.id: dict(ds.qrels[q.id]) for q in queries}
         by_w = {w: per_query_metrics(qrels, runs[w], [metric]) for w in grid}

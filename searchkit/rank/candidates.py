@@ -52,22 +52,40 @@ class Candidates:
     ``record_passages`` maps a record to the passages of it any retriever returned (the card
     shows the best of them); ``fused`` is ``(record index, fused score)`` best first;
     ``evidence`` maps a name (``bm25_idf_coverage``, ``speaker_gap``, ...) to how much of the
-    query the top fused records hold (H11's content evidence).
+    query the top fused records hold (H11's content evidence); ``stages`` maps each ranking stage
+    that ran (``fuse``, ``rerank``, ``evidence``, ``speaker``, ``date``; ``searchkit.rank.stages``)
+    to the ranking it left, in the order they ran.
     """
 
     runs: Mapping[str, RetrieverRun] = field(default_factory=dict)
     record_passages: Mapping[int, tuple[int, ...]] = field(default_factory=dict)
     fused: tuple[tuple[int, float], ...] = ()
     evidence: Mapping[str, float] = field(default_factory=dict)
+    stages: Mapping[str, tuple[tuple[int, float], ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "runs", _frozen(self.runs))
         object.__setattr__(self, "record_passages", _frozen(self.record_passages))
         object.__setattr__(self, "fused", tuple(self.fused))
         object.__setattr__(self, "evidence", _frozen(self.evidence))
+        object.__setattr__(self, "stages", _frozen(self.stages))
 
     def with_fusion(self, fused: Sequence[tuple[int, float]], evidence: Mapping[str, float]) -> "Candidates":
         return replace(self, fused=tuple(fused), evidence=evidence)
+
+    def ranked_by(self, stage: str, fused: Sequence[tuple[int, float]],
+                  evidence: Mapping[str, float] | None = None) -> "Candidates":
+        """The candidates after ranking stage ``stage``: its ranking ``fused`` (kept in ``stages``
+        too) and, when given, the evidence it leaves."""
+        ranking = tuple(fused)
+        return replace(self, fused=ranking, evidence=self.evidence if evidence is None else evidence,
+                       stages={**self.stages, stage: ranking})
+
+    def stage_scores(self, records: Sequence[int]) -> list[dict[str, float]]:
+        """For each of ``records``: stage name -> the record's score in the ranking that stage left
+        (a stage whose ranking does not hold the record is absent)."""
+        tables = {name: dict(ranking) for name, ranking in self.stages.items()}
+        return [{name: float(t[ri]) for name, t in tables.items() if ri in t} for ri in records]
 
     def best_passage(self, record: int, rrf_k: float) -> int | None:
         """The record's passage with the best passage-level RRF over the retrievers (ties: the

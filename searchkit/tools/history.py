@@ -34,7 +34,7 @@ from searchkit.tools.cards import (  # noqa: F401 - the answer's names, importab
     pointer_line, render, session_key,
 )
 from searchkit.tools.history_search import (  # noqa: F401 - the tool's names, importable from here as before
-    CANDIDATES, DEFAULT_LIMIT, DEFAULT_LIMIT_SPACES, MAX_LIMIT, MAX_LIMIT_SPACES, HistorySearchError,
+    DEFAULT_LIMIT, DEFAULT_LIMIT_SPACES, MAX_LIMIT, MAX_LIMIT_SPACES, HistorySearchError,
     HistorySearchParams, RawAnswer,
 )
 from searchkit.util import read_json_file

@@ -31,8 +31,6 @@ DEFAULT_LIMIT = 8
 MAX_LIMIT = 10
 DEFAULT_LIMIT_SPACES = 10
 MAX_LIMIT_SPACES = 15
-CANDIDATES = 60
-"""Hits the searcher ranks before the cards are picked (at least four a card)."""
 
 CONTAINERS: tuple[str, ...] = ("personal", "shared")
 
@@ -97,7 +95,8 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
     warnings: list[Notice] = []
     signals: Any = {}
     if plan.searched:
-        res = _search(index.searcher, c, max(CANDIDATES, lim * 4), plan.scope)
+        # diversity.candidates: hits ranked before the cards are picked (at least four a card)
+        res = _search(index.searcher, c, max(index.searcher.config.diversity.candidates, lim * 4), plan.scope)
         hits = index.pick(res.hits, lim)
         warnings = [w for w in res.warnings if w.code == "weak_match"]
         missing = missing_ids_warning(c.query, hits)
