@@ -24,9 +24,10 @@ from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.filters import Filters
+from searchkit.rank.notices import search_notices
 from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
-from searchkit.records import Hit, Passage, Record, Result, Notice
+from searchkit.records import Hit, Passage, Record, Result
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -291,7 +292,8 @@ class Searcher:
         else's is the very evidence of no answer)."""
         hits = self._hits(c, q.k)
         seen = c.stages.get("evidence", c.fused)
-        warnings, sig = self._warnings(q.text, c.with_fusion(seen, c.evidence), hits)
+        warnings, sig = search_notices(q.text, c.with_fusion(seen, c.evidence), hits,
+                                       lambda ri: self.records[ri].kind, self.config.weak_match)
         if self._fingerprint is None:
             self._fingerprint = self.config.fingerprint()
         return Result(
@@ -365,44 +367,6 @@ class Searcher:
             hits.append(Hit(record=self.records[ri], score=float(score), rank=pos, passage=self.passages[pi],
                             scores=scores, ranks=ranks, stages=stages))
         return hits
-
-    def shape(self, ranked: Sequence[tuple[int, float]], speaker_named: bool = True) -> str:
-        """``conversation`` or ``documents``: the weak-match model that reads the evidence of a
-        ranking (``(record, score)`` best first), by the kinds of its top records and whether the
-        question names a speaker of the conversations in scope (``speaker_named``, the
-        ``speaker_query`` evidence): ``rank.conversation.evidence_shape`` under
-        ``weak_match.conversation_kinds``, ``conversation_depth``, ``conversation_share`` and
-        ``conversation_needs_speaker``; never by the corpus's text."""
-        from searchkit.rank.conversation import evidence_shape
-
-        wm = self.config.weak_match
-        top = [self.records[ri].kind for ri, _ in ranked[:wm.conversation_depth]]
-        return evidence_shape(top, wm.conversation_kinds, wm.conversation_depth, wm.conversation_share,
-                              speaker_named=speaker_named, needs_speaker=wm.conversation_needs_speaker)
-
-    def _warnings(self, q: str, c: Candidates, hits: list[Hit]) -> tuple[list[Notice], dict[str, float]]:
-        """H11 and H12 above the cards. The weak-match model is the one for what the evidence is
-        (``shape`` of the ranking it is read from, ``c.fused``); the signals carry every feature,
-        ``answer_probability`` and ``conversation_model`` (1: the conversation model scored it)."""
-        from searchkit.rank import signals
-
-        out = []
-        sig: dict[str, float] = {}
-        wm = self.config.weak_match
-        if hits:
-            shape = self.shape(c.fused, c.evidence.get("speaker_query", 0.0) > 0)
-            model = wm.model_for(shape)
-            sig = signals.compute_features(c)
-            sig["answer_probability"] = signals.answer_probability(sig, model)
-            sig["conversation_model"] = 1.0 if model is not wm else 0.0
-            if wm.enabled:
-                w = signals.weak_match_warning(sig, model)
-                if w is not None:
-                    out.append(w)
-        m = signals.missing_ids_warning(q, hits)
-        if m is not None:
-            out.append(m)
-        return out, sig
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, folder: str | Path, *, extra_files: Mapping[str, str] | None = None) -> Path:
