@@ -13,7 +13,9 @@ from typing import Sequence
 
 from searchkit.cli import compare, config, eval, gate, history, index, refs, report, runs, search, serve, tasks, tools, tune
 from searchkit.cli.common import CLIError
+from searchkit._omp import prefer_passive_wait
 from searchkit.errors import SearchkitError
+from searchkit.index.embedding import EmbeddingError
 
 VERBS = (index, search, eval, compare, report, runs, gate, tune, config, history, refs, tasks, tools, serve)
 """The verb modules, in the order ``searchkit --help`` lists them."""
@@ -52,9 +54,6 @@ def _one_line(exc: BaseException, limit: int = 500) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from searchkit._omp import prefer_passive_wait
-    from searchkit.index.embedders import EmbeddingError
-
     prefer_passive_wait()
     parser = build_parser()
     args = parser.parse_args(argv)

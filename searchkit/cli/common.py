@@ -5,7 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from searchkit.config import SearchConfig
+from searchkit.config_file import load_config as load
 from searchkit.errors import SearchkitError
+from searchkit.records import KINDS
+from searchkit.util import parse_iso
 
 
 class CLIError(SearchkitError):
@@ -15,14 +19,10 @@ class CLIError(SearchkitError):
 def load_config(path: str | None):
     """The config every ``--config`` names: a bare config JSON or an exported ``NAME.vN.json``
     (``searchkit config export``), read, migrated and checked by the one loader,
-    :func:`searchkit.export.load_config` (an export edited after export is refused); the shipped
+    :func:`searchkit.config_file.load_config` (an export edited after export is refused); the shipped
     default when ``path`` is None."""
-    from searchkit.config import SearchConfig
-
     if not path:
         return SearchConfig()
-    from searchkit.export import load_config as load
-
     return load(path)
 
 
@@ -38,8 +38,6 @@ def shown(value: str, limit: int = 60) -> str:
 
 def kinds_arg(value: str | None) -> tuple[str, ...] | None:
     """``--kinds a,b`` checked against the record kinds (``doc`` for dataset documents)."""
-    from searchkit.records import KINDS
-
     if value is None:
         return None
     kinds = tuple(k.strip() for k in value.split(","))
@@ -52,8 +50,6 @@ def kinds_arg(value: str | None) -> tuple[str, ...] | None:
 
 def date_arg(flag: str, value: str | None) -> str | None:
     """An ISO date (``YYYY-MM-DD``) or date-time for ``flag``."""
-    from searchkit.util import parse_iso
-
     if value is None:
         return None
     parsed = parse_iso(value)

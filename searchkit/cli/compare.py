@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from searchkit import strict_json
+
 
 def _names(values: list[str] | None) -> list[str] | None:
     """A repeatable option that also takes comma lists: ``--metric nDCG@10,RR@10 --metric AUROC``."""
@@ -38,7 +40,6 @@ def add_parser(sub: Any) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Compare run folders against the first: per metric and breakdown, with paired tests."""
-    from searchkit import strict_json
     from searchkit.evaluate.compare import compare_runs, only_significant, render
     from searchkit.evaluate.runs import load_run
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from searchkit.cli.common import load_config
+from searchkit.config import schema_text
 
 
 def add_parser(sub: Any) -> None:
@@ -45,8 +46,6 @@ def cmd_config(args: argparse.Namespace) -> int:
         cfg = export.load_config(args.file) if args.file else load_config(None)
         print(cfg.to_json())
     elif args.action == "schema":
-        from searchkit.config import schema_text
-
         sys.stdout.write(schema_text())
     elif args.action == "validate":
         cfg, problems, notes = export.validate_file(args.file)

@@ -9,6 +9,7 @@ from typing import Any
 
 from searchkit import strict_json
 from searchkit.cli.common import CLIError, load_config
+from searchkit.config import SearchConfig
 
 
 def _margins(items: list[str]) -> dict[str, float]:
@@ -106,8 +107,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
                 raise CLIError(f"{args.run} was measured on other data than {path} (dataset hash differs)")
             now = gate.now_figures(run.metrics)
         else:
-            from searchkit.config import SearchConfig
-
             config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
             now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
         rows.extend(gate.check(old, now, label=name, margins=margins))

@@ -5,6 +5,9 @@ import argparse
 import json
 import sys
 
+from searchkit.tools.base import ToolContext
+from searchkit.cli.common import load_config
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("history", help="history search over a workspace (SPEC H)")
@@ -31,8 +34,6 @@ def run(args: argparse.Namespace) -> int:
     """A thin adapter: flags -> ``HistorySearchParams`` and a ``ToolContext`` (who is calling and
     where), ``history_search`` run, its answer printed (``render`` or ``to_dict``). Every check is
     the tool's (``searchkit.tools.history_search``): a bad parameter is one line naming it."""
-    from searchkit.cli.common import load_config
-    from searchkit.tools.base import ToolContext
     from searchkit.tools.history import HistoryIndex
     from searchkit.tools.registry import TOOLS
 

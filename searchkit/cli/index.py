@@ -7,7 +7,9 @@ from typing import Any
 
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
-from searchkit.ingest.policy import CAPS
+from searchkit.ingest.policy import CAPS, DEFAULT_POLICY
+from searchkit.searcher import Searcher
+from searchkit.tools.terminal import one_line
 
 
 def add_parser(sub: Any) -> None:
@@ -28,8 +30,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from searchkit.searcher import Searcher
-
     from searchkit.index import store
 
     config = load_config(args.config)
@@ -71,8 +71,6 @@ def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
 
 def _policy(caps: list[str]):
     """The default never-index policy with the ``--cap NAME=VALUE`` changes (issue 27 item 17)."""
-    from searchkit.ingest.policy import DEFAULT_POLICY
-
     changes: dict[str, int] = {}
     for item in caps:
         name, sep, value = item.partition("=")
@@ -90,7 +88,6 @@ def _policy(caps: list[str]):
 
 def _index_workspace(args: argparse.Namespace, config, policy) -> int:
     from searchkit.tools.history import HistoryIndex
-    from searchkit.tools.terminal import one_line
 
     if args.update:
         idx = HistoryIndex.load(args.out, config if args.config else None)

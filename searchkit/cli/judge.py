@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from searchkit.cli.common import CLIError, fmt
+from searchkit.searcher import make_embedder
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,8 +65,6 @@ def judge_block(judge: Any, args: argparse.Namespace, report: Any, ds: Any, conf
     items = judge_items(report, ds, judge, limit=args.llm_queries)
     embedder = None
     if judge.embedding_model is None:
-        from searchkit.searcher import make_embedder
-
         embedder = make_embedder(config)
     scores = judge_scores(items, judge, embedder=embedder)
     for row in rows:

@@ -8,6 +8,10 @@ import json
 import sys
 from typing import Any
 
+from searchkit.tools.base import ToolContext
+from searchkit.tools.terminal import json_text
+from searchkit.cli.common import load_config
+
 
 def _common(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
@@ -40,8 +44,6 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """A thin adapter: flags -> the tool's parameters and a ``ToolContext``; every check is the
     tool's (a bad parameter, or a ref the caller cannot read, is one line naming it)."""
-    from searchkit.cli.common import load_config
-    from searchkit.tools.base import ToolContext
     from searchkit.tools.history import HistoryIndex
     from searchkit.tools.registry import TOOLS
 
@@ -57,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
     ctx = ToolContext(caller=args.caller, container=args.container, space=args.space, lang=args.lang, index=idx)
     answer = tool.run(params, ctx)
     if args.json:
-        from searchkit.tools.terminal import json_text
-
         print(json_text(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)))
     else:
         sys.stdout.write(answer.render())

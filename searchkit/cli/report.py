@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from searchkit.cli.common import CLIError
+
 
 def add_parser(sub: Any) -> None:
     pr = sub.add_parser("report", help="write one self-contained HTML page for run folders of one dataset split")
@@ -26,7 +28,6 @@ def add_parser(sub: Any) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Write the report of the run folders to ``--out``."""
-    from searchkit.cli.common import CLIError
     from searchkit.evaluate.report import write_report
 
     if args.worst < 0 or args.cards < 1:

@@ -6,6 +6,9 @@ import math
 import sys
 from typing import Any
 
+from searchkit import strict_json
+from searchkit.tools.terminal import json_text, one_line
+
 
 def add_parser(sub: Any) -> None:
     pr = sub.add_parser("runs", help="list run folders (eval --out): dataset, split, config, headline metrics, date")
@@ -22,9 +25,7 @@ def _fig(v: float | None) -> str:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     """List the run folders under ``args.dir``, sorted by the time each was written."""
-    from searchkit import strict_json
     from searchkit.evaluate.runs import HEADLINE, find_runs
-    from searchkit.tools.terminal import json_text, one_line
 
     runs, problems = find_runs(args.dir)
     if args.json:

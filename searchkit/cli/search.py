@@ -15,6 +15,7 @@ from typing import Any
 from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
 from searchkit.errors import ParameterError
 from searchkit.tools.terminal import one_line  # no control character reaches the terminal
+from searchkit.searcher import Filters
 
 _HISTORY_FLAGS = ("caller", "space", "spaces")
 
@@ -38,7 +39,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from searchkit.searcher import Filters
     from searchkit.tools.history import HistoryIndex, open_index
 
     kinds = kinds_arg(args.kinds)

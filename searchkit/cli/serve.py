@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from searchkit.cli.common import CLIError
+from searchkit.errors import ParameterError
 
 DEFAULT_PORT = 8765
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -93,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_flags(args: argparse.Namespace) -> Any:
-    from searchkit.errors import ParameterError
     from searchkit.serve.session import Session
 
     if not 1 <= args.workers <= 64:
@@ -146,7 +146,6 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def run_token(args: argparse.Namespace) -> int:
     """Add a token's hash to the tokens file and print the token (shown only this once)."""
-    from searchkit.errors import ParameterError
     from searchkit.serve.auth import add_token
     from searchkit.serve.session import Session
 

@@ -21,6 +21,8 @@ from searchkit.tools import tasks as tools
 from searchkit.tools.base import ToolContext
 from searchkit.tools.messages import message
 from searchkit.tools.terminal import json_text, one_line
+from searchkit.tools.task_engine import TaskEngine
+from searchkit.cli.common import load_config
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -95,9 +97,6 @@ def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
     """Who is calling and where, from the flags: the signed-in owner (none with ``--no-auth``),
     the space, the current task, a subtask run, the answer's language, the store and the engine
     ``--config`` composes (``tasks.retrievers``; none: FTS5 alone)."""
-    from searchkit.cli.common import load_config
-    from searchkit.tools.task_engine import TaskEngine
-
     engine = None
     if getattr(args, "config", None):
         engine = TaskEngine(conn, args.space, load_config(args.config))  # a bare config or an export

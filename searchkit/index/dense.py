@@ -17,8 +17,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from searchkit._omp import prefer_passive_wait
+from searchkit.config import ConfigError, DenseConfig
 from searchkit.errors import SearchkitError
-from searchkit.util import atomic_write_text
+from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 __all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
 
@@ -72,8 +74,6 @@ def _faiss() -> Any:
     CPUs this process may run on)."""
     global _faiss_mod
     if _faiss_mod is None:
-        from searchkit._omp import prefer_passive_wait
-
         prefer_passive_wait()
         import faiss
 
@@ -85,8 +85,6 @@ def _faiss() -> Any:
 
 def set_faiss_threads(n: int | None = None) -> int:
     """Set FAISS's OpenMP thread count (None: the CPUs available to this process). Returns it."""
-    from searchkit._omp import prefer_passive_wait
-
     prefer_passive_wait()
     import faiss
 
@@ -171,8 +169,6 @@ class DenseIndex:
             ValueError: vectors that are not a finite 2-D array with ``dim >= 1``.
         """
         if cfg is None:
-            from searchkit.config import DenseConfig
-
             cfg = DenseConfig()
         x = np.asarray(vectors)
         if x.ndim != 2 or x.shape[1] < 1:
@@ -299,8 +295,6 @@ class DenseIndex:
         for p in (meta_path, index_path):
             if not p.is_file():
                 raise FileNotFoundError(f"dense index file {p} is missing")
-        from searchkit.util import FileProblem, read_json_file
-
         try:
             meta = read_json_file(meta_path)  # a regular file only: a FIFO is refused, never waited on
         except FileProblem as e:
@@ -310,8 +304,6 @@ class DenseIndex:
         if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:
             got = meta.get("format_version") if isinstance(meta, dict) else None
             raise ValueError(f"dense index {meta_path}: format_version {got!r}, expected {_FORMAT_VERSION}")
-        from searchkit.config import ConfigError, DenseConfig
-
         try:
             cfg = DenseConfig(index=meta["kind"], hnsw_m=meta["hnsw_m"], ef_construction=meta["ef_construction"],
                               ef_search=ef_search if ef_search is not None else meta["ef_search"])
