@@ -241,7 +241,7 @@ def test_bm25_only_config_gets_the_bm25_only_weak_match_model():
     assert SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": mine}).weak_match.features == ("bm25_z",)
     # with dense on nothing changes: the default config and its fingerprints are the shipped ones
     assert SearchConfig().weak_match == WeakMatchConfig()
-    assert SearchConfig().fingerprint() == "9664833d0428f1e9"  # schema 5, rerank on for ja, documents model refit; was 7ec359002e23c2d7
+    assert SearchConfig().fingerprint() == "7368a983727bc172"  # documents model refit on the queries it scores (issue 28 item 1); was 9664833d0428f1e9
 
 
 def test_bm25_only_model_matches_its_committed_fit():
