@@ -94,3 +94,34 @@ def test_a_record_level_signal_reads_only_candidates(tiny_records):
 
 def test_records_fixture_is_shared(tiny_records):
     assert all(isinstance(r, Record) for r in tiny_records)
+
+
+_SIGNALS_SCRIPT = """
+import json, sys
+from searchkit.config import SearchConfig
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.index.cache import EmbeddingCache
+from searchkit.searcher import Searcher
+ds = load_dataset(resolve_dataset("mini"))
+s = Searcher.build(ds.records, SearchConfig.from_dict({"dense": {"embedder": "hashing"}}), cache=EmbeddingCache(None))
+out = {q.id: {k: v.hex() for k, v in sorted(s.search(q.text, k=10).signals.items()) if isinstance(v, float)}
+       for q in ds.queries[:12]}
+sys.stdout.write(json.dumps(out, sort_keys=True))
+"""
+
+
+@pytest.mark.parametrize("seeds", [("1", "2")])
+def test_content_evidence_does_not_depend_on_the_hash_seed(seeds):
+    """The BM25 content evidence sums term weights in the query's order, never a set's, so every
+    weak-match signal is bit-identical from one process to the next whatever PYTHONHASHSEED is."""
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for seed in seeds:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", _SIGNALS_SCRIPT], env=env, capture_output=True, text=True,
+                              timeout=300, check=True)
+        outs.append(done.stdout)
+    assert outs[0] and outs[0] == outs[1]

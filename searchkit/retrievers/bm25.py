@@ -60,7 +60,9 @@ class BM25Retriever:
         total = sum(w.values()) or 1.0
 
         def weighted(terms: set[str]) -> float:
-            return sum(w[t] for t in terms) / total
+            # in the query's order, never a set's: a float sum over a set's order would change its
+            # last digit with PYTHONHASHSEED, and so the signals from one process to the next
+            return sum(w[t] for t in w if t in terms) / total
 
         held = [set().union(*(self.index.doc_terms(query, int(r)) for r in rows)) if len(rows) else set()
                 for rows in top]
