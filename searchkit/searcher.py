@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from searchkit import retrievers
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
 from searchkit.rank.candidates import Candidates
@@ -136,12 +137,11 @@ class Searcher:
         """Let every retriever that can prepare many queries at once do so (the dense one embeds
         them in batches into its cache), before they are searched one by one."""
         for name, r in self.retrievers.items():
-            if hasattr(r, "warm"):
+            if isinstance(r, retrievers.Warmable):
                 r.warm(texts, batch_size=self.section_value(name, "batch_size", 32), show_progress=show_progress)
 
     def section_value(self, name: str, key: str, default: Any) -> Any:
         """Key ``key`` of retriever ``name``'s config section (``default`` without one)."""
-        from searchkit import retrievers
 
         spec = retrievers.RETRIEVERS.get(name)
         section = getattr(self.config, spec.section, None) if spec is not None and spec.section else None
@@ -164,7 +164,6 @@ class Searcher:
         ``embedder`` defaults to the one the config names; ``cache`` is an
         ``EmbeddingCache`` (default: the on-disk cache at ``default_cache_path()``).
         """
-        from searchkit import retrievers
         from searchkit.passages import make_passages
 
         config = config or SearchConfig()
@@ -249,7 +248,7 @@ class Searcher:
             mask = scope if mask is None else (mask & scope)
             pscope = scope[self._passage_record]
         pmask = None if mask is None else mask[self._passage_record]
-        views = {name: (r.scoped(pscope) if pscope is not None and hasattr(r, "scoped") else r)
+        views = {name: (r.scoped(pscope) if pscope is not None and isinstance(r, retrievers.Scopable) else r)
                  for name, r in self.retrievers.items()}
         return Query(q, views, pmask, scope, k)
 
@@ -411,7 +410,7 @@ class Searcher:
         lines("passages.jsonl", (json.dumps([p.record_id, p.index, p.start, p.end, p.text], ensure_ascii=False) + "\n"
                                  for p in self.passages))
         for name, r in self.retrievers.items():
-            if not hasattr(r, "save"):
+            if not isinstance(r, retrievers.Persistable):
                 raise IndexMismatchError(f"retriever {name!r} cannot be saved (it has no save method)")
             try:
                 r.save(tmp / name)
@@ -451,7 +450,6 @@ class Searcher:
         name: str | None = None,
     ) -> "Searcher":
         """Load one version folder (see ``load``); every damaged file is a one-line error naming it."""
-        from searchkit import retrievers
 
         shown = name or str(folder)
         manifest = _read_json_file(folder / "manifest.json", shown)

@@ -125,3 +125,25 @@ def test_content_evidence_does_not_depend_on_the_hash_seed(seeds):
                               timeout=300, check=True)
         outs.append(done.stdout)
     assert outs[0] and outs[0] == outs[1]
+
+
+def test_abilities_are_declared_protocols(tiny_records, tmp_path):
+    """Issue 29 item 2: what a retriever can do besides search is a runtime-checkable protocol the
+    Searcher and the stages check with isinstance: the built-ins declare theirs, the toy none."""
+    from searchkit.searcher import IndexMismatchError
+
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
+    s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    bm25, dense = s.retrievers["bm25"], s.retrievers["dense"]
+    abilities = (retrievers.Scopable, retrievers.Persistable, retrievers.HasEvidence, retrievers.HasTermWeights,
+                 retrievers.Warmable)
+    assert [isinstance(bm25, a) for a in abilities] == [True, True, True, True, False]
+    assert [isinstance(dense, a) for a in abilities] == [True, True, False, False, True]
+    toy = LengthRetriever(s.passages)
+    assert isinstance(toy, Retriever) and not any(isinstance(toy, a) for a in abilities)
+    with_toy = Searcher(cfg, s.records, s.passages, retrievers={**s.retrievers, "toy": toy}, analyzer=s.analyzer)
+    with pytest.raises(IndexMismatchError, match="'toy' cannot be saved"):
+        with_toy.save(tmp_path / "idx")
+    # the term weights the speaker attribution reads are the BM25 retriever's own
+    q = bm25.prepare("скрипт выгрузки отчётов")
+    assert bm25.term_weights(q) == bm25.index.term_weights(q) and list(bm25.term_weights(q)) == list(dict.fromkeys(q))

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit.rank.candidates import Candidates, collect
+from searchkit.retrievers import HasEvidence, HasTermWeights
 
 Ranking = list[tuple[int, float]]
 
@@ -194,12 +195,13 @@ class EvidenceStage:
         texts = [s.passages[pi].text for pi in best if pi is not None]
         out: dict[str, float] = {}
         for name, r in q.views.items():
-            if hasattr(r, "evidence") and name in c.runs:
+            if isinstance(r, HasEvidence) and name in c.runs:
                 for item, value in r.evidence(c.runs[name].query, top, texts).items():
                     out[f"{name}_{item}"] = float(value)
-        lexical = q.views.get("bm25")
-        query = c.runs["bm25"].query if "bm25" in c.runs else s.analyzer.query_tokens(q.text)
-        weights = lexical.index.term_weights(query) if lexical is not None else None
+        # the query terms and their weights from the first retriever that weighs terms
+        weighing = next((name for name, r in q.views.items() if isinstance(r, HasTermWeights)), None)
+        query = c.runs[weighing].query if weighing in c.runs else s.analyzer.query_tokens(q.text)
+        weights = q.views[weighing].term_weights(query) if weighing is not None else None
         said = [s.passages[int(pi)].text for ri, _ in ranked[:self.attribution_depth]
                 for pi in s.record_passages(ri)[:self.attribution_passages]]
         out.update(conversation.attribution(query, said, s.speakers(q.scope), s.analyzer.query_tokens, weights))

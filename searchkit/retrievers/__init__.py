@@ -39,6 +39,52 @@ class Retriever(Protocol):
         """Exact scores of ``rows`` (any order; same order back)."""
 
 
+# --------------------------------------------------------------------------- declared abilities
+# What a retriever may do besides the three methods every one has. The Searcher and the stages ask
+# ``isinstance(r, Scopable)`` and so on (runtime-checkable protocols), never ``hasattr``; a retriever
+# declares an ability by having its method, as PyTerrier's transformers declare theirs.
+
+
+@runtime_checkable
+class Scopable(Protocol):
+    """Searches a scope (one caller's records, H14/H15) with statistics over that scope alone."""
+
+    def scoped(self, scope: np.ndarray) -> Any:
+        """This retriever over the passage rows where ``scope`` is True."""
+
+
+@runtime_checkable
+class Persistable(Protocol):
+    """Saves itself into an index folder (``Searcher.save``) and loads back through its spec's ``load``."""
+
+    def save(self, folder: Path) -> None:
+        """Write this retriever's files into ``folder``."""
+
+
+@runtime_checkable
+class HasEvidence(Protocol):
+    """Says how much of the query the top records hold (H11's content evidence: ``RetrieverSpec.evidence``)."""
+
+    def evidence(self, query: Any, top: Sequence[Sequence[int]], texts: Sequence[str]) -> Mapping[str, float]:
+        """The evidence items of the top records (passage rows per record, best first)."""
+
+
+@runtime_checkable
+class HasTermWeights(Protocol):
+    """Weighs each query term as evidence (collection rarity): what the speaker attribution reads."""
+
+    def term_weights(self, query: Any) -> Mapping[str, float]:
+        """Each distinct term of the prepared ``query`` with its weight, in the query's order."""
+
+
+@runtime_checkable
+class Warmable(Protocol):
+    """Prepares many queries at once (the dense retriever embeds them in batches)."""
+
+    def warm(self, texts: Sequence[str], *, batch_size: int = 32, show_progress: bool = False) -> None:
+        """Prepare ``texts`` ahead of their searches."""
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """What building or loading a retriever may need besides its config section."""

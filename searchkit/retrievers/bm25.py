@@ -43,6 +43,10 @@ class BM25Retriever:
     def scores_for(self, query: Sequence[str], rows: np.ndarray) -> np.ndarray:
         return self.index.scores_at(query, rows)
 
+    def term_weights(self, query: Sequence[str]) -> dict[str, float]:
+        """``BM25Index.term_weights``: each distinct query token's rarity, in the query's order."""
+        return self.index.term_weights(query)
+
     def evidence(self, query: Sequence[str], top: Sequence[Sequence[int]], texts: Sequence[str]) -> dict[str, float]:
         """How much of the query the top records hold (H11's content evidence).
 
@@ -56,7 +60,7 @@ class BM25Retriever:
         zero = {"coverage": 0.0, "idf_coverage": 0.0, "idf_coverage3": 0.0, "sentence_coverage": 0.0}
         if not distinct or not top:
             return zero
-        w = self.index.term_weights(query)
+        w = self.term_weights(query)
         total = sum(w.values()) or 1.0
 
         def weighted(terms: set[str]) -> float:
