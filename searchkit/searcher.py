@@ -125,13 +125,15 @@ class Searcher:
 
     @property
     def embedder(self) -> Any:
-        """The dense retriever's embedder (None without one)."""
-        return getattr(self.retrievers.get("dense"), "embedder", None)
+        """The embedder of the first retriever that embeds (None without one)."""
+        name = retrievers.first(self.retrievers, retrievers.Embeds)
+        return self.retrievers[name].embedder if name is not None else None
 
     @property
     def cache(self) -> Any:
-        """The dense retriever's embedding cache (None without one)."""
-        return getattr(self.retrievers.get("dense"), "cache", None)
+        """The embedding cache of the first retriever that embeds (None without one)."""
+        name = retrievers.first(self.retrievers, retrievers.Embeds)
+        return self.retrievers[name].cache if name is not None else None
 
     def warm(self, texts: Sequence[str], *, show_progress: bool = False) -> None:
         """Let every retriever that can prepare many queries at once do so (the dense one embeds
@@ -180,7 +182,7 @@ class Searcher:
             )
         analyzer = make_analyzer(config)
         names = retrievers.enabled(config)
-        if "dense" in names:
+        if retrievers.embedding(names):
             embedder = embedder if embedder is not None else make_embedder(config)
             cache = cache if cache is not None else _default_cache()
         ctx = retrievers.BuildContext(passages, analyzer, embedder, cache, show_progress)
@@ -486,7 +488,7 @@ class Searcher:
         if len(ids) != len(records) or any(p.record_id not in ids for p in passages):
             raise IndexMismatchError(f"{shown}: records.jsonl and passages.jsonl disagree; the index is damaged, rebuild it")
         names = retrievers.enabled(config)
-        if "dense" in names:
+        if retrievers.embedding(names):
             embedder = embedder if embedder is not None else make_embedder(config)
             if embedder.fingerprint() != manifest.get("embedder_fingerprint"):
                 raise IndexMismatchError(

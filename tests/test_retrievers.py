@@ -147,3 +147,16 @@ def test_abilities_are_declared_protocols(tiny_records, tmp_path):
     # the term weights the speaker attribution reads are the BM25 retriever's own
     q = bm25.prepare("скрипт выгрузки отчётов")
     assert bm25.term_weights(q) == bm25.index.term_weights(q) and list(bm25.term_weights(q)) == list(dict.fromkeys(q))
+
+
+def test_the_embedder_is_asked_of_the_retrievers_that_embed(tiny_records):
+    """Issue 29 item 2: the Searcher makes an embedder only for retrievers whose spec says they embed,
+    and finds it on the first retriever with the Embeds ability, naming none."""
+    assert not retrievers.embedding(("bm25",)) and retrievers.embedding(("bm25", "dense"))
+    lexical = Searcher.build(tiny_records, SearchConfig.from_dict({"dense": {"enabled": False}}))
+    assert lexical.embedder is None and lexical.cache is None and list(lexical.retrievers) == ["bm25"]
+    both = Searcher.build(tiny_records, SearchConfig.from_dict({"dense": {"embedder": "hashing"}}),
+                          cache=EmbeddingCache(None))
+    assert retrievers.first(both.retrievers, retrievers.Embeds) == "dense"
+    assert both.embedder is both.retrievers["dense"].embedder
+    assert retrievers.first(both.retrievers, retrievers.HasTermWeights) == "bm25"

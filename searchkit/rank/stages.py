@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit.rank.candidates import Candidates, collect
-from searchkit.retrievers import HasEvidence, HasTermWeights
+from searchkit.retrievers import HasEvidence, HasTermWeights, first
 
 Ranking = list[tuple[int, float]]
 
@@ -71,6 +71,13 @@ def shifted(head: Ranking, rest: Ranking, deltas: Sequence[float]) -> Ranking:
     moved = [(ri, s + d) for (ri, s), d in zip(head, deltas)] + rest
     moved.sort(key=lambda t: (-t[1], t[0]))
     return moved
+
+
+def lexical_run(c: Candidates, views: Mapping[str, Any]) -> str | None:
+    """The run of the first retriever that weighs query terms (its prepared query is the query's
+    terms: what the speaker stage matches names against), None when no such run is in ``c``."""
+    name = first(views, HasTermWeights)
+    return name if name is not None and name in c.runs else None
 
 
 # --------------------------------------------------------------------------- the stages
@@ -199,7 +206,7 @@ class EvidenceStage:
                 for item, value in r.evidence(c.runs[name].query, top, texts).items():
                     out[f"{name}_{item}"] = float(value)
         # the query terms and their weights from the first retriever that weighs terms
-        weighing = next((name for name, r in q.views.items() if isinstance(r, HasTermWeights)), None)
+        weighing = first(q.views, HasTermWeights)
         query = c.runs[weighing].query if weighing in c.runs else s.analyzer.query_tokens(q.text)
         weights = q.views[weighing].term_weights(query) if weighing is not None else None
         said = [s.passages[int(pi)].text for ri, _ in ranked[:self.attribution_depth]
@@ -212,7 +219,7 @@ class EvidenceStage:
 class SpeakerStage:
     """``fusion.speaker``: when the question names a speaker of the conversations in scope, a
     record among the best ``depth`` whose best passage only someone else said loses ``weight``
-    (``searchkit.rank.conversation.said_by``); the rest keep their score. Needs the BM25 run."""
+    (``searchkit.rank.conversation.said_by``); the rest keep their score. Needs the run of a retriever that weighs terms (BM25: its query tokens)."""
 
     corpus: Any
     weight: float
@@ -221,16 +228,17 @@ class SpeakerStage:
     name: str = "speaker"
 
     def __call__(self, c: Candidates, q: Query) -> Candidates:
-        return c.ranked_by(self.name, self.moved(c, list(c.fused), q.scope))
+        return c.ranked_by(self.name, self.moved(c, list(c.fused), q))
 
-    def moved(self, c: Candidates, ranked: Ranking, scope: np.ndarray | None) -> Ranking:
-        if self.weight <= 0 or not ranked or "bm25" not in c.runs:
+    def moved(self, c: Candidates, ranked: Ranking, q: Query) -> Ranking:
+        lexical, scope = lexical_run(c, q.views), q.scope
+        if self.weight <= 0 or not ranked or lexical is None:
             return ranked
         from searchkit.rank.conversation import said_by, whose
 
         s = self.corpus
         speakers = s.speakers(scope)
-        named = speakers.in_query(c.runs["bm25"].query)
+        named = speakers.in_query(c.runs[lexical].query)
         if not named:
             return ranked
         head, rest = ranked[:self.depth], ranked[self.depth:]

@@ -85,6 +85,14 @@ class Warmable(Protocol):
         """Prepare ``texts`` ahead of their searches."""
 
 
+@runtime_checkable
+class Embeds(Protocol):
+    """Searches by an embedder's vectors, kept in an embedding cache."""
+
+    embedder: Any
+    cache: Any
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """What building or loading a retriever may need besides its config section."""
@@ -111,6 +119,8 @@ class RetrieverSpec:
             as the weak-match features ``<name>_<suffix>`` (``searchkit.rank.signals.FEATURES``).
         evidence: the names of the content evidence the retriever's ``evidence(query, top, texts)``
             gives (how much of the query the top records hold): the features ``<name>_<item>``.
+        embeds: True when building or loading it needs the embedder and the embedding cache
+            (``BuildContext.embedder`` / ``.cache``); the Searcher makes them only then.
     """
 
     name: str
@@ -119,6 +129,7 @@ class RetrieverSpec:
     load: Callable[[Path, Any, BuildContext], Any] | None = None
     shapes: Mapping[str, Callable[[Sequence[float]], float]] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
+    embeds: bool = False
 
 
 RETRIEVERS: dict[str, RetrieverSpec] = {}
@@ -159,6 +170,16 @@ def enabled(config: Any) -> list[str]:
         if section is not None and getattr(section, "enabled", False):
             out.append(spec.name)
     return out
+
+
+def embedding(names: Sequence[str]) -> bool:
+    """Whether any of the retrievers ``names`` needs the embedder (``RetrieverSpec.embeds``)."""
+    return any(get(n).embeds for n in names)
+
+
+def first(found: Mapping[str, Any], ability: type) -> str | None:
+    """The name of the first retriever of ``found`` (name -> retriever) with ``ability`` (a protocol)."""
+    return next((name for name, r in found.items() if isinstance(r, ability)), None)
 
 
 def _builtins() -> None:

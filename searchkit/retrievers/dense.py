@@ -75,4 +75,5 @@ SPEC = register(RetrieverSpec(
     build=_build,
     load=_load,
     shapes={"top1": top1, "margin": margin, "gap10": gap10, "z": z_top1},
+    embeds=True,
 ))
