@@ -384,7 +384,7 @@ class Searcher:
     def _write_files(self, tmp: Path, extra_files: Mapping[str, str]) -> None:
         from searchkit import __version__
 
-        dense = self.retrievers.get("dense")
+        embedder = self.embedder
         manifest = {
             "format": INDEX_FORMAT,
             "searchkit_version": __version__,
@@ -392,7 +392,7 @@ class Searcher:
             "index_fingerprint": self.config.index_fingerprint(),
             "analysis": analysis_identity(),
             "retrievers": list(self.retrievers),
-            "embedder_fingerprint": dense.embedder.fingerprint() if dense is not None else None,
+            "embedder_fingerprint": embedder.fingerprint() if embedder is not None else None,
             "n_records": len(self.records),
             "n_passages": len(self.passages),
         }
