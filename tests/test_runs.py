@@ -281,3 +281,21 @@ def test_runs_ls_lists_run_folders_by_date(env, capsys):
     assert main(["runs", "ls", str(env["tmp"] / "nope")]) == 2
     err = capsys.readouterr().err
     assert "nope" in err and "not a folder" in err and err.count("\n") == 1
+
+
+def test_run_folder_is_owner_only_whatever_the_umask(env):
+    """A run folder holds the dataset's query texts and rankings (and what eval's extras add):
+    the folder 0700 and its files 0600, as reports, exports and indexes are (issue 27 item 1's
+    rule for every file that can hold private content), even under a permissive umask."""
+    import os
+
+    out = env["tmp"] / "runs" / "private"
+    old = os.umask(0)
+    try:
+        assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(out),
+                     "--quiet"]) == 0
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o700
+    modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
+    assert modes and set(modes.values()) == {0o600}, modes

@@ -176,11 +176,13 @@ def write_run(
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
     try:
         for name, text in files.items():
-            with open(tmp / name, "w", encoding="utf-8") as fh:
+            # owner-only whatever the umask: query texts and rankings may be private (issue 27)
+            fd = os.open(tmp / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text if text.endswith("\n") else text + "\n")
                 fh.flush()
                 os.fsync(fh.fileno())
-        os.chmod(tmp, 0o755)
+        os.chmod(tmp, 0o700)
         old = None
         if path.exists():
             check_run_target(path)  # still ours (or empty) just before the switch
