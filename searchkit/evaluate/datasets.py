@@ -33,6 +33,7 @@ from typing import Any, Iterator, Mapping
 
 from searchkit.errors import SearchkitError
 from searchkit.records import KINDS, VISIBILITIES, Record
+from searchkit.util import FileProblem, open_regular, parse_iso
 
 __all__ = [
     "Dataset",
@@ -237,8 +238,6 @@ def _required(root: Path, name: str) -> Path:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines with their 1-based numbers; a bad byte sequence names its line. A regular
     file only (``util.open_regular``: a FIFO is refused, never waited on)."""
-    from searchkit.util import FileProblem, open_regular
-
     try:
         fh = open_regular(path, "rb")
     except FileProblem as exc:
@@ -325,7 +324,6 @@ def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str 
     value = _optional_str(row, key, path, lineno)
     if value is None:
         return None
-    from searchkit.util import parse_iso
 
     if parse_iso(value) is None:
         raise DatasetError(

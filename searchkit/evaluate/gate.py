@@ -20,8 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from searchkit import strict_json
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.compare import auroc_bootstrap, paired_test
+from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
+from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 BASELINE_FORMAT = "searchkit.baseline"
 BASELINE_VERSION = 1
@@ -75,8 +79,6 @@ class Row:
 
 def read_baseline(path: str | Path) -> dict[str, Any]:
     """Read and check a baseline file."""
-    from searchkit.util import FileProblem, read_json_file
-
     p = Path(path)
     try:
         data = read_json_file(p)  # a regular file only: a FIFO is refused, never waited on
@@ -136,8 +138,6 @@ def baseline_from_report(
     """A baseline document from an ``EvalReport`` (with commit, date and package versions).
     ``margins`` (optional) is written only when given: without it the gate applies
     ``DEFAULT_MARGINS`` of the searchkit that reads the file."""
-    from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
-
     d = report.to_dict(with_queries=True)
     optional = {"margins": dict(margins)} if margins else {}
     return {
@@ -170,9 +170,6 @@ def _r(value: Any) -> Any:
 
 def write_baseline(path: str | Path, doc: Mapping[str, Any]) -> None:
     """Write a baseline atomically, as strict JSON (an undefined figure is ``null``)."""
-    from searchkit import strict_json
-    from searchkit.util import atomic_write_text
-
     atomic_write_text(Path(path), strict_json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
@@ -202,8 +199,6 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
           margins: Mapping[str, float] | None = None) -> list[Row]:
     """Gate ``now`` (``now_figures``) against ``baseline`` (``read_baseline``): one Row per gated
     metric. ``margins`` overrides the non-inferiority margins (``margins_of``)."""
-    from searchkit.evaluate.compare import auroc_bootstrap, paired_test
-
     label = label or str(baseline.get("name", ""))
     test = baseline.get("test", DEFAULT_TEST)
     alpha = float(baseline.get("alpha", DEFAULT_ALPHA))

@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
+from searchkit import strict_json
+from searchkit.config import SearchConfig
+from searchkit.credentials import scrub, url_secrets
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.provenance import git_commit, now
+from searchkit.evaluate.run import BREAKDOWNS
+from searchkit.evaluate.runs import trec_text
 
 __all__ = ["EXPERIMENT", "HTTP_DEFAULTS", "INSTALL_HINT", "MlflowLogError", "check_uri", "config_params",
            "eval_metrics", "is_available", "log_eval", "metric_key", "shown_uri"]
@@ -70,8 +76,6 @@ def is_available() -> bool:
 def check_uri(uri: str) -> str:
     """``uri`` when it can be used; refused (``MlflowLogError``, naming what it holds, never the
     value) when it is empty or holds a credential."""
-    from searchkit.credentials import url_secrets
-
     if not uri.strip():
         raise MlflowLogError("--mlflow needs a tracking URI, e.g. file:///path/to/mlruns")
     found = url_secrets(uri)
@@ -117,8 +121,6 @@ def config_params(config: Any, shipped: Any = None) -> dict[str, str]:
     """The config's difference from ``shipped`` (default: the shipped ``SearchConfig()``) as
     MLflow params: ``{dotted key: value}`` for every leaf that differs (``(absent)`` where one side
     lacks the key); empty for the shipped config itself."""
-    from searchkit.config import SearchConfig
-
     mine, base = _leaves(config.to_dict()), _leaves((shipped or SearchConfig()).to_dict())
     absent = "(absent)"
     differ = [k for k in sorted(set(mine) | set(base)) if mine.get(k, absent) != base.get(k, absent)]
@@ -141,8 +143,6 @@ def eval_metrics(body: Mapping[str, Any]) -> dict[str, float]:
     """The figures of an eval (``EvalReport.to_dict()`` or a ``metrics.json``) as MLflow metrics:
     headline, ``no_answer/``, ``missing_id/``, ``counts/``, ``timing/`` and each breakdown group's;
     undefined (null / NaN) figures are left out."""
-    from searchkit.evaluate.run import BREAKDOWNS
-
     out: dict[str, float] = {}
     for name, value in (body.get("metrics") or {}).items():
         out[metric_key(name)] = value
@@ -157,8 +157,6 @@ def eval_metrics(body: Mapping[str, Any]) -> dict[str, float]:
 
 
 def _tags(body: Mapping[str, Any], config: Any) -> dict[str, str]:
-    from searchkit.evaluate.provenance import git_commit
-
     git = git_commit() or {}
     tags = {"searchkit.dataset": body.get("dataset"), "searchkit.split": body.get("split"),
             "searchkit.path": body.get("path"), "searchkit.config_fingerprint": config.fingerprint(),
@@ -205,10 +203,6 @@ def _log(uri: str, report: Any, config: Any, body: Mapping[str, Any], *, run_nam
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
-    from searchkit import strict_json
-    from searchkit.evaluate.provenance import now
-    from searchkit.evaluate.runs import trec_text
-
     where = shown_uri(uri)
     name = run_name or f"{body.get('dataset')}-{body.get('split')}-{config.fingerprint()}"
     try:
@@ -248,8 +242,6 @@ def _log(uri: str, report: Any, config: Any, body: Mapping[str, Any], *, run_nam
 def _short(exc: BaseException, uri: str, where: str) -> str:
     """An MLflow error as one short line, the URI shown as ``shown_uri`` shows it (its user part and
     query string never repeated, wherever MLflow put them)."""
-    from searchkit.credentials import scrub
-
     text = str(getattr(exc, "message", exc)).replace(uri, where)
     parts = urlsplit(uri)
     hidden = [parts.query, parts.fragment]

@@ -38,6 +38,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.errors import SearchkitError
 
 __all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
@@ -186,8 +187,6 @@ class LLMJudge:
 
     def problems(self) -> list[str]:
         """Every problem of these settings, each naming the setting (empty: usable)."""
-        from searchkit.credentials import shown_url, url_secrets
-
         out = []
         if not isinstance(self.base_url, str) or not _URL.match(self.base_url):
             out.append(f"llm base_url must be an http(s) URL, got {shown_url(str(self.base_url))!r}")
@@ -210,8 +209,6 @@ class LLMJudge:
     @property
     def shown_url(self) -> str:
         """The endpoint as messages show it (no user name, password or query values)."""
-        from searchkit.credentials import shown_url
-
         return shown_url(self.base_url)
 
     def api_key(self) -> str | None:
@@ -415,8 +412,6 @@ def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> Jud
     """One line naming the endpoint and what failed: the status code or the kind of failure, never
     the answer's body (it may echo the key or the cards)."""
     import openai
-
-    from searchkit.credentials import scrub
 
     tries = judge.max_retries + 1
     after = f" (after {tries} attempt{'s' if tries > 1 else ''})"

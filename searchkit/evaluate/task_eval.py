@@ -29,8 +29,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from searchkit.config import SearchConfig
 from searchkit.evaluate.datasets import DatasetError, resolve_dataset
+from searchkit.evaluate.run import QueryOutcome, summarize
+from searchkit.ingest import tasks as store
 from searchkit.records import Record
+from searchkit.tools import tasks as tools
+from searchkit.tools.task_engine import TaskEngine
+from searchkit.util import FileProblem, read_regular_text
 
 __all__ = ["TASK_SET_FILES", "TaskQuery", "TaskSet", "evaluate_task_search", "is_task_set", "load_task_set"]
 
@@ -87,8 +93,6 @@ def is_task_set(path: str | os.PathLike[str]) -> bool:
 def _text(path: Path) -> str:
     """A set's file as text: a regular file only (a FIFO is refused, never waited on); errors name
     the file and the problem, never the content (issue 27, items 8 and 12)."""
-    from searchkit.util import FileProblem, read_regular_text
-
     try:
         return read_regular_text(path)
     except FileProblem as exc:
@@ -116,8 +120,6 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _records(root: Path) -> tuple[Record, ...]:
-    from searchkit.ingest import tasks as store
-
     tasks = {}
     for lineno, row in _rows(root / "tasks.jsonl"):
         if not isinstance(row.get("id"), int) or not isinstance(row.get("space"), str):
@@ -241,12 +243,6 @@ def evaluate_task_search(
         An ``EvalReport`` (``path`` ``tasks``, ``depth`` the limit): metrics over the answerable
         queries, ``by_lang`` / ``by_category``, per-query values, the no-answer figures of "no hits".
     """
-    from searchkit.config import SearchConfig
-    from searchkit.evaluate.run import QueryOutcome, summarize
-    from searchkit.ingest import tasks as store
-    from searchkit.tools import tasks as tools
-    from searchkit.tools.task_engine import TaskEngine
-
     config = config or SearchConfig()
     limit = tools.MAX_LIMIT if limit is None else limit
     outcomes = []

@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.evaluate.datasets import DatasetError
+from searchkit.evaluate.run import QueryOutcome, summarize
+from searchkit.evaluate.tune import query_shape, run_shape
+from searchkit.tools.history import DEFAULT_LIMIT
+from searchkit.util import FileProblem, parse_json_text, read_regular_text
 
 REQUIRED = ("_id", "text", "answerable", "caller", "space")
 
@@ -54,8 +58,6 @@ class WorkspaceQueries:
 def load_queries(folder: str | Path) -> WorkspaceQueries:
     """Read a query folder (module doc). A missing file, a bad line or a judgement of an unknown
     query is a ``DatasetError`` naming the file and the line, never quoting its content."""
-    from searchkit.util import FileProblem, parse_json_text, read_regular_text
-
     root = Path(folder)
     path = root / "queries.jsonl"
     try:
@@ -98,8 +100,6 @@ def _query(row: Any, where: str) -> WorkspaceQuery:
 
 
 def _qrels(path: Path, ids: set[str]) -> dict[str, dict[str, int]]:
-    from searchkit.util import FileProblem, read_regular_text
-
     try:
         lines = read_regular_text(path).splitlines()
     except (FileProblem, OSError) as exc:
@@ -122,9 +122,6 @@ def evaluate_workspace(index: Any, labelled: WorkspaceQueries, *, limit: int | N
     personal container; score the answers (``searchkit.evaluate.run.summarize``: ranking metrics
     of the answerable queries over the cards, the no-answer figures over all). Returns an
     ``EvalReport``; every judged record of an answerable query must be one the workspace holds."""
-    from searchkit.evaluate.run import QueryOutcome, summarize
-    from searchkit.tools.history import DEFAULT_LIMIT
-
     known = {r.id for r in index.searcher.records}
     for qid, judged in labelled.qrels.items():
         unknown = sorted(set(judged) - known)
@@ -154,8 +151,6 @@ def evaluate_workspace(index: Any, labelled: WorkspaceQueries, *, limit: int | N
 
 
 def _shape(outcomes: Sequence[Any]) -> str:
-    from searchkit.evaluate.tune import query_shape, run_shape
-
     return run_shape(query_shape(o.signals) for o in outcomes if o.signals)
 
 
