@@ -247,3 +247,25 @@ def test_raw_search_of_a_dataset_index_is_as_before_and_refuses_caller_flags(tmp
     assert main(["search", "--index", str(idx), "отчёт", "--caller", "u-anna"]) == 2
     err = capsys.readouterr().err
     assert "--caller" in err and "dataset index" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_chat_edited_in_place_is_seen_by_the_very_next_search(built, ws):
+    """The chats' access is cached by each file's lstat signature (issue 30 item 9: a search reads
+    a few thousand chat files), never by the folder's: a file rewritten in place, to the same size,
+    the folder's listing unchanged, is read again at the next search, each time."""
+    idx = _on(built, ws)
+    query = "выгрузка отчёта кодировка CSV export last row"
+    path = ws / "acme" / ".space" / "chats" / "ses_4f2a.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    size = len(json.dumps({**data, "owner": "u-boris", "visibility": "personal"}, ensure_ascii=False).encode())
+
+    def write(**changes):
+        raw = json.dumps({**data, **changes}, ensure_ascii=False).encode()
+        with open(path, "r+b") as fh:  # in place: same inode, same folder listing
+            fh.write(raw.ljust(size))
+            fh.truncate(size)
+
+    for visibility in ("personal", "shared", "personal", "shared"):
+        write(owner="u-boris", visibility=visibility)
+        seen = {_session_of(c) for c in _anna(idx, query, limit=10, kinds=["chat", "digest"]).cards}
+        assert ("ses_4f2a" in seen) == (visibility == "shared"), visibility

@@ -138,6 +138,8 @@ class WorkspaceAccess:
         self.root = Path(os.path.abspath(root))
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[tuple[int, ...], Any]] = {}
+        self._tables: dict[str, tuple[tuple[tuple[str, tuple[int, ...]], ...], Any]] = {}
+        """A chats folder -> the signatures of its files and the table read from them."""
 
     def __repr__(self) -> str:
         return f"WorkspaceAccess({str(self.root)!r})"
@@ -187,26 +189,35 @@ class WorkspaceAccess:
             return {}
         if kind != "dir":
             return None
+        where = str(folder)
         try:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+            names = sorted(n for n in os.listdir(where) if n.endswith(".json"))
         except OSError:
             return None
+        # every file's lstat signature now (a string path per file: this runs for every chat of the
+        # space at every search, so it is kept to one lstat each)
+        sigs = tuple((name, _signature(os.path.join(where, name))) for name in names)
+        with self._lock:
+            last = self._tables.get(where)
+        if last is not None and last[0] == sigs:
+            return last[1]  # not one file changed since that table was read: the same table
         claims: dict[str, list[ChatAccess | None]] = {}
-        for name in names:
+        for name, sig in sigs:
             path = folder / name
-            for ses_id, access in self._cached(path, lambda p=path: _read_chat(self.root, slug, p)):
+            for ses_id, access in self._cached(path, lambda p=path: _read_chat(self.root, slug, p), sig):
                 claims.setdefault(ses_id, []).append(access)
         # an id claimed by two chat files (or by an unusable one) is in doubt: no winner (H15)
-        return {ses: found[0] if len(found) == 1 else None for ses, found in claims.items()}
+        table = MappingProxyType({ses: found[0] if len(found) == 1 else None for ses, found in claims.items()})
+        if all(sig for _, sig in sigs):  # a file that could not be stat'ed is read again next time
+            with self._lock:
+                self._tables[where] = (sigs, table)
+        return table
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _cached(self, path: Path, read: Any) -> Any:
+    def _cached(self, path: Path, read: Any, sig: tuple[int, ...] | None = None) -> Any:
         key = str(path)
-        try:
-            st = os.lstat(path)
-            sig = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-        except OSError:
-            sig = ()
+        if sig is None:
+            sig = _signature(key)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and sig and hit[0] == sig:
@@ -216,6 +227,16 @@ class WorkspaceAccess:
             with self._lock:
                 self._cache[key] = (sig, value)
         return value
+
+
+def _signature(path: str) -> tuple[int, ...]:
+    """A file's ``lstat`` signature (inode, size, times, mode); ``()`` when it cannot be read: a
+    file is parsed again whenever this changes."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
 
 
 def _collector() -> Any:
