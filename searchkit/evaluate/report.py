@@ -36,7 +36,19 @@ import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from searchkit import __version__ as version
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, SEED, compare_runs, correction_text
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.plots import grouped_bars, roc_figure, svg
+from searchkit.evaluate.provenance import dataset_hash, now
+from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
+from searchkit.evaluate.run import BREAKDOWNS
+from searchkit.evaluate.runs import load_run
+from searchkit.evaluate.task_eval import is_task_set, load_task_set
+from searchkit.ingest.policy import Policy
+from searchkit.ingest.redact import redact
+from searchkit.util import atomic_write_text, open_regular
 
 __all__ = ["HEADLINE", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
            "write_report"]
@@ -109,10 +121,6 @@ def check_one_dataset(runs: Sequence[Any]) -> None:
 def _dataset_of(run: Any) -> tuple[Any, str]:
     """The dataset split a run measured (for query texts and cards), and a note when it cannot be
     read or has changed since (then the page shows ids only)."""
-    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.evaluate.provenance import dataset_hash
-    from searchkit.evaluate.task_eval import is_task_set, load_task_set
-
     prov = run.provenance
     rel = prov.get("dataset_path")
     candidates = [Path.cwd() / rel] if rel else []
@@ -131,8 +139,6 @@ def _dataset_of(run: Any) -> tuple[Any, str]:
 
 
 def _figure(fig: Any, alt: str, caption: str) -> str:
-    from searchkit.evaluate.plots import svg
-
     data = base64.b64encode(svg(fig).encode("utf-8")).decode("ascii")
     return (f'<figure><img alt="{_e(alt)}" src="data:image/svg+xml;base64,{data}">'
             f"<figcaption>{_e(caption)}</figcaption></figure>")
@@ -162,7 +168,6 @@ def _cmp_cells(row: Mapping[str, Any], i: int, correction: str, alpha: float) ->
     delta = row["delta"][i]
     cls = "sig up" if sig and delta is not None and delta > 0 else ("sig down" if sig else "")
     mark = "*" if sig else ""
-    from searchkit.evaluate.compare import CORRECTION_NAMES
 
     tip = f"p < {alpha}" + (f" after {CORRECTION_NAMES[correction]}" if correction != "none" else "") if sig else "not significant"
     return (f'<td class="num {cls}" title="{_e(tip)}">{_num(delta, signed=True)}{mark}</td>'
@@ -195,8 +200,6 @@ def _compare_table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str, 
 
 
 def _compare(cmp: Any, runs: Sequence[Any]) -> str:
-    from searchkit.evaluate.compare import correction_text
-
     parts = []
     how = (f"{'Fisher randomization test' if cmp.test == 'fisher' else 'paired t-test'} over queries, seed {cmp.seed}; "
            f"* marks p &lt; {cmp.alpha}, p {_e(correction_text(cmp.correction, cmp.tests))}")
@@ -252,8 +255,6 @@ def _group_auroc(runs: Sequence[Any], breakdown: str) -> list[dict[str, Any]]:
     delta}`` rows (scikit-learn's ``roc_auc_score``, as ``metrics.json``'s AUROC)."""
     from sklearn.metrics import roc_auc_score
 
-    from searchkit.evaluate.run import BREAKDOWNS
-
     if breakdown not in BREAKDOWNS:
         return []
     members: dict[str, list[str]] = {}
@@ -278,8 +279,6 @@ def _config_value(value: Any) -> str:
     config holds no secret by design; any that slipped in stays out), cut at ``CONFIG_VALUE``."""
     import json
 
-    from searchkit.evaluate.research import DEFAULT
-
     if isinstance(value, str):
         text = value if value == DEFAULT else json.dumps(value, ensure_ascii=False)
     else:
@@ -291,8 +290,6 @@ def _config_value(value: Any) -> str:
 def _config_section(runs: Sequence[Any]) -> str:
     """Each run's config (``config.json``) against the baseline's: every dotted key that differs,
     old -> new (``research.config_changes``)."""
-    from searchkit.evaluate.research import config_changes
-
     base = runs[0]
     fp = base.provenance.get("config_fingerprint", "")
     parts = [f"<p>Each run's config (<code>config.json</code>) against the baseline's, <b>{_e(base.name)}</b> "
@@ -317,9 +314,6 @@ def _config_section(runs: Sequence[Any]) -> str:
 
 
 def _bars(runs: Sequence[Any], cmp: Any, breakdown: str, what: str) -> str:
-    from searchkit.evaluate.plots import grouped_bars
-    from searchkit.evaluate.research import significance_marks
-
     table = {r.name: {g: float(v.get(BAR_METRIC, math.nan)) for g, v in (r.metrics.get(breakdown) or {}).items()}
              for r in runs}
     if not any(table.values()):
@@ -332,8 +326,6 @@ def _bars(runs: Sequence[Any], cmp: Any, breakdown: str, what: str) -> str:
 
 
 def _no_answer(runs: Sequence[Any]) -> str:
-    from searchkit.evaluate.plots import roc_figure
-
     curves = {r.name: ([bool(q.get("answerable")) for q in r.queries],
                        [float(q.get("answer_probability", 0.0)) for q in r.queries]) for r in runs}
     parts = []
@@ -363,8 +355,6 @@ def _no_answer(runs: Sequence[Any]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _policy() -> Any:
-    from searchkit.ingest.policy import Policy
-
     return Policy()
 
 
@@ -372,8 +362,6 @@ def shown_text(text: str) -> str:
     """``text`` as the tools would show it: secrets redacted as history cards have them
     (``Policy.redact_secrets``), then secrets and e-mail addresses as task excerpts have them
     (``redact.redact``). Whole, before any cut: a secret cut in half is not recognised."""
-    from searchkit.ingest.redact import redact
-
     return redact(_policy().redact_secrets(text)[0]) if text else text
 
 
@@ -395,8 +383,6 @@ def _card(rid: str, rank: int, records: Mapping[str, Any], grades: Mapping[str, 
 
 
 def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool = True) -> str:
-    from searchkit.evaluate.research import worst_queries
-
     base = runs[0]
     rows = worst_queries(base, BAR_METRIC, n)
     if not rows:
@@ -486,10 +472,6 @@ def build_report(
         ReportError: no runs, or runs over different query sets (one line naming them).
         CompareError: an unknown test or an alpha outside (0, 1).
     """
-    from searchkit import __version__ as version
-    from searchkit.evaluate.compare import N_PERMUTATIONS, SEED, compare_runs
-    from searchkit.evaluate.provenance import now
-
     runs = list(runs)
     check_one_dataset(runs)
     names = [r.name for r in runs]
@@ -549,8 +531,6 @@ def _file_kind(mode: int) -> str:
 def _is_report(path: Path) -> bool:
     """Whether the regular file at ``path`` is a page ``build_report`` wrote (its first 64 KiB
     hold ``REPORT_MARKER``, or begin as pages written before the marker did)."""
-    from searchkit.util import open_regular
-
     with open_regular(path, "rb") as fh:
         head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     if REPORT_MARKER in head:
@@ -617,9 +597,6 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
         ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
         RunFolderError: a path is not a run folder.
     """
-    from searchkit.evaluate.runs import load_run
-    from searchkit.util import atomic_write_text
-
     target = check_out(out)
     runs = [load_run(p) for p in run_dirs]
     page = build_report(runs, **options)
