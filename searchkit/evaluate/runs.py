@@ -27,6 +27,8 @@ from typing import Any, Mapping
 
 from searchkit import strict_json
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.provenance import provenance
+from searchkit.util import FileProblem, read_json_file
 
 __all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
            "find_runs", "load_run", "trec_text", "write_run"]
@@ -76,7 +78,6 @@ def _is_run_folder(path: Path) -> bool:
         return False
     if not names or not names <= set(RUN_FILES) | set(OPTIONAL_FILES) or "provenance.json" not in names:
         return False
-    from searchkit.util import read_json_file
 
     try:
         prov = read_json_file(path / "provenance.json")
@@ -150,8 +151,6 @@ def write_run(
     Raises:
         RunFolderError: ``out`` is not safe to write (see ``check_run_target``).
     """
-    from searchkit.evaluate.provenance import provenance
-
     path = check_run_target(out)
     for name in extra_files or {}:
         if name not in OPTIONAL_FILES:
@@ -203,8 +202,6 @@ def load_run(path: str | os.PathLike[str]) -> RunFolder:
     Raises:
         RunFolderError: the path is not a run folder, or a file is missing or damaged.
     """
-    from searchkit.util import FileProblem, read_json_file
-
     folder = Path(path)
     if not folder.is_dir():
         raise RunFolderError(f"{str(folder)!r} is not a run folder (no such folder); write one with `searchkit eval --out`")
