@@ -20,6 +20,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from searchkit.util import parse_iso
+
 DAY_WINDOW = 3
 """A record matches a named day when its date is at most this many days from it."""
 
@@ -128,8 +130,6 @@ def query_when(text: str) -> When | None:
 def record_day(record: Any) -> _dt.date | None:
     """A record's day: its ``date`` (ISO), else a whole date (day, month and year) its title names."""
     if getattr(record, "date", None):
-        from searchkit.util import parse_iso
-
         value = parse_iso(record.date)
         return value.date() if isinstance(value, _dt.datetime) else value
     when = query_when(getattr(record, "title", "") or "")

@@ -21,6 +21,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit.rank.http_rerank import http_reranker
+
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCES = 40
 """Sentences of one passage a reranker reads at most."""
@@ -66,8 +68,6 @@ class SentenceMaxSim:
 
 
 def _http(searcher: Any) -> Reranker:
-    from searchkit.rank.http_rerank import http_reranker
-
     return http_reranker(searcher.config.rerank)
 
 

@@ -27,7 +27,14 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit.analyze import detect_language
+from searchkit.rank import conversation
+from searchkit.rank.adaptive import weights_for
 from searchkit.rank.candidates import Candidates, collect
+from searchkit.rank.conversation import said_by, whose
+from searchkit.rank.dates import query_when, record_day
+from searchkit.rank.fusion import fuse_runs
+from searchkit.rank.rerank import reorder, stage_evidence
 from searchkit.retrievers import HasEvidence, HasTermWeights, first
 
 Ranking = list[tuple[int, float]]
@@ -120,8 +127,6 @@ class FuseStage:
         return replace(self, weights=weights)
 
     def __call__(self, c: Candidates, q: Query) -> Candidates:
-        from searchkit.rank.fusion import fuse_runs
-
         def fill(name: str, missing: list[int]) -> dict[int, float]:
             """The retriever's exact score for records it did not return: their best passage."""
             pis = [self.corpus.record_passages(ri) for ri in missing]
@@ -131,8 +136,6 @@ class FuseStage:
 
         cfg, weights = self.fusion, self.weights
         if weights is None and cfg.adaptive is not None and cfg.method != "rrf":
-            from searchkit.rank.adaptive import weights_for
-
             weights = weights_for(c, cfg)
         fused = fuse_runs({name: run.records for name, run in c.runs.items()}, cfg, fill=fill, weights=weights)
         return c.ranked_by(self.name, fused)
@@ -158,8 +161,6 @@ class RerankStage:
         cfg = self.rerank
         if not cfg.enabled or not ranked:
             return ranked, {}
-        from searchkit.analyze import detect_language
-        from searchkit.rank.rerank import reorder, stage_evidence
 
         if not cfg.runs_for(detect_language(text)):
             return ranked, {}
@@ -192,8 +193,6 @@ class EvidenceStage:
 
     def read(self, c: Candidates, q: Query) -> dict[str, float]:
         """The evidence of ``c.fused`` (none for an empty ranking)."""
-        from searchkit.rank import conversation
-
         ranked, s = c.fused, self.corpus
         if not ranked:
             return {}
@@ -234,7 +233,6 @@ class SpeakerStage:
         lexical, scope = lexical_run(c, q.views), q.scope
         if self.weight <= 0 or not ranked or lexical is None:
             return ranked
-        from searchkit.rank.conversation import said_by, whose
 
         s = self.corpus
         speakers = s.speakers(scope)
@@ -277,7 +275,6 @@ class DateStage:
     def moved(self, text: str, ranked: Ranking) -> Ranking:
         if self.weight <= 0 or not ranked:
             return ranked
-        from searchkit.rank.dates import query_when, record_day
 
         when = query_when(text)
         if when is None:
