@@ -14,6 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from searchkit.config import AnalyzerConfig, _to_plain
+
 ANALYZER_VERSION = 3
 """Bumped whenever the tokens produced for the same text and parameters change."""
 
@@ -188,16 +190,18 @@ def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
 # A wider net than the tokenizer's ``_ID_RE`` (which decides BM25 tokens, so it stays as it is:
 # changing it would move every ranking): Cyrillic prefixes (``ЗАК-1655``, ``зак-1655``), a
 # capital-letter suffix part (``DOC-2026-117-A``, another document than ``DOC-2026-117``), and
-# numbers listed after one keyword (``PR 88/89`` names PR-88 and PR-89). A mention keeps what the
+# numbers listed after one keyword (``PR 88/89`` and ``PR-88, 89 и 90`` name each PR; a shorter
+# count after them, ``PR 88 и 3 теста``, is no PR). A mention keeps what the
 # user typed, so the warning quotes it as typed (``PR 89``, not ``PR-89``).
 
 _CAPS = "A-Z\u0410-\u042f\u0401"  # Latin and Cyrillic capitals
 _SMALL = "a-z\u0430-\u044f\u0451"
 _MENTION_RE = re.compile(
     rf"(?<![{_CAPS}{_SMALL}0-9_])(?:"
-    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>#?)(?P<kwn>\d+)(?P<more>(?: ?/ ?#?\d+)*)"  # PR 88, PR 88/89
+    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>#?)(?P<kwn>\d+)"  # PR 88
+    r"(?P<more>(?:(?: ?[/&\u3001\u30fb\u3068] ?|, ?| (?:и|или|and|or) )#?\d+)*)"  # PR 88/89, PR-88, 89 и 90
     rf"|(?P<key>[{_CAPS}]{{2}}[{_CAPS}0-9_]*(?:-\d+)+(?:-[{_CAPS}]\d*)?)"  # ATL-1655, ЗАК-1655, DOC-2026-117-A
-    rf"|(?P<lkey>[{_CAPS}{_SMALL}]{{2}}[{_CAPS}{_SMALL}0-9_]*(?:-\d{{3,}})(?:-\d+)*)"  # atl-1656, зак-1655
+    rf"|(?P<lkey>[{_CAPS}{_SMALL}]{{2}}[{_CAPS}{_SMALL}0-9_]*(?:-\d{{3,}})(?:-\d+)*(?:-[{_CAPS}{_SMALL}]\d*)?)"  # atl-1656, зак-1655, doc-2026-117-a
     rf"|(?P<cat>[{_CAPS}]{{2,}})(?P<catn>\d{{3,}})"  # ATL1656, ЗАК1655
     rf"|(?P<sp>[{_CAPS}]{{2,10}}) (?P<spn>\d{{3,6}})"  # ATL 1656, ЗАК 1655 (not a year)
     r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3.1
@@ -276,8 +280,10 @@ def _mention_items(norm: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tupl
             continue
         kw = m.group("kw").upper()
         numbers = [(m.start("kwn"), m.end("kwn"))]
-        numbers += [(m.start("more") + n.start(1), m.start("more") + n.end(1))
-                    for n in _MENTION_NUMBER_RE.finditer(m.group("more"))]
+        for n in _MENTION_NUMBER_RE.finditer(m.group("more")):
+            if len(n.group(1)) < min(2, len(m.group("kwn"))):
+                break  # "PR 88 и 3 теста": a count, not PR-3
+            numbers.append((m.start("more") + n.start(1), m.start("more") + n.end(1)))
         for i, (a, b) in enumerate(numbers):
             canonical = f"{kw}-{int(norm[a:b])}"
             aliases = (canonical, f"#{int(norm[a:b])}") if m.group("hash") else (canonical,)
@@ -480,8 +486,6 @@ class Analyzer:
     __slots__ = ("cfg",)
 
     def __init__(self, cfg: Any = None, /, **settings: Any) -> None:
-        from searchkit.config import AnalyzerConfig
-
         if cfg is not None and (settings or not isinstance(cfg, AnalyzerConfig)):
             raise TypeError("Analyzer takes one AnalyzerConfig, or keyword settings (split_mode=..., route=...)")
         self.cfg = cfg if cfg is not None else AnalyzerConfig(**settings)
@@ -518,8 +522,6 @@ class Analyzer:
 
     def params(self) -> dict[str, Any]:
         """The analyzer's identity as plain JSON data: its config and ``ANALYZER_VERSION``."""
-        from searchkit.config import _to_plain
-
         return {"analyzer_version": ANALYZER_VERSION, **_to_plain(self.cfg)}
 
     # -- internals --

@@ -166,3 +166,26 @@ def test_the_wider_detection_leaves_bm25_tokens_as_they_were():
     tokens = Analyzer(route="script").index_tokens("ЗАК-1655 DOC-2026-117-A PR 88/89")
     assert "зак-1655" not in tokens and "doc-2026-117-a" not in tokens and "pr-89" not in tokens
     assert "pr-88" in tokens
+
+
+@pytest.mark.parametrize(
+    "query, ids",
+    [("PR 88, 89", ["PR-88", "PR-89"]), ("PR-88, 89 и 90", ["PR-88", "PR-89", "PR-90"]),
+     ("PR 88 and 89", ["PR-88", "PR-89"]), ("PR 88 или 89?", ["PR-88", "PR-89"]),
+     ("PR 88、89", ["PR-88", "PR-89"]), ("PR #88, #89 & #90", ["PR-88", "PR-89", "PR-90"])],
+)
+def test_a_listed_number_after_one_keyword_is_checked_too(query, ids):
+    """Issue 28 item 5: "PR-88, 89 и 90" names three PRs, not one."""
+    assert extract_identifiers(query) == ids
+    assert missing_ids(query, [_hit("merged " + " ".join(ids[:-1]))]) == [missing_ids(query, [_hit("x")])[-1]]
+
+
+@pytest.mark.parametrize("query", ["PR 88 и 3 теста", "PR 88, 2026-11-01", "PR 412, 3 files"])
+def test_a_count_or_a_date_after_a_number_is_not_listed(query):
+    assert extract_identifiers(query)[1:] == []
+
+
+def test_a_lowercase_id_with_a_letter_suffix_is_read():
+    assert extract_identifiers("где doc-2026-117-a?") == ["DOC-2026-117-A"]
+    assert missing_ids("где doc-2026-117-b?", [_hit("signed DOC-2026-117-A")]) == ["doc-2026-117-b"]
+    assert missing_ids("где doc-2026-117-a?", [_hit("signed DOC-2026-117-A")]) == []
