@@ -22,6 +22,7 @@ from searchkit.index.cache import EmbeddingCache
 from searchkit.ingest.policy import Policy
 from searchkit.ingest.redact import SECRET, redact
 from searchkit.ingest.tasks import indexed_text
+from searchkit.ingest.tasks.model import redact_text
 from searchkit.tools.history import HistoryIndex
 
 shapes = corpus.shapes
@@ -354,15 +355,15 @@ def test_a_status_after_any_key_word_is_kept(lang, data):
     assert _history(text) == text
 
 
-@pytest.mark.parametrize("split", (*corpus.GENERATED, "handwritten27b"))
+@pytest.mark.parametrize("split", (*corpus.GENERATED, "handwritten27b", "handwritten27c"))
 @pytest.mark.parametrize("path", ["tasks", "history"])
 def test_follow_up_corpus_both_paths(split, path):
-    fn, emails = (redact, True) if path == "tasks" else (corpus.history_redact(), False)
+    fn, emails = (redact_text, True) if path == "tasks" else (corpus.history_redact(), False)
     forms = corpus.BARE if split in corpus.GENERATED else None
     m = corpus.measure(fn, split, emails=emails, forms=forms)
-    assert m["planted_secrets"] >= (400 if forms else 36) and m["planted_langs"] == 3
+    assert m["planted_secrets"] >= (400 if forms else 28) and m["planted_langs"] == 3
     assert m["surviving"] == 0, [(i.text, s) for i, s in m["survivors"]][:10]
-    assert m["ordinary_sentences"] >= 30
+    assert m["ordinary_sentences"] >= (30 if split != "handwritten27c" else 12)
     assert m["falsely_redacted"] <= 0.01 * m["ordinary_sentences"], [i.text for i in m["false_positives"]][:10]
 
 

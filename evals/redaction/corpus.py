@@ -30,7 +30,7 @@ SEEDS = {"dev": 20261107, "heldout": 7100251}
 ISSUE_EXAMPLE = ("本番のパスワードは hunter2xyz です。APIキー: abcd1234efgh。пароль qwerty987. "
                  "the api key = keyval12345")
 GENERATED = tuple(SEEDS)
-SPLITS = (*GENERATED, "handwritten", "handwritten27", "handwritten27b")
+SPLITS = (*GENERATED, "handwritten", "handwritten27", "handwritten27b", "handwritten27c")
 
 
 def _lang(text: str) -> str:
@@ -381,6 +381,9 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
     if split == "handwritten27b":
         return [Planted(text, tuple(secret.split()), "handwritten27b", lang)
                 for text, secret, lang in HANDWRITTEN27B_PLANTED]
+    if split == "handwritten27c":
+        return [Planted(text.replace("\\n", "\n"), (secret,), "handwritten27c", lang)
+                for text, secret, lang in HANDWRITTEN27C_PLANTED]
     rng = random.Random(SEEDS[split])
     out: list[Planted] = []
     for form, by_lang in PLANTED_TEMPLATES.items():
@@ -671,6 +674,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
         return [Ordinary(text, "handwritten27", _lang(text)) for text in HANDWRITTEN27_ORDINARY]
     if split == "handwritten27b":
         return [Ordinary(text, "handwritten27b", _lang(text)) for text in HANDWRITTEN27B_ORDINARY]
+    if split == "handwritten27c":
+        return [Ordinary(text, "handwritten27c", _lang(text)) for text in HANDWRITTEN27C_ORDINARY]
     rng = random.Random(SEEDS[split] + 1)
     out: list[Ordinary] = []
     for form, by_lang in ORDINARY_TEMPLATES.items():
@@ -892,6 +897,47 @@ HANDWRITTEN27B_ORDINARY: tuple[str, ...] = (
     "アクセスコードは受付で配布", "パスワードは安全に保管してください",
 )
 
+# Issue 27 item 2, round 3 audit: written blind by an auditor (new phrasings, not from any template
+# or earlier split), run once before any rule was changed for them; 16 of the planted secrets
+# survived on the tasks path and 12 on the history path at that first run (README.md). The
+# ``handwritten27c`` split.
+HANDWRITTEN27C_PLANTED: tuple[tuple[str, str, str], ...] = (
+    ("cache at redis://:RedisPass99@cache:6379/0", "RedisPass99", "en"),
+    ("secret: blueberry-muffin", "blueberry-muffin", "en"),
+    ("Pass: 12345678", "12345678", "en"),
+    ("password: kumo-99", "kumo-99", "en"),
+    ("password -> Kumo_99x", "Kumo_99x", "en"),
+    ('<add key="DbPassword" value="AppSettingPw_3" />', "AppSettingPw_3", "en"),
+    ('<Setting Name="ApiToken" Value="tok_xml_77"/>', "tok_xml_77", "en"),
+    ("docker login -u bob -p DockerPw_12 registry.local", "DockerPw_12", "en"),
+    ("Set-Cookie: session=s3ss10nV4lue; HttpOnly", "s3ss10nV4lue", "en"),
+    ("Cookie: JSESSIONID=ABCDEF0123456789", "ABCDEF0123456789", "en"),
+    ("DATABASE_URL=postgres://admin:Tr0ub4dor@db.internal:5432/prod", "Tr0ub4dor", "en"),
+    ("Server=tcp:x.database.windows.net;User ID=sa;Password=Pa55w0rd!;", "Pa55w0rd!", "en"),
+    ("jdbc:mysql://db:3306/app?user=app&password=JdbcPw_99", "JdbcPw_99", "en"),
+    ("host=db port=5432 user=app password=LibpqPw12", "LibpqPw12", "en"),
+    ("pass = Xyzzy42", "Xyzzy42", "en"),
+    ("PASSWORD:\n  Lantern-77", "Lantern-77", "en"),
+    ("пароль поставил Жираф2025", "Жираф2025", "ru"),
+    ("установил пароль Жираф2026", "Жираф2026", "ru"),
+    ("сменил пароль: теперь Жираф2027", "Жираф2027", "ru"),
+    ("пароль -> Ромашка_55", "Ромашка_55", "ru"),
+    ("пароль — Qwerty12", "Qwerty12", "ru"),
+    ("логин admin пароль Qwe12345", "Qwe12345", "ru"),
+    ("Пароль:\nЗвезда_77", "Звезда_77", "ru"),
+    ("パスワード → kumo-99", "kumo-99", "ja"),
+    ("パスワード→tsuki_55", "tsuki_55", "ja"),
+    ("パスワード：abc123", "abc123", "ja"),
+    ("パスワード変更: hoshi-88", "hoshi-88", "ja"),
+    ("新しいパスワードはsakura2026にしました", "sakura2026", "ja"),
+)
+HANDWRITTEN27C_ORDINARY: tuple[str, ...] = (
+    "the redis URL is redis://cache:6379/0", '<add key="LogLevel" value="Debug" />',
+    "docker login -u bob --password-stdin < token.txt", "psql -h db -p 5432 -U app", "Set-Cookie header is missing",
+    "secret: none", "Cookie: accepted", "ssh -p 2222 deploy@host", "пароль поставили на сброс вчера",
+    "установил пароль по инструкции", "パスワード変更画面を修正", "パスワード → 再設定のリンクを送付",
+)
+
 # ---------------------------------------------------------------------------------------------
 # Measuring
 # ---------------------------------------------------------------------------------------------
@@ -942,13 +988,13 @@ BARE = shapes.BARE_FORMS + ("bare_ordinary",)
 
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from searchkit.ingest.redact import redact
+    from searchkit.ingest.tasks.model import redact_text as redact
 
     verbose = "-v" in (argv or sys.argv[1:])
     worst = 0
     paths = (("tasks", redact, True), ("history", history_redact(), False))
     for path, fn, emails in paths:
-        print(f"== {path} ({'searchkit.ingest.redact.redact' if path == 'tasks' else 'Policy.redact_secrets, e-mail addresses kept'})")
+        print(f"== {path} ({'searchkit.ingest.tasks.model.redact_text' if path == 'tasks' else 'Policy.redact_secrets, e-mail addresses kept'})")
         totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
         for split in SPLITS:
             for forms, label in ((None, split), (SHAPES, f"{split}/shapes"), (BARE, f"{split}/bare")):

@@ -18,7 +18,7 @@ _VALUE = r"""(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'`#;,(){}\[\]<>=][^\s"'`#;,(){}\[\]<
 _VALUE_RE = re.compile(_VALUE)
 _ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     # NAME=value, NAME: value, NAME = "value" as a whole line (dotenv, YAML, INI, TOML, shell)
-    re.compile(r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?([\"']?)(?P<k>[^\W\d][\w.-]{0,80})\1[ \t]*(?:=|:(?!//))[ \t]*"
+    re.compile(r"(?m)^[ \t]*(?:export[ \t]+|-[ \t]+)?([\"']?)(?P<k>[^\W\d][\w.-]{0,80})\1[ \t]*(?:=|:(?!//)|(?P<arrow>->|→))[ \t]*"
                + _VALUE + r"[ \t]*,?[ \t]*(?:[#;].*)?\r?$"),
     # define('NAME', 'value') (PHP)
     re.compile(r"""define\(\s*(['"])(?P<k>[^\W\d]\w{0,80})\1\s*,\s*(?P<v>"[^"\n]*"|'[^'\n]*')\s*\)"""),
@@ -114,6 +114,8 @@ class SecretRules:
                 name = m.group("k")
                 if not _real_value(value) or plain_value(value) or _about_a_secret(name) or not self.secret_column(name):
                     continue
+                if "arrow" in regex.groupindex and m.group("arrow") and not value.isascii():
+                    continue  # `パスワード → 再設定のリンクを送付` is prose; `パスワード → kumo-99` a value
                 start, end = m.span("v")
                 if value[:1] in "\"'" and len(value) >= 2:
                     start, end = start + 1, end - 1
@@ -140,17 +142,27 @@ class SecretRules:
             text, n = rule.apply(text)
             if n:
                 counts[rule.name] = counts.get(rule.name, 0) + n
-        spans = [s for s in self.secret_assignments(text) if text[s[0]:s[1]] != _redact.SECRET]
-        if spans:
-            parts: list[str] = []
-            pos = 0
-            for start, end, _ in spans:
-                parts += [text[pos:start], _redact.SECRET]
-                pos = end
-            parts.append(text[pos:])
-            text = "".join(parts)
-            counts["assignment"] = len(spans)
+        text, n = self.redact_assignments(text)
+        if n:
+            counts["assignment"] = n
         return text, counts
+
+    def redact_assignments(self, text: str) -> tuple[str, int]:
+        """``text`` with the values of ``secret_assignments`` replaced by ``[redacted]``, and how many.
+
+        History cards get it inside ``redact_secrets``; task excerpts after ``redact.redact``
+        (``searchkit.ingest.tasks.model.redact_text``), so ``secret: blueberry-muffin`` or a
+        ``Cookie: JSESSIONID=…`` line reads the same on both paths (issue 27 item 2, round 3)."""
+        spans = [s for s in self.secret_assignments(text) if text[s[0]:s[1]] != _redact.SECRET]
+        if not spans:
+            return text, 0
+        parts: list[str] = []
+        pos = 0
+        for start, end, _ in spans:
+            parts += [text[pos:start], _redact.SECRET]
+            pos = end
+        parts.append(text[pos:])
+        return "".join(parts), len(spans)
 
     def secret_column(self, name: str) -> bool:
         """True when a column's name looks like a secret (H2), by its parts.

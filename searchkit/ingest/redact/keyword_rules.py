@@ -76,6 +76,30 @@ def _compound_edits(text: str) -> Iterator[Edit]:
             yield edit
 
 
+_ATTRIBUTE_RE = re.compile(
+    r"""(?i)(?<![\w-])(?:key|name|id|setting)[ \t]*=[ \t]*(["'])(?P<k>[^"'\n<>]{1,80})\1[ \t]+"""
+    r"""(?:value|val|content)[ \t]*=[ \t]*(["'])(?P<v>[^"'\n]+)\3"""
+)
+"""A setting as attributes (``<add key="DbPassword" value="…" />``, ``<Setting Name="ApiToken" Value="…"/>``)."""
+
+
+def _attribute_edits(text: str) -> Iterator[Edit]:
+    """The ``value`` of an element whose ``key``/``name`` attribute names a secret (issue 27 item 2,
+    round 3: app.config / web.config / settings XML): the name judged as compound names are."""
+    if not _KEYWORD_HINT_RE.search(text):
+        return
+    for m in _ATTRIBUTE_RE.finditer(text):
+        parts = [p.lower() for p in re.split(r"[\W_]+|(?<=[a-z0-9])(?=[A-Z])", m.group("k")) if p]
+        joined = "".join(parts)
+        secret = any(p in _COMPOUND_PARTS for p in parts) or any(
+            w in joined for w in ("apikey", "accesskey", "secretkey", "privatekey", "connectionstring", "credential"))
+        if not secret or any(p in _ABOUT_PARTS for p in parts):
+            continue
+        v = m.group("v").strip()
+        if v and not _never_a_value(v) and not re.fullmatch(r"\$\{[^}]*\}|\{\{[^}]*\}\}|\*+", v):
+            yield m.start("v"), m.end("v"), SECRET
+
+
 _PAIR_RE = re.compile(
     r"(?P<u>[^\s/／|,、;:：「」『』()（）\"'`]{1,64})"
     r"(?P<ps>[ \t]*(?:[/／|,、;]|:(?!//)|：)[ \t]*|[ \t]+(?:and|и|と)[ \t]+)"

@@ -124,11 +124,13 @@ _LINE_SEP = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*")
 _SEPS: tuple[tuple[re.Pattern[str], int], ...] = (
     # `password: x`, `password =\n  x`, `password: |\n  x` (a YAML block), `<password>x</password>`
     (re.compile(r"[\"'`」』”’»]?[ \t]*(?::=|=>|->|:(?!//)|[=＝：→】]|>(?=[^<>\n]{1,128}</))[ \t]*"
-                r"(?:[|>][-+]?[1-9]?[ \t]*(?=\n))?(?:\n[ \t]*){0,2}"), STRONG),
+                r"(?:[|>][-+]?[1-9]?[ \t]*(?=\n))?(?:\n[ \t]*){0,2}"
+                r"(?:(?i:теперь|сейчас|now)[ \t]+(?=\S))?"), STRONG),  # `пароль: теперь Жираф2027`
     (re.compile(
         r"(?i)[ \t]+(?:(?:has\s+been|is|was|will\s+be|got|gets)\s+(?:set|changed|reset|updated)\s+to|is\s+now|is\s+still|"
         r"(?:set|changed|reset|updated)\s+to|is|was|are|equals|to|becomes|это|—|–|-|равен|равна|на|"
-        r"теперь|будет|стал|стала|сейчас)[ \t]*:?(?:[ \t]+|[ \t]*\n(?:[ \t]*\n)?[ \t]*)"
+        r"теперь|будет|стал|стала|сейчас|(?:по|у)?ставил[аи]?|установлен|задал[аи]?|задан)"
+        r"[ \t]*:?(?:[ \t]+|[ \t]*\n(?:[ \t]*\n)?[ \t]*)"
     ), MEDIUM),
     (re.compile(r"(?i)['’]s[ \t]+(?:now[ \t]+|still[ \t]+)?"), MEDIUM),  # password's hunter2xyz
     (re.compile(r"[ \t]*[—–][ \t]*"), MEDIUM),

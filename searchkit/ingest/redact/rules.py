@@ -9,7 +9,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from searchkit.ingest.redact.keyword_rules import _before_edits, _compound_edits, _creds_edits, _keyword_edits
+from searchkit.ingest.redact.keyword_rules import (
+    _attribute_edits, _before_edits, _compound_edits, _creds_edits, _keyword_edits,
+)
 from searchkit.ingest.redact.shapes import Edit, SECRET
 from searchkit.ingest.redact.tokens import (
     _AUTH_HEADER_RE, _AZURE_RE, _JWT_RE, _LONG_B64_RE, _LONG_HEX_RE, _PRIVATE_KEY_RE, _URL_CREDENTIALS_RE,
@@ -77,6 +79,7 @@ RULES: tuple[Rule, ...] = (
     Rule("email", _email_edits),
     Rule("credential_pair", _creds_edits),
     Rule("compound_key", _compound_edits),
+    Rule("attribute", _attribute_edits),
     Rule("key_value", _keyword_edits),
     Rule("command_line", _cli_edits),
     Rule("value_then_key", _before_edits),

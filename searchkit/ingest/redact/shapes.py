@@ -226,7 +226,7 @@ def _model_name(v: str) -> bool:
     parts = [p.lower() for p in re.split(r"[-_.]", v) if p]
     return len(parts) >= 2 and (
         parts[0] in _MODEL_FAMILIES
-        or any(p in _TECH_WORDS or p in _MODEL_SIZES or re.fullmatch(r"\d+[a-z]{1,2}|[a-z]\d+", p) for p in parts)
+        or any(p in _TECH_WORDS or p in _MODEL_SIZES or re.fullmatch(r"\d+(?:\.\d+)?[bmk]", p) for p in parts)
     )
 
 

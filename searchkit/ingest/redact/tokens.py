@@ -19,7 +19,7 @@ _PRIVATE_KEY_RE = re.compile(
     re.S,
 )
 
-_URL_CREDENTIALS_RE = re.compile(r"(?<=://)[^\s/@:]+:[^\s/@]+(?=@)|(?<=://)(?P<tok>[A-Za-z0-9_\-.~]{16,})(?=@)")
+_URL_CREDENTIALS_RE = re.compile(r"(?<=://)[^\s/@:]*:[^\s/@]+(?=@)|(?<=://)(?P<tok>[A-Za-z0-9_\-.~]{16,})(?=@)")
 
 
 def _url_keep(m: re.Match[str]) -> bool:
@@ -134,11 +134,14 @@ _CLI_RE = re.compile(
     r"(?<!\S)(?:-u|--user)[ =]+[^\s:]+:(?P<v>[^\s\"']+)"  # curl -u user:pass
     r"|(?<![\w-])(?:mysql|mysqldump|mariadb)\b[^\n]*?\s-p(?P<v2>[^\s\"']+)"  # mysql -ppass
     r"|(?<![\w-])sshpass\s+-p\s*(?P<v3>\S+)"
+    # docker / podman / helm ... login -p pass (a registry's password on the command line)
+    r"|(?<![\w-])(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:\s+registry)?|oc|cf)\s+login\b[^\n]*?"
+    r"\s(?:-p|--password)(?:\s+|=)(?P<v4>[^\s\"'-][^\s\"']*)"
 )
 
 
 def _cli_edits(text: str) -> Iterator[Edit]:
     for m in _CLI_RE.finditer(text):
-        for g in ("v", "v2", "v3"):
+        for g in ("v", "v2", "v3", "v4"):
             if m.group(g):
                 yield m.start(g), m.end(g), SECRET

@@ -109,7 +109,8 @@ def _looks_secret(
     if _is_exempt(v):
         return False
     if not v.isascii() and not (quoted or strength == STRONG and not qualified and len(v) <= 24
-                                or strength >= MEDIUM and len(v) <= 24 and _word_and_number(v)):
+                                or strength >= MEDIUM and len(v) <= 24 and _word_and_number(v)
+                                or family == PW and not qualified and len(v) <= 24 and _word_and_number(v)):
         # Japanese or Russian prose after `は`/`это` (`パスワードは英数字8文字以上です`); a value of
         # letters and digits stays a value (`токен теперь Берёза14`, `пароль root — Москва-2027`)
         return False

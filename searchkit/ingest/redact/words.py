@@ -35,7 +35,7 @@ _STATUS_WORDS = frozenset(
     always already still again only also just please thanks thank must should will can cannot
     does doesn't didn't isn't wasn't won't don't field fields form policy length strength hash
     hashed encrypted plaintext rules rule format manager vault store stored protected mandatory
-    min max minimum maximum least most approx bearer basic digest opaque
+    min max minimum maximum least most approx bearer basic digest opaque accepted rejected declined cleared
     password passwd passwords secret secrets token tokens key keys pin passcode credentials
     пароль токен ключ секрет パスワード トークン キー
     """.split()

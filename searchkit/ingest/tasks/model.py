@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from searchkit.errors import SearchkitError
+from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.redact import redact, redact_file_name
 
 FTS_TABLE = "comment_fts"
@@ -202,10 +203,18 @@ def _index_texts(comment: Mapping[str, Any]) -> tuple[str, str] | None:
     text = _clean(text)
     names = [_clean(n) for n in _attachment_names(comment.get("attachments") or ())]
     if not names:
-        return text, redact(text)
+        return text, redact_text(text)
     shown = [redact_file_name(n) for n in names]
     head = f"{text}\n" if text else ""
-    return f"{head}attachments: {', '.join(names)}", redact(f"{head}attachments: {', '.join(shown)}")
+    return f"{head}attachments: {', '.join(names)}", redact_text(f"{head}attachments: {', '.join(shown)}")
+
+
+def redact_text(text: str) -> str:
+    """Text as task search indexes and shows it (SPEC T2): ``redact.redact`` (secrets, e-mail
+    addresses), then the values assigned to secret-like names (``Policy.redact_assignments``: the
+    ``NAME=value`` / ``name: value`` lines history cards already redact: ``secret: blueberry-muffin``,
+    ``Cookie: JSESSIONID=…``; issue 27 item 2, round 3)."""
+    return DEFAULT_POLICY.redact_assignments(redact(text))[0]
 
 
 def _clean(text: str) -> str:
@@ -216,14 +225,14 @@ def shown_title(title: str) -> str:
     """A task title as search results, ``list_tasks`` and ``around_ref`` show it (T6): redacted
     like indexed text (secrets, e-mail addresses), otherwise as written (no NFKC). The store keeps
     this in ``tasks.title`` and the title as imported in ``tasks.title_raw``."""
-    return redact(title)
+    return redact_text(title)
 
 
 def shown_author(author: str) -> str:
     """A comment's author as every tool shows it (issue 27 item 7): redacted like titles. The store
     keeps this in ``comments.author`` (the ``author`` filter matches it) and the author as imported
     in ``comments.author_raw``."""
-    return redact(author)
+    return redact_text(author)
 
 
 def state_key(state: str) -> str:
