@@ -269,3 +269,16 @@ def test_a_chat_edited_in_place_is_seen_by_the_very_next_search(built, ws):
         write(owner="u-boris", visibility=visibility)
         seen = {_session_of(c) for c in _anna(idx, query, limit=10, kinds=["chat", "digest"]).cards}
         assert ("ses_4f2a" in seen) == (visibility == "shared"), visibility
+
+
+def test_all_spaces_says_why_the_current_space_was_not_searched(built, ws):
+    """Issue 28 item 2: "all" from a space the caller has left since the build names it as skipped
+    (the header says why), as a search of that space alone does."""
+    _edit_space(ws, "acme", members=["u-boris"])
+    ans = _anna(_on(built, ws), "выгрузка отчёта", spaces="all", space="acme")
+    assert "acme" not in ans.searched and all(c.hit.record.space != "acme" for c in ans.cards)
+    assert ("acme", "not_member") in ans.skipped
+    assert message("ru", "not_member", slug="acme") in ans.text.splitlines()[0]
+    _edit_space(ws, "acme", members=["u-anna", "u-boris"], history_search=False)
+    off = _anna(_on(built, ws), "выгрузка отчёта", spaces="all", space="acme")
+    assert off.skipped.count(("acme", "history_search_off")) == 1

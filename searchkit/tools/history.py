@@ -257,6 +257,9 @@ class HistoryIndex:
             mine = [s for s, info in access.spaces.items() if who in info.members]
             activity = self._visibility.latest(self._visibility.scope(mine, who, chats))
         searched, skipped = searchable_spaces(access.spaces, who, spaces, current, activity=activity)
+        if spaces == "all" and who is not None and current not in searched and current not in dict(skipped):
+            # the space the search runs in, left or switched off since: say why it was not searched
+            skipped = searchable_spaces(access.spaces, who, None, current)[1] + list(skipped)
         skipped = self._in_doubt(skipped, access, who, spaces)
         scope = self._visibility.scope(searched, who, chats) if searched else None
         return Plan(access, tuple(searched), tuple(skipped), scope, who)
