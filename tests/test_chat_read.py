@@ -215,3 +215,15 @@ def test_the_cli_verb_reads_and_refuses_in_one_line(built, capsys):
     assert main(["chat-read", "chat:ses_boris", "--workspace", str(ws), "--caller", "u-anna", "--space", "s"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("searchkit chat-read: ref: no chat") and "\n" not in err
+
+
+def test_a_space_the_caller_cannot_read_now_says_why(ws):
+    """Issue 28 item 2: opening a card of a space the caller left (or that switched history search
+    off) after the build says why, the same for every ref of that space."""
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    _space(ws, "s", ["u-boris"])
+    gone = _error(idx, _anna(idx), ref="chat:ses_long")
+    assert gone.param == "ref" and str(gone).endswith("('s' — you are not a member)")
+    assert str(_error(idx, _anna(idx), ref="chat:ses_nope")).replace("ses_nope", "ses_long") == str(gone)
+    _space(ws, "s", ["u-anna", "u-boris"], history_search=False)
+    assert str(_error(idx, _anna(idx), ref="chat:ses_long")).endswith("('s' — history search is switched off)")

@@ -22,7 +22,7 @@ from searchkit.records import Record
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import shown
 from searchkit.tools.history_search import check_session, is_slug
-from searchkit.tools.messages import LANGS
+from searchkit.tools.messages import LANGS, message
 
 MAX_REF_CHARS = 600
 """The longest ref accepted (a table name and a row id, or a chat id, are far shorter)."""
@@ -56,7 +56,11 @@ def open_ref(ctx: ToolContext, ref: Any, kind: str, what: str, in_space: Any) ->
     row = index.find(space, kind, f"{prefix}{body}")
     allowed = bool(plan.searched) and plan.scope is not None and row is not None and bool(plan.scope[row])
     if not allowed:
-        raise ParameterError("ref", f"no {what} {shown(ref)} that you can read in space {shown(space)}")
+        # the space's own reason when it was not searched at all (a member removed, history search
+        # switched off since the build): it says nothing about the ref, so every ref reads the same
+        why = "; ".join(message("en", reason, slug=shown(slug)) for slug, reason in plan.skipped)
+        why = f" ({why})" if why and not plan.searched else ""
+        raise ParameterError("ref", f"no {what} {shown(ref)} that you can read in space {shown(space)}{why}")
     record = index.searcher.records[row]
     return Opened(record, space, ctx.lang or plan.access.lang(space))
 
