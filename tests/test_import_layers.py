@@ -30,11 +30,9 @@ CLI_REASON = ("a verb's machinery (the harness, the server, the tools) loads whe
 
 PENDING = {
     "searchkit/cli/tune.py": "helper 'tune' owns it (issue 31 item 5)",
-    "searchkit/searcher.py": "helper 'stages' owns it (issue 29 item 1: the stage pipeline)",
     "searchkit/rank/": "helper 'stages' owns it (issue 29 item 1)",
     "searchkit/retrievers/": "helper 'stages' owns it (issue 29 items 1-2)",
     "searchkit/config.py": "the lead owns it; its registry checks reach up to rank/retrievers until item 2",
-    "searchkit/analyze.py": "Analyzer reads AnalyzerConfig: analyze sits above config, the import can move up",
     "searchkit/evaluate/": "research, report, plots, tune belong to helpers 'report' and 'tune'; the rest follow",
     "searchkit/serve/runner.py": "the lead owns it (the MCP SDK and Starlette load only for the transport asked)",
 }

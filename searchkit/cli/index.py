@@ -7,6 +7,7 @@ from typing import Any
 
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
+from searchkit.index import store
 from searchkit.ingest.policy import CAPS, DEFAULT_POLICY
 from searchkit.searcher import Searcher
 from searchkit.tools.terminal import one_line
@@ -30,8 +31,6 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from searchkit.index import store
-
     config = load_config(args.config)
     if args.dataset:
         from searchkit.evaluate.datasets import load_corpus, resolve_dataset
