@@ -444,3 +444,56 @@ def test_the_indexing_report_on_the_terminal_carries_no_control_character(tmp_pa
     assert p.returncode == 0, p.stderr
     assert "binary" in p.stderr and "bad_id" in p.stderr
     assert not any(ch in p.stderr for ch in "\x1b\x07\u202e")
+
+
+def _cached_keys(path: Path) -> set[bytes]:
+    conn = sqlite3.connect(path)
+    try:
+        return {bytes(k) for (k,) in conn.execute("SELECT text_sha256 FROM embeddings")}
+    finally:
+        conn.close()
+
+
+def test_after_update_the_embedding_cache_forgets_the_deleted_text(tmp_path):
+    """Issue 28 item 3 (SPEC H3): the vectors (and text hashes) of a deleted chat's, its digests'
+    and a deleted row's passages leave the embedding cache too; what is still indexed stays."""
+    import hashlib
+
+    from searchkit.rank.rerank import passage_sentences
+
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    secret = " ".join(PHRASES)
+    acme = ws / "acme" / ".space"
+    write(acme, "chats/ses_gone.json", chat("ses_gone", f"обсуждали {secret} и выгрузку. 消えた会話の合言葉です。"))
+    write(acme, "digests/t_gone_01.json", digest("t_gone_01", "ses_gone", f"что такое {secret}?"))
+    conn = sqlite3.connect(acme / "app.sqlite")
+    conn.execute("INSERT INTO tasks (id, title, updated_at) VALUES (999, ?, '2026-11-30')", (f"строка {secret}",))
+    conn.commit()
+    conn.close()
+    path = tmp_path / "cache.sqlite"
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(path))
+    idx.searcher.embed_rerank_sentences()
+    gone_ids = {"acme/chat:ses_gone", "acme/digest:t_gone_01", "acme/app:tasks#999"}
+    rows = {r.id: i for i, r in enumerate(idx.searcher.records)}
+    assert gone_ids <= set(rows)
+    texts = [p.text for p in idx.searcher.passages if p.record_id in gone_ids]
+    texts += [s for t in texts for s in passage_sentences(t)]
+    gone = {hashlib.sha256(t.encode("utf-8")).digest() for t in texts}
+    assert gone & _cached_keys(path)
+    (acme / "chats" / "ses_gone.json").unlink()
+    (acme / "digests" / "t_gone_01.json").unlink()
+    conn = sqlite3.connect(acme / "app.sqlite")
+    conn.execute("DELETE FROM tasks WHERE id = 999")
+    conn.commit()
+    conn.close()
+    kept = {hashlib.sha256(p.text.encode("utf-8")).digest() for p in idx.searcher.passages
+            if p.record_id not in gone_ids} - gone
+    idx.update(ws)
+    idx.searcher.cache.close()
+    left = _cached_keys(path)
+    assert not gone & left
+    assert kept <= left
+    for side in (path, Path(f"{path}-wal")):
+        if side.exists():
+            assert not any(k in side.read_bytes() for k in gone)

@@ -22,7 +22,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -258,6 +258,42 @@ class EmbeddingCache:
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out
+
+    def forget(self, texts: Iterable[str]) -> int:
+        """Remove the vectors of ``texts`` (every embedder's, as passages) from the cache, so text
+        that was erased leaves no vector or hash behind (H3: a deleted chat, its turns' digests, a
+        deleted row). Deleted pages are overwritten (``secure_delete``) and the WAL is truncated.
+        Returns the number of entries removed. Another index holding the same text only embeds it
+        again when it next needs it."""
+        keys = sorted({_text_key(t) for t in texts})
+        if not keys:
+            return 0
+        removed = 0
+        with self._lock:
+            c = self._conn
+            try:
+                c.execute("PRAGMA secure_delete=ON")
+                c.execute("BEGIN IMMEDIATE")
+                try:
+                    for i in range(0, len(keys), _LOOKUP_CHUNK):
+                        chunk = keys[i:i + _LOOKUP_CHUNK]
+                        marks = ",".join("?" * len(chunk))
+                        removed += c.execute(f"DELETE FROM embeddings WHERE kind='passage' AND text_sha256 IN ({marks})",
+                                             chunk).rowcount
+                    c.execute("COMMIT")
+                except BaseException:
+                    if c.in_transaction:
+                        try:
+                            c.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+                if self.path is not None:
+                    c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as e:
+                raise CacheWriteError(f"embedding cache {self._where()}: removing erased entries failed, "
+                                      f"{_write_failure(e) or e}") from None
+        return removed
 
     def stats(self) -> CacheStats:
         """Hits and misses since this object was opened, and the number of cached vectors."""

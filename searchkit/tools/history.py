@@ -24,6 +24,7 @@ from searchkit.index import store
 from searchkit.ingest.policy import searchable_spaces
 from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
 from searchkit.rank.diversity import cap_groups, diversify, renumber
+from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
 from searchkit.searcher import IndexMismatchError, Searcher
 from searchkit.tools import history_search as _tool
@@ -116,6 +117,9 @@ class HistoryIndex:
         before = cache.stats().misses if cache is not None else 0
         s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress)
         after = cache.stats().misses if cache is not None else 0
+        if cache is not None and removed + changed:  # erased text leaves the cache too (H3)
+            was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
+            cache.forget(_embedded_texts(s0, was) - _embedded_texts(s))
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
@@ -397,6 +401,13 @@ def _space_info(slug: str, d: Mapping[str, Any]) -> Any:
         slug=str(d["slug"]), title=str(d.get("title", "")), members=tuple(members),
         container=d.get("container", "shared"), history_search=d.get("history_search", True) is True,
     )
+
+
+def _embedded_texts(s: Any, records: set[str] | None = None) -> set[str]:
+    """Every text the cache may hold a passage vector of for Searcher ``s`` (of ``records`` only,
+    when given): its passages and their sentences (the reranking stage's), whatever their language."""
+    texts = {p.text for p in s.passages if records is None or p.record_id in records}
+    return texts | {x for t in texts for x in passage_sentences(t)}
 
 
 def _content(r: Record) -> tuple:
