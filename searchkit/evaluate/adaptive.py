@@ -20,6 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from searchkit import retrievers
+from searchkit.config import SHIPPED_ADAPTIVE, AdaptiveFusion
 from searchkit.evaluate.tune import half_of
 
 log = logging.getLogger(__name__)
@@ -27,10 +29,7 @@ log = logging.getLogger(__name__)
 GRID: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
 """BM25 shares at which every case's candidates are fused and scored."""
 
-DEFAULT_FEATURES: tuple[str, ...] = (
-    "bm25_z", "bm25_margin", "bm25_top1_per_term", "dense_top1", "dense_margin", "dense_z",
-    "overlap10", "top1_agree", "query_terms",
-)
+DEFAULT_FEATURES: tuple[str, ...] = SHIPPED_ADAPTIVE.features
 """The pre-fusion features the shipped model reads (``searchkit.rank.adaptive.FEATURES``)."""
 
 SETTINGS: tuple[tuple[float, float], ...] = ((0.1, 0.7), (0.2, 0.7), (0.2, 0.8), (0.1, 0.8), (0.3, 0.7), (0.2, 0.6))
@@ -89,9 +88,9 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
     cases: list[FusionCase] = []
     for ds in datasets:
         s = Searcher.build(ds.records, base, show_progress=show_progress)
-        if len(s.retrievers) < 2 or "bm25" not in s.retrievers:
-            raise ValueError("adaptive fusion needs the bm25 retriever and at least one other")
-        others = [n for n in s.retrievers if n != "bm25"]
+        lead, others = lead_of(base)
+        if lead not in s.retrievers or not others:
+            raise ValueError(f"adaptive fusion needs the {lead or 'first'} retriever and at least one other")
         # retrieve once, then vary the fuse stage and run the rest of the search path (rerank, who
         # said it, the question's date; the evidence stage reads and moves nothing)
         retrieve = s.pipeline.upto("retrieve")
@@ -115,7 +114,7 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
             c = retrieve(Candidates(), query)
             feats[q.id] = prefusion(c)
             for w in grid:
-                weights = {"bm25": w, **{n: (1.0 - w) / len(others) for n in others}}
+                weights = {lead: w, **{n: (1.0 - w) / len(others) for n in others}}
                 ranked = rest.replace("fuse", fuse.with_weights(weights))(c, query).fused[:depth]
                 runs[w][q.id] = {s.records[ri].id: float(sc) for ri, sc in ranked}
         qrels = {q.id: dict(ds.qrels[q.id]) for q in queries}
@@ -124,6 +123,15 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
             cases.append(FusionCase(f"{ds.name}:{q.id}", ds.name, feats[q.id],
                                     {w: float(by_w[w].get(q.id, {}).get(metric, 0.0)) for w in grid}))
     return cases
+
+
+def lead_of(base: Any) -> tuple[str | None, list[str]]:
+    """The retriever whose share the model sets (the base's adaptive model's when it runs, else the
+    first running one: BM25 in the shipped config) and the other running retrievers, in order."""
+    running = retrievers.enabled(base)
+    model = base.fusion.adaptive
+    lead = model.retriever if model is not None and model.retriever in running else next(iter(running), None)
+    return lead, [n for n in running if n != lead]
 
 
 def _matrix(cases: Sequence[FusionCase], names: Sequence[str]) -> np.ndarray:
@@ -139,14 +147,12 @@ def _balanced(cases: Sequence[FusionCase]) -> np.ndarray:
 
 
 def fit(cases: Sequence[FusionCase], *, features: Sequence[str] = DEFAULT_FEATURES, lo: float, hi: float,
-        C: float = 1.0, retriever: str = "bm25") -> Any:
+        C: float = 1.0, retriever: str = AdaptiveFusion.retriever) -> Any:
     """The ``AdaptiveFusion`` model fitted on ``cases`` (give it the tune half): a logistic regression
     on standardised features, labels ``metric(hi) > metric(lo)``, weights ``|difference|`` times the
     dataset balance; the scaler folded into the coefficients."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
-
-    from searchkit.config import AdaptiveFusion
 
     diff = np.array([c.at(hi) - c.at(lo) for c in cases])
     keep = np.abs(diff) > 1e-12
@@ -183,17 +189,19 @@ def per_dataset(cases: Sequence[FusionCase], share_of: Any) -> dict[str, float]:
 
 def fit_and_choose(cases: Sequence[FusionCase], *, base_share: float, features: Sequence[str] = DEFAULT_FEATURES,
                    settings: Sequence[tuple[float, float]] = SETTINGS,
-                   c_values: Sequence[float] = C_VALUES) -> dict[str, Any]:
+                   c_values: Sequence[float] = C_VALUES, retriever: str = AdaptiveFusion.retriever,
+                   others: Sequence[str] = ()) -> dict[str, Any]:
     """Fit one model per (lo, hi, C) on the tune half, keep the one with the best mean (over
-    datasets) tune-half metric, and report every figure by half: the fixed ``base_share``, BM25
-    alone (share 1), dense alone (share 0), the adaptive model and the per-query oracle."""
+    datasets) tune-half metric, and report every figure by half: the fixed ``base_share``, the
+    model's ``retriever`` alone (share 1, under its name), the ``others`` alone (share 0, under the
+    other's name, or ``others``), the adaptive model and the per-query oracle."""
     tune = [c for c in cases if c.half == "tune"]
     report = [c for c in cases if c.half == "report"]
     trials = []
     for lo, hi in settings:
         for C in c_values:
             try:
-                model = fit(tune, features=features, lo=lo, hi=hi, C=C)
+                model = fit(tune, features=features, lo=lo, hi=hi, C=C, retriever=retriever)
             except ValueError as exc:
                 log.info("lo %.1f hi %.1f C %g: %s", lo, hi, C, exc)
                 continue
@@ -204,14 +212,15 @@ def fit_and_choose(cases: Sequence[FusionCase], *, base_share: float, features: 
         raise ValueError("no setting could be fitted")
     trials.sort(key=lambda t: -t[0])
     best = trials[0][4]
+    rest = others[0] if len(others) == 1 else "others"
 
     def figures(half: Sequence[FusionCase]) -> dict[str, dict[str, float]]:
         fixed = per_dataset(half, lambda cs: np.full(len(cs), base_share))
         return {
             "fixed": fixed,
             "adaptive": per_dataset(half, lambda cs: shares(cs, best)),
-            "bm25": per_dataset(half, lambda cs: np.ones(len(cs))),
-            "dense": per_dataset(half, lambda cs: np.zeros(len(cs))),
+            retriever: per_dataset(half, lambda cs: np.ones(len(cs))),
+            rest: per_dataset(half, lambda cs: np.zeros(len(cs))),
             "oracle": {d: float(np.mean([max(c.metric.values()) for c in half if c.dataset == d]))
                        for d in fixed},
         }
@@ -222,6 +231,8 @@ def fit_and_choose(cases: Sequence[FusionCase], *, base_share: float, features: 
         "tune": figures(tune),
         "report": figures(report),
         "counts": {"tune": len(tune), "report": len(report)},
+        "retriever": retriever,
+        "others": rest,
     }
 
 

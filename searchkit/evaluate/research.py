@@ -602,7 +602,7 @@ SHIPPED_POINT: Mapping[str, Any] = {}
 
 def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str, Any]] | None = None, *,
                  metric: str = "nDCG@10", show_progress: bool = True, engine: Any = None) -> FusionSweep:
-    """``tune.tune_fusion`` over ``grid`` (default ``tune.FUSION_GRID``) plus the base config as it
+    """``tune.tune_fusion`` over ``grid`` (default ``tune.default_grid(base)``) plus the base config as it
     is, on the same indexes and queries: the grid's trials (best tune-half mean first; the base is
     never among them, so never picked) and the base's own trial, adaptive model included. The
     grid's points are fixed weights (``base.replace`` with ``fusion.weights`` drops
@@ -611,9 +611,9 @@ def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str,
     Progress: ``tune_fusion``'s tqdm bar over the grid (``show_progress``; in a notebook
     ``tqdm.auto`` draws a widget, the ``notebooks`` extra brings ipywidgets) and one INFO log
     line a grid point."""
-    from searchkit.evaluate.tune import FUSION_GRID, tune_fusion
+    from searchkit.evaluate.tune import default_grid, tune_fusion
 
-    points = [dict(p) for p in (grid or FUSION_GRID) if dict(p) != dict(SHIPPED_POINT)]
+    points = [dict(p) for p in (grid or default_grid(base)) if dict(p) != dict(SHIPPED_POINT)]
     trials = tune_fusion(datasets, base, [*points, dict(SHIPPED_POINT)], metric=metric, show_progress=show_progress,
                          engine=engine)
     shipped = next(t for t in trials if dict(t.settings) == dict(SHIPPED_POINT))

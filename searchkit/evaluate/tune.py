@@ -12,13 +12,15 @@ only ever reported on the report half.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from searchkit.config import WeakMatchConfig
+from searchkit import retrievers
+from searchkit.config import SearchConfig, WeakMatchConfig
 from searchkit.errors import SearchkitError
 from searchkit.rank.conversation import SHAPES
 
@@ -407,15 +409,40 @@ def _fit_shape(shape: str, rows: Sequence[LabelledSignals], features: Sequence[s
         raise TuneError(f"the {shape} model: {exc}") from None
 
 
-FUSION_GRID: tuple[dict[str, Any], ...] = tuple(
-    [{"fusion.method": "rrf", "fusion.rrf_k": k} for k in (10, 30, 60)]
-    + [
-        {"fusion.method": "wsum", "fusion.norm": norm, "fusion.weights": {"bm25": round(w, 2), "dense": round(1 - w, 2)}}
-        for norm in ("minmax", "zscore")
-        for w in (0.2, 0.3, 0.4, 0.5, 0.6)
-    ]
-)
-"""The fusion settings ``tune_fusion`` tries by default (query-time knobs only)."""
+RRF_KS: tuple[int, ...] = (10, 30, 60)
+NORMS: tuple[str, ...] = ("minmax", "zscore")
+SHARES: tuple[int, ...] = (2, 3, 4, 5, 6)
+"""The weights (in tenths) a retriever takes in the default grid's weighted sums."""
+
+
+def fusion_grid(names: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    """The fusion settings ``tune_fusion`` tries by default for the retrievers ``names`` (query-time
+    knobs only): RRF at each of ``RRF_KS``, then for each norm of ``NORMS`` every weighted sum whose
+    weights are tenths of ``SHARES`` adding up to 1, all but the last retriever's taken from ``SHARES``
+    in order (with two retrievers: the first's 0.2, 0.3, ... 0.6, the second's the rest)."""
+    names = list(names)
+    points: list[dict[str, Any]] = [{"fusion.method": "rrf", "fusion.rrf_k": k} for k in RRF_KS]
+    if len(names) < 2:
+        return tuple(points)
+    for norm in NORMS:
+        for head in itertools.product(SHARES, repeat=len(names) - 1):
+            last = 10 - sum(head)
+            if len(names) > 2 and last not in SHARES:
+                continue
+            weights = [round(t / 10, 2) for t in head] + [round(1 - sum(t / 10 for t in head), 2)]
+            points.append({"fusion.method": "wsum", "fusion.norm": norm, "fusion.weights": dict(zip(names, weights))})
+    return tuple(points)
+
+
+def default_grid(base: Any) -> tuple[dict[str, Any], ...]:
+    """``fusion_grid`` of the retrievers ``base`` runs (``FUSION_GRID`` for the shipped ones, and
+    for a config that runs one retriever, where no point changes its ranking)."""
+    names = retrievers.enabled(base)
+    return fusion_grid(names) if len(names) > 1 else FUSION_GRID
+
+
+FUSION_GRID: tuple[dict[str, Any], ...] = fusion_grid(retrievers.enabled(SearchConfig()))
+"""The fusion settings ``tune_fusion`` tries by default for the shipped retrievers."""
 
 
 BASE_POINT: Mapping[str, Any] = {}
@@ -481,13 +508,13 @@ def _number(value: Any) -> bool:
 
 def _axes(settings: Mapping[str, Any]) -> dict[str, Any]:
     """A grid point as axes: a number as itself, a two-retriever weight mapping as the share of its
-    first retriever (BM25 when it is one of them: ``fusion.weights (bm25 share)``), anything else
+    first retriever in the registry's order (``fusion.weights (bm25 share)``), anything else
     as an opaque value (a category)."""
     out: dict[str, Any] = {}
     for key, value in settings.items():
         if isinstance(value, Mapping) and len(value) == 2 and all(_number(v) for v in value.values()) \
                 and sum(value.values()) > 0:
-            first = "bm25" if "bm25" in value else sorted(value)[0]
+            first = next((n for n in retrievers.names() if n in value), sorted(value)[0])
             out[f"{key} ({first} share)"] = round(float(value[first]) / float(sum(value.values())), 9)
         elif _number(value):
             out[key] = round(float(value), 9)

@@ -15,13 +15,12 @@ regression (scikit-learn) on the tune halves that learns, query by query, whethe
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+from searchkit import retrievers
 from searchkit.rank.candidates import Candidates
 
 __all__ = ["FEATURES", "features", "share", "weights_for"]
-
-_SHAPES = ("bm25_top1", "bm25_margin", "bm25_z", "dense_top1", "dense_margin", "dense_gap10", "dense_z")
 
 
 def _shape(name: str) -> Callable[[Candidates], float]:
@@ -33,47 +32,93 @@ def _shape(name: str) -> Callable[[Candidates], float]:
     return fn
 
 
-def _top(c: Candidates, name: str, n: int) -> list[int]:
-    run = c.runs.get(name)
+def _top(c: Candidates, name: str | None, n: int) -> list[int]:
+    run = c.runs.get(name) if name is not None else None
     if run is None:
         return []
     return [ri for ri, _ in sorted(run.ranks.items(), key=lambda item: item[1])[:n]]
 
 
+def _pair(c: Candidates) -> tuple[str | None, str | None]:
+    """The first two runs, in the registry's order (the first retriever and the one after it)."""
+    names = list(c.runs)[:2]
+    return (names + [None, None])[0], (names + [None, None])[1]
+
+
 def _overlap10(c: Candidates) -> float:
-    """Share of BM25's top 10 records that are also in dense's top 10."""
-    a, b = _top(c, "bm25", 10), _top(c, "dense", 10)
+    """Share of the first retriever's top 10 records that are also in the second's top 10."""
+    one, two = _pair(c)
+    a, b = _top(c, one, 10), _top(c, two, 10)
     return len(set(a) & set(b)) / 10.0 if a and b else 0.0
 
 
 def _top1_agree(c: Candidates) -> float:
-    a, b = _top(c, "bm25", 1), _top(c, "dense", 1)
+    one, two = _pair(c)
+    a, b = _top(c, one, 1), _top(c, two, 1)
     return 1.0 if a and a == b else 0.0
+
+
+def _terms_run(c: Candidates) -> Any:
+    """The run of the first retriever whose prepared query is the query's terms
+    (``RetrieverSpec.terms``), None without one."""
+    for name, run in c.runs.items():
+        spec = retrievers.RETRIEVERS.get(name)
+        if spec is not None and spec.terms:
+            return run
+    return None
 
 
 def _query_terms(c: Candidates) -> float:
     """log(1 + distinct analysed query terms)."""
-    run = c.runs.get("bm25")
+    run = _terms_run(c)
     terms = set(run.query) if run is not None and run.query is not None else set()
     return math.log1p(len(terms))
 
 
-def _bm25_top1_per_term(c: Candidates) -> float:
-    """The best BM25 score per distinct query term (the query's IDF mass the top record holds)."""
-    run = c.runs.get("bm25")
-    if run is None or not run.records:
-        return 0.0
-    n = len(set(run.query or ()))
-    return max(run.records.values()) / max(1, n)
+def _own_feature(name: str, fn: Callable[[Any], float]) -> Callable[[Candidates], float]:
+    def feature(c: Candidates) -> float:
+        run = c.runs.get(name)
+        return float(fn(run)) if run is not None else 0.0
+
+    return feature
 
 
-FEATURES: dict[str, Callable[[Candidates], float]] = {
-    **{name: _shape(name) for name in _SHAPES},
-    "overlap10": _overlap10,
-    "top1_agree": _top1_agree,
-    "query_terms": _query_terms,
-    "bm25_top1_per_term": _bm25_top1_per_term,
-}
+class _Features(Mapping[str, Callable[[Candidates], float]]):
+    """The pre-fusion features, read live from the retriever registry: for each registered
+    retriever ``R``, ``R_<shape>`` for each of its score shapes (``RetrieverSpec.shapes``) and
+    ``R_<name>`` for each of its own run features (``RetrieverSpec.prefusion``, e.g.
+    ``bm25_top1_per_term``); then the agreement of the first two retrievers' top lists
+    (``overlap10``, ``top1_agree``) and the query's length (``query_terms``)."""
+
+    _key: tuple = ()
+    _cached: dict = {}
+
+    def _table(self) -> dict[str, Callable[[Candidates], float]]:
+        key = tuple((n, id(retrievers.get(n))) for n in retrievers.names())
+        if key == self._key:
+            return self._cached
+        table: dict[str, Callable[[Candidates], float]] = {}
+        for name in retrievers.names():
+            spec = retrievers.get(name)
+            table.update({f"{name}_{shape}": _shape(f"{name}_{shape}") for shape in spec.shapes})
+        table.update({"overlap10": _overlap10, "top1_agree": _top1_agree, "query_terms": _query_terms})
+        for name in retrievers.names():
+            spec = retrievers.get(name)
+            table.update({f"{name}_{own}": _own_feature(name, fn) for own, fn in spec.prefusion.items()})
+        self._key, self._cached = key, table
+        return table
+
+    def __getitem__(self, key: str) -> Callable[[Candidates], float]:
+        return self._table()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+FEATURES: Mapping[str, Callable[[Candidates], float]] = _Features()
 """Pre-fusion features by name: each reads only the retrievers' own runs, never the fused list."""
 
 

@@ -48,7 +48,11 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
         table["fused_z"] = (lambda c: z_top1([s for _, s in c.fused]), None)
         for item in ("speaker_query", "speaker_named", "speaker_other", "speaker_gap"):
             table[item] = (_evidence_feature(item), None)
-        table["term_coverage"] = (_evidence_feature("bm25_coverage"), "bm25")
+        # the coverage of the first retriever whose query is the query's terms (BM25 in the shipped tree)
+        lexical = next((n for n in retrievers.names()
+                        if retrievers.get(n).terms and "coverage" in retrievers.get(n).evidence), None)
+        table["term_coverage"] = ((_evidence_feature(f"{lexical}_coverage"), lexical) if lexical is not None
+                                  else (_evidence_feature("term_coverage"), None))
         table["rerank_top1"] = (_evidence_feature("rerank_top1"), None)  # the reranking stage's best score
         self._key, self._cached = key, table
         return table

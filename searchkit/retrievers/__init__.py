@@ -21,6 +21,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit.config import register_section, unregister_section
+
 
 @runtime_checkable
 class Retriever(Protocol):
@@ -91,6 +93,8 @@ class Embeds(Protocol):
 
     embedder: Any
     cache: Any
+    dim: int
+    """The dimension of its vectors."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,15 @@ class RetrieverSpec:
             its weak-match features, its folder in an index).
         section: the ``SearchConfig`` section that configures it (``None``: none; such a retriever is
             only ever given to a Searcher directly).
+        config: the class of that section (a ``searchkit.config._Section`` dataclass with
+            ``KEY = section``, ``RETRIEVER = True`` and an ``enabled`` knob): ``register`` makes it a
+            section of every config (``searchkit.config.register_section``; the shipped ``bm25`` and
+            ``dense`` are fields of ``SearchConfig``). Its knobs marked ``index`` are the retriever's
+            part of the index fingerprint; a section at its default is in neither fingerprint.
+        terms: True when its prepared query is the query's analysed terms (the adaptive-fusion
+            feature ``query_terms`` counts those of the first such retriever).
+        prefusion: name -> function of its ``RetrieverRun`` -> float: its own features for the
+            adaptive-fusion model (``searchkit.rank.adaptive.FEATURES``), registered as ``<name>_<key>``.
         build: ``build(section_config, BuildContext) -> Retriever``.
         load: ``load(folder, section_config, BuildContext) -> Retriever``.
         shapes: feature suffix -> function of the record scores (best first) -> float; registered
@@ -130,6 +143,9 @@ class RetrieverSpec:
     shapes: Mapping[str, Callable[[Sequence[float]], float]] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
     embeds: bool = False
+    config: type | None = None
+    terms: bool = False
+    prefusion: Mapping[str, Callable[[Any], float]] = field(default_factory=dict)
 
 
 RETRIEVERS: dict[str, RetrieverSpec] = {}
@@ -140,8 +156,20 @@ def register(spec: RetrieverSpec) -> RetrieverSpec:
     """Add ``spec`` to ``RETRIEVERS`` (a name registered twice is replaced)."""
     if not isinstance(spec, RetrieverSpec) or not spec.name or not spec.name.isidentifier():
         raise ValueError(f"a retriever needs a RetrieverSpec with an identifier name, got {spec!r}")
+    if spec.config is not None:
+        if getattr(spec.config, "KEY", None) != spec.section or not getattr(spec.config, "RETRIEVER", False):
+            raise ValueError(f"retriever {spec.name!r}: its config class must have KEY = {spec.section!r} "
+                             "and RETRIEVER = True")
+        register_section(spec.config)
     RETRIEVERS[spec.name] = spec
     return spec
+
+
+def unregister(name: str) -> None:
+    """Forget the retriever ``name`` and the config section it brought (a built-in's stays)."""
+    spec = RETRIEVERS.pop(name, None)
+    if spec is not None and spec.config is not None and name not in BUILTINS:
+        unregister_section(spec.config.KEY)
 
 
 def get(name: str) -> RetrieverSpec:

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from searchkit.config import BM25Config
 from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|[。！？]|\n+")
@@ -124,6 +125,14 @@ def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:  # noqa: 
     return BM25Retriever(index, ctx.analyzer)
 
 
+def _top1_per_term(run: Any) -> float:
+    """The best BM25 score per distinct query term (the query's IDF mass the top record holds)."""
+    if not run.records:
+        return 0.0
+    n = len(set(run.query or ()))
+    return max(run.records.values()) / max(1, n)
+
+
 SPEC = register(RetrieverSpec(
     name="bm25",
     section="bm25",
@@ -131,4 +140,7 @@ SPEC = register(RetrieverSpec(
     load=_load,
     shapes={"top1": top1, "margin": relative_margin, "z": z_top1},
     evidence=("coverage", "idf_coverage", "idf_coverage3", "sentence_coverage"),
+    config=BM25Config,
+    terms=True,
+    prefusion={"top1_per_term": _top1_per_term},
 ))

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from searchkit.config import DenseConfig
 from searchkit.retrievers import BuildContext, RetrieverSpec, gap10, margin, register, top1, z_top1
 
 
@@ -24,6 +25,11 @@ class DenseRetriever:
         self.embedder = embedder
         self.cache = cache
         self.exact = exact
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the index's vectors."""
+        return int(self.index.dim)
 
     def prepare(self, text: str) -> np.ndarray:
         if self.cache is not None:
@@ -72,6 +78,7 @@ def _load(folder: Path, cfg: Any, ctx: BuildContext) -> DenseRetriever:
 SPEC = register(RetrieverSpec(
     name="dense",
     section="dense",
+    config=DenseConfig,
     build=_build,
     load=_load,
     shapes={"top1": top1, "margin": margin, "gap10": gap10, "z": z_top1},

@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from searchkit import retrievers
 from searchkit.analyze import detect_language
 from searchkit.config import SearchConfig
 from searchkit.evaluate.tune import fusion_cell
@@ -450,8 +451,9 @@ def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
     searcher.save(folder)
     files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
     table = None
-    dense = searcher.retrievers.get("dense")
-    if dense is not None:
+    embeds = retrievers.first(searcher.retrievers, retrievers.Embeds)
+    if embeds is not None:
+        vec = searcher.retrievers[embeds]
         # what evaluate_dataset does first (batched, through the cache), then each text the
         # per-query search prepares: the vectors the sequential path reads
         warm = sorted({q.text.strip() for q in ds.queries if q.text.strip()})
@@ -462,10 +464,13 @@ def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
                 texts.add(searcher.validate_query(q.text))
             except (ValueError, TypeError):  # the sequential search refuses it too
                 continue
-        vectors = {t: dense.prepare(t) for t in sorted(texts)}
-        table = {"fingerprint": dense.embedder.fingerprint(), "name": getattr(dense.embedder, "name", "embedder"),
-                 "dim": int(dense.index.dim), "vectors": vectors, "sentences": _rerank_sentences(searcher, ds)}
-    return {"files": files, "config": searcher.config.to_json(), "dataset": ds, "queries": table}
+        vectors = {t: vec.prepare(t) for t in sorted(texts)}
+        table = {"fingerprint": vec.embedder.fingerprint(), "name": getattr(vec.embedder, "name", "embedder"),
+                 "dim": int(vec.dim), "vectors": vectors, "sentences": _rerank_sentences(searcher, ds)}
+    # the registry entries of the retrievers that are not built in: a worker registers them (its
+    # process imports their modules) before it reads the config and loads the index
+    specs = [retrievers.get(n) for n in searcher.retrievers if n not in retrievers.BUILTINS]
+    return {"files": files, "config": searcher.config.to_json(), "dataset": ds, "queries": table, "retrievers": specs}
 
 
 def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
@@ -491,6 +496,8 @@ def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
     import ray
 
     payload = ray.get(refs[0])
+    for spec in payload.get("retrievers", ()):
+        retrievers.register(spec)
     tmp = Path(tempfile.mkdtemp(prefix="searchkit-sweep-"))
     try:
         for name, data in payload["files"].items():

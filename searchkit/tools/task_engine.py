@@ -43,7 +43,7 @@ class CommentCorpus:
         self.kind = np.array([r[4] for r in rows], dtype=object)
         self.author = np.array([r[5] for r in rows], dtype=object)
         self.folded = [store.fold(r[2]) for r in rows]
-        cfg = config.replace(**{"bm25.enabled": "bm25" in names, "dense.enabled": "dense" in names})
+        cfg = config.replace(**{f"{n}.enabled": n in names for n in config.retriever_sections()})
         self.searcher = Searcher.build(records, cfg, embedder=embedder, cache=cache) if records else None
         self._row = {int(cid): i for i, cid in enumerate(self.ids)}
 
@@ -66,7 +66,7 @@ class CommentCorpus:
 
 
 class CorpusRetriever:
-    """One core retriever (``bm25``, ``dense``) of a ``CommentCorpus``, answering with comment ids:
+    """One core retriever (any with a config section) of a ``CommentCorpus``, answering with comment ids:
     a comment's score is its best passage's."""
 
     def __init__(self, corpus: CommentCorpus, name: str) -> None:
@@ -114,26 +114,29 @@ class TaskEngine:
         self.space = space
         self.config = config or SearchConfig()
         names = list(self.config.tasks.retrievers)
-        unknown = [n for n in names if n not in ("fts5", "bm25", "dense")]
+        # FTS5 over the store, and every retriever with a config section over the comment corpus
+        valid = [FTS5Retriever.name, *self.config.retriever_sections()]
+        unknown = [n for n in names if n not in valid]
         if unknown:
-            raise ValueError(f"task search has no retriever {unknown[0]!r}; it composes fts5, bm25 and dense")
+            raise ValueError(f"task search has no retriever {unknown[0]!r}; it composes "
+                             f"{', '.join(valid[:-1])} and {valid[-1]}")
         self.retrievers: dict[str, Any] = {}
-        corpus_names = [n for n in names if n != "fts5"]
+        corpus_names = [n for n in names if n != FTS5Retriever.name]
         corpus = CommentCorpus(conn, space, self.config, corpus_names, embedder=embedder, cache=cache) \
             if corpus_names else None
         for name in names:
-            self.retrievers[name] = FTS5Retriever(conn) if name == "fts5" else CorpusRetriever(corpus, name)
+            self.retrievers[name] = FTS5Retriever(conn) if name == FTS5Retriever.name else CorpusRetriever(corpus, name)
 
     def rank(self, query: TermQuery, scope: TaskScope, limit: int) -> tuple[list[int], str]:
         """Comment ids, best first, at most ``limit``, and the method: ``fts`` / ``like`` (FTS5
         alone) or ``hybrid`` (fused)."""
         if scope.space != self.space:
             raise ValueError(f"this engine searches space {self.space!r}, not {scope.space!r}")
-        if list(self.retrievers) == ["fts5"]:
-            fts = self.retrievers["fts5"]
-            ids, _ = fts.search(query, limit, scope)
-            return [int(i) for i in ids], fts.last_method
-        prepared = {name: (query if name == "fts5" else (query, r.prepare(query.text)))
+        only = list(self.retrievers.values())
+        if len(only) == 1 and isinstance(only[0], FTS5Retriever):
+            ids, _ = only[0].search(query, limit, scope)
+            return [int(i) for i in ids], only[0].last_method
+        prepared = {name: (query if isinstance(r, FTS5Retriever) else (query, r.prepare(query.text)))
                     for name, r in self.retrievers.items()}
         runs = {}
         for name, r in self.retrievers.items():
