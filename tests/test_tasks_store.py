@@ -1002,3 +1002,27 @@ def test_a_fifo_source_is_not_called_missing(tmp_path):
     (folder / "comments.jsonl").write_text("", encoding="utf-8")
     with pytest.raises(store.TaskStoreError, match="not a regular file"):
         store.import_into(tmp_path / "t.sqlite", *store.source_files(folder))
+
+
+def test_a_file_that_is_not_a_store_keeps_its_mode(tmp_path, open_umask):
+    """Only a task store is tightened: a search pointed at another file (a JSON file, a text file,
+    a symbolic link to a system file, an SQLite file of another program) is refused and the file
+    keeps its mode; a probe once made a link to /etc/passwd turn that file 0600 (issue 27 item 1)."""
+    import sqlite3
+
+    other = tmp_path / "notes.txt"
+    other.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    os.chmod(other, 0o644)
+    link = tmp_path / "link.db"
+    link.symlink_to(other)
+    foreign = tmp_path / "app.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t (id INTEGER)")
+    conn.close()
+    os.chmod(foreign, 0o644)
+    for path in (other, link, foreign):
+        with pytest.raises(store.TaskStoreError):
+            store.open_readonly(path)
+        with pytest.raises(store.TaskStoreError):
+            store.import_into(path, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
+    assert _mode(other) == 0o644 and _mode(foreign) == 0o644

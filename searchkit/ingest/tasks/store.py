@@ -216,10 +216,10 @@ def open_readonly(path: str | Path, *, timeout: float | None = None) -> sqlite3.
         raise TaskStoreError("a read-only task store must be a file, not ':memory:'")
     p = Path(path)
     _check_store_file(p)
-    make_private(p)
     conn = _connect_readonly(p, READ_TIMEOUT if timeout is None else timeout)
     try:
         _check_task_store(p, conn, _tables(conn), suffix="")
+        make_private(p)  # only a task store: never another file (a link to /etc/passwd) given as --db
         _compat_views(conn)
     except sqlite3.Error as e:
         conn.close()
