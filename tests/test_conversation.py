@@ -257,3 +257,21 @@ def test_a_search_whose_top_results_are_chats_is_read_by_the_conversation_model(
     off = Searcher.build(chats + digests + files, cfg.replace(**{"weak_match.conversation": None}),
                          cache=EmbeddingCache(None))
     assert off.search("when does Anna's pottery class start", k=5).signals["conversation_model"] == 0.0
+
+
+def test_the_token_memo_gives_the_analyzers_tokens_a_fresh_list_each_time_and_stays_bounded():
+    """Issue 30 item 9: the speaker and evidence stages read the tokens of the best passages'
+    lines through a memo; it must give exactly what the analyzer gives (a list the caller may
+    keep), and forget the oldest texts when full."""
+    from searchkit.analyze import Analyzer
+    from searchkit.rank.conversation import TokenMemo
+
+    a = Analyzer()
+    memo = TokenMemo(a.query_tokens, size=16)
+    texts = [f"Caroline ran race number {i} and 満月の周期 {i}" for i in range(40)]
+    for t in texts + texts[::-1]:
+        got = memo(t)
+        assert got == a.query_tokens(t) and isinstance(got, list)
+        got.append("mutated")  # the caller's own list: the memo keeps its copy
+        assert memo(t) == a.query_tokens(t)
+    assert len(memo._memo) <= 16

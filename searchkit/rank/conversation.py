@@ -27,10 +27,13 @@ all 0, with ``speaker_query`` 0, when the question names no speaker of the corpu
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from typing import Any, Callable, Iterable, Mapping, Sequence
+from weakref import WeakKeyDictionary
 
 MIN_LINES = 3
 """A name must head at least this many lines of the corpus to count as a speaker."""
@@ -177,6 +180,48 @@ def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[s
                 who = next((first_token[t] for t in toks if t in first_token), None)
                 if who is not None:
                     yield who, toks
+
+
+TOKEN_MEMO = 32_768
+"""Line and sentence texts whose tokens a ``TokenMemo`` keeps (the oldest eighth leaves when full)."""
+
+
+class TokenMemo:
+    """``tokens(text)`` remembered for the last ``TOKEN_MEMO`` texts: who said a line and what its
+    sentences hold is read off the best passages of every search (the speaker and evidence stages,
+    each sentence analysed), and the same passages come back search after search. A pure function
+    remembered: the tokens are the analyzer's own (a fresh list each call); thread-safe."""
+
+    def __init__(self, tokens: Callable[[str], list[str]], size: int = TOKEN_MEMO) -> None:
+        self._tokens, self._size = tokens, max(8, int(size))
+        self._memo: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> list[str]:
+        hit = self._memo.get(text)
+        if hit is None:
+            hit = tuple(self._tokens(text))
+            with self._lock:
+                if len(self._memo) >= self._size:
+                    for old in list(islice(self._memo, self._size // 8)):
+                        del self._memo[old]
+                self._memo[text] = hit
+        return list(hit)
+
+
+_MEMOS: "WeakKeyDictionary[Any, TokenMemo]" = WeakKeyDictionary()
+_MEMOS_LOCK = threading.Lock()
+
+
+def query_tokens_of(searcher: Any) -> TokenMemo:
+    """The ``TokenMemo`` of ``searcher.analyzer.query_tokens``, one per Searcher (it leaves with it)."""
+    memo = _MEMOS.get(searcher)
+    if memo is None:
+        with _MEMOS_LOCK:
+            memo = _MEMOS.get(searcher)
+            if memo is None:
+                memo = _MEMOS[searcher] = TokenMemo(searcher.analyzer.query_tokens)
+    return memo
 
 
 SHAPES: tuple[str, ...] = ("documents", "conversation")

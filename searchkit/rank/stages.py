@@ -210,7 +210,8 @@ class EvidenceStage:
         weights = q.views[weighing].term_weights(query) if weighing is not None else None
         said = [s.passages[int(pi)].text for ri, _ in ranked[:self.attribution_depth]
                 for pi in s.record_passages(ri)[:self.attribution_passages]]
-        out.update(conversation.attribution(query, said, s.speakers(q.scope), s.analyzer.query_tokens, weights))
+        out.update(conversation.attribution(query, said, s.speakers(q.scope), conversation.query_tokens_of(s),
+                                               weights))
         return out
 
 
@@ -252,7 +253,7 @@ class SpeakerStage:
                 # the passage's own slice of its record: not the title line it is prefixed with (a
                 # chat's title names both speakers)
                 p = s.passages[pi]
-                who = owners[pi] = whose(s.records[ri].text[p.start:p.end], speakers, s.analyzer.query_tokens)
+                who = owners[pi] = whose(s.records[ri].text[p.start:p.end], speakers, conversation.query_tokens_of(s))
             own.append(said_by(named, who))
         return shifted(head, rest, [-self.weight if mine is False else 0.0 for mine in own])
 
