@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from searchkit.errors import ParameterError
 from searchkit.ingest.tasks.fts import MATCH_OPERATORS
 from searchkit.tools.base import ToolContext
 from searchkit.tools.task_answers import AroundResult, SearchResult, TaskList, Unavailable
@@ -92,9 +93,14 @@ def run_list(params: TaskListParams, ctx: ToolContext) -> TaskList | Unavailable
 
 def task_context(ctx: ToolContext) -> TaskContext:
     """The task tools' view of the session: the space, the current task, the signed-in owner
-    (``ctx.caller``), whether this is a subtask run."""
+    (``ctx.caller``), whether this is a subtask run. Raises ``ParameterError`` naming
+    ``current_task`` when a run that can use the tools does not say which task it is in."""
     if not isinstance(ctx, ToolContext):
         raise TypeError(f"ctx must be a ToolContext, got {type(ctx).__name__}")
+    if ctx.current_task is None and ctx.caller and not ctx.subtask:  # T8's unavailable cases answer first
+        # required, as the caller is: without it the caller's own task would come back (T1)
+        raise ParameterError("current_task", "required: the id of the task the caller is in (the task tools "
+                                             "read the other tasks of the space; it is never returned)")
     return TaskContext(ctx.space, ctx.current_task, ctx.caller, subtask=ctx.subtask)  # type: ignore[arg-type]
 
 
