@@ -30,7 +30,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from searchkit.config import SearchConfig
+from searchkit.config_file import load_config
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, TESTS, paired_test
+from searchkit.evaluate.datasets import DatasetError, available_splits, load_dataset, resolve_dataset
+from searchkit.evaluate.provenance import dataset_hash, git_commit, package_versions
+from searchkit.evaluate.run import evaluate_dataset
+from searchkit.evaluate.runs import RunFolderError, load_run, write_run
+from searchkit.evaluate.task_eval import PATH, TASK_SET_FILES, evaluate_task_search, is_task_set, load_task_set
+from searchkit.evaluate.tune import (
+    MIN_HALF_CLASS,
+    RRF_REFERENCE,
+    SHAPES,
+    default_grid,
+    half_of,
+    query_shape,
+    tune_fusion,
+)
+from searchkit.ingest.policy import can_see
+from searchkit.searcher import Filters, Searcher
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +89,8 @@ def notebook_config(config: str | os.PathLike[str] | None = None, embedder: str 
     Raises:
         NotebookInputError: the file is missing or invalid, or the embedder is unknown (one line).
     """
-    from searchkit.config import SearchConfig
-
     try:
         if config:
-            from searchkit.config_file import load_config
-
             if not Path(config).is_file():
                 raise NotebookInputError(f"CONFIG {str(config)!r}: no such file")
             cfg = load_config(config)
@@ -103,9 +118,6 @@ def check_datasets(names: Iterable[str], split: str = "dev", *, task_sets: Itera
     Raises:
         NotebookInputError: the first dataset that cannot be used.
     """
-    from searchkit.evaluate.datasets import DatasetError, available_splits, resolve_dataset
-    from searchkit.evaluate.task_eval import TASK_SET_FILES, is_task_set
-
     for name in names:
         try:
             root = resolve_dataset(name)
@@ -188,16 +200,12 @@ def notebook_display(max_colwidth: int = 48, precision: int = 4) -> None:
 def _same_origin(prov: Mapping[str, Any], dataset_sha256: str, config: Any, path: str) -> bool:
     """Whether a run folder's provenance says it measured this dataset content under this config,
     on this commit with these package versions."""
-    from searchkit.evaluate.provenance import git_commit, package_versions
-
     return (prov.get("dataset_sha256") == dataset_sha256 and prov.get("config_fingerprint") == config.fingerprint()
             and prov.get("path", "searcher") == path and prov.get("git") == git_commit()
             and prov.get("versions") == package_versions())
 
 
 def _reuse(target: Path, dataset_sha256: str, config: Any, path: str) -> Any:
-    from searchkit.evaluate.runs import RunFolderError, load_run
-
     if not (target / "provenance.json").is_file():
         return None
     try:
@@ -232,11 +240,6 @@ def ensure_run(
     (re)written atomically. ``name`` defaults to ``DATASET-SPLIT-<config fingerprint>`` (``-tool``
     with ``as_tool``).
     """
-    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.evaluate.provenance import dataset_hash
-    from searchkit.evaluate.run import evaluate_dataset
-    from searchkit.evaluate.runs import load_run, write_run
-
     ds = load_dataset(resolve_dataset(dataset), split=split)
     target = Path(runs_dir) / (name or _run_name(ds.name, split, config, "-tool" if as_tool else ""))
     if reuse:
@@ -259,10 +262,6 @@ def ensure_task_run(
 ) -> Any:
     """``ensure_run`` for a labelled task-store set (``task_eval.evaluate_task_search``): the task
     tool's answers under ``config`` (its ``tasks.retrievers``) as a run folder."""
-    from searchkit.evaluate.provenance import dataset_hash
-    from searchkit.evaluate.runs import load_run, write_run
-    from searchkit.evaluate.task_eval import PATH, evaluate_task_search, load_task_set
-
     ts = load_task_set(task_set, split)
     target = Path(runs_dir) / (name or _run_name(ts.name, split, config))
     if reuse:
@@ -277,8 +276,6 @@ def find_runs(runs_dir: str | os.PathLike[str], config: Any) -> list[Path]:
     """Run folders directly under ``runs_dir`` written under ``config`` (same fingerprint), by name.
     A folder being written or replaced (``.NAME.*`` beside it) or one that cannot be read is
     passed over."""
-    from searchkit.evaluate.runs import RunFolderError, load_run
-
     root = Path(runs_dir)
     out = []
     for p in sorted(root.iterdir()) if root.is_dir() else ():
@@ -473,8 +470,6 @@ def min_p(n: int, test: str = "fisher", n_resamples: int | None = None) -> float
     at least ``2 / 2**n`` (0.031 for 6 queries). Beyond that it samples ``n_resamples`` flips and
     p is at least ``2 / (n_resamples + 1)``. ``student``: no floor (0.0): a t statistic grows
     without bound."""
-    from searchkit.evaluate.compare import N_PERMUTATIONS, TESTS
-
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
     if n < 2:
@@ -534,8 +529,6 @@ def _family(cmp: Any) -> list[Mapping[str, Any]]:
 def star_reach_note(cmp: Any, breakdown: str = "by_lang") -> str:
     """``star_reach`` in words: why a group of ``breakdown`` cannot get a ``*`` in this comparison
     (or that it can), and the pooled test (the ``all`` rows) to read instead."""
-    from searchkit.evaluate.compare import CORRECTION_NAMES
-
     frame = star_reach(cmp, breakdown)
     if frame.empty:
         return f"no {breakdown} groups in this comparison"
@@ -611,8 +604,6 @@ def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str,
     Progress: ``tune_fusion``'s tqdm bar over the grid (``show_progress``; in a notebook
     ``tqdm.auto`` draws a widget, the ``notebooks`` extra brings ipywidgets) and one INFO log
     line a grid point."""
-    from searchkit.evaluate.tune import default_grid, tune_fusion
-
     points = [dict(p) for p in (grid or default_grid(base)) if dict(p) != dict(SHIPPED_POINT)]
     trials = tune_fusion(datasets, base, [*points, dict(SHIPPED_POINT)], metric=metric, show_progress=show_progress,
                          engine=engine)
@@ -625,8 +616,6 @@ def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "n
     (``tune`` / ``report``) and group, the mean per-query ``metric``; groups are each dataset
     (``scope`` ``dataset``) and each query language over all datasets (``scope`` ``lang``)."""
     import numpy as np
-
-    from searchkit.evaluate.tune import half_of
 
     lang = {f"{ds.name}:{q.id}": (q.lang or "und") for ds in datasets for q in ds.queries}
     rows = []
@@ -676,9 +665,6 @@ def fusion_significance_rows(trials: Sequence[Any] | FusionSweep, base: Any, *, 
     passed as ``trials``), adaptive model included. Without it, a base with fixed weights is
     matched to its grid point; a base with an adaptive model, which no grid point holds, is
     shown as not scored rather than as the grid point of its fixed weights."""
-    from searchkit.evaluate.compare import paired_test
-    from searchkit.evaluate.tune import RRF_REFERENCE
-
     if isinstance(trials, FusionSweep):
         shipped = trials.shipped if shipped is None else shipped
         trials = trials.trials
@@ -723,8 +709,6 @@ def no_answer_rows(runs: Mapping[str, Any]) -> list[dict[str, Any]]:
     ``id_in_corpus`` label and whether the missing-ID warning fired, its tune/report half
     (``tune.half_of`` of ``dataset:query``) and the weak-match ``model`` that scored it
     (``documents`` or ``conversation``, ``tune.query_shape``)."""
-    from searchkit.evaluate.tune import SHAPES, half_of, query_shape
-
     rows = []
     for label, run in runs.items():
         ds = run.metrics.get("dataset", label)
@@ -780,8 +764,6 @@ def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float, model: str 
         NotebookInputError: no tune-half query was scored by ``model``, or none of them is
             answerable (one line naming the model).
     """
-    from searchkit.evaluate.tune import MIN_HALF_CLASS
-
     if model is not None:
         rows = [r for r in rows if r.get("model", "documents") == model]
     tune = [r for r in rows if r["half"] == "tune"]
@@ -816,8 +798,6 @@ def thresholds_by_model(rows: Sequence[Mapping[str, Any]], rate: float,
     """``threshold_report`` for each weak-match model, on the queries it scored: ``models`` (None:
     every model that scored a tune-half query). A model named in ``models`` that scored none is
     a ``NotebookInputError`` naming it."""
-    from searchkit.evaluate.tune import SHAPES
-
     if models is None:
         models = [m for m in SHAPES if any(r.get("model", "documents") == m and r["half"] == "tune" for r in rows)]
     unknown = [m for m in models if m not in SHAPES]
@@ -879,14 +859,10 @@ def missing_id_table(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, f
 
 def _filters_for(q: Any) -> Any:
     """The filters ``searchkit eval`` applies for a query (kinds, dates, spaces, caller's privacy)."""
-    from searchkit.searcher import Filters
-
     if not (q.kinds or q.since or q.until or q.spaces or q.caller):
         return None
     visible = None
     if q.caller:
-        from searchkit.ingest.policy import can_see
-
         def visible(r: Any, caller: str = q.caller) -> bool:
             return can_see(r, caller, "personal")
     return Filters(kinds=tuple(q.kinds) if q.kinds else None, since=q.since, until=q.until,
@@ -950,8 +926,6 @@ def cards_side_by_side(dataset: Any, query_id: str, configs: Mapping[str, Any], 
 def _top_hits(dataset: Any, q: Any, configs: Mapping[str, Any], k: int, embedder: Any) -> dict[str, dict[str, Any]]:
     """``{config label: {record id: (rank, hit)}}`` of one query's top ``k`` under each config (one
     index per distinct index fingerprint)."""
-    from searchkit.searcher import Searcher
-
     out: dict[str, dict[str, Any]] = {}
     built: dict[str, Any] = {}
     for label, cfg in configs.items():
@@ -1022,7 +996,6 @@ def _config_dict(config: Any) -> dict[str, Any]:
     their defaults compare alike, else taken as it is."""
     if hasattr(config, "to_dict"):
         return config.to_dict()
-    from searchkit.config import SearchConfig
 
     try:
         return SearchConfig.from_dict(config).to_dict()

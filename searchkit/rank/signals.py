@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
+from searchkit import retrievers
+from searchkit.analyze import canonical_identifier, find_identifiers, identifier_forms
 from searchkit.rank.candidates import Candidates
 from searchkit.records import Hit, Notice
 from searchkit.retrievers import z_top1
@@ -33,8 +35,6 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
     _cached: dict = {}
 
     def _table(self) -> dict[str, tuple[Callable[[Candidates], float], str | None]]:
-        from searchkit import retrievers
-
         key = tuple((n, id(retrievers.get(n))) for n in retrievers.names())
         if key == self._key:
             return self._cached
@@ -119,8 +119,6 @@ def mentions(text: str, ident: str) -> bool:
     mention ``ATL-16``, ``#412`` not ``#41``, ``v2.3.1`` not ``v2.3``; ``atl-1656``, ``ATL1656``,
     ``ＡＴＬ－１６５６`` all mention ``ATL-1656``, ``№412`` mentions ``#412``.
     """
-    from searchkit.analyze import canonical_identifier, identifier_forms
-
     return canonical_identifier(ident) in identifier_forms(text)
 
 
@@ -131,8 +129,6 @@ def missing_ids(query: str, hits: Sequence[Hit]) -> list[str]:
 
 
 def _missing(query: str, hits: Sequence[Hit]) -> list:
-    from searchkit.analyze import find_identifiers, identifier_forms
-
     wanted = find_identifiers(query)
     if not wanted:
         return []
