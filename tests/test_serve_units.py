@@ -236,3 +236,21 @@ def test_bad_flags_are_one_line_before_anything_loads(argv, says, capsys):
     assert main(["serve", "--config", "nowhere.json", "--workspace", "nowhere", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert says in err and "\n" not in err
+
+
+def test_the_refresh_child_reads_sentences_to_embed_only_of_the_new_passages(service, ws):
+    """Issue 30 item 9: the refresh child embeds the rerank sentences of the passages no earlier
+    version had (in a language the stage runs for), not of every passage again."""
+    from searchkit.serve.refresh_child import new_rerank_passages
+
+    s = service.holder.current.index.searcher
+    before = {p.text for p in s.passages}
+    assert new_rerank_passages(s, before) == []
+    note = ws / "acme" / "notes" / "new-ja.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("満月の周期を計算する新しいメモです。月齢は二十九日半です。", encoding="utf-8")
+    (ws / "acme" / "notes" / "new-en.md").write_text("A new English note about the moon's cycle.", encoding="utf-8")
+    new, _ = refreshed(service.holder.current, ws)
+    rows = new_rerank_passages(new.index.searcher, before)
+    texts = [new.index.searcher.passages[i].text for i in rows]
+    assert len(texts) == 1 and "満月の周期" in texts[0]

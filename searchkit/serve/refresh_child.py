@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any, Set
 
+from searchkit.analyze import detect_language
 from searchkit.config_file import load_config
 from searchkit.tools.history import HistoryIndex
 
@@ -27,14 +29,26 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config)
         index = HistoryIndex.load(args.index, config)
+        before = {p.text for p in index.searcher.passages}
         report = index.update(args.workspace)
-        index.searcher.embed_rerank_sentences()  # as `searchkit index --update`: only new sentences are embedded
+        # as `searchkit index --update`, but only the new passages are read for sentences to embed: the
+        # others' were embedded when they came in (a query embeds a missing one when it first reaches it)
+        index.searcher.embed_rerank_sentences(new_rerank_passages(index.searcher, before))
         index.save(args.index)
     except Exception as exc:  # one line for the server's log; the store keeps its current version
         print(" ".join(f"{type(exc).__name__}: {exc}".split())[:300], file=sys.stderr)
         return 1
     print(report.line())
     return 0
+
+
+def new_rerank_passages(searcher: Any, before: Set[str]) -> list[int]:
+    """The rows of ``searcher``'s passages whose text was not among ``before`` and whose language
+    the rerank stage runs for (``rerank.languages``; every passage when empty): the passages
+    ``Searcher.embed_rerank_sentences()`` would read that no earlier version had."""
+    langs = searcher.config.rerank.languages
+    return [i for i, p in enumerate(searcher.passages)
+            if p.text not in before and (not langs or detect_language(p.text) in langs)]
 
 
 if __name__ == "__main__":
