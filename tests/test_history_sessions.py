@@ -108,9 +108,11 @@ def _sessions(cards):
 
 
 def _pool(idx, raw):
-    """The candidates a session may fill cards with: two a session, the second close enough."""
+    """The candidates a session may fill cards with: two a session, the second close enough,
+    another turn (a digest) before the chat."""
     d = idx.searcher.config.diversity
-    return cap_groups(raw, session_key, 2, min_relative_score=d.min_relative_score)
+    return cap_groups(raw, session_key, 2, min_relative_score=d.min_relative_score,
+                      prefer=lambda h: h.record.kind == "digest")
 
 
 def _close(idx, raw, hit):
@@ -312,3 +314,19 @@ def test_a_session_fills_two_cards_by_hand():
     assert [h.record.id for h in diversify(far, 3, group=session_key, per_group=2)] == ["d1", "x", "l"]
     with pytest.raises(ValueError):
         cap_groups(hits, session_key, 0)
+
+
+def test_a_sessions_second_card_is_another_matching_turn_before_its_chat(index):
+    """Issue 28 item 4: when a chat ranks between two matching turns of its session, the session's
+    two cards are the two turns (each names its chat), not one turn and the chat; with one
+    matching turn the chat still comes second, and a session's best card always stays."""
+    two_turns = _hits([("d1", "digest", "A", 1.0), ("c1", "chat", "A", 0.95), ("d2", "digest", "A", 0.9),
+                       ("f1", "file", None, 0.5), ("l1", "log", None, 0.0)])
+    assert [h.record.id for h in index.pick(two_turns, 8)] == ["d1", "d2", "f1", "l1"]
+    one_turn = _hits([("d1", "digest", "A", 1.0), ("c1", "chat", "A", 0.95), ("d2", "digest", "A", 0.1),
+                      ("f1", "file", None, 0.5), ("l1", "log", None, 0.0)])
+    assert [h.record.id for h in index.pick(one_turn, 8)] == ["d1", "c1", "f1", "l1"]
+    chat_first = _hits([("c1", "chat", "A", 1.0), ("d1", "digest", "A", 0.95), ("d2", "digest", "A", 0.9),
+                        ("l1", "log", None, 0.0)])
+    assert [h.record.id for h in index.pick(chat_first, 8)] == ["c1", "d1", "l1"]
+    assert [h.rank for h in index.pick(two_turns, 8)] == [1, 2, 3, 4]

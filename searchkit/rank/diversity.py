@@ -12,7 +12,8 @@ fused score, min-max normalised over the candidate list (top = 1, last = 0), mus
 Result groups (issue 11 item 3, issue 28 item 4): with ``group`` given, candidates that share a
 group key (the history tool's key is the session: a chat and the digests of its turns) fill at
 most ``per_group`` cards: a group's best-ranked candidate always may, a further one only when it
-is close enough (the same rule as for kinds), the others are dropped before the cards are picked,
+is close enough (the same rule as for kinds; with ``prefer``, the history tool's other matching
+turns of a session before its chat), the others are dropped before the cards are picked,
 so the freed slots go to the next candidates under the same H8 rule. A candidate whose key is
 ``None`` is a group of its own. "Close enough" is measured over the whole candidate list, so
 grouping changes nothing for candidates outside any group but the slots.
@@ -44,28 +45,32 @@ def one_per_group(hits: Sequence[Hit], group: GroupKey) -> list[Hit]:
 
 
 def cap_groups(
-    hits: Sequence[Hit], group: GroupKey, per_group: int = 1, *, min_relative_score: float = 0.5
+    hits: Sequence[Hit], group: GroupKey, per_group: int = 1, *, min_relative_score: float = 0.5,
+    prefer: Callable[[Hit], bool] | None = None,
 ) -> list[Hit]:
     """``hits`` (best first) with at most ``per_group`` hits of each group key: the first of a
     group always stays, a further one only when close enough (its score, min-max normalised
-    over ``hits``, at least ``min_relative_score``). Hits keyed ``None`` all stay; order and
-    ranks are unchanged. ``per_group`` 1 is ``one_per_group``."""
+    over ``hits``, at least ``min_relative_score``). With ``prefer``, a group's further places
+    go to its close-enough hits that ``prefer`` holds for before the others (the history tool:
+    a session's other matching turns before its chat), each in relevance order. Hits keyed
+    ``None`` all stay; order and ranks are unchanged. ``per_group`` 1 is ``one_per_group``."""
     if per_group < 1:
         raise ValueError(f"per_group must be at least 1, got {per_group}")
     if per_group == 1 or not hits:
         return one_per_group(hits, group)
     close = _close_enough(hits, min_relative_score)
-    counts: Counter = Counter()
-    out: list[Hit] = []
+    members: dict[Hashable, list[Hit]] = {}
     for h in hits:
         key = group(h)
         if key is not None:
-            n = counts[key]
-            if n >= per_group or (n and not close(h)):
-                continue
-            counts[key] = n + 1
-        out.append(h)
-    return out
+            members.setdefault(key, []).append(h)
+    keep: set[int] = set()
+    for first, *rest in members.values():
+        further = [h for h in rest if close(h)]
+        if prefer is not None:
+            further.sort(key=lambda h: not prefer(h))  # stable: relevance order within each class
+        keep.update(id(h) for h in [first, *further[:per_group - 1]])
+    return [h for h in hits if group(h) is None or id(h) in keep]
 
 
 def _close_enough(hits: Sequence[Hit], min_relative_score: float) -> Callable[[Hit], bool]:
@@ -84,16 +89,19 @@ def diversify(
     min_relative_score: float = 0.5,
     group: GroupKey | None = None,
     per_group: int = 1,
+    prefer: Callable[[Hit], bool] | None = None,
 ) -> list[Hit]:
     """Pick ``limit`` cards from ``hits`` (ranked candidates, best first) as H8 describes, at
     most ``per_group`` per ``group`` key when ``group`` is given, a group's second and later
-    card only when close enough (see the module docstring and ``cap_groups``).
+    card only when close enough, those ``prefer`` holds for first (see the module docstring and
+    ``cap_groups``).
 
     Returns the chosen hits in their original relevance order, re-numbered from rank 1.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    pool = list(hits) if group is None else cap_groups(hits, group, per_group, min_relative_score=min_relative_score)
+    pool = list(hits) if group is None else cap_groups(hits, group, per_group, min_relative_score=min_relative_score,
+                                                       prefer=prefer)
     chosen = list(pool[:limit])
     if not chosen or per_kind < 1:
         return renumber(chosen)

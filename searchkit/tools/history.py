@@ -286,12 +286,14 @@ class HistoryIndex:
     def pick(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
         """The cards: H8 over the candidates, a session (a chat and its turns' digests) filling at
         most ``per_kind`` cards, a further one only when close enough (H8's rule; issue 28 item 4),
-        so one long chat neither crowds out other sessions nor hides its other matching turns."""
+        another matching turn before the chat itself, so one long chat neither crowds out other
+        sessions nor hides its other matching turns (each digest names its chat)."""
         d = self.searcher.config.diversity
         if d.enabled:
             return diversify(hits, limit, per_kind=d.per_kind, min_relative_score=d.min_relative_score,
-                             group=session_key, per_group=d.per_kind)
-        capped = cap_groups(hits, session_key, max(1, d.per_kind), min_relative_score=d.min_relative_score)
+                             group=session_key, per_group=d.per_kind, prefer=_is_turn)
+        capped = cap_groups(hits, session_key, max(1, d.per_kind), min_relative_score=d.min_relative_score,
+                            prefer=_is_turn)
         return renumber(capped[:limit])
 
 
@@ -391,6 +393,11 @@ class _VisibilityTable:
 
 
 _SESSION_KINDS = ("chat", "digest")
+
+
+def _is_turn(hit: Hit) -> bool:
+    """A digest: one turn of its session (the chat card is the whole session)."""
+    return hit.record.kind == "digest"
 
 
 def _space_info(slug: str, d: Mapping[str, Any]) -> Any:
