@@ -33,7 +33,6 @@ PENDING = {
     "searchkit/rank/": "helper 'stages' owns it (issue 29 item 1)",
     "searchkit/retrievers/": "helper 'stages' owns it (issue 29 items 1-2)",
     "searchkit/config.py": "the lead owns it; its registry checks reach up to rank/retrievers until item 2",
-    "searchkit/evaluate/": "research, report, plots, tune belong to helpers 'report' and 'tune'; the rest follow",
     "searchkit/serve/runner.py": "the lead owns it (the MCP SDK and Starlette load only for the transport asked)",
 }
 """Modules not cleaned yet (each entry goes when its module is): their function-level imports are not

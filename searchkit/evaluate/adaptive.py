@@ -21,8 +21,13 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from searchkit import retrievers
-from searchkit.config import SHIPPED_ADAPTIVE, AdaptiveFusion
-from searchkit.evaluate.tune import half_of
+from searchkit.config import SHIPPED_ADAPTIVE, AdaptiveFusion, SearchConfig
+from searchkit.evaluate.halves import half_of
+from searchkit.evaluate.metrics import per_query_metrics
+from searchkit.evaluate.run import _visible_to
+from searchkit.rank.adaptive import features as prefusion
+from searchkit.rank.candidates import Candidates
+from searchkit.searcher import Filters, Searcher
 
 log = logging.getLogger(__name__)
 
@@ -75,13 +80,6 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
     """Retrieve once per judged query of each dataset (one index per dataset under ``base``) and
     score its candidates fused at every BM25 share of ``grid``, each fused list passed through the
     rest of the search path (rerank, who said it, the question's date) as ``Searcher.search`` does."""
-    from searchkit.config import SearchConfig
-    from searchkit.evaluate.metrics import per_query_metrics
-    from searchkit.evaluate.run import _visible_to
-    from searchkit.rank.adaptive import features as prefusion
-    from searchkit.rank.candidates import Candidates
-    from searchkit.searcher import Filters, Searcher
-
     base = base or SearchConfig()
     if base.fusion.method == "rrf":
         raise ValueError("adaptive fusion chooses weighted-sum weights; the base config fuses by rrf")

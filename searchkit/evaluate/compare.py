@@ -30,6 +30,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from searchkit.evaluate.halves import half_of
+from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.significance import (
     CONFIDENCE,
     CORRECTION_NAMES,
@@ -147,8 +149,6 @@ def _check_same_queries(runs: Sequence[Any]) -> None:
 
 def _breakdowns(by: Sequence[str] | None) -> tuple[str, ...]:
     """The breakdowns ``--by`` selects (``None``: all of them; ``none``: only the ``all`` rows)."""
-    from searchkit.evaluate.run import BREAKDOWNS
-
     if by is None:
         return tuple(BREAKDOWNS)
     names = [b.strip() for b in by if b.strip()]
@@ -163,8 +163,6 @@ def _breakdowns(by: Sequence[str] | None) -> tuple[str, ...]:
 def _groups(rows: Sequence[Mapping[str, Any]], breakdowns: Sequence[str]) -> list[tuple[str, str, list[str]]]:
     """(breakdown, group, query ids) of the judged queries: ``all`` first, then each of
     ``breakdowns`` with more than one group (the rule eval uses)."""
-    from searchkit.evaluate.run import BREAKDOWNS
-
     judged = sorted((q for q in rows if q.get("metrics") is not None), key=lambda q: q["id"])
     out = [("all", "all", [q["id"] for q in judged])]
     for name in breakdowns:
@@ -324,7 +322,6 @@ def _half_filter(dataset: str, half: str | None) -> Any:
         return _everything
     if half not in ("tune", "report"):
         raise CompareError(f"half must be tune or report, got {half!r}")
-    from searchkit.evaluate.tune import half_of
 
     return lambda qid: half_of(f"{dataset}:{qid}") == half
 

@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from searchkit.config import SearchConfig
+from searchkit.evaluate.datasets import DatasetError
+from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.metrics import (
     RANKING_METRICS,
     missing_id_metrics,
@@ -23,6 +25,10 @@ from searchkit.evaluate.metrics import (
     per_query_metrics,
     ranking_metrics,
 )
+from searchkit.ingest.policy import can_see
+from searchkit.ingest.workspace import SpaceInfo
+from searchkit.searcher import Filters, Searcher
+from searchkit.tools.history import MAX_LIMIT_SPACES, HistoryIndex
 
 PATHS: tuple[str, ...] = ("searcher", "tool")
 """What ``evaluate_dataset`` can measure: the Searcher itself, or the history tool's path."""
@@ -162,8 +168,6 @@ def evaluate_dataset(
     Raises:
         ValueError: ``as_tool`` on a dataset with records outside any space.
     """
-    from searchkit.searcher import Filters, Searcher
-
     tool = _tool_for(dataset) if as_tool else None  # refuse before anything is built
     config = config or (searcher.config if searcher is not None else SearchConfig())
     t0 = time.perf_counter()
@@ -172,7 +176,6 @@ def evaluate_dataset(
     index_s = time.perf_counter() - t0
     if tool is not None:
         tool = tool(searcher)
-        from searchkit.tools.history import MAX_LIMIT_SPACES
 
         depth = MAX_LIMIT_SPACES
 
@@ -229,8 +232,6 @@ def evaluate_dataset(
 def _models_used(outcomes: list[QueryOutcome]) -> str:
     """The weak-match model(s) that scored the queries (``documents``, ``conversation`` or ``mixed``;
     each query's own is its ``conversation_model`` signal)."""
-    from searchkit.evaluate.tune import query_shape, run_shape
-
     return run_shape(query_shape(o.signals) for o in outcomes if o.signals)
 
 
@@ -240,14 +241,10 @@ def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
     query's caller and ``EVAL_CALLER``; history search is on in all of them."""
     outside = [r.id for r in dataset.records if not r.space]
     if outside:
-        from searchkit.evaluate.datasets import DatasetError
-
         raise DatasetError(
             f"--as-tool needs a workspace-style dataset (every record in a space); {dataset.name} has "
             f"{len(outside)} record(s) without 'space', e.g. {outside[0]!r}"
         )
-    from searchkit.ingest.workspace import SpaceInfo
-    from searchkit.tools.history import MAX_LIMIT_SPACES, HistoryIndex
 
     people = {r.owner for r in dataset.records if r.owner} | {q.caller for q in dataset.queries if q.caller}
     members = tuple(sorted(people | {EVAL_CALLER}))
@@ -274,8 +271,6 @@ def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
 
 def _visible_to(caller: str):
     """H15 for dataset queries with a ``caller``: personal records of others are never seen."""
-    from searchkit.ingest.policy import can_see
-
     return lambda r: can_see(r, caller, "personal")
 
 

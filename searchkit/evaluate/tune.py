@@ -11,7 +11,6 @@ only ever reported on the report half.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
 import logging
 from dataclasses import dataclass, field
@@ -20,9 +19,18 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from searchkit import retrievers
-from searchkit.config import SearchConfig, WeakMatchConfig
+from searchkit.config import ConfigError, SearchConfig, WeakMatchConfig, WeakMatchModel
 from searchkit.errors import SearchkitError
+from searchkit.evaluate.compare import SEED, paired_test
+from searchkit.evaluate.halves import SALT as SALT  # re-exported: callers import these from tune
+from searchkit.evaluate.halves import half_of, query_shape
+from searchkit.evaluate.halves import run_shape as run_shape
+from searchkit.evaluate.metrics import no_answer_metrics, per_query_metrics
+from searchkit.evaluate.run import evaluate_dataset, summarize
+from searchkit.index.engine import using
 from searchkit.rank.conversation import SHAPES
+from searchkit.rank.signals import answer_probability
+from searchkit.searcher import Searcher
 
 
 class TuneError(SearchkitError, ValueError):
@@ -40,13 +48,6 @@ CONVERSATION_FEATURES: tuple[str, ...] = (
     "speaker_query", "speaker_named", "speaker_other", "speaker_gap", "dense_top1",
 )
 """The features the shipped conversation model reads (who said the best-matching lines)."""
-SALT = "searchkit-tune-v1"
-
-
-def half_of(query_id: str, salt: str = SALT) -> str:
-    """``tune`` or ``report``: a stable 50/50 split by a salted sha256 of the query id."""
-    h = hashlib.sha256(f"{salt}:{query_id}".encode("utf-8")).digest()
-    return "tune" if h[0] % 2 == 0 else "report"
 
 
 @dataclass(frozen=True)
@@ -100,23 +101,6 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
                         query_shape(q.get("signals") or {}, default))
         for q in report["queries"]
     ]
-
-
-def query_shape(signals: Mapping[str, float], default: str = "documents") -> str:
-    """The weak-match model that scored one query: the ``conversation_model`` signal the Searcher
-    records (1: the conversation model, 0: the documents model); ``default`` for a run written
-    before the model was chosen per query (its run-level ``shape``)."""
-    flag = signals.get("conversation_model")
-    if flag is None:
-        return default
-    return "conversation" if float(flag) >= 0.5 else "documents"
-
-
-def run_shape(shapes: Iterable[str]) -> str:
-    """One label for a run's queries: ``documents`` or ``conversation`` when one model scored them
-    all, ``mixed`` when both did (``documents`` for no query)."""
-    used = set(shapes)
-    return "mixed" if len(used) > 1 else (used.pop() if used else "documents")
 
 
 def _matrix(rows: Sequence[LabelledSignals], features: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -264,9 +248,6 @@ def _rate_groups(groups: Sequence[str], y: np.ndarray, target: float) -> np.ndar
 
 def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> dict[str, float]:
     """No-answer metrics of ``cfg`` on ``rows`` (use the report half)."""
-    from searchkit.evaluate.metrics import no_answer_metrics
-    from searchkit.rank.signals import answer_probability
-
     rows = list(rows)
     models = [cfg.model_for(r.shape) for r in rows]
     probs = [answer_probability(r.signals, m) if r.signals else 0.0 for r, m in zip(rows, models)]
@@ -324,8 +305,6 @@ def fit_weak_match_by_shape(
     fit with no rows is a ``TuneError`` naming it; a model fitted on fewer than ``MIN_HALF_CLASS``
     queries of a class is logged as a warning (``small_half_warnings``)."""
     from dataclasses import replace
-
-    from searchkit.config import WeakMatchModel
 
     if refit not in ("both",) + SHAPES:
         raise TuneError(f"refit must be both, documents or conversation, got {refit!r}")
@@ -460,8 +439,6 @@ def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
     value, changes what the index stores (the grid runs on one index per dataset), or gives the
     base config or the same config as an earlier point is a :class:`TuneError` naming the point and the bad key or
     value (issue 31 item 5)."""
-    from searchkit.config import ConfigError
-
     if not isinstance(data, list) or not data:
         got = "an empty list" if isinstance(data, list) else f"a JSON {_json_type(data)}"
         raise TuneError(f'a grid is a non-empty JSON list of settings objects, e.g. [{{"fusion.method": "rrf", '
@@ -545,8 +522,6 @@ def grid_edges(winner: Mapping[str, Any], grid: Sequence[Mapping[str, Any]], bas
     the grid tried along it (among the points that differ from the winner in that setting only),
     unless that is as far as the setting goes (``_hard_bounds``): the best may lie beyond the grid,
     so its pick is a bound, not an optimum (issue 31 item 5). Empty when the winner is inside."""
-    from searchkit.config import SearchConfig
-
     base = base if base is not None else SearchConfig()
     mine = _axes(winner)
     others = [_axes(p) for p in grid]
@@ -613,10 +588,6 @@ def tune_fusion(
     the same as the sequential loop's."""
     import contextlib
 
-    from searchkit.config import SearchConfig
-    from searchkit.index.engine import using
-    from searchkit.searcher import Searcher
-
     base = base or SearchConfig()
     with using(engine) if engine is not None else contextlib.nullcontext():
         searchers = [Searcher.build(ds.records, base, show_progress=show_progress) for ds in datasets]
@@ -655,9 +626,6 @@ def fusion_cell(ds: Any, searcher: Any, cfg: Any, metric: str = "nDCG@10") -> tu
     """One grid point on one dataset: the mean ``metric`` of its tune half and of its report half,
     and the metric of every judged query by query id (``searcher`` is the dataset's index under
     ``cfg``). The sequential loop and a Ray task both score a cell with this."""
-    from searchkit.evaluate.metrics import per_query_metrics
-    from searchkit.evaluate.run import evaluate_dataset, summarize
-
     rep = evaluate_dataset(ds, cfg, searcher=searcher, show_progress=False)
     halves: dict[str, list[Any]] = {"tune": [], "report": []}
     for o in rep.outcomes:
@@ -688,8 +656,6 @@ def fusion_significance(
     A comparison that cannot be made (one trial; the winner is the RRF reference) is None.
     ``base``: the base config's own trial (``BASE_POINT``, adaptive model included), compared the
     same way (``vs_base``; None without it)."""
-    from searchkit.evaluate.compare import SEED, paired_test
-
     if not trials:
         raise TuneError("no fusion trials to compare")
     best = trials[0]

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.evaluate.datasets import DatasetError
+from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.run import QueryOutcome, summarize
-from searchkit.evaluate.tune import query_shape, run_shape
 from searchkit.tools.history import DEFAULT_LIMIT
 from searchkit.util import FileProblem, parse_json_text, read_regular_text
 
