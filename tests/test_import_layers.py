@@ -29,7 +29,6 @@ CLI_REASON = ("a verb's machinery (the harness, the server, the tools) loads whe
 """The CLI's verb modules keep their lazy imports of modules not already loaded by `import searchkit.cli`."""
 
 PENDING = {
-    "searchkit/cli/tune.py": "helper 'tune' owns it (issue 31 item 5)",
     "searchkit/rank/": "helper 'stages' owns it (issue 29 item 1)",
     "searchkit/retrievers/": "helper 'stages' owns it (issue 29 items 1-2)",
     "searchkit/config.py": "the lead owns it; its registry checks reach up to rank/retrievers until item 2",

@@ -11,6 +11,9 @@ from searchkit import strict_json
 from searchkit.cli import engine
 from searchkit.cli.common import CLIError, load_config
 from searchkit.config import AdaptiveFusion
+from searchkit.index.engine import using
+from searchkit.rank.adaptive import FEATURES
+from searchkit.util import FileProblem, atomic_write_text, parse_json_text, read_json_file
 
 
 def add_parser(sub: Any) -> None:
@@ -217,8 +220,6 @@ def _fusion_summary(out: dict[str, Any], n_trials: int, n_datasets: int, args: a
 
 
 def _write_result(path: Path, text: str) -> None:
-    from searchkit.util import atomic_write_text
-
     try:
         atomic_write_text(path, text + "\n")
     except OSError as exc:
@@ -229,7 +230,6 @@ def _grid(value: str, base: Any) -> tuple[dict[str, Any], ...]:
     """``--grid``: inline JSON (it starts with ``[`` or ``{``) or a JSON file, checked point by
     point (``tune.parse_grid``); every problem is one line naming the point and the bad value."""
     from searchkit.evaluate.tune import TuneError, parse_grid
-    from searchkit.util import FileProblem, parse_json_text
 
     text = value.strip()
     if text.startswith(("[", "{")):
@@ -260,14 +260,12 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
     """Fit query-adaptive fusion (``searchkit.evaluate.adaptive``) on the tune half; figures by half."""
     from searchkit.evaluate import adaptive
     from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.index.engine import using
 
     if not args.quiet:
         _progress_logging()
     base = load_config(args.config)
     if base.fusion.method == "rrf":
         raise CLIError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights")
-    from searchkit.rank.adaptive import FEATURES
 
     names = [n.strip() for n in args.features.split(",") if n.strip()] if args.features else list(adaptive.DEFAULT_FEATURES)
     unknown = [n for n in names if n not in FEATURES]
@@ -291,8 +289,6 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
         with engine.engine_scope(args) as eng, using(eng) if eng is not None else _null():
             cases = adaptive.collect_cases(datasets, base, show_progress=not args.quiet)
         if cases_path is not None:
-            from searchkit.util import atomic_write_text
-
             atomic_write_text(cases_path, json.dumps({"grid": list(adaptive.GRID),
                                                       "cases": [c.to_dict() for c in cases]}))
     lead, others = adaptive.lead_of(base)
@@ -322,8 +318,6 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
 def _read_json(path: Path, what: str) -> Any:
     """A JSON file given on the command line: a regular file only (a FIFO is refused, never waited
     on); the error names it and the problem, never its content (issue 27, items 8 and 12)."""
-    from searchkit.util import FileProblem, read_json_file
-
     try:
         return read_json_file(path)
     except FileProblem as exc:
