@@ -29,7 +29,7 @@ from searchkit.index.cache import EmbeddingCache, default_cache_path
 from searchkit.index.dense import IndexWriteError, write_failure
 from searchkit.passages import make_passages
 from searchkit.rank.candidates import Candidates
-from searchkit.rank.conversation import Speakers
+from searchkit.rank.conversation import Speakers, record_heads
 from searchkit.rank.filters import Filters
 from searchkit.rank.notices import search_notices
 from searchkit.rank.rerank import RERANKERS, passage_sentences
@@ -331,8 +331,9 @@ class Searcher:
         key = b"" if scope is None or bool(scope.all()) else hashlib.sha256(np.packbits(scope).tobytes()).digest()
         hit = self._speakers.get(key)
         if hit is None:
-            texts = (r.text for i, r in enumerate(self.records) if not key or scope[i])
-            hit = self._speakers[key] = Speakers.from_records(texts, self.analyzer.query_tokens)
+            heads = record_heads(self)  # each record's speaker-like line heads, read once
+            rows = np.flatnonzero(scope) if key else range(len(self.records))
+            hit = self._speakers[key] = Speakers.from_heads((heads[i] for i in rows), self.analyzer.query_tokens)
             while len(self._speakers) > 16:
                 self._speakers.pop(next(iter(self._speakers)))
         return hit

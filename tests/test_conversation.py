@@ -275,3 +275,19 @@ def test_the_token_memo_gives_the_analyzers_tokens_a_fresh_list_each_time_and_st
         got.append("mutated")  # the caller's own list: the memo keeps its copy
         assert memo(t) == a.query_tokens(t)
     assert len(memo._memo) <= 16
+
+
+def test_speakers_from_each_records_line_heads_equal_those_read_from_the_text():
+    """Issue 30 item 9: a scope's speakers are summed from each record's line heads (read once per
+    Searcher), never from the scope's whole text again; same names, same order (the first listed
+    wins a shared token), same tokens."""
+    from searchkit.analyze import Analyzer
+    from searchkit.rank.conversation import Speakers, line_heads
+
+    texts = ["Caroline: hi\nMelanie: hello\nCaroline: I ran\nNote: x", "Melanie: yes\nMel Anie: a\nMel Anie: b",
+             "", "Bob: one\nBob: two\nBob: three\nCaroline: again\nMelanie: again\nMel Anie: c"] * 2
+    tok = Analyzer().query_tokens
+    for rows in (range(len(texts)), [1, 3, 5], [0, 7]):
+        a = Speakers.from_records((texts[i] for i in rows), tok)
+        b = Speakers.from_heads((line_heads(texts[i]) for i in rows), tok)
+        assert list(a.names.items()) == list(b.names.items()) and dict(a.by_token) == dict(b.by_token)

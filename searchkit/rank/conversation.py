@@ -52,12 +52,15 @@ class Speakers:
 
     @classmethod
     def from_records(cls, texts: Iterable[str], tokens: Callable[[str], list[str]]) -> "Speakers":
+        return cls.from_heads((line_heads(text) for text in texts), tokens)
+
+    @classmethod
+    def from_heads(cls, heads: Iterable[Sequence[tuple[str, int]]], tokens: Callable[[str], list[str]]) -> "Speakers":
+        """``from_records`` from each record's ``line_heads`` (in the records' order)."""
         counts: Counter[str] = Counter()
-        for text in texts:
-            for line in text.splitlines()[:_MAX_LINES * 10]:
-                m = _LINE.match(line)
-                if m and _speaker_like(m.group(1).strip()):
-                    counts[m.group(1).strip()] += 1
+        for pairs in heads:
+            for name, n in pairs:
+                counts[name] += n
         names = {}
         for name, n in counts.items():
             toks = tuple(tokens(name))
@@ -78,6 +81,32 @@ class Speakers:
         """The speakers the question names (every token of the name among the query's)."""
         q = set(query_tokens)
         return {name for name, toks in self.names.items() if set(toks) <= q}
+
+
+def line_heads(text: str) -> tuple[tuple[str, int], ...]:
+    """The person-like names heading lines of ``text`` (``Name: text``), each with its count, in
+    the order they first appear: what ``Speakers.from_records`` counts of one record."""
+    counts: Counter[str] = Counter()
+    for line in text.splitlines()[:_MAX_LINES * 10]:
+        m = _LINE.match(line)
+        if m and _speaker_like(m.group(1).strip()):
+            counts[m.group(1).strip()] += 1
+    return tuple(counts.items())
+
+
+_HEADS: "WeakKeyDictionary[Any, list[tuple[tuple[str, int], ...]]]" = WeakKeyDictionary()
+
+
+def record_heads(searcher: Any) -> list[tuple[tuple[str, int], ...]]:
+    """``line_heads`` of each of ``searcher.records``, read once per Searcher (a search's speakers
+    are learned over the records of its scope: summing these is a pass over the scope's records,
+    not over their text)."""
+    heads = _HEADS.get(searcher)
+    if heads is None:
+        heads = [line_heads(r.text) for r in searcher.records]
+        with _MEMOS_LOCK:
+            heads = _HEADS.setdefault(searcher, heads)
+    return heads
 
 
 LABELS = frozenset({
