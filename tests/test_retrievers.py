@@ -160,3 +160,46 @@ def test_the_embedder_is_asked_of_the_retrievers_that_embed(tiny_records):
     assert retrievers.first(both.retrievers, retrievers.Embeds) == "dense"
     assert both.embedder is both.retrievers["dense"].embedder
     assert retrievers.first(both.retrievers, retrievers.HasTermWeights) == "bm25"
+
+
+def test_the_shipped_harness_reads_the_registry_as_it_named_the_two_before():
+    """Issue 29 item 2: what the harness once listed by name now comes from the registry, and for the
+    shipped retrievers it is the same, in the same order (so every tune and fit is bit-identical)."""
+    from searchkit.evaluate import adaptive as fit_mod
+    from searchkit.evaluate.tune import FUSION_GRID, default_grid, fusion_grid
+    from searchkit.rank.adaptive import FEATURES as PREFUSION
+    from searchkit.rank.signals import FEATURES as SIGNALS
+
+    named = tuple([{"fusion.method": "rrf", "fusion.rrf_k": k} for k in (10, 30, 60)]
+                  + [{"fusion.method": "wsum", "fusion.norm": norm,
+                      "fusion.weights": {"bm25": round(w, 2), "dense": round(1 - w, 2)}}
+                     for norm in ("minmax", "zscore") for w in (0.2, 0.3, 0.4, 0.5, 0.6)])
+    assert repr(FUSION_GRID) == repr(named) and default_grid(SearchConfig()) == FUSION_GRID
+    assert default_grid(SearchConfig.from_dict({"dense": {"enabled": False}})) == FUSION_GRID
+    assert len(fusion_grid(["a", "b", "c"])) == 3 + 2 * 15 and fusion_grid(["a"]) == FUSION_GRID[:3]
+    assert sorted(PREFUSION) == sorted(["bm25_top1", "bm25_margin", "bm25_z", "dense_top1", "dense_margin",
+                                        "dense_gap10", "dense_z", "overlap10", "top1_agree", "query_terms",
+                                        "bm25_top1_per_term"])
+    assert SIGNALS.reads("term_coverage") == "bm25"
+    assert fit_mod.lead_of(SearchConfig()) == ("bm25", ["dense"])
+    assert fit_mod.DEFAULT_FEATURES == SearchConfig().fusion.adaptive.features
+
+
+def test_a_retriever_section_must_default_to_off():
+    """Registering a retriever never changes a config that does not turn it on."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from searchkit.config import Section, knob, register_section
+
+    @dataclass(frozen=True)
+    class OnByDefault(Section):
+        KEY: ClassVar[str] = "eager"
+        RETRIEVER: ClassVar[bool] = True
+        enabled: bool = knob(True)
+
+    with pytest.raises(ConfigError, match="'eager' must have an 'enabled' key that defaults to false"):
+        register_section(OnByDefault)
+    with pytest.raises(ValueError, match="KEY = 'other'"):
+        retrievers.register(RetrieverSpec(name="eager", section="other", config=OnByDefault))
+    assert "eager" not in retrievers.RETRIEVERS
