@@ -119,7 +119,7 @@ class HistoryIndex:
         after = cache.stats().misses if cache is not None else 0
         if cache is not None and removed + changed:  # erased text leaves the cache too (H3)
             was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
-            cache.forget(_embedded_texts(s0, was) - _embedded_texts(s))
+            cache.forget(_erased_texts(s0, s, was))
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
@@ -410,11 +410,15 @@ def _space_info(slug: str, d: Mapping[str, Any]) -> Any:
     )
 
 
-def _embedded_texts(s: Any, records: set[str] | None = None) -> set[str]:
-    """Every text the cache may hold a passage vector of for Searcher ``s`` (of ``records`` only,
-    when given): its passages and their sentences (the reranking stage's), whatever their language."""
-    texts = {p.text for p in s.passages if records is None or p.record_id in records}
-    return texts | {x for t in texts for x in passage_sentences(t)}
+def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
+    """The texts whose vectors the cache may hold and that Searcher ``new`` no longer indexes: the
+    passages of ``records`` (deleted or changed in ``old``) that no passage of ``new`` has, and
+    their sentences (the reranking stage's, whatever their language). Only the erased passages are
+    split, so the cost follows what changed: a sentence one of them shares with a passage still
+    indexed leaves too, and is embedded again when a reranked query next reaches it."""
+    kept = {p.text for p in new.passages}
+    gone = {p.text for p in old.passages if p.record_id in records} - kept
+    return (gone | {x for t in gone for x in passage_sentences(t)}) - kept
 
 
 def _content(r: Record) -> tuple:
