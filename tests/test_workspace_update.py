@@ -497,3 +497,22 @@ def test_after_update_the_embedding_cache_forgets_the_deleted_text(tmp_path):
     for side in (path, Path(f"{path}-wal")):
         if side.exists():
             assert not any(k in side.read_bytes() for k in gone)
+
+
+def test_an_update_whose_cache_erasure_fails_still_erases_the_index_and_says_so(tmp_path, monkeypatch, caplog):
+    from searchkit.index.cache import CacheWriteError
+
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    write(ws / "acme" / ".space", "chats/ses_gone.json", chat("ses_gone", "зебраквокка-семь"))
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(tmp_path / "cache.sqlite"))
+    (ws / "acme" / ".space" / "chats" / "ses_gone.json").unlink()
+
+    def fail(self, texts):
+        raise CacheWriteError("embedding cache X: removing erased entries failed, the disk is full")
+
+    monkeypatch.setattr(EmbeddingCache, "forget", fail)
+    with caplog.at_level("WARNING", logger="searchkit.tools.history"):
+        rep = idx.update(ws)
+    assert rep.removed == 1 and not any(r.id == "acme/chat:ses_gone" for r in idx.searcher.records)
+    assert "stay in the embedding cache" in caplog.text

@@ -13,6 +13,7 @@ in exactly that scope (``searchkit search --index`` over a history index).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -21,6 +22,7 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.index import store
+from searchkit.index.cache import CacheWriteError
 from searchkit.ingest.policy import searchable_spaces
 from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
 from searchkit.rank.diversity import cap_groups, diversify, renumber
@@ -39,6 +41,8 @@ from searchkit.tools.history_search import (  # noqa: F401 - the tool's names, i
     HistorySearchParams, RawAnswer,
 )
 from searchkit.util import read_json_file
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -119,7 +123,10 @@ class HistoryIndex:
         after = cache.stats().misses if cache is not None else 0
         if cache is not None and removed + changed:  # erased text leaves the cache too (H3)
             was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
-            cache.forget(_erased_texts(s0, s, was))
+            try:
+                cache.forget(_erased_texts(s0, s, was))
+            except CacheWriteError as exc:  # the index's own erasure must not wait on the cache's
+                log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
