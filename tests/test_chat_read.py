@@ -227,3 +227,17 @@ def test_a_space_the_caller_cannot_read_now_says_why(ws):
     assert str(_error(idx, _anna(idx), ref="chat:ses_nope")).replace("ses_nope", "ses_long") == str(gone)
     _space(ws, "s", ["u-anna", "u-boris"], history_search=False)
     assert str(_error(idx, _anna(idx), ref="chat:ses_long")).endswith("('s' — history search is switched off)")
+
+
+def test_a_title_with_a_middle_dot_or_a_line_break_cannot_break_the_first_line(tmp_path):
+    """Issue 28 item 8: the first line ``ref · title (space: s) · N messages`` splits into its
+    fields whatever the chat's title holds (as a card's line does)."""
+    ws = tmp_path / "ws"
+    _space(ws, "s", ["u-anna"])
+    _write(ws / "s" / ".space" / "chats" / "ses_t.json",
+           {"ses_id": "ses_t", "title": "Отчёт · октябрь\nвторая строка", "owner": "u-anna", "visibility": "shared",
+            "messages": [{"id": "m1", "role": "user", "author": "Анна", "ts": "2026-10-21T10:00:00+03:00",
+                          "text": "привет"}]})
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    first = TOOL({"ref": "chat:ses_t"}, _anna(idx)).render("ru").splitlines()[0]
+    assert first.split(" · ")[:2] == ["chat:ses_t", "Отчёт • октябрь вторая строка (space: s)"]

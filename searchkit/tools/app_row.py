@@ -14,7 +14,7 @@ from typing import Any
 
 from searchkit.errors import ParameterError
 from searchkit.tools.base import ToolContext
-from searchkit.tools.cards import shown
+from searchkit.tools.cards import shown, title_field
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.opening import open_ref
 from searchkit.tools.terminal import one_line, plain_text
@@ -63,7 +63,7 @@ class AppRowAnswer:
             raise ParameterError("lang", f"must be one of {list(LANGS)}, got {shown(lang)}")
         lang = lang or self.lang
         date = one_line((self.date or "")[:10]) or "—"
-        lines = [f"{one_line(self.ref)} · {date} · {one_line(self.title)} (space: {one_line(self.space)})"]
+        lines = [f"{one_line(self.ref)} · {date} · {title_field(self.title)} (space: {one_line(self.space)})"]
         lines.extend(plain_text(self.text).split("\n"))
         if self.cut:
             lines.append(message(lang, "row.cut", n=f"{self.cut:,}"))

@@ -191,6 +191,12 @@ def _title(text: Any) -> str:
     return _CARD_SEP.sub("•", _line(text))
 
 
+def title_field(text: Any) -> str:
+    """A title as one field of a `` · ``-separated line (a card's, and the first line of what
+    ``chat_read`` and ``app_row`` open): one line, a middle dot in it a bullet."""
+    return _CARD_SEP.sub("•", one_line(text))
+
+
 def render(
     result: Result, cards: Sequence[Card], lang: str, header: Sequence[str] = (), *, searched: bool = True
 ) -> str:

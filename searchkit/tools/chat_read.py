@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from searchkit.errors import ParameterError
 from searchkit.records import Record
 from searchkit.tools.base import ToolContext
-from searchkit.tools.cards import shown
+from searchkit.tools.cards import shown, title_field
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.opening import open_ref
 from searchkit.tools.terminal import one_line, plain_text
@@ -106,7 +106,7 @@ class ChatAnswer:
     def render(self, lang: str | None = None) -> str:
         """The answer as text, in ``lang`` (``ru``, ``en``, ``ja``; None: the answer's own)."""
         lang = _lang(lang, self.lang)
-        lines = [f"{one_line(self.ref)} · {one_line(self.title)} (space: {one_line(self.space)}) · "
+        lines = [f"{one_line(self.ref)} · {title_field(self.title)} (space: {one_line(self.space)}) · "
                  + message(lang, "chat.total", n=str(self.total))]
         if self.find is not None:
             lines.append(message(lang, "chat.found", find=one_line(self.find), n=str(self.matches)))
