@@ -214,3 +214,24 @@ def test_flat_matches_brute_force_property(x, k, seed):
     if len(idx) and len(left_out):
         assert exact[idx].min() >= exact[left_out].max() - 1e-5
     assert np.all(np.diff(scores) <= 0)
+
+
+def test_a_large_allowed_share_is_scored_through_every_row_with_the_same_result(monkeypatch):
+    """Issue 30 item 9: when the allowed rows are a large share (a caller's scope), the rough pass
+    scores every row and picks them instead of copying them out; the exact pass decides, so the
+    rows and scores are those of the copying path, bit for bit."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3000, 48)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x[100] = x[200]  # a tie: broken by row either way
+    index = DenseIndex.build(x, DenseConfig(index="flat"))
+    for share in (0.3, 0.6, 0.95):
+        for i in range(40):
+            mask = rng.random(3000) < share
+            q = x[i * 7] + 0.01 * rng.standard_normal(48).astype(np.float32)
+            k = (1, 10, 60)[i % 3]
+            monkeypatch.setattr(dense_mod, "_GATHER_SHARE", 4)
+            got = index.search(q, k, mask, exact=True)
+            monkeypatch.setattr(dense_mod, "_GATHER_SHARE", 0)  # always copy the rows out (before)
+            want = index.search(q, k, mask, exact=True)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

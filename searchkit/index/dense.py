@@ -364,6 +364,10 @@ class DenseIndex:
         if rows is None:
             rough = self._vectors @ q
             rows = np.arange(self.n)
+        elif rows.shape[0] * _GATHER_SHARE >= self.n:
+            # a large share of the rows (a caller's scope): one pass over every row and a pick is
+            # several times cheaper than copying the rows out first (the exact scores below decide)
+            rough = (self._vectors @ q)[rows]
         else:
             rough = self._vectors[rows] @ q
         if rows.shape[0] > k:
@@ -376,6 +380,10 @@ class DenseIndex:
         idx = rows[top].astype(np.int64)
         idx, scores = _ranked(idx, self._exact_scores(q, idx))
         return idx[:k], scores[:k]
+
+
+_GATHER_SHARE = 4
+"""``_exact_subset`` scores every row and picks the allowed ones when they are at least 1 in this many."""
 
 
 def _ranked(idx: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
