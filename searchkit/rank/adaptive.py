@@ -19,14 +19,13 @@ from typing import Any, Callable, Iterator, Mapping
 
 from searchkit import retrievers
 from searchkit.rank.candidates import Candidates
+from searchkit.rank.signals import FEATURES as SIGNALS
 
 __all__ = ["FEATURES", "features", "share", "weights_for"]
 
 
 def _shape(name: str) -> Callable[[Candidates], float]:
     def fn(c: Candidates) -> float:
-        from searchkit.rank.signals import FEATURES as SIGNALS
-
         return float(SIGNALS[name](c))
 
     return fn

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from searchkit.config import BM25Config
+from searchkit.index.bm25 import BM25Index
 from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|[。！？]|\n+")
@@ -106,8 +107,6 @@ class BM25Retriever:
 
 
 def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
-    from searchkit.index.bm25 import BM25Index
-
     passages = ctx.passages
     if ctx.show_progress:
         from tqdm.auto import tqdm
@@ -118,7 +117,6 @@ def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
 
 
 def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:  # noqa: ARG001 - the index holds its settings
-    from searchkit.index.bm25 import BM25Index
 
     index = BM25Index.load(folder)
     index.warm_up()  # compile (or load from numba's cache) now, not in the first live query

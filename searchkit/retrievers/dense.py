@@ -12,6 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from searchkit.config import DenseConfig
+from searchkit.index import engine
+from searchkit.index.dense import DenseIndex
 from searchkit.index.embedders import FallbackEmbedder
 from searchkit.index.embedders import make_embedder as _make
 from searchkit.retrievers import BuildContext, RetrieverSpec, gap10, margin, register, top1, z_top1
@@ -84,9 +86,6 @@ def make_embedder(cfg: DenseConfig) -> Any:
 
 
 def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
-    from searchkit.index import engine
-    from searchkit.index.dense import DenseIndex
-
     # the current embedding engine (searchkit.index.engine: this process, or a Ray cluster)
     # embeds what the cache lacks; the vectors are the same either way
     vectors = engine.current().embed_passages(
@@ -97,8 +96,6 @@ def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
 
 
 def _load(folder: Path, cfg: Any, ctx: BuildContext) -> DenseRetriever:
-    from searchkit.index.dense import DenseIndex
-
     return DenseRetriever(DenseIndex.load(folder, ef_search=cfg.ef_search), ctx.embedder, ctx.cache)
 
 

@@ -15,7 +15,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from searchkit.ingest.tasks import fts
+from searchkit.ingest import tasks as store
+from searchkit.ingest.tasks import fts, query_terms
 from searchkit.retrievers import RetrieverSpec, register
 
 COMMENTS_FTS = "comment_fts"
@@ -70,16 +71,12 @@ class FTS5Retriever:
     name = "fts5"
 
     def __init__(self, conn: sqlite3.Connection, *, fold: Any = None) -> None:
-        from searchkit.ingest import tasks as store
-
         self.conn = conn
         self.fold = fold or store.fold
         self.last_method = "fts"
         """``fts`` or ``like``: the path the last ``search`` took."""
 
     def prepare(self, text: str, mode: str = "any") -> TermQuery:
-        from searchkit.ingest.tasks import query_terms
-
         return TermQuery(text, query_terms(text), mode)
 
     def search(self, query: TermQuery, k: int, mask: TaskScope | None = None) -> tuple[np.ndarray, np.ndarray]:
