@@ -489,3 +489,51 @@ def test_the_size_cap_grows_with_the_batch_and_the_dimension():
     e = OpenAIEmbedder("http://127.0.0.1:9/v1", "m")
     assert 1 << 20 < e._max_answer_bytes(1) < e._max_answer_bytes(64) < 64 << 20
     assert OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=4096)._max_answer_bytes(64) >= 64 * 4096 * 25
+
+
+@pytest.mark.parametrize("code", [301, 302, 303, 307, 308])
+def test_a_redirect_is_never_followed_with_the_key(code, monkeypatch):
+    """An endpoint that answers with a redirect must not pass the API key on: urllib's default
+    opener followed a 301/302/303 to a POST with the Authorization header, so
+    the key reached whatever host the Location named (issue 27 item 4). A redirect is an error
+    naming its status; the other host sees nothing."""
+    seen: list[str] = []
+
+    class Catch(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            seen.append(str(self.headers.get("Authorization")))
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_GET
+
+    catcher = ThreadingHTTPServer(("127.0.0.1", 0), Catch)
+    target = f"http://localhost:{catcher.server_address[1]}/v1/embeddings"
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.send_response(code)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (catcher, server)]
+    for t in threads:
+        t.start()
+    monkeypatch.setenv("REDIRECT_TEST_KEY", "sk-test-RedirectedKey0123456789")
+    try:
+        with pytest.raises(EmbeddingError, match=rf"HTTP {code}") as err:
+            OpenAIEmbedder(f"http://127.0.0.1:{server.server_address[1]}/v1", "m", api_key_env="REDIRECT_TEST_KEY",
+                           max_retries=0, timeout=5).embed_queries(["a"])
+    finally:
+        server.shutdown()
+        catcher.shutdown()
+    assert seen == []
+    assert "RedirectedKey" not in str(err.value) and "localhost" not in str(err.value)

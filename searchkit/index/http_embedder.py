@@ -300,7 +300,7 @@ class _Deadline:
     def opener(self) -> urllib.request.OpenerDirector:
         """A urllib opener (environment proxies as ``urlopen`` uses them) whose connections this
         deadline watches."""
-        return urllib.request.build_opener(_WatchedHTTPHandler(self), _WatchedHTTPSHandler(self))
+        return urllib.request.build_opener(_WatchedHTTPHandler(self), _WatchedHTTPSHandler(self), _NoRedirect())
 
     def watch(self, connection_class: Any) -> Callable[..., Any]:
         def make(*args: Any, **kwargs: Any) -> Any:
@@ -321,6 +321,15 @@ class _Deadline:
             return conn
 
         return make
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: urllib's handler would send the request again, Authorization header
+    and all, to whatever host ``Location`` names (issue 27 item 4). The 3xx is an ``HTTPError``
+    (``HTTP 302 Found``), a failure like any other; ``Location`` is never shown."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002 (urllib calls it with six)
+        return None
 
 
 def _shutdown(sock: socket.socket) -> None:
