@@ -198,10 +198,11 @@ _CAPS = "A-Z\u0410-\u042f\u0401"  # Latin and Cyrillic capitals
 _SMALL = "a-z\u0430-\u044f\u0451"
 _MENTION_RE = re.compile(
     rf"(?<![{_CAPS}{_SMALL}0-9_])(?:"
-    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>#?)(?P<kwn>\d+)"  # PR 88
-    r"(?P<more>(?:(?: ?[/&\u3001\u30fb\u3068] ?|, ?| (?:и|или|and|or) )#?\d+)*)"  # PR 88/89, PR-88, 89 и 90
+    r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>[#!]?)(?P<kwn>\d+)"  # PR 88, MR !55 (GitLab)
+    r"(?P<more>(?:(?: ?[/&\u3001\u30fb\u3068] ?|, ?| (?:и|или|and|or) )[#!]?\d+)*)"  # PR 88/89, PR-88, 89 и 90
     rf"|(?P<key>[{_CAPS}]{{2}}[{_CAPS}0-9_]*(?:-\d+)+(?:-[{_CAPS}]\d*)?)"  # ATL-1655, ЗАК-1655, DOC-2026-117-A
     rf"|(?P<lkey>[{_CAPS}{_SMALL}]{{2}}[{_CAPS}{_SMALL}0-9_]*(?:-\d{{3,}})(?:-\d+)*(?:-[{_CAPS}{_SMALL}]\d*)?)"  # atl-1656, зак-1655, doc-2026-117-a
+    r"|(?P<lkey2>[A-Za-z]{3,10}-\d\d)"  # abc-13 (three or more Latin letters, two digits; not a common word)
     rf"|(?P<cat>[{_CAPS}]{{2,}})(?P<catn>\d{{3,}})"  # ATL1656, ЗАК1655
     rf"|(?P<sp>[{_CAPS}]{{2,10}}) (?P<spn>\d{{3,6}})"  # ATL 1656, ЗАК 1655 (not a year)
     r"|(?P<ver>[vV]\d+(?:\.\d+)+)"  # v2.3.1
@@ -211,7 +212,7 @@ _MENTION_RE = re.compile(
 _MENTION_DASH_RE = re.compile(
     "(?<=[A-Za-z\uff21-\uff3a\uff41-\uff5a\u0410-\u044f\u0401\u0451])[\u2010-\u2015\u2212\ufe58\ufe63](?=[0-9\uff10-\uff19])"
 )
-_MENTION_NUMBER_RE = re.compile(r"#?(\d+)")
+_MENTION_NUMBER_RE = re.compile(r"[#!]?(\d+)")
 _PREFIX_RE = re.compile(r"[^\W\d_]+")
 
 NON_ID_PREFIXES_CYRILLIC: frozenset[str] = frozenset({
@@ -219,6 +220,40 @@ NON_ID_PREFIXES_CYRILLIC: frozenset[str] = frozenset({
 })
 """Cyrillic letter prefixes of standards and classifiers (``ГОСТ-34``, ``ОКВЭД 2``): not task or
 document numbers (the missing-ID warning's detection only)."""
+
+NON_ID_WORDS: frozenset[str] = frozenset({
+    "TOP", "BEST", "LAST", "FIRST", "NEXT", "DAY", "DAYS", "WEEK", "WEEKS", "MONTH", "YEAR", "YEARS", "STEP",
+    "PAGE", "PART", "PHASE", "STAGE", "LEVEL", "ROUND", "GRADE", "TYPE", "SIZE", "LINE", "ITEM", "ROW", "ROOM",
+    "FLOOR", "ZONE", "TIER", "GEN", "VOL", "CHAPTER", "SEASON", "EPISODE", "UNDER", "OVER", "AGE", "PRE", "POST",
+    "MID", "LATE", "EARLY", "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "SEPT", "OCT", "NOV",
+    "DEC", "JANUARY", "FEBRUARY", "MARCH", "APRIL", "JUNE", "JULY", "AUGUST", "SEPTEMBER", "OCTOBER", "NOVEMBER",
+    "DECEMBER", "WIN", "IOS", "MACOS", "ANDROID", "UBUNTU", "DEBIAN", "CENTOS", "FEDORA", "RHEL", "PYTHON", "NODE",
+    "JAVA", "JDK", "PHP", "RUBY", "PERL", "CUDA", "GCC", "QWEN", "LLAMA", "GEMMA", "MISTRAL", "CLAUDE", "GEMINI",
+    "YOLO", "RESNET", "IPHONE", "PIXEL", "GALAXY", "OFFICE", "EXCEL", "AMD", "ARM", "AK", "MIG", "ТОП", "КОВИД", "ДЕНЬ", "ШАГ", "ЭТАП", "УРОВЕНЬ", "КЛАСС", "ТИП", "СТР", "ЯНВ", "ФЕВ",
+    "МАР", "АПР", "МАЙ", "МАЯ", "ИЮН", "ИЮЛ", "АВГ", "СЕН", "СЕНТ", "ОКТ", "НОЯ", "ДЕК", "АК", "ИЛ", "АН", "СУ",
+    "МИГ", "ЯК", "МИ", "КА", "БМП", "БТР", "ЗИЛ", "ГАЗ", "ВАЗ", "УАЗ", "ПАЗ", "МАЗ", "КАМАЗ",
+})
+"""Words that come before a number without making a task or document number (``top-10``, ``jan-24``,
+``python-311``, ``АК-47``, ``ТОП-100``): the missing-ID warning's detection only, any case."""
+
+# A link names the task it opens (``…/pull/412``, ``…/merge_requests/55``, ``…/browse/ATL-1655``);
+# in a query nothing else inside a link is read (``…/report-2026/…`` is a path, not a number).
+_URL_RE = re.compile(
+    r"(?:https?://|www\.|(?<![\w@.\-/])[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.[a-z]{2,}/)[^\s<>\"'`«»]+", re.I
+)
+_URL_ID_RE = re.compile(
+    r"/(?P<uk>pulls?|pull-requests|issues|merge_requests)/(?P<un>\d+)(?![\w\-])"
+    r"|(?<=[/=])(?P<ukey>[A-Z][A-Z0-9_]+-\d+)(?![\w\-])"
+)
+_URL_KINDS = {"pull": ("PR", "#"), "pulls": ("PR", "#"), "pull-requests": ("PR", "#"), "issues": ("ISSUE", "#"),
+              "merge_requests": ("MR", "!")}
+_SLASH_NUMBER_RE = re.compile(r" ?/ ?(\d+)(?![^\W_]|[-.,]\d)")
+_LAST_NUMBER_RE = re.compile(r"\d+$")
+_BANG_RE = re.compile(r"(?<![\w!&])!\d+(?!\w)")
+# A card that names a version without its "v" (``version 2.3``, ``2.3.1``) mentions ``v2.3`` / ``v2.3.1``.
+_BARE_VERSION_RE = re.compile(
+    r"(?<![\w.])(?:(?P<vw>(?i:version|release|ver|версия|версии|версию|релиз|релиза)\.? ?))?(?P<vn>\d+(?:\.\d+)+)(?!\w|\.\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -264,31 +299,106 @@ def _normalize_mapped(text: str) -> tuple[str, list[int], list[int]] | None:
     return norm, starts, ends
 
 
-def _mention_items(norm: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
-    """``(canonical, aliases, spans)`` for each identifier in normalised text; ``spans`` are the
-    pieces of ``norm`` that, joined, spell it as typed."""
+def _skipped(m: re.Match[str], norm: str) -> bool:
+    """A match that is no task or document number: a standard, an encoding or a common word before
+    a number (``UTF-8``, ``ГОСТ-34``, ``top-10``), a capitals-and-year (``NDA 2026``) or a number
+    going on as a decimal or version (``PM-2.5``, ``ubuntu-22.04``)."""
+    prefix = _PREFIX_RE.match(m.group(0).lstrip("#"))
+    if prefix and not m.group("kw"):
+        word = prefix.group(0).upper()
+        if word in NON_ID_PREFIXES or word in NON_ID_PREFIXES_CYRILLIC or word in NON_ID_WORDS:
+            return True
+    if m.group("sp") and len(m.group("spn")) == 4 and m.group("spn")[:2] in ("19", "20"):
+        return True
+    return bool(not m.group("kw") and not m.group("ver") and not m.group("num")
+                and re.match(r"\.\d", norm[m.end():m.end() + 2]))
+
+
+def _listed(m: re.Match[str], norm: str, canonical: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
+    """The numbers a slash lists after a task key: ``ATL-1655/1656`` names ATL-1656 too (the
+    prefix up to the last number, then the listed number; a shorter one, ``ATL-1655/56``, is not
+    read)."""
+    if not (m.group("key") or m.group("lkey") or m.group("lkey2") or m.group("cat") or m.group("sp")):
+        return
+    last = _LAST_NUMBER_RE.search(m.group(0))
+    if last is None:  # DOC-2026-117-A: a letter part ends it
+        return
+    cut = m.start() + last.start()
+    head = canonical[: len(canonical) - len(last.group(0))]
+    pos = m.end()
+    while (n := _SLASH_NUMBER_RE.match(norm, pos)) is not None:
+        if len(n.group(1)) < max(2, len(last.group(0)) - 1):
+            break
+        yield head + n.group(1), (head + n.group(1),), ((m.start(), cut), (n.start(1), n.end(1)))
+        pos = n.end()
+
+
+def _url_items(norm: str, a: int, b: int) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
+    """The tasks a link ``norm[a:b]`` opens: ``…/pull/412`` (PR-412, #412; quoted as the whole
+    link), ``…/merge_requests/55`` (MR-55, !55), ``…/browse/ATL-1655`` (ATL-1655, quoted as such)."""
+    for u in _URL_ID_RE.finditer(norm, a, b):
+        if u.group("uk"):
+            kw, mark = _URL_KINDS[u.group("uk")]
+            n = int(u.group("un"))
+            yield f"{kw}-{n}", (f"{kw}-{n}", f"{mark}{n}"), ((a, u.end()),)
+        else:
+            key = u.group("ukey")
+            if _PREFIX_RE.match(key).group(0).upper() not in NON_ID_PREFIXES | NON_ID_WORDS:  # type: ignore[union-attr]
+                yield key, (key,), ((u.start(), u.end()),)
+
+
+def _links(norm: str) -> list[tuple[int, int]]:
+    out = []
+    for u in _URL_RE.finditer(norm):
+        end = u.end()
+        while end > u.start() and norm[end - 1] in ".,;:!?)]}'\"":
+            end -= 1
+        out.append((u.start(), end))
+    return out
+
+
+def _mention_items(norm: str, lenient: bool = False) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
+    """``(canonical, aliases, spans)`` for each identifier in normalised text, in order; ``spans``
+    are the pieces of ``norm`` that, joined, spell it as typed. ``lenient`` (a card's text) also
+    reads everything inside links and a bare GitLab ``!55``; a query's links give only the task
+    they open."""
+    links = _links(norm)
+    items: list[tuple[int, tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]] = []
+    for a, b in links:
+        items += [(s[0][0], (c, al, s)) for c, al, s in _url_items(norm, a, b)]
     for m in _MENTION_RE.finditer(norm):
-        whole = m.group(0)
-        prefix = _PREFIX_RE.match(whole.lstrip("#"))
-        if prefix and not m.group("kw") and prefix.group(0).upper() in NON_ID_PREFIXES | NON_ID_PREFIXES_CYRILLIC:
+        if not lenient and any(a <= m.start() < b for a, b in links):
             continue
-        if m.group("sp") and len(m.group("spn")) == 4 and m.group("spn")[:2] in ("19", "20"):
-            continue
-        if not m.group("kw"):
-            canonical = _canonical_id(m)
-            yield canonical, _aliases(m, canonical), ((m.start(), m.end()),)
-            continue
-        kw = m.group("kw").upper()
-        numbers = [(m.start("kwn"), m.end("kwn"))]
-        for n in _MENTION_NUMBER_RE.finditer(m.group("more")):
-            if len(n.group(1)) < min(2, len(m.group("kwn"))):
-                break  # "PR 88 и 3 теста": a count, not PR-3
-            numbers.append((m.start("more") + n.start(1), m.start("more") + n.end(1)))
-        for i, (a, b) in enumerate(numbers):
-            canonical = f"{kw}-{int(norm[a:b])}"
-            aliases = (canonical, f"#{int(norm[a:b])}") if m.group("hash") else (canonical,)
-            spans = ((m.start(), b),) if i == 0 else ((m.start(), m.start("kwn")), (a, b))
-            yield canonical, aliases, spans
+        items += [(spans[0][0], (c, al, spans)) for c, al, spans in _match_items(m, norm)]
+    if lenient:
+        items += [(g.start(), (g.group(0), (g.group(0),), ((g.start(), g.end()),))) for g in _BANG_RE.finditer(norm)]
+        items += [(v.start(), ("v" + v.group("vn"), ("v" + v.group("vn"),), ((v.start(), v.end()),)))
+                  for v in _BARE_VERSION_RE.finditer(norm) if v.group("vw") or v.group("vn").count(".") >= 2]
+    items.sort(key=lambda item: item[0])
+    for _, item in items:
+        yield item
+
+
+def _match_items(m: re.Match[str], norm: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
+    if _skipped(m, norm):
+        return
+    if not m.group("kw"):
+        canonical = m.group("lkey2").upper() if m.group("lkey2") else _canonical_id(m)
+        yield canonical, _aliases(m, canonical), ((m.start(), m.end()),)
+        yield from _listed(m, norm, canonical)
+        return
+    kw = m.group("kw").upper()
+    numbers = [(m.start("kwn"), m.end("kwn"))]
+    for n in _MENTION_NUMBER_RE.finditer(m.group("more")):
+        if len(n.group(1)) < min(2, len(m.group("kwn"))):
+            break  # "PR 88 и 3 теста": a count, not PR-3
+        numbers.append((m.start("more") + n.start(1), m.start("more") + n.end(1)))
+    mark = m.group("hash")
+    for i, (a, b) in enumerate(numbers):
+        canonical = f"{kw}-{int(norm[a:b])}"
+        aliases = (canonical, f"{mark}{int(norm[a:b])}") if mark else (canonical,)
+        spans = ((m.start(), b),) if i == 0 else ((m.start(), m.start("kwn")), (a, b))
+        yield canonical, aliases, spans
 
 
 def find_identifiers(text: str) -> list[IdentifierMention]:
@@ -319,8 +429,10 @@ def without_identifiers(text: str) -> str:
     is left says whether a query has any word besides its IDs)."""
     norm = _mention_normalize(text)
     out, pos = [], 0
+    links = _links(norm)
     for _, _, spans in _mention_items(norm):
         start, end = spans[0][0], spans[-1][1]  # the items of "PR 88/89" share their start
+        start, end = next(((a, b) for a, b in links if a <= start < b), (start, end))  # a task's link is all ID
         if start >= pos:
             out += [norm[pos:start], " "]
         pos = max(pos, end)
@@ -355,7 +467,7 @@ def identifier_forms(text: str) -> frozenset[str]:
     ``ISSUE-412`` and ``#412``). Two spellings of one identifier have the same canonical form;
     ``ATL-16`` is not ``ATL-1650`` and ``v2.3`` is not ``v2.3.1`` (H12)."""
     forms: set[str] = set()
-    for _, aliases, _ in _mention_items(_mention_normalize(text)):
+    for _, aliases, _ in _mention_items(_mention_normalize(text), lenient=True):
         forms.update(aliases)
     return frozenset(forms)
 

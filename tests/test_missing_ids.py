@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchkit.analyze import NON_ID_PREFIXES, canonical_identifier, extract_identifiers, identifier_forms
+from searchkit.analyze import NON_ID_PREFIXES, NON_ID_WORDS, canonical_identifier, extract_identifiers, identifier_forms
 from searchkit.rank.signals import mentions, missing_ids
 from searchkit.records import Hit, Passage, Record
 
@@ -79,7 +79,8 @@ def test_plain_words_are_not_identifiers():
     assert mentions("CVE-2024-1234 fixed", "CVE-2024-1234")
 
 
-_PREFIX = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=5).filter(lambda p: p not in NON_ID_PREFIXES)
+_PREFIX = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=5).filter(
+    lambda p: p not in NON_ID_PREFIXES and p not in NON_ID_WORDS)
 _NUM = st.integers(min_value=100, max_value=99999)
 
 
@@ -189,3 +190,82 @@ def test_a_lowercase_id_with_a_letter_suffix_is_read():
     assert extract_identifiers("где doc-2026-117-a?") == ["DOC-2026-117-A"]
     assert missing_ids("где doc-2026-117-b?", [_hit("signed DOC-2026-117-A")]) == ["doc-2026-117-b"]
     assert missing_ids("где doc-2026-117-a?", [_hit("signed DOC-2026-117-A")]) == []
+
+
+# -- issue 28 item 5, residuals: slash lists after a key, abc-13, MR !55, links ------------------
+
+@pytest.mark.parametrize(
+    "query, quoted",
+    [("ATL-1655/1656", ["ATL-1655", "ATL-1656"]), ("atl-1655 / 1656", ["atl-1655", "atl-1656"]),
+     ("ЗАК-1655/1656/1657", ["ЗАК-1655", "ЗАК-1656", "ЗАК-1657"]), ("ATL1655/1656", ["ATL1655", "ATL1656"]),
+     ("DOC-2026-117/118", ["DOC-2026-117", "DOC-2026-118"]), ("abc-13/14", ["abc-13", "abc-14"])],
+)
+def test_a_slash_list_after_a_key_checks_every_number(query, quoted):
+    assert missing_ids(query, [_hit("ничего")]) == quoted
+    # the card names the first only: the second is still missing, quoted as typed
+    first = extract_identifiers(query)[0]
+    assert missing_ids(query, [_hit(f"закрыта {first}")]) == quoted[1:]
+    assert missing_ids(query, [_hit(" ".join(extract_identifiers(query)))]) == []
+
+
+@pytest.mark.parametrize("query", ["ATL-1655/56", "ATL-1655/3", "ATL-1655/spec.md", "ATL-1655 12/06"])
+def test_a_short_number_or_a_path_after_a_slash_is_not_listed(query):
+    assert extract_identifiers(query) == ["ATL-1655"]
+
+
+@pytest.mark.parametrize("typed", ["abc-13", "Abc-13", "crm-42"])
+def test_a_lowercase_key_with_two_digits_is_an_identifier(typed):
+    assert missing_ids(f"что с {typed}?", [_hit("ничего")]) == [typed]
+    assert missing_ids(f"что с {typed}?", [_hit(f"сделано {typed.upper()}")]) == []
+    assert missing_ids(f"что с {typed}?", [_hit(f"сделано {typed.upper()}0")]) == [typed]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["top-10 клиентов", "Top-20 list", "ТОП-100 товаров", "3 теста и 12 файлов", "отчёт за 2026-12-06",
+     "COVID-19", "UTF-8 и UTF-16", "ISO-8601", "x86-64", "GPT-4", "python-311", "ubuntu-22.04", "PM-2.5",
+     "jan-24 и dec-2026", "АК-47", "day-30 trial", "win-10", "ie-11", "mp-40", "wave 2", "из-за 10 минут",
+     "see https://example.com/report-2026/page-12?id=ABC-DEF", "https://example.com/2026-12-06/v2.3.1"],
+)
+def test_words_dates_counts_and_versions_are_not_new_identifiers(text):
+    assert extract_identifiers(text) == []
+    assert missing_ids(f"{text} выгрузка", [_hit("выгрузка")]) == []
+
+
+@pytest.mark.parametrize("query", ["MR !55", "mr!55", "MR 55", "MR-55"])
+@pytest.mark.parametrize("card", ["merged MR !55", "merged !55", "merged MR-55", "https://gitlab.com/g/p/-/merge_requests/55"])
+def test_a_gitlab_merge_request_is_an_identifier(query, card):
+    assert missing_ids(f"статус {query}", [_hit("ничего")]) == [query]
+    if "!" in query or "!" not in card:
+        assert missing_ids(f"статус {query}", [_hit(card)]) == []
+    assert missing_ids(f"статус {query}", [_hit(card.replace("55", "56"))]) == [query]
+
+
+@pytest.mark.parametrize(
+    "link, ident, card",
+    [("https://github.com/acme/app/pull/412", "PR-412", "merged PR #412"),
+     ("https://github.com/acme/app/issues/412", "ISSUE-412", "closed #412"),
+     ("https://gitlab.com/acme/app/-/merge_requests/55", "MR-55", "merged !55"),
+     ("github.com/acme/app/pull/412/files", "PR-412", "PR 412 merged"),
+     ("https://jira.acme.io/browse/ATL-1655", "ATL-1655", "ATL-1655 закрыта")],
+)
+def test_a_link_names_the_task_it_opens(link, ident, card):
+    query = f"что в {link}?"
+    assert extract_identifiers(query) == [ident]
+    assert missing_ids(query, [_hit(card)]) == []
+    assert missing_ids(query, [_hit(card.replace("412", "413").replace("55", "56").replace("1655", "1656"))]) == \
+        ([link.removesuffix("/files")] if ident != "ATL-1655" else ["ATL-1655"])  # quoted up to its number
+    assert missing_ids(f"что в {ident}?", [_hit(f"see {link}")]) == []  # a card's link mentions it too
+
+
+def test_nothing_else_inside_a_query_link_is_an_identifier():
+    assert extract_identifiers("https://github.com/acme/repo-2024/blob/main/notes-v2.3.1.md") == []
+    assert extract_identifiers("https://wiki.acme.io/page-123/report") == []
+
+
+def test_a_card_naming_a_version_without_its_v_mentions_it():
+    assert missing_ids("что в v2.3.1?", [_hit("вышла версия 2.3.1")]) == []
+    assert missing_ids("что в v2.3.1?", [_hit("released 2.3.1")]) == []
+    assert missing_ids("что в v2.3?", [_hit("release 2.3 is out")]) == []
+    assert missing_ids("что в v2.3?", [_hit("scored 2.3 points")]) == ["v2.3"]
+    assert missing_ids("что в v2.3.1?", [_hit("вышла версия 2.3.2")]) == ["v2.3.1"]
