@@ -516,3 +516,29 @@ def test_an_update_whose_cache_erasure_fails_still_erases_the_index_and_says_so(
         rep = idx.update(ws)
     assert rep.removed == 1 and not any(r.id == "acme/chat:ses_gone" for r in idx.searcher.records)
     assert "stay in the embedding cache" in caplog.text
+
+
+def test_after_update_a_deleted_chat_whose_digests_stay_on_disk_is_named_by_no_file_of_the_index(tmp_path):
+    """Issue 28 item 3 (SPEC H3), residual: only the chat file is deleted, its turns' digests stay
+    on disk and are left out as orphans; the new version's indexing_report.json counted them by
+    name (the digest's file is its turn's id, the reason named the chat's id)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    secret = " ".join(PHRASES)
+    acme = ws / "acme" / ".space"
+    write(acme, "chats/ses_qx7gone.json", chat("ses_qx7gone", f"обсуждали {secret} и выгрузку"))
+    write(acme, "digests/t_qx7gone_01.json", digest("t_qx7gone_01", "ses_qx7gone", f"что такое {secret}?"))
+    out = tmp_path / "idx"
+    env = {"SEARCHKIT_CACHE": str(tmp_path / "cache.sqlite")}
+    p = cli("index", "--workspace", str(ws), "--out", str(out), "--config", str(HASHING), "--quiet", env=env)
+    assert p.returncode == 0, p.stderr
+    assert _files_holding(out, "qx7gone")  # named while indexed: the check below can see it
+    (acme / "chats" / "ses_qx7gone.json").unlink()
+    p = cli("index", "--workspace", str(ws), "--out", str(out), "--update", "--quiet", env=env)
+    assert p.returncode == 0, p.stderr
+    for needle in ("qx7gone", *PHRASES):
+        assert _files_holding(out, needle) == [], needle
+    report = json.loads((store.current_dir(out) / "indexing_report.json").read_text())
+    assert {"path_or_table": "acme/.space/digests/", "rule": "orphan_digest",
+            "detail": "1 digest(s) whose chat is missing, unusable or in doubt; left out with it, not named here"} \
+        in report["skips"]

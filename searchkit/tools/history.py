@@ -147,7 +147,7 @@ class HistoryIndex:
         where = {"workspace": str(self.workspace)} if self.workspace is not None else {}  # read at query time
         extra = {"workspace.json": json.dumps({"spaces": spaces, **where}, ensure_ascii=False, indent=2) + "\n"}
         if self.report is not None:
-            extra["indexing_report.json"] = json.dumps(self.report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+            extra["indexing_report.json"] = json.dumps(_saved_report(self.report), ensure_ascii=False, indent=2) + "\n"
         return self.searcher.save(folder, extra_files=extra)
 
     @classmethod
@@ -426,6 +426,26 @@ def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
     kept = {p.text for p in new.passages}
     gone = {p.text for p in old.passages if p.record_id in records} - kept
     return (gone | {x for t in gone for x in passage_sentences(t)}) - kept
+
+
+def _saved_report(report: Any) -> dict[str, Any]:
+    """The indexing report as the index folder keeps it (H3): a digest left out because its chat is
+    gone (deleted, unusable or in doubt) is counted per space, not named: its file name is its
+    turn's id and the reason named the chat, so a deleted chat would stay named in the index after
+    its text was erased. The report printed by ``searchkit index`` still lists them one by one."""
+    d = report.to_dict()
+    orphans: dict[str, int] = {}
+    skips = []
+    for skip in d["skips"]:
+        if skip["rule"] == "orphan_digest":
+            slug = skip["path_or_table"].split("/", 1)[0]
+            orphans[slug] = orphans.get(slug, 0) + 1
+        else:
+            skips.append(skip)
+    skips += [{"path_or_table": f"{slug}/.space/digests/", "rule": "orphan_digest",
+               "detail": f"{n} digest(s) whose chat is missing, unusable or in doubt; left out with it, not named here"}
+              for slug, n in sorted(orphans.items())]
+    return {**d, "skips": skips}
 
 
 def _content(r: Record) -> tuple:
