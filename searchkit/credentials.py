@@ -66,6 +66,18 @@ def url_secrets(url: str) -> list[str]:
         name = pair.split("=", 1)[0]
         if name and _SECRET_NAME.search(name):
             out.append(f"a secret in its query string ({name[:40]}=…)")
+    # issue 27 item 5, round 3: `;jsessionid=…` path parameters, `#access_token=…`, a token as a path segment
+    for seg in parts.path.split("/"):
+        for param in seg.split(";")[1:]:
+            name = param.split("=", 1)[0]
+            if name and _SECRET_NAME.search(name):
+                out.append(f"a secret in its path ({_TOKEN_RUN.sub(_REDACTED, name)[:40]}=…)")
+        if redact(seg.split(";")[0]) != seg.split(";")[0]:
+            out.append("a token in its path")
+    for pair in re.split(r"[&;]", parts.fragment):
+        name = pair.split("=", 1)[0] if "=" in pair else ""
+        if name and _SECRET_NAME.search(name):
+            out.append(f"a secret in its fragment ({_TOKEN_RUN.sub(_REDACTED, name)[:40]}=…)")
     return out
 
 

@@ -537,3 +537,26 @@ def test_a_redirect_is_never_followed_with_the_key(code, monkeypatch):
         catcher.shutdown()
     assert seen == []
     assert "RedirectedKey" not in str(err.value) and "localhost" not in str(err.value)
+
+
+@pytest.mark.parametrize("url, says", [
+    ("http://127.0.0.1:9/v1;jsessionid=SemiTok_66", "jsessionid"),
+    ("http://127.0.0.1:9/v1#access_token=FragTok_77", "access_token"),
+    ("http://127.0.0.1:9/key/sk-live-PathKey0123456789abc/v1", "a token in its path"),
+    ("http://127.0.0.1:9/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/v1", "a token in its path"),
+])
+def test_config_refuses_credentials_anywhere_in_a_url(url, says):
+    """Item 5 refused user:password@ and key-named query values; a credential as a path parameter
+    (;jsessionid=), in the fragment (#access_token=) or as a token in the path passed validation
+    and would sit in every config export (issue 27 item 5). Refused, naming where, never the value."""
+    from searchkit.config import ConfigError, SearchConfig
+
+    for section in ({"dense": {"embedder": "openai", "base_url": url, "model": "m"}},
+                    {"rerank": {"method": "http", "base_url": url, "model": "m"}}):
+        with pytest.raises(ConfigError) as e:
+            SearchConfig.from_dict(section)
+        msg = str(e.value)
+        assert says in msg and "credentials never go in a URL" in msg, msg
+        assert not any(v in msg for v in ("SemiTok", "FragTok", "PathKey", "AAHdqT")), msg
+    assert SearchConfig.from_dict({"dense": {"embedder": "openai", "base_url": "http://127.0.0.1:9/v1/models/e5-large",
+                                             "model": "m"}})
