@@ -1,21 +1,58 @@
-"""One error family: everything searchkit raises for bad input or an unusable resource.
+"""One error family, by meaning: everything searchkit raises for bad input or an unusable resource.
 
 ``SearchkitError`` is the root; the command line prints any of them as one line and exits with
-status 2, while every other exception is a bug and shows its traceback. Each error also derives
-from the built-in exception it refines (``ValueError`` for bad values, ``FileNotFoundError`` for a
-missing index, ``RuntimeError`` for a failing embedder), so ``except ValueError`` keeps working.
+status 2 (one handler, ``searchkit.cli.main``), while every other exception is a bug and shows its
+traceback. Below the root, an error says what kind of thing went wrong, never which module found it:
+
+- ``InputError``: a value the caller gave (a flag, a tool parameter, a grid point, a query) is
+  wrong; ``param`` names it where there is one. ``ParameterError`` is the tool parameters' form.
+- ``ConfigError`` (``searchkit.config``, an ``InputError``): a config lists every problem it has.
+- ``DataError``: a file or folder the caller pointed at (a dataset, a run folder, an index, a task
+  store, a cache) is missing, damaged or not what it should be; ``path`` names it where known, and
+  the message never quotes its content.
+- ``ResourceError``: something searchkit depends on failed or refused (an embedding or reranking
+  endpoint, a cluster, a lock, a full disk, a judge model, a server); retrying may help.
+
+A module may refine one of these for its callers to catch (``DatasetError``, ``EmbeddingError``,
+...): each refinement derives from its meaning here and from the built-in exception it refines
+(``ValueError`` for bad values, ``FileNotFoundError`` for a missing index, ``RuntimeError`` for a
+failing embedder), so ``except ValueError`` keeps working.
 """
 from __future__ import annotations
+
+import os
+
+__all__ = ["DataError", "InputError", "ParameterError", "ResourceError", "SearchkitError"]
 
 
 class SearchkitError(Exception):
     """Root of the errors searchkit raises on purpose; the message names the input at fault."""
 
 
-class ParameterError(SearchkitError, ValueError):
+class InputError(SearchkitError, ValueError):
+    """A value the caller gave is wrong; ``param`` names it (a flag, a parameter, a key) when known."""
+
+    def __init__(self, *args: object, param: str | None = None) -> None:
+        super().__init__(*args)
+        self.param = param
+
+
+class ParameterError(InputError):
     """A bad tool parameter: ``param`` names it, the message says what is wrong; nothing was searched."""
 
     def __init__(self, param: str, message: str) -> None:
-        super().__init__(f"{param}: {message}")
-        self.param = param
+        super().__init__(f"{param}: {message}", param=param)
         self.message = message
+
+
+class DataError(SearchkitError, ValueError):
+    """A file or folder the caller pointed at is missing, damaged or of the wrong kind; ``path``
+    names it when known (the message names it too, and never quotes its content)."""
+
+    def __init__(self, *args: object, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(*args)
+        self.path = None if path is None else os.fspath(path)
+
+
+class ResourceError(SearchkitError):
+    """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk."""

@@ -23,7 +23,7 @@ import numpy as np
 from searchkit import __version__, retrievers
 from searchkit.analyze import ANALYZER_VERSION, Analyzer, detect_language
 from searchkit.config import SearchConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
 from searchkit.index.dense import IndexWriteError, write_failure
@@ -42,11 +42,11 @@ INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
 
 
-class QueryError(SearchkitError, ValueError):
+class QueryError(InputError):
     """A query or search parameter that cannot be searched; names the culprit."""
 
 
-class IndexMismatchError(SearchkitError, ValueError):
+class IndexMismatchError(DataError):
     """An index folder built under another config or embedder than the one asked for."""
 
 

@@ -65,7 +65,7 @@ def test_around_and_list(db, capsys):
 def test_errors_exit_2_and_name_the_parameter(db, capsys):
     assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30",
                            "--limit", "31"]) == 2
-    assert "error: limit: must be from 1 to 30" in capsys.readouterr().err
+    assert "searchkit tasks: limit: must be from 1 to 30" in capsys.readouterr().err
     assert tasks_cli.main(["tasks", "around", "comment:152", "--db", db, "--space", "acme", "--current-task", "30"]) == 2
     err = capsys.readouterr().err
     assert "around_ref: comment:152 was not found" in err and "globex" not in err
@@ -106,7 +106,7 @@ def test_top_level_searchkit_command(db, capsys):
 
 def _one_error_line(err):
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("searchkit tasks: error: ") and "Traceback" not in err
+    assert len(lines) == 1 and lines[0].startswith("searchkit tasks: ") and "Traceback" not in err
     return lines[0]
 
 

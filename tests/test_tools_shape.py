@@ -275,4 +275,4 @@ def test_the_tasks_cli_prints_what_the_tools_answer(conn, tmp_path, capsys):
     assert main(["tasks", "around", "comment:88", *scope, "--lang", "en"]) == 0
     assert capsys.readouterr().out == TOOLS["task_around"]({"around_ref": "comment:88"}, ctx).render("en")
     assert main(["tasks", "search", "認証", *scope, "--limit", "31"]) == 2
-    assert capsys.readouterr().err.startswith("searchkit tasks: error: limit: ")
+    assert capsys.readouterr().err.startswith("searchkit tasks: limit: ")

@@ -1,13 +1,15 @@
 """The ``searchkit`` command: one module per verb, registered explicitly in ``VERBS``.
 
 Every verb module has ``add_parser(subparsers)``; its parser's ``func`` runs the verb and returns the
-exit status. ``main`` turns a ``SearchkitError`` (bad input, an unusable file, an unreachable
-embedder) or an ``OSError`` (the system refused) into one line on stderr and exit status 2; any other
-exception is a bug and shows its traceback.
+exit status. ``main`` is the one error handler of every verb: it turns a ``SearchkitError`` (an
+``InputError``, ``ConfigError``, ``DataError`` or ``ResourceError``: ``searchkit.errors``) or an
+``OSError`` (the system refused) into one line on stderr and exit status 2; a closed stdout ends
+quietly (status 141); any other exception is a bug and shows its traceback.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -16,6 +18,7 @@ from searchkit.cli.common import CLIError
 from searchkit._omp import prefer_passive_wait
 from searchkit.errors import SearchkitError
 from searchkit.index.embedding import EmbeddingError
+from searchkit.tools.terminal import one_line
 
 VERBS = (index, search, eval, compare, report, runs, gate, tune, config, history, refs, tasks, tools, serve)
 """The verb modules, in the order ``searchkit --help`` lists them."""
@@ -49,8 +52,22 @@ EXTRAS: dict[str, str] = {"ir_measures": "eval", "ranx": "test", "sklearn": "eva
 
 
 def _one_line(exc: BaseException, limit: int = 500) -> str:
-    text = " ".join(str(exc).split())
+    """The error as one terminal line: controls and bidi marks out (a name or value in it may come
+    from a file or a flag), at most ``limit`` characters."""
+    text = " ".join(one_line(exc).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout went away (``searchkit ... | head -1``): end quietly, as Unix tools do,
+    with the shell's status for SIGPIPE; stdout points at /dev/null so the interpreter's last flush
+    cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rc = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _stdout_gone()
     except CLIError as exc:
         print(f"searchkit: {_one_line(exc)}", file=sys.stderr)
         return 2

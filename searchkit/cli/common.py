@@ -7,12 +7,12 @@ from typing import Any
 
 from searchkit.config import SearchConfig
 from searchkit.config_file import load_config as load
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError
 from searchkit.records import KINDS
 from searchkit.util import parse_iso
 
 
-class CLIError(SearchkitError):
+class CLIError(InputError):
     """A bad command line the CLI prints as one line (exit status 2)."""
 
 

@@ -15,7 +15,6 @@ import sqlite3
 import sys
 from typing import Any
 
-from searchkit.errors import ParameterError
 from searchkit.ingest import tasks as store
 from searchkit.tools import tasks as tools
 from searchkit.tools.base import ToolContext
@@ -176,17 +175,13 @@ _COMMANDS = {"search": _tool, "around": _tool, "list": _tool, "import": _import}
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run a parsed ``tasks`` command; errors print ``searchkit tasks: error: ...`` and return 2."""
+    """Run a parsed ``tasks`` command. Errors go to the CLI's one handler (``searchkit.cli.main``): a
+    SQLite error reading the store becomes a ``TaskStoreError`` naming the store (``TaskStoreLocked``
+    when another process holds it), never a traceback."""
     try:
         return _COMMANDS[args.tasks_command](args)
-    except (ParameterError, store.TaskStoreError, OSError) as e:
-        print(f"searchkit tasks: error: {one_line(e)}", file=sys.stderr)
-        return 2
     except sqlite3.Error as e:
         if store.is_lock_error(e):
-            print(f"searchkit tasks: error: {one_line(args.db)}: the task store is locked by another process; "
-                  "try again", file=sys.stderr)
-        else:
-            print(f"searchkit tasks: error: {one_line(args.db)}: not a readable task store ({one_line(e)})",
-                  file=sys.stderr)
-        return 2
+            raise store.TaskStoreLocked(f"{one_line(args.db)}: the task store is locked by another process; "
+                                        "try again") from None
+        raise store.TaskStoreError(f"{one_line(args.db)}: not a readable task store ({one_line(e)})") from None

@@ -12,7 +12,7 @@ from dataclasses import field
 from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.credentials import shown_url, url_secrets
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError
 from searchkit.ingest.redact import redact
 
 
@@ -30,7 +30,7 @@ INDEX_SCHEMA_VERSION = 2
 every index built before it."""
 
 
-class ConfigError(SearchkitError, ValueError):
+class ConfigError(InputError):
     """A config file or dict that does not fit the schema; the message names the key.
 
     ``problems`` lists every problem found (one string each, naming its dotted key); the message

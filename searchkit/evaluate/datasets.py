@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterator, Mapping
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError
 from searchkit.records import KINDS, VISIBILITIES, Record
 from searchkit.util import FileProblem, open_regular, parse_iso
 
@@ -62,7 +62,7 @@ _LAYOUT = (
 _RECORD_KEYS = ("_id", "title", "text", "kind", "space", "date", "ref", "owner", "visibility")
 
 
-class DatasetError(SearchkitError, ValueError):
+class DatasetError(DataError):
     """A dataset folder is missing a file or holds a bad line; the message names file and line."""
 
 

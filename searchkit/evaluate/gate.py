@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 from searchkit import strict_json
 from searchkit.config import SearchConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError
 from searchkit.evaluate.compare import auroc_bootstrap, paired_test
 from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
@@ -41,7 +41,7 @@ DEFAULT_TEST = "fisher"
 DEFAULT_ALPHA = 0.05
 
 
-class GateError(SearchkitError, ValueError):
+class GateError(DataError):
     """A baseline or run the gate cannot use; the message names it."""
 
 

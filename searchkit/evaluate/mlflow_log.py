@@ -45,7 +45,7 @@ from urllib.parse import urlsplit, urlunsplit
 from searchkit import strict_json
 from searchkit.config import SearchConfig
 from searchkit.credentials import scrub, url_secrets
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.evaluate.provenance import git_commit, now
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.runs import trec_text
@@ -64,7 +64,7 @@ HTTP_DEFAULTS: dict[str, str] = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW
 """MLflow's HTTP settings during ``log_eval`` when the environment sets none."""
 
 
-class MlflowLogError(SearchkitError, RuntimeError):
+class MlflowLogError(ResourceError, RuntimeError):
     """Logging to MLflow failed; the message names the URI (never a credential in it)."""
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from searchkit.credentials import scrub, shown_url, url_secrets
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, ResourceError
 
 __all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
            "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
@@ -131,11 +131,11 @@ def ragas_summary(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]
 # --------------------------------------------------------------------------- LLM-judged metrics
 
 
-class JudgeSettingsError(SearchkitError, ValueError):
+class JudgeSettingsError(InputError):
     """The LLM judge's settings cannot be used (the message names the setting, never a credential)."""
 
 
-class JudgeError(SearchkitError, RuntimeError):
+class JudgeError(ResourceError, RuntimeError):
     """The LLM endpoint failed (unreachable, timed out, an HTTP error): the message names the endpoint
     as ``shown_url`` shows it and what failed, never the API key nor what the endpoint answered."""
 

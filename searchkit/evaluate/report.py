@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit import __version__ as version
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, SEED, compare_runs, correction_text
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.plots import grouped_bars, roc_figure, svg
@@ -69,7 +69,7 @@ _LEGACY_NAV = '<nav><a href="#headline">Headline</a><a href="#compare">Compariso
 _HEAD_BYTES = 65_536
 
 
-class ReportError(SearchkitError, ValueError):
+class ReportError(InputError):
     """Run folders that cannot make one report (different datasets, none given, a bad ``--out``)."""
 
 

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from searchkit.config import SearchConfig
 from searchkit.config_file import load_config
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, TESTS, paired_test
 from searchkit.evaluate.datasets import DatasetError, available_splits, load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import dataset_hash, git_commit, package_versions
@@ -67,7 +67,7 @@ __all__ = [
 HEADLINE = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
 
 
-class NotebookInputError(SearchkitError, ValueError):
+class NotebookInputError(InputError):
     """A notebook parameter that cannot be used (a missing dataset, an unreadable config, an
     unknown embedder). IPython shows it as its one line instead of a traceback."""
 

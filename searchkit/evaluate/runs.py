@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from searchkit import strict_json
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError
 from searchkit.evaluate.provenance import provenance
 from searchkit.util import FileProblem, read_json_file
 
@@ -38,7 +38,7 @@ RUN_FILES: tuple[str, ...] = ("metrics.json", "run.trec", "config.json", "proven
 OPTIONAL_FILES: tuple[str, ...] = ("ragas.json",)
 
 
-class RunFolderError(SearchkitError, ValueError):
+class RunFolderError(DataError):
     """A run folder cannot be written or read; the message names the path."""
 
 

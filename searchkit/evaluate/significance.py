@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError
 
 __all__ = [
     "CONFIDENCE", "CORRECTIONS", "CORRECTION_NAMES", "DEFAULT_CORRECTION", "N_BOOTSTRAP", "N_PERMUTATIONS", "SEED",
@@ -27,7 +27,7 @@ N_BOOTSTRAP = 2_000
 CONFIDENCE = 0.95
 
 
-class CompareError(SearchkitError, ValueError):
+class CompareError(InputError):
     """Runs that cannot be compared (different query sets, missing per-query values)."""
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from searchkit import retrievers
 from searchkit.config import ConfigError, SearchConfig, WeakMatchConfig, WeakMatchModel
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError
 from searchkit.evaluate.compare import SEED, paired_test
 from searchkit.evaluate.halves import SALT as SALT  # re-exported: callers import these from tune
 from searchkit.evaluate.halves import half_of, query_shape
@@ -33,7 +33,7 @@ from searchkit.rank.signals import answer_probability
 from searchkit.searcher import Searcher
 
 
-class TuneError(SearchkitError, ValueError):
+class TuneError(InputError):
     """Tuning input that cannot be used (runs without per-query rows, one class only, ...)."""
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError, ResourceError
 
 from .embedders import Embedder, EmbeddingError
 
@@ -41,11 +41,11 @@ _SIDE_FILES = ("-wal", "-shm", "-journal")
 log = logging.getLogger(__name__)
 
 
-class CacheError(SearchkitError, ValueError):
+class CacheError(DataError):
     """The cache path holds something that is not a searchkit embedding cache (named, one line)."""
 
 
-class CacheWriteError(SearchkitError, OSError):
+class CacheWriteError(ResourceError, OSError):
     """The cache could not be written (a full disk, an I/O error, a read-only file): the message
     names the path and says so; what was stored before is kept (issue 27, item 13)."""
 

@@ -19,13 +19,13 @@ import numpy as np
 
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 __all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
 
 
-class IndexWriteError(SearchkitError, OSError):
+class IndexWriteError(ResourceError, OSError):
     """An index file could not be written (a full disk, an I/O error): the message names the file
     and says so; the index being replaced is kept (issue 27, item 13)."""
 

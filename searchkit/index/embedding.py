@@ -9,10 +9,10 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 
 
-class EmbeddingError(SearchkitError, RuntimeError):
+class EmbeddingError(ResourceError, RuntimeError):
     """An embedder could not produce valid vectors (endpoint down, garbage answer, bad shape...)."""
 
 

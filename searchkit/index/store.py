@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError
 from searchkit.util import atomic_write_text, make_private, read_json_file, read_regular_bytes, read_regular_text
 
 MARKER = "searchkit-index.json"
@@ -66,11 +66,11 @@ _LEGACY_FILES = ("manifest.json", "config.json", "records.jsonl", "passages.json
 _LEGACY_DIRS = ("bm25", "dense")
 
 
-class IndexStoreError(SearchkitError, ValueError):
+class IndexStoreError(DataError):
     """An index folder that cannot be used as asked: the message names the path and why."""
 
 
-class IndexNotFoundError(SearchkitError, FileNotFoundError):
+class IndexNotFoundError(DataError, FileNotFoundError):
     """No searchkit index where one was asked for."""
 
 

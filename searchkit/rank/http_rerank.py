@@ -39,7 +39,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly, _TooLarge
 
@@ -48,7 +48,7 @@ __all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "Rera
 log = logging.getLogger(__name__)
 
 
-class RerankError(SearchkitError, RuntimeError):
+class RerankError(ResourceError, RuntimeError):
     """A reranking provider (or every one of them) could not score the passages: unreachable,
     timed out, an HTTP error, an answer that does not score each passage once."""
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.index import engine as _engine
 
 __all__ = ["ScaleError", "ClusterUnreachable", "WorkerFailed"]
 
 
-class ScaleError(SearchkitError, RuntimeError):
+class ScaleError(ResourceError, RuntimeError):
     """A distributed job could not run or did not finish; the message says why in one line."""
 
 

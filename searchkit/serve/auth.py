@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from searchkit.errors import ParameterError, SearchkitError
+from searchkit.errors import DataError, ParameterError
 from searchkit.serve.session import Session
 from searchkit.util import atomic_write_text, read_json_file
 
@@ -33,7 +33,7 @@ MAX_TOKENS_BYTES = 1 << 20
 _FIELDS = ("sha256", "caller", "container", "space", "current_task", "lang", "name")
 
 
-class TokensError(SearchkitError, ValueError):
+class TokensError(DataError):
     """A tokens file that cannot be used: the message names the path and what is wrong, never a
     token or a hash."""
 

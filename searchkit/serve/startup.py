@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from searchkit import export
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.evaluate.datasets import DatasetError
 from searchkit.serve.state import Served, now_iso
 from searchkit.tools.history import HistoryIndex
 
 
-class ServeError(SearchkitError, RuntimeError):
+class ServeError(ResourceError, RuntimeError):
     """The server cannot start as asked: the message says why and what to do."""
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.ingest import tasks as task_store
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.task_engine import TaskEngine
@@ -77,7 +77,7 @@ def refreshed(served: Served, workspace: str | Path) -> tuple[Served, Any]:
     return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report.line()
 
 
-class RefreshError(SearchkitError, RuntimeError):
+class RefreshError(ResourceError, RuntimeError):
     """A refresh that failed: the message is one line (the child's last line, never data)."""
 
 

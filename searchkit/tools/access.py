@@ -27,7 +27,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Protocol
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import ResourceError
 from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.workspace import (  # the workspace's own readers: who may see what is read as indexing reads it
     _MISSING, SpaceInfo, _as_text, _chat_problem, _Collector, _lkind, _read_json, _Space, _space_problem, _str, _utf8,
@@ -41,7 +41,7 @@ DEFAULT_SPACE_LANG = "ru"
 """A space's language when ``space.json`` names none (the seed's: Russian)."""
 
 
-class AccessError(SearchkitError, RuntimeError):
+class AccessError(ResourceError, RuntimeError):
     """Who may see what cannot be checked now, so nothing is searched."""
 
 

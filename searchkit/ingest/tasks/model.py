@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from searchkit.errors import SearchkitError
+from searchkit.errors import DataError
 from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.redact import redact, redact_file_name
 
@@ -51,7 +51,7 @@ says that it ended, so ``list --state open`` never hides a task that may still b
 MAX_STATE_CHARS = 100
 
 
-class TaskStoreError(SearchkitError, ValueError):
+class TaskStoreError(DataError):
     """Bad input to the task store (a malformed row, a missing task, no FTS5 to build with)."""
 
 
