@@ -542,3 +542,43 @@ def test_after_update_a_deleted_chat_whose_digests_stay_on_disk_is_named_by_no_f
     assert {"path_or_table": "acme/.space/digests/", "rule": "orphan_digest",
             "detail": "1 digest(s) whose chat is missing, unusable or in doubt; left out with it, not named here"} \
         in report["skips"]
+
+
+def test_a_query_on_the_retired_version_puts_no_erased_sentence_back_in_the_cache(tmp_path):
+    """Issue 28 item 3 (SPEC H3), residual: ``searchkit serve`` answers from the previous version
+    while a refresh erases a deleted file's text from the embedding cache; a Japanese query then
+    reranked over the deleted passage embedded its sentences into the cache again (the rerank stage
+    stores what the cache lacks). ``retire`` seals the old version's cache and erases again. (A
+    deleted chat is out of the old version's scope already: its visibility is read live.)"""
+    import copy
+    import hashlib
+
+    from searchkit.rank.rerank import passage_sentences
+
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    note = ws / "acme" / "notes" / "gone.md"
+    note.write_text("消えた会話の合言葉はシマウマです。次の会議で確認します。", encoding="utf-8")
+    path = tmp_path / "cache.sqlite"
+    old = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(path))
+    texts = [p.text for p in old.searcher.passages if p.record_id == "acme/file:notes/gone.md"]
+    gone = {hashlib.sha256(t.encode("utf-8")).digest() for x in texts for t in passage_sentences(x)}
+    assert texts
+    note.unlink()
+
+    def ask(index):
+        return index.search("消えた会話の合言葉", caller="u-anna", container="personal", space="acme")
+
+    new = copy.copy(old)  # how serve refreshes: the published version stays as it is
+    new.update(ws)
+    assert not gone & _cached_keys(path)
+    ask(old)  # a call still answered from the previous version
+    assert gone & _cached_keys(path)  # the erased sentences are back: what retire undoes
+    assert new.searcher.cache.shared is old.searcher.cache.shared
+    old.retire(new)
+    assert not gone & _cached_keys(path)
+    assert "gone.md" in ask(old).text  # sealed: it still answers, and stores nothing
+    assert not gone & _cached_keys(path)
+    ask(new)
+    assert not gone & _cached_keys(path)
+    assert len(_cached_keys(path)) > 0

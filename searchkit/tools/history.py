@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -22,7 +23,7 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.index import store
-from searchkit.index.cache import CacheWriteError
+from searchkit.index.cache import CacheWriteError, EmbeddingCache
 from searchkit.ingest.policy import searchable_spaces
 from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
 from searchkit.rank.diversity import cap_groups, diversify, renumber
@@ -84,6 +85,7 @@ class HistoryIndex:
             access = StaticAccess(self.spaces) if self.workspace is None else WorkspaceAccess(self.workspace)
         self.access = access
         self._visibility = _VisibilityTable(searcher.records)
+        _own_cache(searcher)
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -117,7 +119,7 @@ class HistoryIndex:
         changed = sum(1 for i, r in new.items() if i in old and _content(old[i]) != _content(r))
         unchanged = len(new) - added - changed
         s0 = self.searcher
-        cache = s0.cache
+        cache = _shared(s0.cache)
         before = cache.stats().misses if cache is not None else 0
         s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress)
         after = cache.stats().misses if cache is not None else 0
@@ -127,10 +129,32 @@ class HistoryIndex:
                 cache.forget(_erased_texts(s0, s, was))
             except CacheWriteError as exc:  # the index's own erasure must not wait on the cache's
                 log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
+        _own_cache(s)
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
         return UpdateReport(added, changed, removed, unchanged, int(after - before), kept)
+
+    def retire(self, newer: "HistoryIndex") -> int:
+        """This version is no longer served, ``newer`` is (``searchkit serve`` after a refresh; H3).
+        A query answered from this version after ``newer``'s update erased text from the embedding
+        cache could have put an erased passage's sentences back (the rerank stage embeds what the
+        cache lacks). So this version stops storing in the cache (its queries still running embed
+        what they miss without keeping it), then what ``newer`` no longer indexes is erased from
+        the cache again. Returns the number of entries removed."""
+        for version_cache in _version_caches(self.searcher):
+            version_cache.seal()
+        cache = _shared(self.searcher.cache)
+        old = {r.id: r for r in self.searcher.records}
+        new = {r.id: r for r in newer.searcher.records}
+        was = {i for i, r in old.items() if i not in new or _content(r) != _content(new[i])}
+        if cache is None or not was:
+            return 0
+        try:
+            return cache.forget(_erased_texts(self.searcher, newer.searcher, was))
+        except CacheWriteError as exc:
+            log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
+            return 0
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
@@ -426,6 +450,55 @@ def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
     kept = {p.text for p in new.passages}
     gone = {p.text for p in old.passages if p.record_id in records} - kept
     return (gone | {x for t in gone for x in passage_sentences(t)}) - kept
+
+
+class _VersionCache:
+    """The embedding cache as one version of a history index reaches it: the shared cache, until
+    ``seal`` (a newer version is served and erased text): then ``embed`` still answers, from a
+    private in-memory cache, and stores nothing in the shared one. ``embed`` and ``seal`` take one
+    lock, so once ``seal`` returns no call of this version writes to the shared cache."""
+
+    def __init__(self, cache: Any) -> None:
+        self.shared = cache
+        self._lock = threading.Lock()
+        self._sealed = False
+
+    def embed(self, embedder: Any, texts: Any, kind: str, *args: Any, **kw: Any) -> Any:
+        with self._lock:
+            if not self._sealed:
+                return self.shared.embed(embedder, texts, kind, *args, **kw)
+        private = EmbeddingCache(None)
+        try:
+            return private.embed(embedder, texts, kind, *args, **kw)
+        finally:
+            private.close()
+
+    def seal(self) -> None:
+        with self._lock:
+            self._sealed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.shared, name)
+
+    def __repr__(self) -> str:
+        return f"_VersionCache({self.shared!r})"
+
+
+def _shared(cache: Any) -> Any:
+    return cache.shared if isinstance(cache, _VersionCache) else cache
+
+
+def _own_cache(searcher: Any) -> None:
+    """Give this version's retrievers their own ``_VersionCache`` over the shared cache."""
+    for retriever in getattr(searcher, "retrievers", {}).values():
+        cache = getattr(retriever, "cache", None)
+        if cache is not None:
+            retriever.cache = _VersionCache(_shared(cache))
+
+
+def _version_caches(searcher: Any) -> list[_VersionCache]:
+    return [r.cache for r in getattr(searcher, "retrievers", {}).values()
+            if isinstance(getattr(r, "cache", None), _VersionCache)]
 
 
 def _saved_report(report: Any) -> dict[str, Any]:
