@@ -254,3 +254,44 @@ def test_the_refresh_child_reads_sentences_to_embed_only_of_the_new_passages(ser
     rows = new_rerank_passages(new.index.searcher, before)
     texts = [new.index.searcher.passages[i].text for i in rows]
     assert len(texts) == 1 and "満月の周期" in texts[0]
+
+
+def test_a_call_answered_from_the_previous_version_during_a_refresh_leaves_no_erased_text_in_the_cache(tmp_path):
+    """Issue 28 item 3 (SPEC H3), residual: while a refresh erases a deleted file's text from the
+    embedding cache, a call still answered from the previous version (a Japanese query, reranked
+    over the deleted passage) embedded its sentences into the cache again. Once the new version is
+    published the previous one is retired (HistoryIndex.retire): the cache holds none of them."""
+    import hashlib
+    import sqlite3
+
+    from searchkit.rank.rerank import passage_sentences
+
+    ws = tmp_path / "ws"
+    shutil.copytree(DEMO, ws)
+    note = ws / "acme" / "notes" / "gone.md"
+    note.write_text("消えた会話の合言葉はシマウマです。次の会議で確認します。", encoding="utf-8")
+    path = tmp_path / "cache.sqlite"
+    holder = Holder(Served(HistoryIndex.build(ws, CFG, cache=EmbeddingCache(path)), 1, "t0"))
+    texts = [p.text for p in holder.current.index.searcher.passages if p.record_id == "acme/file:notes/gone.md"]
+    gone = {hashlib.sha256(t.encode("utf-8")).digest() for x in texts for t in passage_sentences(x)}
+    assert texts
+    note.unlink()
+
+    def cached() -> set[bytes]:
+        conn = sqlite3.connect(path)
+        try:
+            return {bytes(k) for (k,) in conn.execute("SELECT text_sha256 FROM embeddings")}
+        finally:
+            conn.close()
+
+    def refresh(served, workspace):
+        new, line = refreshed(served, workspace)
+        assert not gone & cached()  # the update erased them
+        served.index.search("消えた会話の合言葉", caller="u-anna", container="personal", space="acme")
+        assert gone & cached()  # a call answered meanwhile put them back
+        return new, line
+
+    done = []
+    Refresher(holder, ws, 60, lambda s, rep, err: done.append(err), refresh=refresh).refresh_now()
+    assert done == [None] and holder.current.version == 2
+    assert not gone & cached()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import logging
 import sqlite3
 import subprocess
 import sys
@@ -33,6 +34,8 @@ from searchkit.errors import ResourceError
 from searchkit.ingest import tasks as task_store
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.task_engine import TaskEngine
+
+log = logging.getLogger(__name__)
 
 MAX_EVERY_S = 30 * 60
 """H3: a deleted row leaves the results within about 30 minutes."""
@@ -178,8 +181,9 @@ class Refresher:
     def refresh_now(self) -> Served | None:
         """One refresh, in the calling thread: the new version published, or None (kept)."""
         self.running = True
+        previous = self.holder.current
         try:
-            served, report = (self.refresh or refreshed)(self.holder.current, self.workspace)
+            served, report = (self.refresh or refreshed)(previous, self.workspace)
         except Exception as exc:  # any failure keeps the previous version
             self.last_error = _one_line(exc)
             self.on_done(None, None, self.last_error)
@@ -187,6 +191,7 @@ class Refresher:
         finally:
             self.running = False
         self.holder.publish(served)
+        _retire(previous, served)
         if self.on_publish is not None:
             self.on_publish(served)
         self.last_ok, self.last_error = served.built_at, None
@@ -199,6 +204,19 @@ class Refresher:
             t0 = time.perf_counter()
             self.refresh_now()
             took = min(time.perf_counter() - t0, self.every)
+
+
+def _retire(previous: Served, served: Served) -> None:
+    """H3: the previous version, no longer served, stops writing to the embedding cache, and what
+    the new one erased leaves the cache again (a call answered from the previous version during
+    the refresh may have embedded an erased passage's sentences; ``HistoryIndex.retire``)."""
+    retire = getattr(previous.index, "retire", None)
+    if retire is None or previous.index is served.index:
+        return
+    try:
+        retire(served.index)
+    except Exception as exc:  # the new version is served whatever happens here
+        log.warning("retiring version %d: %s", previous.version, _one_line(exc))
 
 
 def _one_line(exc: BaseException, limit: int = 300) -> str:
