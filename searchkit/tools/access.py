@@ -196,7 +196,8 @@ class WorkspaceAccess:
             return None
         # every file's lstat signature now (a string path per file: this runs for every chat of the
         # space at every search, so it is kept to one lstat each)
-        sigs = tuple((name, _signature(os.path.join(where, name))) for name in names)
+        base = where + os.sep
+        sigs = tuple((name, _signature(base + name)) for name in names)
         with self._lock:
             last = self._tables.get(where)
         if last is not None and last[0] == sigs:
