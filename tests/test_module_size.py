@@ -1,6 +1,6 @@
-"""Issue 29 item 5 (and its share of item 4) for ingest/, index/ and config/: no module over 600 lines, no
-function over 100, no function-level import of searchkit's own modules in the split modules, and
-every name callers import still importable from the path they import it from."""
+"""Issue 29 item 5 (and its share of item 4): no module of searchkit over 600 lines (but the few listed
+in OVER_SIZE, each with what is left), no function over 100, no function-level import of searchkit's own modules in
+the split modules (ingest/, index/, config/), and every name callers import still importable from where they import it."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +13,16 @@ ROOT = Path(__file__).resolve().parents[1] / "searchkit"
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 100
 
-SIZED = sorted([*(ROOT / "ingest").rglob("*.py"), *(ROOT / "index").rglob("*.py"), *(ROOT / "config").rglob("*.py")])
+OVER_SIZE = {
+    "analyze.py": "the analyzers and the identifier detection (H12) in one module; to split",
+    "evaluate/tune.py": "weak-match fitting and the fusion grid in one module; to split (tests patch its names)",
+    "evaluate/datasets.py": "14 lines over; to split",
+    "evaluate/report.py": "5 lines over; to split",
+}
+"""Modules still over MAX_MODULE_LINES (issue 29 item 5), each with what is left to do; an entry goes
+when its module is split (``test_the_over_size_list_is_true`` says when)."""
+
+SIZED = sorted(p for p in ROOT.rglob("*.py") if p.relative_to(ROOT).as_posix() not in OVER_SIZE)
 SPLIT = sorted([
     *(ROOT / "ingest").rglob("*.py"),
     *(ROOT / "index" / name for name in (
@@ -86,7 +95,14 @@ def test_no_module_over_600_lines(path):
     assert lines <= MAX_MODULE_LINES, f"{path.relative_to(ROOT)} has {lines} lines"
 
 
-@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("name", sorted(OVER_SIZE))
+def test_the_over_size_list_is_true(name):
+    path = ROOT / name
+    assert path.is_file(), f"{name} is gone: drop it from OVER_SIZE"
+    assert len(path.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES, f"{name} fits now: drop it from OVER_SIZE"
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_function_over_100_lines(path):
     long = []
     for fn in _functions(ast.parse(path.read_text(encoding="utf-8"))):

@@ -85,7 +85,7 @@ def _fake_eval(calls):
 
 def test_ensure_run_reuses_only_the_same_origin(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(research, "evaluate_dataset", _fake_eval(calls))
+    monkeypatch.setattr(research.folders, "evaluate_dataset", _fake_eval(calls))
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     first = research.ensure_run("mini", "dev", cfg, tmp_path)
     assert first.name == f"mini-dev-{cfg.fingerprint()[:10]}" and len(calls) == 1
@@ -357,7 +357,7 @@ def test_reported_runs_finds_or_makes_the_runs_an_export_records(tmp_path, monke
     import shutil
 
     calls = []
-    monkeypatch.setattr(research, "evaluate_dataset", _fake_eval(calls))
+    monkeypatch.setattr(research.folders, "evaluate_dataset", _fake_eval(calls))
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     assert research.find_runs(tmp_path, cfg) == []  # what 05 used: nothing for a config no notebook ran
     made = research.reported_runs(cfg, ["mini"], "dev", tmp_path)
