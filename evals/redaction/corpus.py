@@ -930,6 +930,7 @@ HANDWRITTEN27C_PLANTED: tuple[tuple[str, str, str], ...] = (
     ("パスワード：abc123", "abc123", "ja"),
     ("パスワード変更: hoshi-88", "hoshi-88", "ja"),
     ("新しいパスワードはsakura2026にしました", "sakura2026", "ja"),
+    ("Deploy notes 0 pass=Title_Pw09", "Title_Pw09", "en"),
 )
 HANDWRITTEN27C_ORDINARY: tuple[str, ...] = (
     "the redis URL is redis://cache:6379/0", '<add key="LogLevel" value="Debug" />',

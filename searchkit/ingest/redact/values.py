@@ -15,7 +15,7 @@ from searchkit.ingest.redact.keywords import (
 )
 from searchkit.ingest.redact.shapes import (
     EMAIL, Edit, SECRET, _CJK_VALUE_RE, _SYMBOLS, _UNIT_AFTER_RE, _YEAR_RE, _cjk_word_and_number,
-    _has_letter_and_digit, _is_exempt, _mixed_case_random, _never_a_value, _word_and_number,
+    _has_letter_and_digit, _is_exempt, _mixed_case_random, _name_like, _never_a_value, _word_and_number,
 )
 from searchkit.ingest.redact.words import (
     _BARE_STOP_JA, _CJK_RE, _EN_ADJ_RE, _JA_COPULA_AFTER_RE, _JA_COPULA_RE, _JA_PROSE_END_RE, _JA_WORD_RE,
@@ -355,7 +355,11 @@ def _value_after(text: str, pos: int, family: str, word: str, *, firm: bool = Fa
                 continue
             if strength == WEAK and not quoted and text[end - 1] == "=" and len(text[start:end]) < 20:
                 continue  # `пароль root=…`: a name and its `=`, the value comes after
-            if short and not _secret_shape(text[start:end], family, digits=word.lower() != "pass"):
+            v = text[start:end]
+            if (strength == STRONG and not qualified and not quoted and sm.group(0) in ("=", ":")
+                    and v.isascii() and _has_letter_and_digit(v) and _name_like(v) and not _never_a_value(v)):
+                return start, end, SECRET  # `pass=Title_Pw09`: joined words and digits right after `=`
+            if short and not _secret_shape(v, family, digits=word.lower() != "pass"):
                 continue  # `pass: 1024 tests` is a count
             if _looks_secret(text, start, end, family=family, strength=strength, qualified=qualified,
                              quoted=quoted, sep=sm.group(0)):
