@@ -316,8 +316,9 @@ def _skipped(m: re.Match[str], norm: str) -> bool:
 
 def _listed(m: re.Match[str], norm: str, canonical: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
     """The numbers a slash lists after a task key: ``ATL-1655/1656`` names ATL-1656 too (the
-    prefix up to the last number, then the listed number; a shorter one, ``ATL-1655/56``, is not
-    read)."""
+    prefix up to the last number, then the listed number). A shorter one (``ATL-1655/56``) is not
+    read, nor a year after a shorter number (``DOC-117/2026``: document 117 of 2026); nor is a
+    slash after ``#`` or ``№`` (``№ 45/2026`` is one document number)."""
     if not (m.group("key") or m.group("lkey") or m.group("lkey2") or m.group("cat") or m.group("sp")):
         return
     last = _LAST_NUMBER_RE.search(m.group(0))
@@ -327,9 +328,11 @@ def _listed(m: re.Match[str], norm: str, canonical: str) -> Iterator[tuple[str, 
     head = canonical[: len(canonical) - len(last.group(0))]
     pos = m.end()
     while (n := _SLASH_NUMBER_RE.match(norm, pos)) is not None:
-        if len(n.group(1)) < max(2, len(last.group(0)) - 1):
+        listed = n.group(1)
+        if len(listed) < max(2, len(last.group(0)) - 1) or (
+                len(listed) == 4 and listed[:2] in ("19", "20") and len(last.group(0)) < 4):
             break
-        yield head + n.group(1), (head + n.group(1),), ((m.start(), cut), (n.start(1), n.end(1)))
+        yield head + listed, (head + listed,), ((m.start(), cut), (n.start(1), n.end(1)))
         pos = n.end()
 
 

@@ -213,6 +213,12 @@ def test_a_short_number_or_a_path_after_a_slash_is_not_listed(query):
     assert extract_identifiers(query) == ["ATL-1655"]
 
 
+@pytest.mark.parametrize("query, ids", [("DOC-117/2026", ["DOC-117"]), ("договор № 45/2026", ["#45"]), ("#412/413", ["#412"])])
+def test_a_year_or_a_number_after_a_numero_is_not_listed(query, ids):
+    """``№ 45/2026`` and ``DOC-117/2026`` are one document of 2026, not document 2026 too."""
+    assert extract_identifiers(query) == ids
+
+
 @pytest.mark.parametrize("typed", ["abc-13", "Abc-13", "crm-42"])
 def test_a_lowercase_key_with_two_digits_is_an_identifier(typed):
     assert missing_ids(f"что с {typed}?", [_hit("ничего")]) == [typed]
