@@ -478,7 +478,12 @@ class _VersionCache:
             self._sealed = True
 
     def __getattr__(self, name: str) -> Any:
+        if name == "shared":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.shared, name)
+
+    def __len__(self) -> int:
+        return len(self.shared)
 
     def __repr__(self) -> str:
         return f"_VersionCache({self.shared!r})"
