@@ -931,6 +931,8 @@ HANDWRITTEN27C_PLANTED: tuple[tuple[str, str, str], ...] = (
     ("パスワード変更: hoshi-88", "hoshi-88", "ja"),
     ("新しいパスワードはsakura2026にしました", "sakura2026", "ja"),
     ("Deploy notes 0 pass=Title_Pw09", "Title_Pw09", "en"),
+    ("кодовое слово Тюльпан88", "Тюльпан88", "ru"),
+    ("токен Берёза14 для бота", "Берёза14", "ru"),
 )
 HANDWRITTEN27C_ORDINARY: tuple[str, ...] = (
     "the redis URL is redis://cache:6379/0", '<add key="LogLevel" value="Debug" />',

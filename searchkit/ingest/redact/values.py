@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from searchkit.ingest.redact.keywords import (
-    MEDIUM, PHRASE, PIN, PW, STRONG, WEAK, _AMBIGUOUS_KEY_WORDS_RE, _DASH, _EXPLICIT, _Intro, _LINE_SEP,
+    MEDIUM, PHRASE, PIN, PW, STRONG, TOKEN, WEAK, _AMBIGUOUS_KEY_WORDS_RE, _DASH, _EXPLICIT, _Intro, _LINE_SEP,
     _PARTICLE, _SEPS, _SHORT, _quals,
 )
 from searchkit.ingest.redact.shapes import (
@@ -110,7 +110,8 @@ def _looks_secret(
         return False
     if not v.isascii() and not (quoted or strength == STRONG and not qualified and len(v) <= 24
                                 or strength >= MEDIUM and len(v) <= 24 and _word_and_number(v)
-                                or family == PW and not qualified and len(v) <= 24 and _word_and_number(v)):
+                                or family in (PW, PHRASE, TOKEN) and not qualified and len(v) <= 24
+                                and _word_and_number(v)):
         # Japanese or Russian prose after `は`/`это` (`パスワードは英数字8文字以上です`); a value of
         # letters and digits stays a value (`токен теперь Берёза14`, `пароль root — Москва-2027`)
         return False
