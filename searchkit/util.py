@@ -15,7 +15,7 @@ from typing import Any, Iterator
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and an atomic rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders_private(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -27,6 +27,21 @@ def atomic_write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def make_folders_private(folder: Path) -> None:
+    """Create ``folder`` and its missing parents ``0700`` whatever the umask (those that exist keep
+    their mode): a file written owner-only into a folder anyone may write could be swapped for
+    another (issue 27 item 1)."""
+    folder = Path(folder)
+    for p in reversed([folder, *folder.parents]):
+        if p.exists():
+            continue
+        try:
+            p.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(p, 0o700)
 
 
 def make_private(folder: Path, *, recursive: bool = True) -> None:

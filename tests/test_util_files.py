@@ -52,3 +52,23 @@ def test_not_utf8_and_size_cap(tmp_path):
     with pytest.raises(FileProblem, match="larger than 10 bytes"):
         read_regular_text(p, limit=10)
     assert read_regular_text(p, limit=100) == "x" * 100
+
+
+def test_folders_made_for_a_private_file_are_owner_only_whatever_the_umask(tmp_path):
+    """atomic_write_text (reports, exports' configs, baselines, the serve tokens file, tune's output)
+    creates the missing folders of its path owner-only: under umask 0 they were 0777, so anyone
+    could swap the file in them (a tokens file, a report) for their own (issue 27 item 1). Folders
+    that exist keep their mode."""
+    from searchkit.util import atomic_write_text
+
+    (tmp_path / "shared").mkdir(mode=0o755)
+    os.chmod(tmp_path / "shared", 0o755)
+    old = os.umask(0)
+    try:
+        atomic_write_text(tmp_path / "shared" / "a" / "b" / "tok.json", "{}\n")
+    finally:
+        os.umask(old)
+    mode = lambda p: os.stat(p).st_mode & 0o777  # noqa: E731
+    assert mode(tmp_path / "shared") == 0o755
+    assert mode(tmp_path / "shared" / "a") == 0o700 and mode(tmp_path / "shared" / "a" / "b") == 0o700
+    assert mode(tmp_path / "shared" / "a" / "b" / "tok.json") == 0o600
