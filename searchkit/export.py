@@ -43,6 +43,7 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
 )
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
+from searchkit.util import make_folders_private
 from searchkit.ingest.policy import can_see
 from searchkit.searcher import Filters, Searcher
 from searchkit.util import FileProblem, read_json_file
@@ -178,7 +179,7 @@ def _next_version(out_dir: Path, name: str) -> int:
 def _write_new(out_dir: Path, name: str, build: Callable[[int], str]) -> Path:
     """Write ``build(N)`` to ``out_dir/name.vN.json`` for the next free N, atomically and without
     ever replacing a file (a hard link from a finished temporary file fails when N is taken)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_folders_private(out_dir)  # owner-only whatever the umask (issue 27 item 1)
     for _attempt in range(100):
         n = _next_version(out_dir, name)
         target = out_dir / f"{name}.v{n}.json"

@@ -289,13 +289,13 @@ def test_run_folder_is_owner_only_whatever_the_umask(env):
     rule for every file that can hold private content), even under a permissive umask."""
     import os
 
-    out = env["tmp"] / "runs" / "private"
+    out = env["tmp"] / "runs" / "new" / "private"
     old = os.umask(0)
     try:
         assert main(["eval", "--dataset", str(env["data"]), "--config", str(env["cfg"]), "--out", str(out),
                      "--quiet"]) == 0
     finally:
         os.umask(old)
-    assert out.stat().st_mode & 0o777 == 0o700
+    assert out.stat().st_mode & 0o777 == 0o700 and out.parent.stat().st_mode & 0o777 == 0o700
     modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
     assert modes and set(modes.values()) == {0o600}, modes

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from searchkit import strict_json
 from searchkit.errors import DataError
 from searchkit.evaluate.provenance import provenance
-from searchkit.util import FileProblem, read_json_file
+from searchkit.util import FileProblem, make_folders_private, read_json_file
 
 __all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
            "find_runs", "load_run", "trec_text", "write_run"]
@@ -171,7 +171,7 @@ def write_run(
     files.update({name: _dump(value) for name, value in (extra_files or {}).items()})
 
     parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
+    make_folders_private(parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
     try:
         for name, text in files.items():
