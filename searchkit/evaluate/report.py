@@ -32,25 +32,25 @@ import functools
 import html
 import math
 import os
-import stat
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit import __version__ as version
-from searchkit.errors import InputError, SearchkitError
+from searchkit.errors import SearchkitError
 from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, SEED, compare_runs, correction_text
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.plots import grouped_bars, roc_figure, svg
 from searchkit.evaluate.provenance import dataset_hash, now
+from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportError, check_out
 from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.runs import load_run
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
 from searchkit.ingest.policy import Policy
 from searchkit.ingest.redact import redact
-from searchkit.util import atomic_write_text, open_regular
+from searchkit.util import atomic_write_text
 
-__all__ = ["HEADLINE", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
+__all__ = ["HEADLINE", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
            "write_report"]
 
 HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
@@ -58,21 +58,6 @@ BAR_METRIC = "nDCG@10"
 CARD_TEXT = 300
 CONFIG_VALUE = 160
 """A config value longer than this (a model's coefficients) is cut in the config-diff table."""
-REPORT_MARKER = '<meta name="generator" content="searchkit report">'
-"""In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
-NO_TEXT_MARKER = '<meta name="searchkit-report-text" content="none">'
-"""In the ``<head>`` of a page written with ``text=False``."""
-_LEGACY_HEAD = ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" '
-                'content="width=device-width, initial-scale=1"><title>')
-_LEGACY_NAV = '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a>'
-"""How pages written before ``REPORT_MARKER`` begin: they are reports of this tool too."""
-_HEAD_BYTES = 65_536
-
-
-class ReportError(InputError):
-    """Run folders that cannot make one report (different datasets, none given, a bad ``--out``)."""
-
-
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
@@ -517,69 +502,6 @@ def build_report(
             + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{_e(title)}</title><link rel=\"icon\" href=\"data:,\"><style>{_CSS}</style></head>"
             f"<body>{''.join(body)}</body></html>\n")
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "a special file"
-
-
-def _is_report(path: Path) -> bool:
-    """Whether the regular file at ``path`` is a page ``build_report`` wrote (its first 64 KiB
-    hold ``REPORT_MARKER``, or begin as pages written before the marker did)."""
-    with open_regular(path, "rb") as fh:
-        head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
-    if REPORT_MARKER in head:
-        return True
-    return head.startswith(_LEGACY_HEAD) and _LEGACY_NAV in head
-
-
-def check_out(out: str | os.PathLike[str]) -> Path:
-    """Refuse an ``--out`` that is not safe to replace; return it (issue 27 item 9).
-
-    Safe: a path where nothing is (its folders are created), or a regular file that is a report
-    this tool wrote (``REPORT_MARKER``). Refused, with one line naming the path: a folder, a
-    symbolic link, a FIFO, a socket or a device (``/dev/full``), any other file (an unrelated
-    JSON file, a page someone else wrote), a path under a file, a file that cannot be read.
-
-    Raises:
-        ReportError: the line, naming the path and what is there.
-    """
-    target = Path(out)
-    shown = repr(str(target))
-    try:
-        st = os.lstat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise ReportError(f"--out {shown} cannot be checked ({exc.strerror}); give the path of the HTML file "
-                          "to write") from None
-    if st is None:
-        ancestor = target.parent
-        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if os.path.lexists(ancestor) and not ancestor.is_dir():
-            raise ReportError(f"--out {shown} is under {str(ancestor)!r}, which is not a folder; give the path of "
-                              "the HTML file to write")
-        return target
-    if stat.S_ISDIR(st.st_mode):
-        raise ReportError(f"--out {shown} is a folder; give the path of the HTML file to write")
-    if not stat.S_ISREG(st.st_mode):
-        raise ReportError(f"--out {shown} is {_file_kind(st.st_mode)}, not a report file; refusing to replace it "
-                          "(give a new path)")
-    try:
-        ours = _is_report(target)
-    except OSError as exc:
-        raise ReportError(f"--out {shown} exists and cannot be read ({exc.strerror or exc}); refusing to replace "
-                          "it (give a new path)") from None
-    if not ours:
-        raise ReportError(f"--out {shown} exists and is not a report written by searchkit report; refusing to "
-                          "replace it (give a new path, or remove the file yourself)")
-    return target
 
 
 def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], **options: Any) -> Path:
