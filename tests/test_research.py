@@ -290,7 +290,7 @@ def shipped_settings_fixed():
 def test_fusion_sweep_scores_the_shipped_config_with_its_adaptive_model(monkeypatch):
     """Notebook 02's "shipped" row: the base config as it is (adaptive model included) on the same
     indexes and queries as the grid, never a grid point and never the pick."""
-    import searchkit.evaluate.tune as tune
+    import searchkit.evaluate.fusion_tuning as tune  # where tune_fusion looks fusion_cell up
     from searchkit.evaluate.datasets import load_dataset
 
     base = SearchConfig().replace(**{"dense.embedder": "hashing"})
