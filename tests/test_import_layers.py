@@ -20,6 +20,10 @@ ALLOWED = {
     ("searchkit/index/bm25.py", "_kernels"): "searchkit.index._bm25_numba imports numba, which is slow to import",
     ("searchkit/scale/__init__.py", "_ray_engine"):
         "the registered 'ray' engine loads scale.ray_engine (the searcher, the harness, the HTTP clients) when made",
+    ("searchkit/serve/runner.py", "_stdio"):
+        "serve.mcp_app is the MCP SDK's wiring (mcp, anyio streams): it loads only for the transport asked",
+    ("searchkit/serve/runner.py", "_http"):
+        "serve.http_app is Starlette's and uvicorn's wiring (and the MCP SDK's HTTP transport): loaded only for --transport http",
     ("searchkit/retrievers/__init__.py", "_builtins"):
         "a plugin registry: the built-in retrievers' modules register themselves on import and import the registry "
         "first; loading them on first lookup keeps BM25's index (scipy) out of `import searchkit.cli`",
@@ -36,7 +40,6 @@ CLI_REASON = ("a verb's machinery (the harness, the server, the tools) loads whe
 """The CLI's verb modules keep their lazy imports of modules not already loaded by `import searchkit.cli`."""
 
 PENDING = {
-    "searchkit/serve/runner.py": "the lead owns it (the MCP SDK and Starlette load only for the transport asked)",
 }
 """Modules not cleaned yet (each entry goes when its module is): their function-level imports are not
 checked here. The layer contract above still holds for them."""

@@ -15,6 +15,7 @@ import anyio
 
 from searchkit import __version__
 from searchkit.serve import calllog, startup
+from searchkit.serve.auth import Tokens
 from searchkit.serve.session import Session
 from searchkit.serve.service import Service
 from searchkit.serve.state import ChildRefresh, Holder, Refresher, Served, TaskStores
@@ -152,7 +153,6 @@ def _http(service: Service, opts: Options, sock: socket.socket | None, health: A
           limiter: anyio.CapacityLimiter, log: calllog.CallLog) -> int:
     import uvicorn
 
-    from searchkit.serve.auth import Tokens
     from searchkit.serve.http_app import build_app
 
     tokens = Tokens(opts.tokens)
