@@ -9,7 +9,7 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -93,6 +93,17 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def dotted_leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested mapping as ``{"a.b.c": leaf}``, keys sorted at every level (a config's JSON as the
+    dotted keys its diffs and MLflow params name)."""
+    if isinstance(obj, Mapping):
+        out: dict[str, Any] = {}
+        for k in sorted(obj):
+            out.update(dotted_leaves(obj[k], f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: obj}
 
 
 def parse_iso(value: str) -> _dt.date | _dt.datetime | None:

@@ -49,6 +49,7 @@ from searchkit.errors import ResourceError
 from searchkit.evaluate.provenance import git_commit, now
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.runs import trec_text
+from searchkit.util import dotted_leaves
 
 __all__ = ["EXPERIMENT", "HTTP_DEFAULTS", "INSTALL_HINT", "MlflowLogError", "check_uri", "config_params",
            "eval_metrics", "is_available", "log_eval", "metric_key", "shown_uri"]
@@ -100,15 +101,6 @@ def metric_key(name: str) -> str:
     return _BAD_NAME.sub("_", str(name).replace("@", "_at_").replace("%", "pct"))
 
 
-def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for k in sorted(obj):
-            out.update(_leaves(obj[k], f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: obj}
-
-
 def _param_value(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     if len(text) <= MAX_PARAM_LENGTH:
@@ -121,7 +113,7 @@ def config_params(config: Any, shipped: Any = None) -> dict[str, str]:
     """The config's difference from ``shipped`` (default: the shipped ``SearchConfig()``) as
     MLflow params: ``{dotted key: value}`` for every leaf that differs (``(absent)`` where one side
     lacks the key); empty for the shipped config itself."""
-    mine, base = _leaves(config.to_dict()), _leaves((shipped or SearchConfig()).to_dict())
+    mine, base = dotted_leaves(config.to_dict()), dotted_leaves((shipped or SearchConfig()).to_dict())
     absent = "(absent)"
     differ = [k for k in sorted(set(mine) | set(base)) if mine.get(k, absent) != base.get(k, absent)]
     # a section one side sets to null while the other fills it: its key once, not each of its leaves

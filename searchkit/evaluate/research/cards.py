@@ -14,6 +14,7 @@ from searchkit.evaluate.research.base import _pd
 from searchkit.evaluate.research.tables import _cut
 from searchkit.ingest.policy import can_see
 from searchkit.searcher import Filters, Searcher
+from searchkit.util import dotted_leaves
 
 # --------------------------------------------------------------------------- error analysis (04)
 
@@ -138,15 +139,6 @@ def per_query_deltas(run_a: Any, run_b: Any, metric: str = "nDCG@10", *,
 # --------------------------------------------------------------------------- export (05)
 
 
-def _leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, Mapping):
-        out: dict[str, Any] = {}
-        for k in sorted(obj):
-            out.update(_leaves(obj[k], f"{prefix}{k}."))
-        return out
-    return {prefix[:-1]: obj}
-
-
 DEFAULT = "(default)"
 """What ``config_changes`` shows for a key a config leaves out (it takes its default)."""
 
@@ -179,7 +171,7 @@ def config_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     ``DEFAULT`` where a config leaves a key out. A section one side sets to null while the other
     fills it (``fusion.adaptive``) is one key, its whole value on the filled side."""
     da, db = _config_dict(a), _config_dict(b)
-    la, lb = _leaves(da), _leaves(db)
+    la, lb = dotted_leaves(da), dotted_leaves(db)
     leaves = set(la) | set(lb)
     differ = [k for k in sorted(leaves) if la.get(k, DEFAULT) != lb.get(k, DEFAULT)]
     keys = sorted({next((p for p in _prefixes(k) if p in leaves), k) for k in differ})
