@@ -149,12 +149,16 @@ class Searcher:
         embedder: Any = None,
         cache: Any = None,
         show_progress: bool = False,
+        previous: "Searcher | None" = None,
     ) -> "Searcher":
         """Cut, analyse and index ``records`` under ``config`` (default ``SearchConfig()``): one
         retriever for each registered kind whose config section is enabled.
 
         ``embedder`` defaults to the one the config names; ``cache`` is an
-        ``EmbeddingCache`` (default: the on-disk cache at ``default_cache_path()``).
+        ``EmbeddingCache`` (default: the on-disk cache at ``default_cache_path()``). ``previous``
+        (an update's Searcher before it) lets a retriever keep what it made of an unchanged
+        passage (BM25: its tokens; issue 30) when its index config is this one; the index is the
+        same as without it.
         """
         config = config or SearchConfig()
         records = list(records)
@@ -173,7 +177,9 @@ class Searcher:
         if retrievers.embedding(names):
             embedder = embedder if embedder is not None else make_embedder(config)
             cache = cache if cache is not None else _default_cache()
-        ctx = retrievers.BuildContext(passages, analyzer, embedder, cache, show_progress)
+        if previous is not None and previous.config.index_fingerprint() != config.index_fingerprint():
+            previous = None
+        ctx = retrievers.BuildContext(passages, analyzer, embedder, cache, show_progress, previous)
         built = {}
         for name in names:
             spec = retrievers.get(name)

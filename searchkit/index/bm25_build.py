@@ -16,6 +16,21 @@ if TYPE_CHECKING:  # the class these methods belong to (it imports this module)
     from searchkit.index.bm25 import BM25Index
 
 
+def _sorted_columns(first: list, flat: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
+    """The vocabulary with the terms in sorted order as columns, and ``flat`` (the corpus's term
+    numbers in order of first occurrence, ``first``) renumbered to them. So the index depends on
+    each document's tokens as a bag, never on their order: a document whose tokens are kept from a
+    previous version (``doc_tokens``, in column order) gives the same bytes as one analysed again
+    (issue 30)."""
+    bad = next((t for t in first if not isinstance(t, str)), None)
+    if bad is not None:
+        raise ValueError(f"tokens must be str, got {type(bad).__name__} {bad!r} in corpus_tokens")
+    order = sorted(range(len(first)), key=first.__getitem__)
+    column = np.empty(len(first), dtype=np.int64)
+    column[order] = np.arange(len(first), dtype=np.int64)
+    return {first[i]: c for c, i in enumerate(order)}, (column[flat] if flat.size else flat)
+
+
 class BM25Builder:
     """``BM25Index.build``: index analysed documents. A base of ``BM25Index`` (``cls`` is the index
     class it builds)."""
@@ -42,7 +57,8 @@ class BM25Builder:
             show_progress: show a tqdm bar over the documents.
 
         Returns:
-            The index. An empty corpus is allowed (every query then finds nothing).
+            The index. An empty corpus is allowed (every query then finds nothing). Its columns
+            are the terms in sorted order: the index depends on each document's tokens as a bag.
         """
         params = _index_config(BM25Config() if cfg is None else cfg)
         spec = get_variant(params.variant)
@@ -71,10 +87,7 @@ class BM25Builder:
             dtype=np.int64,
             count=int(doc_len.sum()),
         )
-        vocab = dict(term_ids)
-        bad = next((t for t in vocab if not isinstance(t, str)), None)
-        if bad is not None:
-            raise ValueError(f"tokens must be str, got {type(bad).__name__} {bad!r} in corpus_tokens")
+        vocab, flat = _sorted_columns(list(term_ids), flat)
         n_terms = len(vocab)
 
         # (term, doc) pairs sorted term-major -> CSC order; counts are term frequencies.
@@ -112,3 +125,28 @@ class BM25Builder:
             config=params,
             tf=tf.astype(np.int32),
         )
+
+    def doc_tokens(self, rows: Sequence[int]) -> dict[int, list[str]] | None:
+        """The tokens of the documents ``rows`` as a bag (each term repeated as often as it occurs,
+        in column order): what ``build`` needs of a document to index it as it was (issue 30: a
+        passage whose text is unchanged keeps its analysis). None when the index keeps no term
+        frequencies (an index saved before it did)."""
+        tf = getattr(self, "_tf", None)
+        if tf is None:
+            return None
+        indptr, indices = np.asarray(self._indptr, dtype=np.int64), np.asarray(self._indices, dtype=np.int64)
+        wanted = np.zeros(self._n_docs, dtype=bool)
+        rows = np.unique(np.asarray(rows, dtype=np.int64))
+        wanted[rows] = True
+        term = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
+        keep = wanted[indices]
+        doc, term, count = indices[keep], term[keep], np.asarray(tf)[keep].astype(np.int64)
+        by_doc = np.argsort(doc, kind="stable")  # stable: each document's terms stay in column order
+        doc, term, count = doc[by_doc], term[by_doc], count[by_doc]
+        names = np.empty(len(self._vocab), dtype=object)
+        for t, c in self._vocab.items():
+            names[c] = t
+        flat = names[np.repeat(term, count)]
+        lengths = np.bincount(doc, weights=count, minlength=self._n_docs).astype(np.int64)[rows]
+        ends = np.cumsum(lengths)
+        return {int(r): flat[e - n:e].tolist() for r, n, e in zip(rows, lengths, ends)}

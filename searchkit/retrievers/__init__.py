@@ -106,6 +106,9 @@ class BuildContext:
     embedder: Any = None
     cache: Any = None
     show_progress: bool = False
+    previous: Any = None
+    """An update's previous Searcher, built under the same index config and analysis (``Searcher.build``'s
+    ``previous``): a retriever may keep what it made of a passage whose text is unchanged."""
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,25 @@ def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
         from tqdm.auto import tqdm
 
         passages = tqdm(passages, desc="analyse", unit="passage")
-    tokens = [ctx.analyzer.index_tokens(p.text) for p in passages]
+    kept = _kept_tokens(ctx)
+    tokens = [kept.get(p.text) or ctx.analyzer.index_tokens(p.text) for p in passages]
     return BM25Retriever(BM25Index.build(tokens, cfg, show_progress=ctx.show_progress), ctx.analyzer)
+
+
+def _kept_tokens(ctx: BuildContext) -> dict[str, list[str]]:
+    """Passage text -> its tokens as the previous version of the index holds them (a bag: issue 30),
+    for the passages of this build whose text the previous one has; empty without one."""
+    previous = getattr(ctx.previous, "retrievers", {}).get("bm25")
+    if not isinstance(previous, BM25Retriever):
+        return {}
+    rows: dict[str, int] = {}
+    for i, p in enumerate(ctx.previous.passages):
+        rows.setdefault(p.text, i)
+    wanted = {p.text: rows[p.text] for p in ctx.passages if p.text in rows}
+    bags = previous.index.doc_tokens(sorted(set(wanted.values())))
+    if bags is None:
+        return {}
+    return {text: bags[row] for text, row in wanted.items() if bags[row]}
 
 
 def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:  # noqa: ARG001 - the index holds its settings

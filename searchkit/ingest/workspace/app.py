@@ -252,17 +252,16 @@ def _sniff_cells(values: dict[str, Any], id_col: str | None, label: str, row_id:
     card (``secret_content``); other secrets in a cell (a credential URL, a provider token, a JWT,
     ``password: …``) are replaced by ``[redacted]`` (noted ``redacted``). The report names
     ``TABLE.COLUMN#ROW``, never the value."""
-    policy = out.policy
     for col, value in list(values.items()):
         if col == id_col or not isinstance(value, str) or not value.strip():
             continue
         where = f"{label}.{col}#{row_id}"
-        secret = policy.secret_content(value)
+        secret = out.verdicts.secret_content(value)
         if secret:
             values[col] = None
             out.skip(where, "secret_content", f"the cell holds {secret}; left out of the card")
             continue
-        redacted, counts = policy.redact_secrets(value)
+        redacted, counts = out.verdicts.redact_secrets(value)
         if counts:
             values[col] = redacted
             out.note(where, "redacted", _redaction_detail(counts))

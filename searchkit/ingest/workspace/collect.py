@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from searchkit.ingest.policy import Policy, Skip
 from searchkit.ingest.workspace.model import DETAIL_CHARS, DOUBT_RULES, Doubt
+from searchkit.ingest.workspace.verdicts import Verdicts
 from searchkit.records import Record
 
 T = TypeVar("T")
@@ -51,10 +52,12 @@ def _utf8(text: str) -> bool:
 
 
 class _Collector:
-    """Mutable accumulator of one load (private; the result is frozen)."""
+    """Mutable accumulator of one load (private; the result is frozen). Its secret checks go
+    through ``verdicts`` (``Verdicts``: the clean texts of a previous load, ``memo``)."""
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(self, policy: Policy, memo: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
+        self.verdicts = Verdicts(policy, memo)
         self.records: dict[str, Record] = {}
         self.where: dict[str, str] = {}
         self.contested: set[str] = set()
@@ -78,15 +81,28 @@ class _Collector:
         where: str, owner: str | None = None, visibility: str = "shared", fields: Mapping[str, Any] | None = None,
     ) -> bool:
         """Add one record; False (and a skip) when it is empty, too large, not Unicode or contested."""
+        added = self._add(kind=kind, space=space, key=key, ref=ref, date=date, title=title, text=text, where=where,
+                          owner=owner, visibility=visibility, fields=fields)
+        if added:
+            self.verdicts.take(f"{space}/{kind}:{key}")
+        else:
+            self.verdicts.drop()
+        return added
+
+    def _add(
+        self, *, kind: str, space: str, key: str, ref: str, date: str | None, title: str, text: str,
+        where: str, owner: str | None, visibility: str, fields: Mapping[str, Any] | None,
+    ) -> bool:
         text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             self.skip(where, "empty", f"{kind} {key!r} has no text")
             return False
-        text, counts = self.policy.redact_secrets(text)
-        title, title_counts = self.policy.redact_secrets(title) if title else (title, {})
+        redact = self.verdicts.redact_secrets
+        text, counts = redact(text)
+        title, title_counts = redact(title) if title else (title, {})
         extra = dict(fields or {})
         if isinstance(extra.get("url"), str):
-            extra["url"], url_counts = self.policy.redact_secrets(extra["url"])
+            extra["url"], url_counts = redact(extra["url"])
         else:
             url_counts = {}
         for more in (title_counts, url_counts):
@@ -115,6 +131,7 @@ class _Collector:
             return False
         if rid in self.records:  # never a winner: both leave (H15: the more private one must not be shadowed)
             del self.records[rid]
+            self.verdicts.drop(rid)
             self.contested.add(rid)
             detail = f"{kind} {key!r} is claimed by more than one item; none is indexed"
             self.skip(self.where.pop(rid), "duplicate_id", detail)
@@ -140,4 +157,5 @@ def _guard(out: _Collector, where: str, default: T, fn: Callable[..., T], *args:
         out.skip(where, "load_error", "nested too deeply")
     except Exception as exc:  # noqa: BLE001 - one bad item never fails the whole build
         out.skip(where, "load_error", f"{type(exc).__name__}: {exc}")
+    out.verdicts.drop()  # what the failed item's checks found clean is not indexed
     return default

@@ -64,9 +64,10 @@ def _load_log(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> Non
         day, stamp = _file_day(path, "log.md", file_dates)
         if text.strip():
             out.note(where, "log_no_headings", "no '## YYYY-MM-DD' heading; indexed whole as one log record (ref log.md)")
-        secret = policy.secret_content(text)
+        secret = out.verdicts.secret_content(text)
         if secret:
             out.skip(where, "secret_content", f"holds {secret}")
+            out.verdicts.drop()  # nothing of it is indexed
             return
         out.add(
             kind="log", space=slug, key="log.md", ref="log.md", date=day, title="log.md", text=text,
@@ -78,9 +79,10 @@ def _load_log(sp: _Space, file_dates: Mapping[str, str], out: _Collector) -> Non
     for day in sorted(days):
         body = "\n".join(days[day])
         rest = "\n".join(days[day][1:])
-        secret = policy.secret_content(body)
+        secret = out.verdicts.secret_content(body)
         if secret:
             out.skip(f"{where}#{day}", "secret_content", f"holds {secret}")
+            out.verdicts.drop()  # nothing of it is indexed
             continue
         out.add(
             kind="log", space=slug, key=day, ref=f"log.md#{day}", date=day,
@@ -166,9 +168,10 @@ def _load_file(sp: _Space, path: Path, rel: str, file_dates: Mapping[str, str], 
     if read is None:
         return
     text, encoding = read
-    secret = policy.secret_content(text)
+    secret = out.verdicts.secret_content(text)
     if secret:
         out.skip(where, "secret_content", f"holds {secret}")
+        out.verdicts.drop()  # nothing of it is indexed
         return
     if encoding != "utf_8" and text.strip():
         out.note(where, "decoded", f"decoded from {encoding}")

@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from searchkit.ingest.policy import CONTAINERS, DEFAULT_POLICY, IndexingReport, Policy, Skip
 from searchkit.ingest.workspace.app import _load_app
@@ -26,6 +26,7 @@ def load_workspace(
     *,
     now: datetime | None = None,
     policy: Policy | None = None,
+    memo: Mapping[str, Any] | None = None,
 ) -> WorkspaceLoad:
     """Read every space of a workspace folder into Records of the seven kinds (H1).
 
@@ -33,6 +34,9 @@ def load_workspace(
         path: the workspace folder (``users.json`` and one folder per space slug).
         now: the time stamped on the report (default: the current UTC time).
         policy: the never-index rules and caps (H2); default ``DEFAULT_POLICY``.
+        memo: the digests of the texts a previous load under the same rules found clean
+            (``verdicts.read_memo``; issue 30): those are not checked for secrets again. What the
+            load gives is the same with or without it.
 
     Returns:
         A ``WorkspaceLoad``. Record ids are ``SLUG/KIND:KEY`` (e.g. ``acme/chat:ses_4f2a``,
@@ -48,7 +52,7 @@ def load_workspace(
         raise FileNotFoundError(f"workspace folder {str(root)!r} does not exist")
     if not root.is_dir():
         raise NotADirectoryError(f"workspace {str(root)!r} is not a folder")
-    out = _Collector(policy or DEFAULT_POLICY)
+    out = _Collector(policy or DEFAULT_POLICY, memo)
     root_real = os.path.realpath(root)
     users = _guard(out, "users.json", {}, _load_users, root, root_real, out)
     spaces: dict[str, SpaceInfo] = {}
@@ -83,8 +87,10 @@ def load_workspace(
     records = _in_order(out.records.values())
     report = IndexingReport(skips=tuple(out.skips), notes=tuple(out.notes), counts=_counts(records), loaded_at=stamp,
                             caps=out.policy.caps())
+    clean = out.verdicts.of_records()
     return WorkspaceLoad(records=tuple(records), spaces=spaces, users=users, report=report,
-                         doubts=tuple(out.doubts), contested=frozenset(out.contested), orphans=frozenset(out.orphans))
+                         doubts=tuple(out.doubts), contested=frozenset(out.contested), orphans=frozenset(out.orphans),
+                         clean={r.id: clean[r.id] for r in records if r.id in clean})
 
 
 def _in_order(records: Any) -> list[Record]:

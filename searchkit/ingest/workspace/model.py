@@ -5,7 +5,7 @@ anything a ref names (``plain_id``) and the source file of a record (``source_pa
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -158,6 +158,8 @@ class WorkspaceLoad:
         doubts: the parts that could not be read (``Doubt``), whose previous records an update keeps.
         contested: ids that more than one item claims (none of them is indexed, nor kept).
         orphans: ids of the digests read whose chat is missing, unusable or in doubt.
+        clean: record id -> the clean verdicts of its texts (``verdicts.Verdicts``; issue 30), what
+            the index version holding these records keeps for the next load (``verdicts.memo_text``).
     """
 
     records: tuple[Record, ...]
@@ -167,6 +169,7 @@ class WorkspaceLoad:
     doubts: tuple[Doubt, ...] = ()
     contested: frozenset[str] = frozenset()
     orphans: frozenset[str] = frozenset()
+    clean: Mapping[str, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "records", tuple(self.records))
@@ -175,3 +178,4 @@ class WorkspaceLoad:
         object.__setattr__(self, "orphans", frozenset(self.orphans))
         object.__setattr__(self, "spaces", MappingProxyType(dict(self.spaces)))
         object.__setattr__(self, "users", MappingProxyType(dict(self.users)))
+        object.__setattr__(self, "clean", MappingProxyType(dict(self.clean)))
