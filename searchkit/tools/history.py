@@ -17,6 +17,7 @@ import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -314,6 +315,10 @@ class HistoryIndex:
             out += [(s, ACCESS_UNKNOWN) for s in sorted(access.doubtful) if was_member(s) and s not in listed]
         return out
 
+    def kinds_mask(self, kinds: Sequence[str]) -> Any:
+        """The records of ``self.searcher`` whose kind is one of ``kinds`` (a bool array)."""
+        return self._visibility.of_kinds(kinds)
+
     def pick(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
         """The cards: H8 over the candidates, a session (a chat and its turns' digests) filling at
         most ``per_kind`` cards, a further one only when close enough (H8's rule; issue 28 item 4),
@@ -350,11 +355,49 @@ class _ChatCheck:
         self._tables: dict[str, Any] = {}
 
     def __call__(self, space: str, ses_id: str) -> bool:
-        if space not in self._tables:
-            self._tables[space] = self.source.chats(space)
-        table = self._tables[space]
+        table = self._table(space)
         access = table.get(ses_id) if table is not None else None
         return access is not None and access.allows(self.caller)
+
+    def allowed(self, space: str, ses_ids: Sequence[str]) -> Any:
+        """``self(space, s)`` for each of ``ses_ids`` (a bool array). The answer for one table as
+        read (the access source returns the very same table while no chat file of the space
+        changed) and one caller is kept with that table, so an unchanged space costs its
+        signature check only."""
+        table = self._table(space)
+        if not table:  # none readable, or no chat at all
+            return np.zeros(len(ses_ids), dtype=bool)
+        if not isinstance(table, MappingProxyType):  # a table someone may change: read it each time
+            return np.fromiter((a is not None and a.allows(self.caller) for a in map(table.get, ses_ids)),
+                               dtype=bool, count=len(ses_ids))
+        key = (space, self.caller, ses_ids)
+        hit = _ALLOWED.get(id(table))
+        if hit is not None and hit[0] is table and key in hit[1]:
+            return hit[1][key]
+        out = np.fromiter((a is not None and a.allows(self.caller) for a in map(table.get, ses_ids)),
+                          dtype=bool, count=len(ses_ids))
+        out.flags.writeable = False
+        with _ALLOWED_LOCK:
+            hit = _ALLOWED.get(id(table))
+            if hit is None or hit[0] is not table:
+                if len(_ALLOWED) >= 256:
+                    _ALLOWED.clear()
+                hit = _ALLOWED[id(table)] = (table, {})
+            if len(hit[1]) >= 256:
+                hit[1].clear()
+            hit[1][key] = out
+        return out
+
+    def _table(self, space: str) -> Any:
+        if space not in self._tables:
+            self._tables[space] = self.source.chats(space)
+        return self._tables[space]
+
+
+_ALLOWED: dict[int, tuple[Any, dict[tuple, Any]]] = {}
+"""id(chat table) -> (that table, {(space, caller, ses_ids): allowed}): ``_ChatCheck.allowed``'s answers
+(the table is held, so its id is not reused while it is here)."""
+_ALLOWED_LOCK = threading.Lock()
 
 
 def open_index(folder: str | Path, config: SearchConfig | None = None, **kw: Any) -> Any:
@@ -391,6 +434,20 @@ class _VisibilityTable:
             dtype=np.int64, count=n,
         )
         self.sessions: list[tuple[str, str] | None] = list(sessions)
+        # each space's sessions (their rows in ``sessions`` and their ses_ids), and each record's
+        # session where it has one: a scope checks the chats a space at a time
+        by_space: dict[str, tuple[list[int], list[str]]] = {}
+        for i, key in enumerate(self.sessions):
+            if key is not None:
+                rows, ids = by_space.setdefault(key[0], ([], []))
+                rows.append(i)
+                ids.append(key[1])
+        self._by_space = {s: (np.asarray(rows, dtype=np.int64), tuple(ids)) for s, (rows, ids) in by_space.items()}
+        self._has_session = self.session >= 0
+        self._record_session = self.session[self._has_session]
+        kinds = sorted({r.kind for r in records})
+        self._kind_ix = {k: i for i, k in enumerate(kinds)}
+        self.kind = np.fromiter((self._kind_ix[r.kind] for r in records), dtype=np.int64, count=n)
         days = sorted({r.date for r in records if r.date})
         day_ix = {d: i for i, d in enumerate(days)}
         self._days = days
@@ -406,14 +463,20 @@ class _VisibilityTable:
         own = self._owner_ix.get(caller, -2) if caller is not None else -2
         mask = in_space & (~self.personal | (self.owner == own))
         if chats is not None and len(self.sessions):
-            keep = set(spaces)
-            ok = np.fromiter((key is not None and key[0] in keep and chats(*key) for key in self.sessions),
-                             dtype=bool, count=len(self.sessions))
-            has = self.session >= 0
+            ok = np.zeros(len(self.sessions), dtype=bool)
+            for space in dict.fromkeys(spaces):
+                found = self._by_space.get(space)
+                if found is not None:
+                    ok[found[0]] = chats.allowed(space, found[1])
             live = np.ones(len(mask), dtype=bool)
-            live[has] = ok[self.session[has]]
+            live[self._has_session] = ok[self._record_session]
             mask &= live
         return mask
+
+    def of_kinds(self, kinds: Sequence[str]):
+        """Records whose kind is one of ``kinds`` (``Filters.accepts``' kind check, as one mask)."""
+        wanted = [self._kind_ix[k] for k in kinds if k in self._kind_ix]
+        return np.isin(self.kind, np.asarray(wanted, dtype=np.int64))
 
     def latest(self, mask) -> dict[str, str]:
         """Space -> the newest date among the records of ``mask`` (what the caller may see)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from searchkit.analyze import detect_language, without_identifiers
@@ -96,7 +96,7 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
     signals: Any = {}
     if plan.searched:
         # diversity.candidates: hits ranked before the cards are picked (at least four a card)
-        res = _search(index.searcher, c, max(index.searcher.config.diversity.candidates, lim * 4), plan.scope)
+        res = _search(index, c, max(index.searcher.config.diversity.candidates, lim * 4), plan.scope)
         hits = index.pick(res.hits, lim)
         warnings = [w for w in res.warnings if w.code == "weak_match"]
         missing = missing_ids_warning(c.query, hits)
@@ -183,9 +183,15 @@ def _index_of(ctx: ToolContext) -> Any:
     return ctx.index
 
 
-def _search(searcher: Any, c: Checked, k: int, scope: Any) -> Result:
+def _search(index: Any, c: Checked, k: int, scope: Any) -> Result:
+    """The searcher's result in ``scope``; the ``kinds`` filter as one mask where the index keeps
+    its records' kinds (the same records as ``Filters.accepts`` checks one by one)."""
+    filters, mask = c.filters, None
+    kinds_mask = getattr(index, "kinds_mask", None)
+    if filters.kinds and kinds_mask is not None:
+        filters, mask = replace(filters, kinds=None), kinds_mask(filters.kinds)
     try:
-        return searcher.search(c.query, k=k, filters=c.filters, scope=scope)
+        return index.searcher.search(c.query, k=k, filters=filters, record_mask=mask, scope=scope)
     except QueryError as exc:  # pragma: no cover - checked before
         raise ParameterError("query", str(exc)) from None
 
@@ -289,7 +295,7 @@ def raw(
     lang = query_lang(c.query, plan.access.lang(c.space))
     result = Result(query=c.query, hits=(), config_fingerprint=index.searcher.config.fingerprint())
     if plan.searched:
-        result = _search(index.searcher, c, k, plan.scope)
+        result = _search(index, c, k, plan.scope)
     header: list[str] = []
     if spaces is not None or plan.skipped or not plan.searched:
         header = _header(lang, plan.searched, plan.skipped, _own(plan, c.who))
