@@ -84,6 +84,9 @@ def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
     log.write("verify", fingerprint=loaded.fingerprint, verify=loaded.verify, note=loaded.verify_note)
     served, workspace = startup.open_index(loaded.config, workspace=opts.workspace, index=opts.index)
     log.write("warm", took_s=round(startup.warm(served), 3))
+    t0 = time.perf_counter()
+    scopes = startup.warm_scopes(served, startup.sessions_to_warm(opts.tokens, opts.session))
+    log.write("warm_scopes", searches=scopes, took_s=round(time.perf_counter() - t0, 3))
     tasks = TaskStores(opts.tasks_db, loaded.config) if opts.tasks_db else None
     info = {"fingerprint": loaded.fingerprint, "index_fingerprint": loaded.index_fingerprint,
             "verify": loaded.verify, "config": Path(loaded.path).name}
@@ -109,8 +112,13 @@ def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path
         else:
             log.write("refresh", ok=True, index_version=served.version, took_s=round(served.took_s, 3), update=report)
 
+    def warm(served: Served) -> None:  # the new version's scopes, before it is published
+        t0 = time.perf_counter()
+        scopes = startup.warm_scopes(served, startup.sessions_to_warm(opts.tokens, opts.session))
+        log.write("warm_scopes", index_version=served.version, searches=scopes, took_s=round(time.perf_counter() - t0, 3))
+
     return Refresher(holder, ready.workspace, opts.every, done,
-                     on_publish=(lambda _s: tasks.reset()) if tasks else None, refresh=child)
+                     on_publish=(lambda _s: tasks.reset()) if tasks else None, refresh=child, before_publish=warm)
 
 
 def _health(service: Service, refresher: Refresher | None, every: float):

@@ -16,8 +16,11 @@ from typing import Any
 from searchkit import export
 from searchkit.errors import ResourceError
 from searchkit.evaluate.datasets import DatasetError
+from searchkit.serve.auth import TokensError, load_tokens
+from searchkit.serve.session import Session
 from searchkit.serve.state import Served, now_iso
 from searchkit.tools.history import HistoryIndex
+from searchkit.tools.registry import TOOLS
 
 
 class ServeError(ResourceError, RuntimeError):
@@ -92,3 +95,40 @@ def warm(served: Served) -> float:
         for q in WARM_QUERIES:
             searcher.search(q, k=1)
     return time.perf_counter() - t0
+
+
+WARM_SESSIONS = 8
+"""Sessions whose scopes ``warm_scopes`` prepares: two scopes each (their own space, ``spaces="all"``),
+as many as a BM25 retriever keeps (``retrievers.bm25.SCOPE_CACHE``, 16)."""
+
+
+def sessions_to_warm(tokens: str | Path | None, session: Session | None) -> list[Session]:
+    """The sessions that may call: the launching one (stdio) and the tokens file's (HTTP), each once,
+    at most ``WARM_SESSIONS``; a tokens file that cannot be read now gives none."""
+    found = [session] if session is not None else []
+    if tokens is not None:
+        try:
+            found += [e.session for e in load_tokens(tokens)]
+        except (TokensError, OSError):
+            pass
+    return list(dict.fromkeys(found))[:WARM_SESSIONS]
+
+
+def warm_scopes(served: Served, sessions: list[Session]) -> int:
+    """Before ``served`` answers anyone: a history search by each of ``sessions`` in its own space
+    and in all its spaces, so each scope's BM25 statistics (``BM25Index.restrict``, about 1 s at 100k
+    passages) and speakers are built once here, not by that caller's first call (nor by several
+    first calls at once). Nothing of the searches is kept or shown; a session that cannot search
+    now (a space gone, a shared container's ``all``) is passed over. Returns the searches made."""
+    tool = TOOLS.get("history_search")
+    if tool is None or not served.index.searcher.records:
+        return 0
+    done = 0
+    for s in sessions:
+        for extra in ({}, {"spaces": "all"}):
+            try:
+                tool.run(tool.parse({"query": WARM_QUERIES[0], **extra}), s.context(served.index))
+            except Exception:  # noqa: BLE001 - warming is best effort: the call itself reports a problem
+                continue
+            done += 1
+    return done

@@ -150,14 +150,17 @@ class Refresher:
     ``ChildRefresh``).
 
     ``on_done(served, report, error)`` is called after each refresh (a log line); ``error`` is the
-    one-line reason of a failure, the previous version kept."""
+    one-line reason of a failure, the previous version kept. ``before_publish(served)`` prepares a
+    new version before any call reads it (``startup.warm_scopes``); its failure is logged, the
+    version is published all the same."""
 
     def __init__(self, holder: Holder, workspace: str | Path, every: float,
                  on_done: Callable[[Served | None, Any, str | None], None],
                  on_publish: Callable[[Served], None] | None = None,
-                 refresh: Callable[[Served, Path], tuple[Served, Any]] | None = None) -> None:
+                 refresh: Callable[[Served, Path], tuple[Served, Any]] | None = None,
+                 before_publish: Callable[[Served], None] | None = None) -> None:
         self.holder, self.workspace, self.every = holder, Path(workspace), float(every)
-        self.on_done, self.on_publish = on_done, on_publish
+        self.on_done, self.on_publish, self.before_publish = on_done, on_publish, before_publish
         self.refresh = refresh
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="searchkit-refresh", daemon=True)
@@ -190,6 +193,11 @@ class Refresher:
             return None
         finally:
             self.running = False
+        if self.before_publish is not None:
+            try:
+                self.before_publish(served)
+            except Exception as exc:  # the new version is served whatever happens here
+                log.warning("preparing version %d: %s", served.version, _one_line(exc))
         self.holder.publish(served)
         _retire(previous, served)
         if self.on_publish is not None:
