@@ -27,10 +27,6 @@ ALLOWED = {
     ("searchkit/retrievers/__init__.py", "_builtins"):
         "a plugin registry: the built-in retrievers' modules register themselves on import and import the registry "
         "first; loading them on first lookup keeps BM25's index (scipy) out of `import searchkit.cli`",
-    ("searchkit/config/models.py", "_reads"):
-        "which retriever a weak-match feature reads is in rank.signals' feature registry, which the retrievers fill "
-        "and which imports numpy: asked when a config is checked, never at `import searchkit.config` (.importlinter "
-        "ignores this one edge)",
 }
 """Function-level imports of searchkit's own modules that stay, by (file, function), and why."""
 

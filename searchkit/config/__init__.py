@@ -67,6 +67,7 @@ from searchkit.config.models import (  # noqa: F401
     SHIPPED_ADAPTIVE,
     _BM25_ONLY,
     _DOCUMENTS,
+    _FEATURE_READERS,
     _MODELS,
     _MODELS_ABOUT,
     _SHIPPED_ADAPTIVE,
@@ -82,6 +83,7 @@ from searchkit.config.models import (  # noqa: F401
     models_of,
     models_path,
     models_text,
+    register_feature_readers,
 )
 from searchkit.config.plain import (  # noqa: F401
     SECTIONS,

@@ -9,7 +9,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
-from searchkit.config.base import _OMIT_DEFAULT, ConfigError, _check_now, _field_problems, _knob, _Section, _tname
+from searchkit.config.base import (
+    _OMIT_DEFAULT,
+    ConfigError,
+    _check_now,
+    _field_problems,
+    _knob,
+    _Section,
+    _tname,
+    registry_names,
+)
 from searchkit.config.plain import _to_plain
 
 if TYPE_CHECKING:
@@ -138,15 +147,28 @@ def _frozen_weights(value: Any) -> Mapping[str, float]:
                              for k, v in value.items()})
 
 
+_FEATURE_READERS: dict[str, str] = {}
+"""Weak-match feature -> the retriever whose run it reads, as the feature registry declares them
+(``register_feature_readers``); a feature not here reads the fused list or no run, or is unknown."""
+
+
+def register_feature_readers(readers: Mapping[str, str | None]) -> None:
+    """Declare which retriever each weak-match feature reads (None: the fused list or no run), replacing
+    the last declaration. ``searchkit.rank.signals`` calls it each time it builds its feature table
+    from the retriever registry (each retriever's score shapes and evidence), so the config checks
+    which retriever a feature reads without importing anything above it."""
+    _FEATURE_READERS.clear()
+    _FEATURE_READERS.update({str(f): r for f, r in readers.items() if r is not None})
+
+
 def _reads(feature: str) -> str | None:
     """The retriever a weak-match feature reads (``bm25``, ``dense``, ...), or None for the fused
-    list or an unknown feature (``searchkit.rank.signals.FEATURES``)."""
-    from searchkit.rank.signals import FEATURES
-
-    try:
-        return FEATURES.reads(feature)
-    except KeyError:
-        return None
+    list or an unknown feature. Reading the registry of weak-match features first (as the feature
+    names' check does: ``registry_names``) brings its table up to date with the retrievers registered
+    now, built-ins included, which declares its readers here: the answer is the same whatever was
+    imported before."""
+    registry_names("weak-match feature")
+    return _FEATURE_READERS.get(feature)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from searchkit import retrievers
 from searchkit.analyze import canonical_identifier, find_identifiers, identifier_forms
+from searchkit.config import register_feature_readers
 from searchkit.rank.candidates import Candidates
 from searchkit.records import Hit, Notice
 from searchkit.retrievers import z_top1
@@ -29,7 +30,9 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
     ``fused_z`` (over the fused list), the conversation evidence (``speaker_query``,
     ``speaker_named``, ``speaker_gap``: ``searchkit.rank.conversation``), ``term_coverage``
     (the lexical retriever's coverage, ``bm25_coverage``) and ``rerank_top1`` (the reranking
-    stage's best score over the head, 0 where it did not run: ``searchkit.rank.rerank``)."""
+    stage's best score over the head, 0 where it did not run: ``searchkit.rank.rerank``). Each
+    time the table is built it declares which retriever each feature reads to the config
+    (``searchkit.config.register_feature_readers``: the config's checks of a weak-match model ask it)."""
 
     _key: tuple = ()
     _cached: dict = {}
@@ -54,6 +57,7 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
         table["term_coverage"] = ((_evidence_feature(f"{lexical}_coverage"), lexical) if lexical is not None
                                   else (_evidence_feature("term_coverage"), None))
         table["rerank_top1"] = (_evidence_feature("rerank_top1"), None)  # the reranking stage's best score
+        register_feature_readers({f: reads for f, (_, reads) in table.items()})  # the config's checks ask it
         self._key, self._cached = key, table
         return table
 

@@ -1,0 +1,76 @@
+"""Issue 29 items 2 and 4: the config learns which retriever a weak-match feature reads from the feature
+registry, which declares it (``config.register_feature_readers``, called by ``rank.signals`` each time it
+builds its table); the config imports nothing above it, and the answer is the same whatever was imported
+first."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from searchkit import config as config_mod
+from searchkit import retrievers
+from searchkit.rank.signals import FEATURES
+
+REPO = Path(__file__).resolve().parents[1]
+
+SHIPPED_READS = {
+    "bm25_coverage": "bm25", "bm25_idf_coverage": "bm25", "bm25_idf_coverage3": "bm25", "bm25_margin": "bm25",
+    "bm25_sentence_coverage": "bm25", "bm25_top1": "bm25", "bm25_z": "bm25", "dense_gap10": "dense",
+    "dense_margin": "dense", "dense_top1": "dense", "dense_z": "dense", "fused_z": None, "rerank_top1": None,
+    "speaker_gap": None, "speaker_named": None, "speaker_other": None, "speaker_query": None,
+    "term_coverage": "bm25",
+}
+"""What ``config._reads`` answered for every feature of the shipped registry before the registry declared
+it (when it imported ``rank.signals.FEATURES``)."""
+
+FRESH = """
+import json, sys
+{prelude}
+import searchkit.config as C
+loaded = sorted(m for m in ("searchkit.rank.signals", "searchkit.retrievers") if m in sys.modules)
+names = json.loads(sys.argv[1])
+first = {{f: C._reads(f) for f in names}}
+from searchkit.rank.signals import FEATURES
+print(json.dumps({{"loaded": loaded, "first": first, "registry": {{f: FEATURES.reads(f) for f in FEATURES}}}}))
+"""
+
+
+def _fresh(prelude: str, names: list[str]) -> dict:
+    res = subprocess.run([sys.executable, "-c", FRESH.format(prelude=prelude), json.dumps(names)],
+                         capture_output=True, text=True, cwd=REPO, check=True)
+    return json.loads(res.stdout)
+
+
+def test_every_feature_reads_what_it_read_before_everything_loaded():
+    assert {f: FEATURES.reads(f) for f in FEATURES} == SHIPPED_READS
+    assert {f: config_mod._reads(f) for f in FEATURES} == SHIPPED_READS
+    assert config_mod._reads("no_such_feature") is None
+
+
+@pytest.mark.parametrize("prelude", ["", "import searchkit.retrievers.dense", "import searchkit.retrievers",
+                                     "import searchkit.rank.signals", "import searchkit.searcher"])
+def test_the_answer_does_not_depend_on_what_was_imported_first(prelude):
+    names = sorted(FEATURES) + ["no_such_feature"]
+    got = _fresh(prelude, names)
+    if prelude == "":
+        assert got["loaded"] == [], "importing searchkit.config alone loads the feature registry"
+    assert got["first"] == {**SHIPPED_READS, "no_such_feature": None}
+    assert got["registry"] == SHIPPED_READS
+
+
+def test_a_registered_retriever_declares_its_features_and_takes_them_back():
+    spec = retrievers.RetrieverSpec(name="probe", section=None, shapes={"top1": retrievers.top1},
+                                    evidence=("coverage",))
+    retrievers.register(spec)
+    try:
+        assert config_mod._reads("probe_top1") == "probe"
+        assert config_mod._reads("probe_coverage") == "probe"
+        assert config_mod._reads("term_coverage") == "bm25"  # its query is not the query's terms
+    finally:
+        retrievers.unregister("probe")
+    assert config_mod._reads("probe_top1") is None
+    assert {f: config_mod._reads(f) for f in FEATURES} == SHIPPED_READS
