@@ -1,18 +1,22 @@
 """Issue 29 items 2 and 4: the config learns which retriever a weak-match feature reads from the feature
 registry, which declares it (``config.register_feature_readers``, called by ``rank.signals`` each time it
 builds its table); the config imports nothing above it, and the answer is the same whatever was imported
-first."""
+first. The shipped-default rules of ``SearchConfig`` ask that registry and the sections' ``EMBEDDER``
+instead of naming a retriever."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from searchkit import config as config_mod
 from searchkit import retrievers
+from searchkit.config import SearchConfig, WeakMatchConfig
 from searchkit.rank.signals import FEATURES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,3 +78,39 @@ def test_a_registered_retriever_declares_its_features_and_takes_them_back():
         retrievers.unregister("probe")
     assert config_mod._reads("probe_top1") is None
     assert {f: config_mod._reads(f) for f in FEATURES} == SHIPPED_READS
+
+
+def test_the_shipped_stand_ins_when_the_dense_retriever_is_off():
+    cfg = SearchConfig.from_dict({"dense": {"enabled": False}})
+    assert cfg.weak_match == WeakMatchConfig.bm25_only() and cfg.weak_match.conversation is None
+    assert cfg.rerank.enabled is False
+    kept = SearchConfig.from_dict({"dense": {"enabled": False}, "weak_match": {"threshold": 0.3, "features": ["bm25_z"],
+                                                                              "coef": [1.0]}})
+    assert kept.weak_match.conversation is None and kept.weak_match.features == ("bm25_z",)
+    on = SearchConfig.from_dict({"bm25": {"enabled": False}})
+    assert on.weak_match == WeakMatchConfig() and on.rerank.enabled is True  # nothing the shipped models stand in for
+    assert SearchConfig().embedder_section() == "dense" == on.embedder_section()
+
+
+@dataclasses.dataclass(frozen=True)
+class _ProbeEmbedConfig(config_mod.Section):
+    KEY: ClassVar[str] = "probe_embed"
+    RETRIEVER: ClassVar[bool] = True
+    EMBEDDER: ClassVar[bool] = True
+    enabled: bool = config_mod.knob(False)
+    embedder: str = "hashing"
+
+
+def test_a_running_section_that_names_an_embedder_serves_the_reranker():
+    config_mod.register_section(_ProbeEmbedConfig)
+    try:
+        data = {"dense": {"enabled": False}, "probe_embed": {"enabled": True}, "rerank": {"depth": 5}}
+        cfg = SearchConfig.from_dict(data)
+        assert cfg.rerank.enabled and cfg.embedder_section() == "probe_embed"
+        with pytest.raises(config_mod.ConfigError) as err:
+            SearchConfig.from_dict({**data, "probe_embed": {"enabled": False}})
+        assert ("rerank.enabled: rerank.method sentence_maxsim reads the dense or probe_embed retriever's embedder, "
+                "which dense.enabled or probe_embed.enabled false leaves out; turn rerank off or dense or probe_embed "
+                "on") in err.value.problems
+    finally:
+        config_mod.unregister_section("probe_embed")

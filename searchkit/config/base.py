@@ -194,6 +194,9 @@ class _Section:
     KEY: ClassVar[str] = ""
     RETRIEVER: ClassVar[bool] = False
     """True for a retriever's section (its ``enabled`` says whether the retriever runs)."""
+    EMBEDDER: ClassVar[bool] = False
+    """True for the section of a retriever that embeds (``RetrieverSpec.embeds``): it names the embedder,
+    which the Searcher's embedder (the reranker's ``sentence_maxsim``) is while the retriever runs."""
 
     def problems(self) -> list[str]:
         """Every problem of this section, each naming its dotted key (empty: valid)."""

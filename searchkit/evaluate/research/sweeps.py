@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from searchkit import retrievers
 from searchkit.evaluate.compare import paired_test
 from searchkit.evaluate.research.base import NotebookInputError, log
 from searchkit.evaluate.tune import (
@@ -24,13 +25,22 @@ from searchkit.evaluate.tune import (
 # --------------------------------------------------------------------------- fusion (02)
 
 
+def _lead(weights: Mapping[str, Any]) -> str:
+    """The retriever whose weight a label shows: the first of ``weights`` in the registry's order (the
+    retriever whose share ``tune fusion`` reports), else the first registered (BM25 in both)."""
+    names = retrievers.names()
+    return next((n for n in names if n in weights), names[0])
+
+
 def setting_label(settings: Mapping[str, Any]) -> str:
-    """A short name of a fusion grid point: ``rrf k=60``, ``wsum minmax bm25=0.4``."""
+    """A short name of a fusion grid point: ``rrf k=60``, ``wsum minmax bm25=0.4`` (the weight of
+    its first retriever in the registry's order, ``_lead``)."""
     method = settings.get("fusion.method", "?")
     if method == "rrf":
         return f"rrf k={settings.get('fusion.rrf_k', '?')}"
-    w = (settings.get("fusion.weights") or {}).get("bm25")
-    return f"{method} {settings.get('fusion.norm', '')} bm25={w}".replace("  ", " ")
+    weights = settings.get("fusion.weights") or {}
+    lead = _lead(weights)
+    return f"{method} {settings.get('fusion.norm', '')} {lead}={weights.get(lead)}".replace("  ", " ")
 
 
 def fusion_label(config: Any) -> str:
