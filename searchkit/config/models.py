@@ -157,8 +157,11 @@ def register_feature_readers(readers: Mapping[str, str | None]) -> None:
     the last declaration. ``searchkit.rank.signals`` calls it each time it builds its feature table
     from the retriever registry (each retriever's score shapes and evidence), so the config checks
     which retriever a feature reads without importing anything above it."""
-    _FEATURE_READERS.clear()
-    _FEATURE_READERS.update({str(f): r for f, r in readers.items() if r is not None})
+    new = {str(f): r for f, r in readers.items() if r is not None}
+    _FEATURE_READERS.update(new)  # then drop the gone ones: a check running meanwhile never misses a feature
+    for f in list(_FEATURE_READERS):
+        if f not in new:
+            _FEATURE_READERS.pop(f, None)
 
 
 def _reads(feature: str) -> str | None:
