@@ -489,6 +489,36 @@ def self_check() -> None:
         raise SystemExit("the version check flags consistent answers")
 
 
+def cpu_times(server_pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) so far of the load clients (this process: the 8 clients' threads,
+    the writer, the health polls), the server process, and its children alive now (the refresh child)
+    with those it has waited for: who takes the 2 cores during the window."""
+    import psutil
+
+    mine = os.times()
+    out = {"clients": mine.user + mine.system, "server": 0.0, "refresh": 0.0}
+    try:
+        proc = psutil.Process(server_pid)
+        t = proc.cpu_times()
+        out["server"] = t.user + t.system
+        out["refresh"] = t.children_user + t.children_system
+        for child in proc.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                c = child.cpu_times()
+                out["refresh"] += c.user + c.system
+    except psutil.Error:
+        pass
+    return out
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float, calls: int) -> dict[str, Any]:
+    """CPU seconds each took in the window, as cores busy (of ``os.cpu_count()``), and per call."""
+    used = {k: after[k] - before[k] for k in before}
+    return {"cpu_s": {k: round(v, 1) for k, v in used.items()},
+            "cores_busy": {k: round(v / seconds, 2) for k, v in used.items()},
+            "ms_per_call": {k: round(v / max(calls, 1) * 1000, 1) for k, v in used.items()}}
+
+
 def percentile(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q)) if xs else math.nan
 
@@ -586,6 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"a refresh runs: {args.clients} clients for {args.seconds:.0f} s")
         stats = Stats()
         t_start = time.monotonic()
+        cpu0 = cpu_times(server.proc.pid)
         phase.update(until=t_start + args.seconds + args.swap_wait)
         threads = [threading.Thread(target=writer, args=(server.url, ws, phase, stop), daemon=True)]
         for i in range(args.clients):
@@ -596,6 +627,7 @@ def main(argv: list[str] | None = None) -> int:
             t.start()
         time.sleep(max(0.0, t_start + args.seconds - time.monotonic()))
         window_end = time.monotonic()
+        cpu1 = cpu_times(server.proc.pid)
         phase["pace"] = SWAP_PACE_S
         window = [r for r in list(stats.records) if r.t <= window_end]
         swap = extend_until_swap(server.url, phase, args.swap_wait, window_end)
@@ -609,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         server.stop()
     refreshes = [e for e in events if e["event"] == "refresh"]
     res = report(window, window_end - t_start)
+    res["cpu"] = cpu_share(cpu0, cpu1, window_end - t_start, len(window))
     after = [r for r in stats.records if r.t > window_end]
     res["after_window"] = {**report(after, max(time.monotonic() - window_end, 1e-9)), **swap} if after else swap
     res.update(server_start_s=round(start_s, 1), records=start["records"],
