@@ -1,10 +1,12 @@
 """The ``searchkit`` command: one module per verb, registered explicitly in ``VERBS``.
 
-Every verb module has ``add_parser(subparsers)``; its parser's ``func`` runs the verb and returns the
-exit status. ``main`` is the one error handler of every verb: it turns a ``SearchkitError`` (an
-``InputError``, ``ConfigError``, ``DataError`` or ``ResourceError``: ``searchkit.errors``) or an
-``OSError`` (the system refused) into one line on stderr and exit status 2; a closed stdout ends
-quietly (status 141); any other exception is a bug and shows its traceback.
+Every verb module has ``add_parser(subparsers)`` and imports nothing heavy: its parser's ``func`` is
+a ``searchkit.cli.dispatch.Verb``, which imports what runs the verb (``searchkit.cli.commands.VERB``,
+its machinery imported at the top) only when the verb runs, and returns the exit status; so
+``searchkit --help`` loads no verb's machinery. ``main`` is the one error handler of every verb: it
+turns a ``SearchkitError`` (an ``InputError``, ``ConfigError``, ``DataError`` or ``ResourceError``:
+``searchkit.errors``) or an ``OSError`` (the system refused) into one line on stderr and exit status
+2; a closed stdout ends quietly (status 141); any other exception is a bug and shows its traceback.
 """
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from searchkit.cli import compare, config, eval, gate, history, index, refs, rep
 from searchkit.cli.common import CLIError
 from searchkit._omp import prefer_passive_wait
 from searchkit.errors import SearchkitError
-from searchkit.index.embedding import EmbeddingError
 from searchkit.tools.terminal import one_line
 
 VERBS = (index, search, eval, compare, report, runs, gate, tune, config, history, refs, tasks, tools, serve)
@@ -58,6 +59,13 @@ def _one_line(exc: BaseException, limit: int = 500) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _embedding_failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is an ``EmbeddingError``, asked without importing ``searchkit.index.embedding``
+    (numpy) at start: where that module was never loaded, no embedding ran, so none was raised."""
+    embedding = sys.modules.get("searchkit.index.embedding")
+    return embedding is not None and isinstance(exc, embedding.EmbeddingError)
+
+
 def _stdout_gone() -> int:
     """The reader of stdout went away (``searchkit ... | head -1``): end quietly, as Unix tools do,
     with the shell's status for SIGPIPE; stdout points at /dev/null so the interpreter's last flush
@@ -82,11 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CLIError as exc:
         print(f"searchkit: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except EmbeddingError as exc:  # H16: an embedding provider (or all of them) failed
-        print(f"searchkit {args.command}: embedding failed: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except SearchkitError as exc:
-        print(f"searchkit {args.command}: {_one_line(exc)}", file=sys.stderr)
+        what = "embedding failed: " if _embedding_failed(exc) else ""  # H16: an embedding provider (or all) failed
+        print(f"searchkit {args.command}: {what}{_one_line(exc)}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as exc:
         extra = EXTRAS.get((exc.name or "").split(".")[0])

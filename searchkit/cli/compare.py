@@ -1,22 +1,22 @@
-"""``searchkit compare``: run folders side by side with paired tests (E4)."""
+"""``searchkit compare``: run folders side by side with paired tests (E4). Runs from
+``searchkit.cli.commands.compare``."""
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from searchkit import strict_json
+from searchkit.cli.dispatch import Verb
 
+BY = ("lang", "category", "kind", "kinds_filter")
+CORRECTIONS = ("bh", "holm", "none")
+DEFAULT_CORRECTION = "bh"
+"""``--by`` and ``--correction``'s names, for the help: those of ``searchkit.evaluate.compare`` (``BY``,
+``CORRECTIONS``, ``DEFAULT_CORRECTION``), which imports the harness (tests/test_cli_dispatch.py checks
+they agree)."""
 
-def _names(values: list[str] | None) -> list[str] | None:
-    """A repeatable option that also takes comma lists: ``--metric nDCG@10,RR@10 --metric AUROC``."""
-    if values is None:
-        return None
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+cmd_compare = Verb("searchkit.cli.commands.compare:cmd_compare")
 
 
 def add_parser(sub: Any) -> None:
-    from searchkit.evaluate.compare import BY, CORRECTIONS, DEFAULT_CORRECTION
-
     pm = sub.add_parser("compare", help="compare run folders (eval --out) against the first, with paired tests")
     pm.add_argument("runs", nargs="+", metavar="RUN", help="run folders; the first is the baseline")
     pm.add_argument("--test", choices=["fisher", "student"], default="fisher",
@@ -36,20 +36,3 @@ def add_parser(sub: Any) -> None:
                     help="show only the rows where a run differs significantly (after the correction)")
     pm.add_argument("--json", action="store_true", help="print one JSON object (strict JSON: null, never NaN)")
     pm.set_defaults(func=cmd_compare)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """Compare run folders against the first: per metric and breakdown, with paired tests."""
-    from searchkit.evaluate.compare import compare_runs, only_significant, render
-    from searchkit.evaluate.runs import load_run
-
-    runs = [load_run(p) for p in args.runs]
-    cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed, half=args.half,
-                       metrics=_names(args.metric), by=_names(args.by), correction=args.correction)
-    if args.only_significant:
-        cmp = only_significant(cmp)
-    if args.json:
-        print(strict_json.dumps(cmp.to_dict()))
-    else:
-        print(render(cmp), end="")
-    return 0

@@ -1,10 +1,12 @@
-"""``searchkit report``: run folders as one self-contained HTML page (E4)."""
+"""``searchkit report``: run folders as one self-contained HTML page (E4). Runs from
+``searchkit.cli.commands.report``."""
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
-from searchkit.cli.common import CLIError
+from searchkit.cli.dispatch import Verb
+
+cmd_report = Verb("searchkit.cli.commands.report:cmd_report")
 
 
 def add_parser(sub: Any) -> None:
@@ -24,15 +26,3 @@ def add_parser(sub: Any) -> None:
     pr.add_argument("--no-text", action="store_true", help="leave record and query text out (ids, refs, redacted "
                     "titles and scores only), for a report that leaves the lab; by default text is shown redacted")
     pr.set_defaults(func=cmd_report)
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """Write the report of the run folders to ``--out``."""
-    from searchkit.evaluate.report import write_report
-
-    if args.worst < 0 or args.cards < 1:
-        raise CLIError("--worst must be 0 or more and --cards 1 or more")
-    path = write_report(args.runs, args.out, title=args.title, worst=args.worst, cards=args.cards, test=args.test,
-                        alpha=args.alpha, seed=args.seed, text=not args.no_text)
-    print(f"wrote {path} ({len(args.runs)} run{'s' if len(args.runs) != 1 else ''})")
-    return 0

@@ -5,23 +5,19 @@ token for the HTTP transport.
 stdio: who is calling is fixed by the flags (``--caller``, ``--container``, ``--space``,
 ``--current-task``). HTTP: by each request's bearer token (``--tokens FILE``, owner-only), bound to
 127.0.0.1 unless ``--allow-non-loopback``. The export is replayed first (``config verify``) where
-its dataset is present; a different ranking refuses to start unless ``--no-verify``.
+its dataset is present; a different ranking refuses to start unless ``--no-verify``. Runs from
+``searchkit.cli.commands.serve``.
 """
 from __future__ import annotations
 
-import argparse
-import ipaddress
-import re
-import socket
-import sys
 from typing import Any
 
-from searchkit.cli.common import CLIError
-from searchkit.errors import ParameterError
+from searchkit.cli.dispatch import Verb
 
 DEFAULT_PORT = 8765
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+
+run = Verb("searchkit.cli.commands.serve:run")
+run_token = Verb("searchkit.cli.commands.serve:run_token")
 
 
 def add_parser(sub: Any) -> None:
@@ -62,100 +58,3 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--lang", choices=["ru", "en", "ja"])
     t.add_argument("--name", default="", help="a label for the token (who holds it)")
     t.set_defaults(func=run_token)
-
-
-def duration(text: str) -> float:
-    """``30m``, ``90s``, ``1h``, ``500ms`` or plain seconds, from 1 s to 30 min (H3's bound)."""
-    from searchkit.serve.state import MAX_EVERY_S
-
-    m = _DURATION.match(text or "")
-    if not m:
-        raise CLIError(f"--refresh-every: expected a duration like 30m, 90s or 1h, got {text[:40]!r}")
-    seconds = float(m.group(1)) * _UNITS[m.group(2)]
-    if not 1.0 <= seconds <= MAX_EVERY_S:
-        raise CLIError("--refresh-every: from 1s to 30m (SPEC H3: erased text leaves the answers within 30 minutes)")
-    return seconds
-
-
-def run(args: argparse.Namespace) -> int:
-    """Check the flags, load and verify the export, open the index, then serve until stopped."""
-    every = duration(args.refresh_every)
-    stdio_session = _check_flags(args)
-    import mcp  # noqa: F401 - the serve extra: "needs mcp, from the 'serve' extra" when missing (cli.EXTRAS)
-
-    from searchkit.serve.runner import Options, serve
-
-    opts = Options(config=args.config, workspace=args.workspace, index=args.index, tasks_db=args.tasks_db,
-                   transport=args.transport, host=args.host, port=args.port, tokens=args.tokens,
-                   session=stdio_session, every=every, no_verify=args.no_verify, log_file=args.log_file,
-                   log_content=args.log_content, workers=args.workers, state_dir=args.state_dir)
-    sock = _bind(args.host, args.port) if args.transport == "http" else None
-    return serve(opts, sock)
-
-
-def _check_flags(args: argparse.Namespace) -> Any:
-    from searchkit.serve.session import Session
-
-    if not 1 <= args.workers <= 64:
-        raise CLIError("--workers: from 1 to 64")
-    stdio_flags = [f for f, v in (("--caller", args.caller), ("--container", args.container), ("--space", args.space),
-                                  ("--current-task", args.current_task)) if v is not None]
-    if args.transport == "http":
-        if stdio_flags:
-            raise CLIError(f"{stdio_flags[0]}: over HTTP who is calling comes from each request's bearer token "
-                           "(--tokens), never from a flag")
-        if not args.tokens:
-            raise CLIError("--tokens: required with --transport http (make one with `searchkit serve-token`)")
-        if not 0 <= args.port <= 65535:
-            raise CLIError(f"--port: from 0 to 65535, got {args.port}")
-        if not _loopback(args.host) and not args.allow_non_loopback:
-            raise CLIError(f"--host {args.host[:60]}: not a loopback address; serving beyond this machine needs "
-                           "--allow-non-loopback (and TLS in front)")
-        return None
-    if args.tokens:
-        raise CLIError("--tokens: only with --transport http; on stdio --caller says who is calling")
-    try:
-        return Session(caller=args.caller, container=args.container or "personal", space=args.space,
-                       current_task=args.current_task, lang=args.lang)
-    except ParameterError as exc:
-        raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything slow runs (a taken port fails at once)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise CLIError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-    sock.listen(128)
-    return sock
-
-
-def run_token(args: argparse.Namespace) -> int:
-    """Add a token's hash to the tokens file and print the token (shown only this once)."""
-    from searchkit.serve.auth import add_token
-    from searchkit.serve.session import Session
-
-    try:
-        session = Session(caller=args.caller, container=args.container, space=args.space,
-                          current_task=args.current_task, lang=args.lang)
-    except ParameterError as exc:
-        raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
-    token = add_token(args.tokens, session, args.name)
-    print(token)
-    print(f"searchkit serve-token: added to {args.tokens} (only its sha256 is stored; this is the one time it is shown)",
-          file=sys.stderr)
-    return 0

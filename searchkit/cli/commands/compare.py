@@ -1,0 +1,29 @@
+"""``searchkit compare``: run folders side by side with paired tests (E4)."""
+from __future__ import annotations
+
+import argparse
+
+from searchkit import strict_json
+from searchkit.evaluate.compare import compare_runs, only_significant, render
+from searchkit.evaluate.runs import load_run
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """A repeatable option that also takes comma lists: ``--metric nDCG@10,RR@10 --metric AUROC``."""
+    if values is None:
+        return None
+    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Compare run folders against the first: per metric and breakdown, with paired tests."""
+    runs = [load_run(p) for p in args.runs]
+    cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed, half=args.half,
+                       metrics=_names(args.metric), by=_names(args.by), correction=args.correction)
+    if args.only_significant:
+        cmp = only_significant(cmp)
+    if args.json:
+        print(strict_json.dumps(cmp.to_dict()))
+    else:
+        print(render(cmp), end="")
+    return 0

@@ -1,0 +1,99 @@
+"""``searchkit eval``: index a dataset, run its queries, print or write the metrics (E4)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from searchkit import strict_json
+from searchkit.cli.commands import engine, judge
+from searchkit.cli.common import CLIError, fmt, load_config
+from searchkit.evaluate import mlflow_log, ragas_metrics
+from searchkit.evaluate import run as eval_run
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.metrics import ranking_metrics
+from searchkit.evaluate.runs import check_run_target, write_run
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.out:
+        check_run_target(args.out)  # refused before anything is indexed
+    if args.metrics == "ragas" and not ragas_metrics.is_available():
+        raise CLIError(ragas_metrics.INSTALL_HINT)
+    if args.mlflow:
+        mlflow_log.check_uri(args.mlflow)  # before anything is indexed
+        if not mlflow_log.is_available():
+            raise CLIError(mlflow_log.INSTALL_HINT)
+    llm_judge = judge.judge_from_args(args)  # None unless --metrics ragas-llm
+    ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
+    with engine.engine_scope(args):
+        report = eval_run.evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json,
+                                           as_tool=args.as_tool)
+    body = report.to_dict(with_queries=True)
+    if args.metrics == "ragas":
+        body["ragas"] = _ragas_block(report, ds, body["queries"])
+    if llm_judge is not None:
+        body["ragas_llm"] = judge.judge_block(llm_judge, args, report, ds, config, body["queries"])
+    if args.out:
+        where = write_run(args.out, report, ds, config, metrics=body)
+        print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
+    if args.mlflow:
+        run_id = mlflow_log.log_eval(args.mlflow, report, config, body, experiment=args.mlflow_experiment,
+                                     run_name=Path(args.out).name if args.out else None)
+        print(f"logged to MLflow {mlflow_log.shown_uri(args.mlflow)}: experiment {args.mlflow_experiment}, run {run_id}",
+              file=sys.stderr)
+    if args.json:
+        if not args.queries:
+            body.pop("queries")
+        print(strict_json.dumps(body))
+        return 0
+    _print_eval_table(report, body)
+    return 0
+
+
+def _ragas_block(report, ds, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """ragas' ID-based context precision / recall at 10 beside ranx's P@10 / R@10 (same queries)."""
+    k = 10
+    qrels = {q: dict(ds.qrels.get(q, {})) for q in report.per_query}
+    scores = ragas_metrics.ragas_scores(report.run(), qrels, k=k)
+    for row in rows:
+        row["ragas"] = scores.get(row["id"])
+    return {"k": k, "mean": ragas_metrics.ragas_summary(scores),
+            "ours": ranking_metrics(qrels, report.run(), [f"P@{k}", f"R@{k}"]), "queries": len(scores)}
+
+
+def _print_eval_table(report, body: dict[str, Any]) -> None:
+    c = report.counts
+    print(f"dataset {report.dataset}  split {report.split}  config {report.config_fingerprint}  path {report.path}")
+    print(f"{c['records']} records; {c['queries']} queries ({c['answerable']} answerable, {c['unanswerable']} unanswerable)")
+    judged = [q for q in body["queries"] if q.get("metrics") is not None]
+    rows = [("all", len(judged), report.metrics)]
+    for name, groups in report.breakdowns().items():
+        label = name.removeprefix("by_").replace("_", "-")
+        for g, m in groups.items():
+            n = sum(1 for q in judged if g in eval_run.BREAKDOWNS[name](q))
+            rows.append((f"{label} {g}", n, m))
+    names = list(report.metrics)
+    width = max(8, *(len(r[0]) + 1 for r in rows))
+    print(f"{'':{width}}{'n':>4}" + "".join(f"{n:>9}" for n in names))
+    for label, n, m in rows:
+        print(f"{label:{width}}{n:>4}" + "".join(f"{fmt(m[x]):>9}" for x in names))
+    na = report.no_answer
+    print("no-answer: " + "  ".join(f"{k} {fmt(v)}" for k, v in na.items()))
+    mi = report.missing_id
+    if mi.get("queries"):
+        print(f"missing-ID warning (H12), {mi['queries']} queries naming an id, {mi['id_absent']} absent from the corpus: "
+              f"precision {fmt(mi['precision'])}  recall {fmt(mi['recall'])}  false-warn-rate {fmt(mi['false-warn-rate'])}")
+    if "ragas" in body:
+        rg = body["ragas"]
+        k = rg["k"]
+        print(f"ragas (k={k}, {rg['queries']} queries): ID context precision {fmt(rg['mean'][f'ragas:id_context_precision@{k}'])} "
+              f"(ours P@{k} {fmt(rg['ours'][f'P@{k}'])}), ID context recall {fmt(rg['mean'][f'ragas:id_context_recall@{k}'])} "
+              f"(ours R@{k} {fmt(rg['ours'][f'R@{k}'])})")
+    if "ragas_llm" in body:
+        judge.print_block(body["ragas_llm"])
+    t = report.timing
+    print(f"index {t['index_s']:.1f}s; query p50 {t['query_ms_p50']:.1f} ms, p95 {t['query_ms_p95']:.1f} ms")
+

@@ -1,0 +1,106 @@
+"""``searchkit gate``: the regression gate (E5)."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from searchkit import strict_json
+from searchkit.cli.common import CLIError, load_config
+from searchkit.config import SearchConfig
+from searchkit.evaluate import gate
+from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
+from searchkit.evaluate.provenance import dataset_hash
+from searchkit.evaluate.run import evaluate_dataset
+from searchkit.evaluate.runs import load_run
+
+
+def _margins(items: list[str]) -> dict[str, float]:
+    """``--margin nDCG@10=0.03`` (repeatable) as ``{metric: drop}``; a bad one is one line naming it."""
+    out: dict[str, float] = {}
+    for item in items:
+        metric, sep, value = item.partition("=")
+        try:
+            drop = float(value) if sep and metric.strip() else math.nan
+        except ValueError:
+            drop = math.nan
+        if not (math.isfinite(drop) and drop >= 0):
+            raise CLIError(f"--margin {item[:60]!r}: give METRIC=DROP with DROP a number >= 0, e.g. nDCG@10=0.02")
+        out[metric.strip()] = drop
+    return out
+
+
+def _check_margins(margins: dict[str, float], gated: dict[str, Any], path: str) -> None:
+    unknown = sorted(set(margins) - set(gated))
+    if unknown:
+        raise CLIError(f"--margin {unknown[0][:40]!r}: {path} does not gate it (gated: {', '.join(gated)})")
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    """E5: run (or read) each baseline's eval and exit 1 on a drop beyond a metric's margin, or a
+    significant drop beyond its tolerance; exit 2 when nothing was gated."""
+    t0 = time.perf_counter()
+    margins = _margins(args.margin)
+    if args.run and len(args.baseline) != 1:
+        raise CLIError("--run goes with exactly one --baseline")
+    if (args.dataset or args.split) and not args.update:
+        raise CLIError("--dataset and --split name what --update measures; a check reads them from the baseline")
+    rows, skipped = [], []
+    for path in args.baseline:
+        old = None if args.update and not Path(path).exists() else gate.read_baseline(path)
+        _check_margins(margins, (old or {}).get("gated") or gate.DEFAULT_GATED, path)
+        name = Path(path).stem
+        ds_name = args.dataset or (old or {}).get("dataset")
+        split = args.split or (old or {}).get("split") or "dev"
+        if ds_name is None:
+            raise CLIError(f"--update of a new baseline {path!r} needs --dataset (and --split)")
+        try:
+            where = resolve_dataset(ds_name)
+        except DatasetError as exc:
+            if args.skip_missing:
+                skipped.append(f"gate: skipped {name}: {' '.join(str(exc).split())[:200]}")
+                continue
+            raise
+        ds = load_dataset(where, split=split)
+        if args.update:
+            config = load_config(args.config)
+            report = evaluate_dataset(ds, config, show_progress=not args.quiet)
+            gate.write_baseline(path, gate.baseline_from_report(
+                report, ds, config, name=name, gated=(old or {}).get("gated"),
+                margins={**((old or {}).get("margins") or {}), **margins}))
+            print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()})")
+            continue
+        if dataset_hash(ds) != old["dataset_sha256"]:
+            raise CLIError(f"{path}: dataset {ds_name!r} {split} changed since the baseline was written "
+                           "(content hash differs); review it, then rewrite the baseline with --update")
+        if args.run:
+            run = load_run(args.run)
+            if run.query_set[2] != old["dataset_sha256"]:
+                raise CLIError(f"{args.run} was measured on other data than {path} (dataset hash differs)")
+            now = gate.now_figures(run.metrics)
+        else:
+            config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
+            now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
+        rows.extend(gate.check(old, now, label=name, margins=margins))
+    if len(skipped) == len(args.baseline):
+        raise CLIError(f"gate: nothing {'written' if args.update else 'gated'}: all {len(skipped)} baseline(s) skipped, "
+                       "their datasets are not on this machine ("
+                       + "; ".join(line.removeprefix("gate: skipped ") for line in skipped)[:300] + ")")
+    for line in skipped:
+        print(line)
+    if args.update:
+        return 0
+    if not rows:
+        raise CLIError("gate: nothing gated: no gated figure is defined on these splits (e.g. AUROC without "
+                       "unanswerable queries)")
+    if args.json:
+        print(strict_json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
+                                 "failed": any(r.failed for r in rows)}))
+    elif rows:
+        print(gate.render(rows))
+    print(f"gate: {len(args.baseline) - len(skipped)} baseline(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 1 if any(r.failed for r in rows) else 0
+

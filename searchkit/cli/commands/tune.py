@@ -1,0 +1,273 @@
+"""``searchkit tune``: fusion settings and the weak-match model, chosen on the tune half."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from searchkit import strict_json
+from searchkit.cli.commands import engine
+from searchkit.cli.common import CLIError, load_config
+from searchkit.config import AdaptiveFusion
+from searchkit.evaluate import adaptive
+from searchkit.evaluate import tune as tuning
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.index.engine import using
+from searchkit.rank.adaptive import FEATURES
+from searchkit.util import FileProblem, atomic_write_text, parse_json_text, read_json_file
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """Fit the weak-match model on the tune half of eval runs; report on the other half."""
+    if args.what == "fusion":
+        return _tune_fusion(args)
+    if args.what == "adaptive-fusion":
+        return _tune_adaptive(args)
+    if args.grid is not None or args.result is not None:
+        raise CLIError("--grid and --result go with tune fusion")
+    if args.engine != "local" or args.address is not None or args.workers is not None:
+        raise CLIError("--engine, --address and --workers go with tune fusion")
+    if not args.runs:
+        raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
+    rows = []
+    for path in args.runs:
+        p = Path(path)
+        if p.is_dir() and (p / "metrics.json").exists():  # a run folder (eval --out)
+            p = p / "metrics.json"
+        data = _read_json(p, f"cannot read eval run {p}")
+        try:
+            rows.extend(tuning.from_eval_json(data))
+        except ValueError as exc:
+            raise CLIError(f"eval run {p}: {exc}") from None
+    tune = [r for r in rows if tuning.half_of(r.query_id) == "tune"]
+    report = [r for r in rows if tuning.half_of(r.query_id) == "report"]
+    features = tuple(args.features.split(",")) if args.features else tuning.DEFAULT_FEATURES
+    conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
+                     else tuning.CONVERSATION_FEATURES)
+    base = load_config(args.config)
+    if not args.quiet:  # the fit's warnings (a model's tune half too small, a model kept), one line each
+        logging.basicConfig(level=logging.WARNING, format="tune weak-match: %(message)s", stream=sys.stderr)
+    try:
+        wm = tuning.fit_weak_match_by_shape(tune, features, conv_features, C=args.C,
+                                     target_false_warn=args.target_false_warn, keep=base.weak_match,
+                                     refit=args.refit, objective=args.objective or tuning.DOCUMENTS_OBJECTIVE,
+                                     conversation_objective=args.conversation_objective or tuning.CONVERSATION_OBJECTIVE)
+    except tuning.TuneError as exc:
+        raise CLIError(f"tune weak-match: {exc}") from None
+    cfg = base.replace(weak_match=wm)
+    out = {"fitted_on": "tune half", "refit": args.refit,
+           "objective": {shape: obj for shape, obj in (("documents", args.objective or tuning.DOCUMENTS_OBJECTIVE),
+                                                       ("conversation", args.conversation_objective or tuning.CONVERSATION_OBJECTIVE))
+                         if args.refit in ("both", shape)},
+           "n_tune": len(tune), "n_report": len(report),
+           "scored_by": {shape: {"tune": len(tuning.by_shape(tune)[shape]), "report": len(tuning.by_shape(report)[shape])}
+                         for shape in ("documents", "conversation")},
+           "weak_match": cfg.to_dict()["weak_match"],
+           "report_half": {"all": tuning.score_weak_match(report, wm)}}
+    for g in sorted({r.group for r in rows}):
+        out["report_half"][g] = tuning.score_weak_match([r for r in report if r.group == g], wm)
+    if args.out:
+        cfg.save(args.out)
+    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
+    return 0
+
+
+def _tune_fusion(args: argparse.Namespace) -> int:
+    """Pick fusion settings on the tune half over the grid (``--grid`` or the default one), beside
+    the base config as it is (its adaptive model included); a short summary on stdout, every trial
+    in ``--result`` / ``--json``, warnings on stderr (issue 31 item 5)."""
+    if not args.dataset:
+        raise CLIError("tune fusion needs --dataset (one or more)")
+    if args.grid is not None and any(p and Path(p).resolve() == Path(args.grid).resolve() for p in (args.result, args.out)):
+        raise CLIError(f"--grid {args.grid}: the same file as --result or --out, which would overwrite it")
+    if not args.quiet:
+        _progress_logging()
+    base = load_config(args.config)
+    grid = _grid(args.grid, base) if args.grid is not None else tuning.default_grid(base)
+    datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
+    with engine.engine_scope(args) as eng:
+        scored = tuning.tune_fusion(datasets, base, [*grid, dict(tuning.BASE_POINT)], show_progress=not args.quiet, engine=eng)
+    base_trial = next(t for t in scored if dict(t.settings) == dict(tuning.BASE_POINT))
+    trials = [t for t in scored if t is not base_trial]
+    best = trials[0]
+    written = base.replace(**best.settings)
+    sig = tuning.fusion_significance(trials, test=args.test, base=base_trial)
+    base_name = "the shipped config" if args.config is None else f"the base config ({Path(args.config).name})"
+    base_label = _base_label(base_name, base)
+    warnings = tuning.grid_edges(best.settings, grid, base)
+    drops = base.fusion.adaptive is not None and written.fusion.adaptive is None
+    if drops:
+        warnings.append(f"the tuned config drops fusion.adaptive: {base_name} picks each query's BM25 share with "
+                        "its adaptive model, the winner's fixed weights serve every query; to keep adaptive fusion, "
+                        "refit it on the tuned config (searchkit tune adaptive-fusion --config TUNED ...)")
+    if base_trial.tune_mean > best.tune_mean:
+        warnings.append(f"{base_label} scores higher on the tune half than the grid's winner "
+                        f"({base_trial.tune_mean:.4f} vs {best.tune_mean:.4f} mean nDCG@10): keep it, or widen --grid")
+    out = {"picked_on": "tune half (mean nDCG@10)", "best": _row(best), "significance": sig,
+           "base": {"label": base_label, **_row(base_trial)}, "drops_adaptive": drops, "warnings": warnings,
+           "grid": "default" if args.grid is None else "given", "trials": [_row(t) for t in trials]}
+    if args.out:
+        written.save(args.out)
+    if args.result:
+        _write_result(Path(args.result), strict_json.dumps(out))
+    summary = _fusion_summary(out, len(trials), len(datasets), args)
+    for line in warnings:
+        print(f"tune fusion: warning: {line}", file=sys.stderr)
+    if args.json:
+        print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
+    print("\n".join(summary), file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _row(trial: Any) -> dict[str, Any]:
+    return {"settings": dict(trial.settings), "tune_mean": round(trial.tune_mean, 4),
+            "report_mean": round(trial.report_mean, 4), "report": {k: round(v, 4) for k, v in trial.report.items()}}
+
+
+def _base_label(what: str, base: Any) -> str:
+    if base.fusion.method != "rrf" and base.fusion.adaptive is not None:
+        return f"{what} with its adaptive model"
+    return what
+
+
+def _settings_text(settings: Any) -> str:
+    """``key=value`` pairs of a grid point on one line (a weight mapping as ``bm25:0.6,dense:0.4``)."""
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return ",".join(f"{k}:{value(x)}" for k, x in v.items())
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    return " ".join(f"{k}={value(v)}" for k, v in dict(settings).items()) or "(unchanged)"
+
+
+def _fusion_summary(out: dict[str, Any], n_trials: int, n_datasets: int, args: argparse.Namespace) -> list[str]:
+    """The few lines stdout keeps: the winner, its tests against the runner-up, RRF and the base
+    config, and where the details went."""
+    sig = out["significance"]
+    best = out["best"]
+    lines = [f"winner of {n_trials} settings on {n_datasets} dataset(s), picked on the tune half's mean nDCG@10: "
+             f"{_settings_text(best['settings'])}",
+             f"  tune half {best['tune_mean']:.4f}, report half {best['report_mean']:.4f}"]
+    for label, key in (("runner-up", "vs_runner_up"), ("RRF", "vs_rrf"), (out["base"]["label"], "vs_base")):
+        o = sig[key]
+        if o is None:
+            continue
+        name = label if key == "vs_base" else f"{label} {_settings_text(o['settings'])}"
+        p = "n/a" if o["p_tune"] is None or o["p_tune"] != o["p_tune"] else f"{o['p_tune']:.4f}"
+        lines.append(f"  vs {name}: tune {o['tune_mean']:.4f} (delta {o['delta_tune']:+.4f}, {sig['test']} p {p}, "
+                     f"{o['queries_tune']} queries), report {o['report_mean']:.4f}")
+    if args.out:
+        lines.append(f"wrote {args.out}")
+    if args.result:
+        lines.append(f"every trial and test: {args.result}")
+    elif not args.json:
+        lines.append("every trial and test: --result FILE (or --json)")
+    return lines
+
+
+def _write_result(path: Path, text: str) -> None:
+    try:
+        atomic_write_text(path, text + "\n")
+    except OSError as exc:
+        raise CLIError(f"--result {path}: cannot write it ({exc.strerror or type(exc).__name__})") from None
+
+
+def _grid(value: str, base: Any) -> tuple[dict[str, Any], ...]:
+    """``--grid``: inline JSON (it starts with ``[`` or ``{``) or a JSON file, checked point by
+    point (``tune.parse_grid``); every problem is one line naming the point and the bad value."""
+    text = value.strip()
+    if text.startswith(("[", "{")):
+        where = "--grid"
+        try:
+            data = parse_json_text(text, where)
+        except FileProblem as exc:
+            raise CLIError(f"--grid: {exc.problem}") from None
+    else:
+        where = f"--grid {value}"
+        data = _read_json(Path(value), where)
+    try:
+        return tuning.parse_grid(data, base)
+    except tuning.TuneError as exc:
+        raise CLIError(f"{where}: {exc}") from None
+
+
+def _progress_logging(fmt: str = "%(message)s") -> None:
+    """Progress lines on stderr: searchkit's INFO records; other libraries' only from WARNING up, so
+    faiss's loader lines ("Loading faiss with AVX2 support", ...) stay off stderr (issue 31 item 5)."""
+    logging.basicConfig(level=logging.WARNING, format=fmt, stream=sys.stderr)
+    logging.getLogger("searchkit").setLevel(logging.INFO)
+
+
+def _tune_adaptive(args: argparse.Namespace) -> int:
+    """Fit query-adaptive fusion (``searchkit.evaluate.adaptive``) on the tune half; figures by half."""
+    if not args.quiet:
+        _progress_logging()
+    base = load_config(args.config)
+    if base.fusion.method == "rrf":
+        raise CLIError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights")
+
+    names = [n.strip() for n in args.features.split(",") if n.strip()] if args.features else list(adaptive.DEFAULT_FEATURES)
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise CLIError(f"--features: unknown fusion feature {unknown[0]!r}; valid: {', '.join(sorted(FEATURES))}")
+    cases_path = Path(args.cases) if args.cases else None
+    if cases_path is not None and cases_path.exists():
+        data = _read_json(cases_path, f"--cases {args.cases!r}")
+        try:
+            cases = [adaptive.FusionCase.from_dict(d) for d in data["cases"]]
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:  # named, never quoted
+            raise CLIError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion "
+                           f"({type(exc).__name__})") from None
+        if args.dataset:
+            wanted = set(args.dataset)
+            cases = [c for c in cases if c.dataset in wanted or any(c.dataset == Path(d).name for d in wanted)]
+    else:
+        if not args.dataset:
+            raise CLIError("tune adaptive-fusion needs --dataset (one or more) or an existing --cases file")
+        datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
+        with engine.engine_scope(args) as eng, using(eng) if eng is not None else _null():
+            cases = adaptive.collect_cases(datasets, base, show_progress=not args.quiet)
+        if cases_path is not None:
+            atomic_write_text(cases_path, json.dumps({"grid": list(adaptive.GRID),
+                                                      "cases": [c.to_dict() for c in cases]}))
+    lead, others = adaptive.lead_of(base)
+    lead = lead or AdaptiveFusion.retriever
+    base_share = float(base.fusion.weights.get(lead, 0.0)) / max(1e-12, sum(base.fusion.weights.values()))
+    try:
+        res = adaptive.fit_and_choose(cases, base_share=base_share, features=names, retriever=lead, others=others)
+    except ValueError as exc:
+        raise CLIError(f"tune adaptive-fusion: {exc}") from None
+    model = res["model"]
+    if args.out:
+        base.replace(**{"fusion.adaptive": model}).save(args.out)
+    rnd = {h: {k: {d: round(v, 4) for d, v in fig.items()} for k, fig in res[h].items()} for h in ("tune", "report")}
+    out = {"picked_on": "tune half (mean over datasets of nDCG@10, interpolated between grid shares)",
+           "model": {"features": list(model.features), "coef": list(model.coef), "intercept": model.intercept,
+                     "lo": model.lo, "hi": model.hi},
+           f"base_{lead}_share": base_share, "counts": res["counts"], "tune": rnd["tune"], "report": rnd["report"],
+           "trials": res["trials"]}
+    print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
+    for d, v in rnd["report"]["adaptive"].items():
+        print(f"{d}: report half nDCG@10 adaptive {v:.4f}  fixed {rnd['report']['fixed'][d]:.4f}  "
+              f"{lead} {rnd['report'][lead][d]:.4f}  {res['others']} {rnd['report'][res['others']][d]:.4f}  "
+              f"oracle {rnd['report']['oracle'][d]:.4f}", file=sys.stderr)
+    return 0
+
+
+def _read_json(path: Path, what: str) -> Any:
+    """A JSON file given on the command line: a regular file only (a FIFO is refused, never waited
+    on); the error names it and the problem, never its content (issue 27, items 8 and 12)."""
+    try:
+        return read_json_file(path)
+    except FileProblem as exc:
+        raise CLIError(f"{what}: {exc.problem}") from None
+    except OSError as exc:
+        raise CLIError(f"{what}: {exc.strerror or type(exc).__name__}") from None
+
+
+def _null() -> Any:
+    return contextlib.nullcontext()
