@@ -93,11 +93,15 @@ def lexical_run(c: Candidates, views: Mapping[str, Any]) -> str | None:
 @dataclass(frozen=True, eq=False)
 class RetrieveStage:
     """Each retriever's best passages for the query (``depths``: records by retriever name),
-    collected as record runs; starts a pipeline (the candidates given are not read)."""
+    collected as record runs; starts a pipeline (the candidates given are not read). ``fetch`` (by
+    retriever name) says how many passages a retriever is asked for to fill ``depth`` records,
+    ``fetch(depth, n_passages)`` (default ``passage_depth``; the task search asks its own,
+    ``searchkit.tools.task_engine``)."""
 
     corpus: Any
     depths: Mapping[str, int]
     name: str = "retrieve"
+    fetch: Mapping[str, Callable[[int, int], int]] = field(default_factory=dict)
 
     def __call__(self, c: Candidates, q: Query) -> Candidates:  # noqa: ARG002 - a pipeline's first stage
         if q.pmask is not None and not q.pmask.any():
@@ -107,7 +111,7 @@ class RetrieveStage:
         for name, r in q.views.items():
             prepared = r.prepare(q.text)
             depth = self.depths.get(name, 100)
-            rows, scores = r.search(prepared, passage_depth(depth, n), q.pmask)
+            rows, scores = r.search(prepared, self.fetch.get(name, passage_depth)(depth, n), q.pmask)
             answers[name] = (prepared, rows, scores, depth)
         return collect(answers, self.corpus.passage_record)
 
@@ -139,6 +143,20 @@ class FuseStage:
             weights = weights_for(c, cfg)
         fused = fuse_runs({name: run.records for name, run in c.runs.items()}, cfg, fill=fill, weights=weights)
         return c.ranked_by(self.name, fused)
+
+
+@dataclass(frozen=True, eq=False)
+class KeepStage:
+    """The run of retriever ``run`` in that retriever's own order, as the ranking (no fusion): where
+    one retriever's order is the answer (FTS5 alone in task search: relevance, or newest first on
+    its LIKE path, T4). It replaces ``fuse`` in such a pipeline."""
+
+    run: str
+    name: str = "keep"
+
+    def __call__(self, c: Candidates, q: Query) -> Candidates:  # noqa: ARG002 - reads the run alone
+        run = c.runs.get(self.run)
+        return c.ranked_by(self.name, list(run.records.items()) if run is not None else [])
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,8 +10,9 @@ function of its sorted record scores) for the weak-match model (H11).
 The Searcher (``searchkit.searcher``) holds a name -> retriever mapping built from the config
 (every registered retriever whose config section is enabled) and composes them by fusion, as
 pyserini's ``HybridSearcher`` composes anything with ``.search``: adding a retriever is one module,
-one ``register`` call and, for the built-ins, one config section. The task search composes its own
-(``fts5``) the same way (``searchkit.tools.task_engine``).
+one ``register`` call and, for the built-ins, one config section. The task search is such a Searcher
+over a space's comments, holding the scopable ``fts5`` (whose scope is SQL) beside the retrievers
+with a config section (``searchkit.tools.task_engine``).
 """
 from __future__ import annotations
 

@@ -1,20 +1,31 @@
 """The FTS5 trigram retriever of the task store (SPEC T1, T4): it owns the SQL of task search.
 
-Rows are comment ids. The scope (the space, not the current task, the ``kind`` / ``author`` /
-``task_id`` filters) is a condition of the SQL query itself, so a comment outside it can never
-come back (T1). Each term is quoted on its own (``fts.match_expression``), so FTS5 syntax inside a
-term is text; a term shorter than three characters sends the query down the LIKE path (same any /
-all meaning, newest first: no relevance there). Scores are ``-bm25()`` (higher is better) on the
-FTS path, and descending by recency on the LIKE path.
+The scope of a task search is SQL, written once (``TaskScope``): the space, not the current task,
+the ``kind`` / ``author`` / ``task_id`` filters. FTS5 puts it inside its own query, so a comment
+outside it can never come back (T1); a retriever that ranks an in-memory copy of the comments reads
+the comments it may return from the same SQL (``TaskScope.allowed``), where ``match_mode=all`` adds
+"every term present" (each folded term a substring of the folded text, the meaning FTS5's ``AND`` of
+quoted trigram terms gives it).
+
+Each term is quoted on its own (``fts.match_expression``), so FTS5 syntax inside a term is text; a
+term shorter than three characters sends the query down the LIKE path (same any / all meaning,
+newest first: no relevance there). Scores are ``-bm25()`` (higher is better) on the FTS path, and
+descending by recency on the LIKE path.
+
+Rows are comment ids, or, given ``CommentRows``, the passage rows of a Searcher over the space's
+comment records (``searchkit.tools.task_engine``): there the retriever sits beside ``bm25`` and
+``dense`` and the Searcher's stages fuse them. It is ``Scopable``: ``scoped(TaskScope)`` is the
+retriever inside that scope (its SQL; a passage mask is not read, the scope being the SQL's).
 """
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from searchkit.errors import InputError
 from searchkit.ingest import tasks as store
 from searchkit.ingest.tasks import fts, query_terms
 from searchkit.retrievers import RetrieverSpec, register
@@ -39,7 +50,8 @@ class TermQuery:
 @dataclass(frozen=True)
 class TaskScope:
     """Which comments a task search may see: the caller's space, never the current task, and the
-    optional filters (T1, T3). ``sql()`` gives the condition and its parameters."""
+    optional filters (T1, T3). ``sql()`` gives the condition and its parameters, over ``comments c``
+    joined to ``tasks t``; ``allowed`` the comment ids it lets an in-memory retriever return."""
 
     space: str
     current_task: int | None = None
@@ -64,27 +76,104 @@ class TaskScope:
             params.append(self.task_id)
         return " AND ".join(where), params
 
+    def allowed_sql(self, query: TermQuery | None = None) -> tuple[str, list[Any]]:
+        """``SELECT c.id`` of the indexed comments in this scope (the scope's ``sql()``); with a
+        query in ``all`` mode, only those whose folded text holds every folded term (LIKE, as the
+        LIKE path matches: the meaning of ``all`` does not depend on the retriever)."""
+        where, params = self.sql()
+        if query is not None and query.mode == "all":
+            for term in query.terms:
+                where += " AND c.folded LIKE ? ESCAPE '\\'"
+                params.append(fts.like_pattern(store.fold(term)))
+        return f"SELECT c.id FROM comments c JOIN tasks t ON t.id = c.task WHERE c.indexed IS NOT NULL AND {where}", params
+
+    def allowed(self, conn: sqlite3.Connection, query: TermQuery | None = None) -> np.ndarray:
+        """The comment ids ``allowed_sql`` selects (int64, ascending)."""
+        sql, params = self.allowed_sql(query)
+        return np.sort(np.fromiter((int(r[0]) for r in conn.execute(sql, params)), dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class CommentRows:
+    """Comment ids <-> the passage rows of a Searcher over comment records: ``ids`` (record ->
+    comment id), ``passage_record`` (row -> record) and ``first`` (comment id -> its first row).
+    The FTS5 retriever answers a comment by its first passage row; a row scores as its comment."""
+
+    ids: np.ndarray
+    passage_record: np.ndarray
+    first: Mapping[int, int]
+
+    @classmethod
+    def of(cls, ids: Sequence[int], passage_ids: Sequence[int]) -> "CommentRows":
+        """The rows of records ``ids`` (comment ids, one per record) whose passages belong to the
+        comments ``passage_ids`` (one per passage row, in row order)."""
+        at = {int(cid): i for i, cid in enumerate(ids)}
+        record = np.fromiter((at[int(cid)] for cid in passage_ids), dtype=np.int64, count=len(passage_ids))
+        first: dict[int, int] = {}
+        for row, cid in enumerate(passage_ids):
+            first.setdefault(int(cid), row)
+        return cls(np.asarray(ids, dtype=np.int64), record, first)
+
 
 class FTS5Retriever:
-    """Task comments by FTS5 trigram relevance (or LIKE, newest first) inside a scope."""
+    """Task comments by FTS5 trigram relevance (or LIKE, newest first) inside a ``TaskScope``."""
 
     name = "fts5"
 
-    def __init__(self, conn: sqlite3.Connection, *, fold: Any = None) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, fold: Any = None, scope: TaskScope | None = None,
+                 rows: CommentRows | None = None, query: TermQuery | None = None) -> None:
         self.conn = conn
         self.fold = fold or store.fold
+        self.scope = scope
+        """The scope searched when ``search`` is given none (``scoped``)."""
+        self.rows = rows
+        """None: rows are comment ids; else the passage rows of a Searcher over comment records."""
+        self.query = query
+        """The query ``prepare`` answers for its text (``for_query``: its terms and mode)."""
         self.last_method = "fts"
         """``fts`` or ``like``: the path the last ``search`` took."""
 
+    def _with(self, **changes: Any) -> "FTS5Retriever":
+        kw = {"fold": self.fold, "scope": self.scope, "rows": self.rows, "query": self.query, **changes}
+        return FTS5Retriever(self.conn, **kw)
+
+    def scoped(self, scope: TaskScope) -> "FTS5Retriever":
+        """This retriever inside ``scope`` (its SQL: the space boundary and the filters, T1)."""
+        if not isinstance(scope, TaskScope):
+            raise InputError(f"the FTS5 retriever's scope is a TaskScope (SQL), got {type(scope).__name__}",
+                             param="scope")
+        return self._with(scope=scope)
+
+    def over(self, rows: CommentRows) -> "FTS5Retriever":
+        """This retriever answering with the passage rows of a Searcher over comment records."""
+        return self._with(rows=rows)
+
+    def for_query(self, query: TermQuery) -> "FTS5Retriever":
+        """This retriever preparing ``query.text`` as ``query`` (its terms and its mode)."""
+        return self._with(query=query)
+
     def prepare(self, text: str, mode: str = "any") -> TermQuery:
+        if self.query is not None and text == self.query.text:
+            return self.query
         return TermQuery(text, query_terms(text), mode)
 
-    def search(self, query: TermQuery, k: int, mask: TaskScope | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` comment ids of the scope ``mask`` (required: a task search always has a
-        space), with their scores."""
-        if mask is None:
-            raise ValueError("the FTS5 retriever needs a TaskScope: task search is always inside one space")
-        scope, params = mask.sql()
+    def search(self, query: TermQuery, k: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` comments of the scope (``mask`` when it is a ``TaskScope``, else the
+        retriever's own: a task search always has one), with their scores; as passage rows over
+        ``rows``. A passage mask is not read: the scope is inside the SQL."""
+        scope = mask if isinstance(mask, TaskScope) else self.scope
+        if scope is None:
+            raise InputError("the FTS5 retriever needs a TaskScope: task search is always inside one space",
+                             param="scope")
+        ids, scores = self._search(query, k, scope)
+        if self.rows is None:
+            return ids, scores
+        keep = [i for i, cid in enumerate(ids.tolist()) if cid in self.rows.first]
+        return (np.asarray([self.rows.first[int(ids[i])] for i in keep], dtype=np.int64),
+                np.asarray(scores[keep], dtype=np.float64))
+
+    def _search(self, query: TermQuery, k: int, scope: TaskScope) -> tuple[np.ndarray, np.ndarray]:
+        where, params = scope.sql()
         if query.like:
             self.last_method = "like"
             op = f" {fts.match_operator(query.mode)} "
@@ -94,7 +183,7 @@ class FTS5Retriever:
             # of testing every comment of the space and sorting the matches (same rows, same order)
             sql = (
                 "SELECT c.id FROM comments c CROSS JOIN tasks t ON t.id = c.task"
-                f" WHERE c.folded IS NOT NULL AND ({likes}) AND {scope}"
+                f" WHERE c.folded IS NOT NULL AND ({likes}) AND {where}"
                 " ORDER BY c.ts_utc DESC, c.id DESC LIMIT ?"
             )
             args = [fts.like_pattern(self.fold(t)) for t in query.terms] + params + [k]
@@ -103,7 +192,7 @@ class FTS5Retriever:
         self.last_method = "fts"
         sql = (
             f"SELECT c.id, bm25({COMMENTS_FTS}) FROM {COMMENTS_FTS} JOIN comments c ON c.id = {COMMENTS_FTS}.rowid"
-            f" JOIN tasks t ON t.id = c.task WHERE {COMMENTS_FTS} MATCH ? AND {scope}"
+            f" JOIN tasks t ON t.id = c.task WHERE {COMMENTS_FTS} MATCH ? AND {where}"
             f" ORDER BY bm25({COMMENTS_FTS}), c.ts_utc DESC, c.id DESC LIMIT ?"
         )
         rows = self.conn.execute(sql, [fts.match_expression(query.terms, query.mode)] + params + [k]).fetchall()
@@ -111,19 +200,25 @@ class FTS5Retriever:
                 np.asarray([-float(r[1]) for r in rows], dtype=np.float64))
 
     def scores_for(self, query: TermQuery, rows: Sequence[int]) -> np.ndarray:
-        """FTS scores of the given comment ids (the lowest score any match gets, minus one, for an id
-        the query does not match; recency ranks on the LIKE path are not defined outside a result)."""
+        """FTS scores of the given comment ids, or passage rows over ``rows`` (a row scores as its
+        comment): the lowest score any match gets, minus one, for a comment the query does not
+        match; recency ranks on the LIKE path are not defined outside a result."""
+        if self.rows is not None:
+            r = self.rows
+            rows = [int(cid) for cid in r.ids[r.passage_record[np.asarray(rows, dtype=np.int64)]]]
         rows = [int(r) for r in rows]
         if not rows or query.like:
             return np.zeros(len(rows), dtype=np.float64)
-        marks = ",".join("?" for _ in rows)
+        distinct = list(dict.fromkeys(rows))
+        marks = ",".join("?" for _ in distinct)
         sql = (f"SELECT rowid, bm25({COMMENTS_FTS}) FROM {COMMENTS_FTS} WHERE {COMMENTS_FTS} MATCH ? "
                f"AND rowid IN ({marks})")
         found = {int(r[0]): -float(r[1]) for r in
-                 self.conn.execute(sql, [fts.match_expression(query.terms, query.mode)] + rows)}
+                 self.conn.execute(sql, [fts.match_expression(query.terms, query.mode)] + distinct)}
         floor = min(found.values(), default=0.0) - 1.0
         return np.asarray([found.get(r, floor) for r in rows], dtype=np.float64)
 
 
 SPEC = register(RetrieverSpec(name="fts5", section=None))
-"""Registered so fusion weights and features may name it; the task engine builds it over a store."""
+"""Registered so fusion weights and features may name it; it has no config section (so no config,
+fingerprint or schema names it): the task engine builds it over a store and a space's comments."""
