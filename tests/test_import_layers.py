@@ -30,11 +30,6 @@ ALLOWED = {
 }
 """Function-level imports of searchkit's own modules that stay, by (file, function), and why."""
 
-CLI_VERBS = "searchkit/cli/"
-CLI_REASON = ("a verb's machinery (the harness, the server, the tools) loads when that verb runs: all at once "
-              "it adds about 200 ms to `searchkit --help`; goes when the CLI dispatches verbs lazily (issue 29 item 3)")
-"""The CLI's verb modules keep their lazy imports of modules not already loaded by `import searchkit.cli`."""
-
 PENDING = {
 }
 """Modules not cleaned yet (each entry goes when its module is): their function-level imports are not
@@ -62,13 +57,6 @@ def _own_imports_in_functions(path: Path) -> list[tuple[str, int, str]]:
     return out
 
 
-def _cli_already_loaded() -> set[str]:
-    """The searchkit modules ``import searchkit.cli`` loads (a fresh interpreter)."""
-    code = "import sys, searchkit.cli; print('\\n'.join(m for m in sys.modules if m.startswith('searchkit')))"
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
-    return set(res.stdout.split())
-
-
 def _targets(stmt: str) -> set[str]:
     """The modules an import statement loads (``from searchkit.index import store``: ``searchkit.index.store``)."""
     node = ast.parse(stmt).body[0]
@@ -87,7 +75,6 @@ def _pending(rel: str) -> bool:
 
 
 def test_no_function_level_import_of_searchkit_outside_the_allow_list():
-    loaded = _cli_already_loaded()
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
@@ -96,8 +83,6 @@ def test_no_function_level_import_of_searchkit_outside_the_allow_list():
         for fn, line, stmt in _own_imports_in_functions(path):
             if (rel, fn) in ALLOWED:
                 continue
-            if rel.startswith(CLI_VERBS) and not _targets(stmt) & loaded:
-                continue  # lazy on purpose: see CLI_REASON
             found.append(f"{rel}:{line} in {fn}: {stmt}")
     assert not found, "function-level imports of searchkit's own modules:\n" + "\n".join(found)
 
