@@ -26,7 +26,9 @@ from searchkit.config import SearchConfig
 from searchkit.index import store
 from searchkit.index.cache import CacheWriteError, EmbeddingCache
 from searchkit.ingest.policy import searchable_spaces
-from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
+from searchkit.ingest.workspace import carry_over, load_workspace
+from searchkit.ingest.workspace.verdicts import FILE_NAME as MEMO_FILE
+from searchkit.ingest.workspace.verdicts import Memo
 from searchkit.rank.diversity import cap_groups, diversify, renumber
 from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
@@ -38,6 +40,7 @@ from searchkit.tools.cards import (  # noqa: F401 - the answer's names, importab
     FULL_CHARS, SHORT_CHARS, TOP_FULL, Card, HistoryAnswer, _header, _line, _record_session,
     pointer_line, render, session_key,
 )
+from searchkit.tools.history_files import saved_report, space_dicts, space_info
 from searchkit.tools.history_search import (  # noqa: F401 - the tool's names, importable from here as before
     DEFAULT_LIMIT, DEFAULT_LIMIT_SPACES, MAX_LIMIT, MAX_LIMIT_SPACES, HistorySearchError,
     HistorySearchParams, RawAnswer,
@@ -86,6 +89,8 @@ class HistoryIndex:
             access = StaticAccess(self.spaces) if self.workspace is None else WorkspaceAccess(self.workspace)
         self.access = access
         self._visibility = _VisibilityTable(searcher.records)
+        self.memo: Memo | None = None
+        """The clean verdicts of the secret checks this version keeps for the next update (issue 30)."""
         _own_cache(searcher)
 
     # -- building -------------------------------------------------------------------------
@@ -104,15 +109,21 @@ class HistoryIndex:
         indexed and the size caps (default ``DEFAULT_POLICY``)."""
         load = load_workspace(workspace, policy=policy)
         s = Searcher.build(load.records, config, embedder=embedder, cache=cache, show_progress=show_progress)
-        return cls(s, load.spaces, load.report, workspace=workspace)
+        index = cls(s, load.spaces, load.report, workspace=workspace)
+        index.memo = Memo.of(load, policy)
+        return index
 
     def update(self, workspace: str | Path, *, show_progress: bool = False, policy: Any = None) -> UpdateReport:
         """Re-read the workspace (H3): records whose source is gone leave (a deleted row; a
         deleted chat with its turns' digests), new and changed ones come in, and only new or
         changed passage text is embedded (the embedding cache holds the rest). What could not be
         read this time (an unreadable folder, a failed loader, a damaged database) is never taken
-        for deleted: its previous records stay (``ingest.workspace.carry_over``)."""
-        load, kept = carry_over(self.searcher.records, load_workspace(workspace, policy=policy))
+        for deleted: its previous records stay (``ingest.workspace.carry_over``). The cost follows
+        what changed (issue 30): a text this version found clean is not checked for secrets again
+        (``memo``), an unchanged passage keeps its BM25 tokens; the new version is the same as a
+        fresh ``build`` of the workspace."""
+        memo = self.memo.digests(policy) if self.memo is not None else None
+        load, kept = carry_over(self.searcher.records, load_workspace(workspace, policy=policy, memo=memo))
         old = {r.id: r for r in self.searcher.records}
         new = {r.id: r for r in load.records}
         added = sum(1 for i in new if i not in old)
@@ -122,7 +133,8 @@ class HistoryIndex:
         s0 = self.searcher
         cache = _shared(s0.cache)
         before = cache.stats().misses if cache is not None else 0
-        s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress)
+        s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress,
+                           previous=s0)
         after = cache.stats().misses if cache is not None else 0
         if cache is not None and removed + changed:  # erased text leaves the cache too (H3)
             was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
@@ -132,6 +144,7 @@ class HistoryIndex:
                 log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
         _own_cache(s)
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
+        self.memo = Memo.of(load, policy)
         self._visibility = _VisibilityTable(s.records)
         self._point_at(workspace)
         return UpdateReport(added, changed, removed, unchanged, int(after - before), kept)
@@ -159,20 +172,13 @@ class HistoryIndex:
 
     # -- persistence ----------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
-        spaces = {
-            slug: {
-                "slug": info.slug,
-                "title": info.title,
-                "members": list(info.members),
-                "container": info.container,
-                "history_search": info.history_search,
-            }
-            for slug, info in self.spaces.items()
-        }
+        spaces = space_dicts(self.spaces)
         where = {"workspace": str(self.workspace)} if self.workspace is not None else {}  # read at query time
         extra = {"workspace.json": json.dumps({"spaces": spaces, **where}, ensure_ascii=False, indent=2) + "\n"}
         if self.report is not None:
-            extra["indexing_report.json"] = json.dumps(_saved_report(self.report), ensure_ascii=False, indent=2) + "\n"
+            extra["indexing_report.json"] = json.dumps(saved_report(self.report), ensure_ascii=False, indent=2) + "\n"
+        if self.memo is not None:  # of this version's records only (H3)
+            extra[MEMO_FILE] = self.memo.text(r.id for r in self.searcher.records)
         return self.searcher.save(folder, extra_files=extra)
 
     @classmethod
@@ -187,13 +193,16 @@ class HistoryIndex:
             s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
             try:
                 saved = read_json_file(version / "workspace.json")  # a regular file only: no FIFO hang
-                spaces = {slug: _space_info(slug, d) for slug, d in saved["spaces"].items()}
+                spaces = {slug: space_info(slug, d) for slug, d in saved["spaces"].items()}
                 where = saved.get("workspace")
                 if where is not None and (not isinstance(where, str) or not where):
                     raise ValueError("workspace")
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 raise IndexMismatchError(f"{folder}: workspace.json is damaged; rebuild the index") from None
-        return cls(s, spaces, workspace=where, access=None if where else _unknown_access(folder))
+            memo = Memo.read(version)
+        index = cls(s, spaces, workspace=where, access=None if where else _unknown_access(folder))
+        index.memo = memo
+        return index
 
     def _point_at(self, workspace: str | Path) -> None:
         """Read who may see what from ``workspace`` from now on (and record it when saved)."""
@@ -494,16 +503,6 @@ def _is_turn(hit: Hit) -> bool:
     return hit.record.kind == "digest"
 
 
-def _space_info(slug: str, d: Mapping[str, Any]) -> Any:
-    members = d.get("members", ())
-    if not isinstance(d, Mapping) or not isinstance(members, list) or not all(isinstance(m, str) for m in members):
-        raise ValueError(f"space {slug!r}")
-    return SpaceInfo(
-        slug=str(d["slug"]), title=str(d.get("title", "")), members=tuple(members),
-        container=d.get("container", "shared"), history_search=d.get("history_search", True) is True,
-    )
-
-
 def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
     """The texts whose vectors the cache may hold and that Searcher ``new`` no longer indexes: the
     passages of ``records`` (deleted or changed in ``old``) that no passage of ``new`` has, and
@@ -567,26 +566,6 @@ def _own_cache(searcher: Any) -> None:
 def _version_caches(searcher: Any) -> list[_VersionCache]:
     return [r.cache for r in getattr(searcher, "retrievers", {}).values()
             if isinstance(getattr(r, "cache", None), _VersionCache)]
-
-
-def _saved_report(report: Any) -> dict[str, Any]:
-    """The indexing report as the index folder keeps it (H3): a digest left out because its chat is
-    gone (deleted, unusable or in doubt) is counted per space, not named: its file name is its
-    turn's id and the reason named the chat, so a deleted chat would stay named in the index after
-    its text was erased. The report printed by ``searchkit index`` still lists them one by one."""
-    d = report.to_dict()
-    orphans: dict[str, int] = {}
-    skips = []
-    for skip in d["skips"]:
-        if skip["rule"] == "orphan_digest":
-            slug = skip["path_or_table"].split("/", 1)[0]
-            orphans[slug] = orphans.get(slug, 0) + 1
-        else:
-            skips.append(skip)
-    skips += [{"path_or_table": f"{slug}/.space/digests/", "rule": "orphan_digest",
-               "detail": f"{n} digest(s) whose chat is missing, unusable or in doubt; left out with it, not named here"}
-              for slug, n in sorted(orphans.items())]
-    return {**d, "skips": skips}
 
 
 def _content(r: Record) -> tuple:

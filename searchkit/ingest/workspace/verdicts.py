@@ -28,6 +28,8 @@ from typing import Any, Iterable, Mapping
 
 from searchkit.ingest import policy as _policy_package
 from searchkit.ingest import redact as _redact_package
+from searchkit.ingest.policy import DEFAULT_POLICY
+from searchkit.util import read_json_file
 
 SECRET = "secret"
 """The verdict that ``Policy.secret_content`` found no key material in a text."""
@@ -166,3 +168,44 @@ def read_memo(data: Any, policy: Any) -> dict[str, frozenset[bytes]]:
         except ValueError:
             return {}
     return out
+
+
+class Memo:
+    """What one version of a history index keeps of the clean verdicts for the next load: those of
+    the load that made it (``of``), or the file of a version read from disk (``read``)."""
+
+    def __init__(self, policy: Any = None, clean: Mapping[str, Any] | None = None, data: Any = None) -> None:
+        self.policy = policy if policy is not None else DEFAULT_POLICY
+        self.clean = clean
+        self.data = data
+
+    @classmethod
+    def of(cls, load: Any, policy: Any = None) -> "Memo":
+        """The verdicts of ``load`` (a ``WorkspaceLoad`` read under ``policy``)."""
+        return cls(policy, clean=load.clean)
+
+    @classmethod
+    def read(cls, version: Path) -> "Memo | None":
+        """The memo file of an index version folder; None when it has none or it is unreadable
+        (never an error: the next load checks every text)."""
+        try:
+            data = read_json_file(version / FILE_NAME)
+        except (OSError, ValueError, RecursionError):
+            return None
+        return cls(data=data) if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+    def digests(self, policy: Any = None) -> dict[str, frozenset[bytes]]:
+        """The digests of clean texts, for a load under ``policy``: empty when this memo was
+        made under other rules."""
+        policy = policy if policy is not None else DEFAULT_POLICY
+        if self.clean is None:
+            return read_memo(self.data, policy)
+        if rules_fingerprint(self.policy) != rules_fingerprint(policy):
+            return {}
+        return {kind: frozenset(d for ds in self.clean.values() for k, d in ds if k == kind) for kind in (SECRET, REDACT)}
+
+    def text(self, record_ids: Iterable[str]) -> str:
+        """The memo file of an index version holding the records ``record_ids``."""
+        if self.clean is None:  # read from the version these records come from, unchanged
+            return json.dumps(self.data, indent=0) + "\n"
+        return memo_text(self.policy, self.clean, record_ids)
