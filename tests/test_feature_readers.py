@@ -17,6 +17,7 @@ import pytest
 from searchkit import config as config_mod
 from searchkit import retrievers
 from searchkit.config import SearchConfig, WeakMatchConfig
+from searchkit.errors import InputError
 from searchkit.rank.signals import FEATURES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,3 +115,18 @@ def test_a_running_section_that_names_an_embedder_serves_the_reranker():
                 "on") in err.value.problems
     finally:
         config_mod.unregister_section("probe_embed")
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoEmbedConfig(config_mod.Section):
+    KEY: ClassVar[str] = "probe_embed"
+    RETRIEVER: ClassVar[bool] = True
+    enabled: bool = config_mod.knob(False)
+
+
+def test_a_retriever_that_embeds_says_so_in_its_section():
+    with pytest.raises(InputError, match="its config class must have EMBEDDER = True"):
+        retrievers.register(retrievers.RetrieverSpec(name="probe_embed", section="probe_embed", embeds=True,
+                                                     config=_NoEmbedConfig))
+    assert "probe_embed" not in retrievers.RETRIEVERS
+    assert retrievers.get("dense").embeds and type(SearchConfig().dense).EMBEDDER

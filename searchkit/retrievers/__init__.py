@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit.config import register_section, unregister_section
+from searchkit.errors import InputError
 
 
 @runtime_checkable
@@ -122,9 +123,9 @@ class RetrieverSpec:
         section: the ``SearchConfig`` section that configures it (``None``: none; such a retriever is
             only ever given to a Searcher directly).
         config: the class of that section (a ``searchkit.config._Section`` dataclass with
-            ``KEY = section``, ``RETRIEVER = True`` and an ``enabled`` knob): ``register`` makes it a
-            section of every config (``searchkit.config.register_section``; the shipped ``bm25`` and
-            ``dense`` are fields of ``SearchConfig``). Its knobs marked ``index`` are the retriever's
+            ``KEY = section``, ``RETRIEVER = True``, ``EMBEDDER = embeds`` and an ``enabled`` knob):
+            ``register`` makes it a section of every config (``searchkit.config.register_section``; the
+            shipped ``bm25`` and ``dense`` are fields of ``SearchConfig``). Its knobs marked ``index`` are the retriever's
             part of the index fingerprint; a section at its default is in neither fingerprint.
         terms: True when its prepared query is the query's analysed terms (the adaptive-fusion
             feature ``query_terms`` counts those of the first such retriever).
@@ -167,6 +168,10 @@ def register(spec: RetrieverSpec) -> RetrieverSpec:
         if getattr(spec.config, "KEY", None) != spec.section or not getattr(spec.config, "RETRIEVER", False):
             raise ValueError(f"retriever {spec.name!r}: its config class must have KEY = {spec.section!r} "
                              "and RETRIEVER = True")
+        if bool(getattr(spec.config, "EMBEDDER", False)) != bool(spec.embeds):
+            raise InputError(f"retriever {spec.name!r}: its config class must have EMBEDDER = {bool(spec.embeds)} "
+                             "(= embeds): the config reads it for which section names the searcher's embedder",
+                             param="config")
         register_section(spec.config)
     RETRIEVERS[spec.name] = spec
     return spec
