@@ -4,8 +4,10 @@ Loads the index a ``bench_serve.py --workdir`` run left (its ``config.json``, ``
 warms every scope the bench's callers use (8 callers, their own space and ``spaces="all"``: each
 new scope builds its BM25 statistics and speakers once), then calls the tool ``--calls`` times the
 way the server does (``Tool.parse``, ``run``, ``to_dict``, ``render``, ``json.dumps``) and prints
-p50/p95/mean of the wall time and of the calling thread's CPU time (``time.thread_time``: what
-other processes on a shared machine do not change), and the mean of each section. ``--dump FILE``
+p50/p95/mean of the wall time, of the calling thread's CPU time (``time.thread_time``: what
+other processes on a shared machine do not change) and of the process's (``time.process_time``:
+with the BLAS threads of the dense pass, which the calling thread's leaves out; ``--blas-threads 1``
+limits them as ``searchkit serve`` does), and the mean of each section. ``--dump FILE``
 writes each call's ``to_dict()`` (one JSON line, keys sorted) to compare two versions of the code
 for identical answers (run both under the same ``PYTHONHASHSEED``); ``--profile`` prints cProfile.
 
@@ -36,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=120)
     ap.add_argument("--dump", type=Path, help="write each call's to_dict() here (JSON lines)")
     ap.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    ap.add_argument("--blas-threads", type=int, help="limit BLAS to this many threads, as searchkit serve does (1)")
     args = ap.parse_args(argv)
+    if args.blas_threads:
+        from searchkit.serve.startup import limit_blas_threads
+
+        limit_blas_threads(args.blas_threads)
 
     from searchkit.config_file import load_config
     from searchkit.serve.session import Session
@@ -65,12 +72,12 @@ def main(argv: list[str] | None = None) -> int:
             call["spaces"] = "all"
         calls.append((sessions[i % len(sessions)], call))
     sections = dict.fromkeys(("run", "to_dict", "render", "json"), 0.0)
-    wall, cpu, out = [], [], []
+    wall, cpu, pcpu, out = [], [], [], []
     prof = cProfile.Profile() if args.profile else None
     if prof:
         prof.enable()
     for s, call in calls:
-        t, c = time.perf_counter(), time.thread_time()
+        t, c, pc = time.perf_counter(), time.thread_time(), time.process_time()
         answer = tool.run(tool.parse(call), s.context(idx))
         t1 = time.perf_counter()
         data = answer.to_dict()
@@ -83,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             sections[name] += dt
         wall.append((t4 - t) * 1000)
         cpu.append((time.thread_time() - c) * 1000)
+        pcpu.append((time.process_time() - pc) * 1000)
         out.append({"caller": s.caller, "args": call, "answer": data})
     if prof:
         prof.disable()
@@ -91,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         "passages": len(idx.searcher.passages), "calls": n,
         "wall_ms": {"p50": float(np.percentile(wall, 50)), "p95": float(np.percentile(wall, 95)), "mean": float(np.mean(wall))},
         "cpu_ms": {"p50": float(np.percentile(cpu, 50)), "p95": float(np.percentile(cpu, 95)), "mean": float(np.mean(cpu))},
+        # the whole process: the calling thread and the BLAS threads of the dense pass (what a core serves)
+        "process_cpu_ms": {"p50": float(np.percentile(pcpu, 50)), "p95": float(np.percentile(pcpu, 95)),
+                           "mean": float(np.mean(pcpu))},
+        "blas_threads": args.blas_threads,
         "sections_mean_ms": {k: v / n * 1000 for k, v in sections.items()},
         "load": os.getloadavg(), "pythonhashseed": os.environ.get("PYTHONHASHSEED"),
     }

@@ -101,3 +101,15 @@ def test_the_kinds_mask_is_the_filters_check(index):
         f = Filters(kinds=kinds)
         expected = np.array([f.accepts(r) for r in index.searcher.records])
         assert np.array_equal(index.kinds_mask(kinds), expected)
+
+
+def test_the_server_runs_blas_on_one_thread():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = {p["filepath"]: p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"}
+    try:
+        assert startup.limit_blas_threads() == startup.SERVE_BLAS_THREADS == 1
+        after = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+        assert after and set(after) == {1}
+    finally:
+        if before:  # the test process's pools as they were
+            threadpoolctl.threadpool_limits(limits=max(before.values()), user_api="blas")

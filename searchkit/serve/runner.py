@@ -62,6 +62,7 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
     """Load, verify, index, then serve on stdio or on ``sock`` (HTTP) until stopped; 0 at a clean stop."""
     calllog.setup(opts.log_file)
     log = calllog.CallLog(content=opts.log_content)
+    blas_threads = startup.limit_blas_threads()  # the concurrent calls are the parallelism
     ready = prepare(opts, log)
     state = Path(tempfile.mkdtemp(prefix="searchkit-serve-", dir=opts.state_dir))  # 0700: holds the index's text
     try:
@@ -69,7 +70,8 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
         served = ready.service.holder.current
         log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
                   records=len(served.index.searcher.records), tools=list(ready.service.tools),
-                  refresh_every_s=opts.every, refresh=refresher is not None, **ready.service.info)
+                  refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads,
+                  **ready.service.info)
         limiter = anyio.CapacityLimiter(opts.workers)
         if opts.transport == "stdio":
             return _stdio(ready.service, opts.session, refresher, limiter)

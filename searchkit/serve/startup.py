@@ -132,3 +132,22 @@ def warm_scopes(served: Served, sessions: list[Session]) -> int:
                 continue
             done += 1
     return done
+
+
+SERVE_BLAS_THREADS = 1
+"""BLAS threads of the server process. A call's exact dense pass is one matrix-vector product; with
+OpenBLAS's default (a thread per core) each call spreads it over both cores of a 2-core machine
+while other calls wait for them, and its threads' spinning costs more than the split saves: at
+102k passages a history_search took 50 ms of process CPU with 2 BLAS threads and 29 ms with 1
+(same answers; benchmarks/README.md). The concurrent calls are the parallelism."""
+
+
+def limit_blas_threads(n: int = SERVE_BLAS_THREADS) -> int | None:
+    """Limit the process's BLAS thread pools to ``n`` threads (``threadpoolctl``); the number set,
+    or None when threadpoolctl is not installed (the pools keep their default)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return None
+    threadpool_limits(limits=n, user_api="blas")
+    return n
