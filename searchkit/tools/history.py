@@ -381,8 +381,9 @@ class _ChatCheck:
                                dtype=bool, count=len(ses_ids))
         key = (space, self.caller, ses_ids)
         hit = _ALLOWED.get(id(table))
-        if hit is not None and hit[0] is table and key in hit[1]:
-            return hit[1][key]
+        found = hit[1].get(key) if hit is not None and hit[0] is table else None  # one read: another thread may clear
+        if found is not None:
+            return found
         out = np.fromiter((a is not None and a.allows(self.caller) for a in map(table.get, ses_ids)),
                           dtype=bool, count=len(ses_ids))
         out.flags.writeable = False
