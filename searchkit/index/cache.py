@@ -221,14 +221,7 @@ class EmbeddingCache:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1):
-            raise ValueError(f"dim must be a positive integer or None, got {dim!r}")
-        if isinstance(texts, (str, bytes)):
-            raise TypeError("texts must be a sequence of strings, not a single string")
-        items = list(texts)
-        for i, t in enumerate(items):
-            if not isinstance(t, str):
-                raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+        items = _request(texts, kind, dim)
         fp = embedder.fingerprint()
         with self._lock:
             family = int(dim) if dim is not None else self._stored_dim(fp)
@@ -236,13 +229,10 @@ class EmbeddingCache:
             return np.zeros((0, family if family is not None else embedder.dim), dtype=np.float32)
 
         keys = [_text_key(t) for t in items]
-        first: dict[bytes, str] = {}
-        for key, text in zip(keys, items):
-            first.setdefault(key, text)
         with self._lock:
             if family is not None:
                 _tell_dim(embedder, family)
-            found = self._lookup(fp, kind, list(first), family)
+            first, found = self._cached(fp, kind, keys, items, family)
             missing = [k for k in first if k not in found]
             self._hits += len(found)
             if missing:
@@ -258,6 +248,60 @@ class EmbeddingCache:
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out
+
+    def missing(self, embedder: Embedder | str, texts: Sequence[str], kind: str,
+                dim: int | None = None) -> tuple[list[str], int | None]:
+        """The distinct texts of ``texts`` the cache lacks under ``embedder``'s fingerprint (or the
+        fingerprint itself, a ``str``) and ``kind``, in the order :meth:`embed` would embed them
+        (first occurrence), and the family's dimension when known (``dim``, else that of the vectors
+        cached under the fingerprint, else None). A cached vector of another dimension than the
+        family's counts as missing, as in :meth:`embed`. Embeds and stores nothing.
+
+        Raises:
+            ValueError / TypeError: bad ``kind``, ``dim`` or texts (as :meth:`embed`).
+        """
+        items = _request(texts, kind, dim)
+        fp = _fingerprint(embedder)
+        with self._lock:
+            family = int(dim) if dim is not None else self._stored_dim(fp)
+            if not items:
+                return [], family
+            first, found = self._cached(fp, kind, [_text_key(t) for t in items], items, family)
+        return [text for key, text in first.items() if key not in found], family
+
+    def put(self, embedder: Embedder | str, texts: Sequence[str], vectors: Any, kind: str,
+            dim: int | None = None) -> None:
+        """Store ``vectors`` (row i for ``texts[i]``), computed elsewhere by ``embedder`` (or under
+        the fingerprint given as a ``str``), in one transaction: all of them or nothing. They are
+        checked as :meth:`embed` checks an embedder's answer (shape, finite values, the family's
+        dimension: ``dim``, else the cached vectors'). Texts already cached keep their vector; of a
+        text given twice, the last row is the one stored. Stored texts count as misses, texts already
+        cached as hits (as in :meth:`embed`); :meth:`missing` counts neither.
+
+        Raises:
+            ValueError / TypeError: bad ``kind``, ``dim``, texts, or as many vectors as texts.
+            EmbeddingError: a wrong shape, non-finite values or another dimension than the
+                family's; nothing is stored.
+            CacheWriteError: the write failed; nothing of this call is stored.
+        """
+        items = _request(texts, kind, dim)
+        n = len(vectors) if hasattr(vectors, "__len__") else -1
+        if n != len(items):
+            raise ValueError(f"{len(items)} texts but {n if n >= 0 else 'no sequence of'} vectors")
+        if not items:
+            return
+        fp = _fingerprint(embedder)
+        name = _name(embedder)
+        arr = _checked(vectors, len(items), name)
+        row_of = {_text_key(t): i for i, t in enumerate(items)}  # first-occurrence order, last row
+        with self._lock:
+            family = int(dim) if dim is not None else self._stored_dim(fp)
+            _check_family(name, fp, arr.shape[1], family)
+            found = self._lookup(fp, kind, list(row_of), family)
+            self._hits += len(found)
+            todo = [key for key in row_of if key not in found]
+            if todo:
+                self._write(fp, kind, todo, arr[[row_of[key] for key in todo]], family, name)
 
     def forget(self, texts: Iterable[str]) -> int:
         """Remove the vectors of ``texts`` (every embedder's, as passages) from the cache, so text
@@ -328,7 +372,7 @@ class EmbeddingCache:
                                  " LIMIT 1", (fp,)).fetchone()
         return None if row is None else int(row[0])
 
-    def _store(self, fp: str, rows: list[tuple], dim: int, family: int | None, embedder: Embedder) -> int | None:
+    def _store(self, fp: str, rows: list[tuple], dim: int, family: int | None, name: str) -> int | None:
         """Store one batch in one transaction (all of it or nothing); returns the family's
         dimension. A write that fails (a full disk) is a :class:`CacheWriteError` naming the file:
         the batch is rolled back and every batch stored before it is kept."""
@@ -338,11 +382,7 @@ class EmbeddingCache:
             try:
                 if family is None:  # another process may have stored this family since the lookup
                     family = self._stored_dim(fp)
-                if family is not None and dim != family:
-                    raise EmbeddingError(
-                        f"embedder {getattr(embedder, 'name', embedder)!r} returned {dim}-dimensional "
-                        f"vectors, but this family's (fingerprint {fp[:12]}…) are {family}-dimensional; "
-                        f"a provider of another dimension does not serve the same model (nothing was cached)")
+                _check_family(name, fp, dim, family)
                 c.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
                 c.execute("COMMIT")
             except BaseException:
@@ -360,6 +400,24 @@ class EmbeddingCache:
                                   "vectors stored before are kept (free some space, or point $SEARCHKIT_CACHE "
                                   "elsewhere)") from None
         return family
+
+    def _cached(self, fp: str, kind: str, keys: list[bytes], items: list[str],
+                family: int | None) -> tuple[dict[bytes, str], dict[bytes, np.ndarray]]:
+        """The distinct texts (key -> text, in first-occurrence order) of ``items`` (whose keys are
+        ``keys``) and the vectors of those the cache holds under ``fp``, ``kind`` and ``family``."""
+        first: dict[bytes, str] = {}
+        for key, text in zip(keys, items):
+            first.setdefault(key, text)
+        return first, self._lookup(fp, kind, list(first), family)
+
+    def _write(self, fp: str, kind: str, keys: list[bytes], vectors: np.ndarray, family: int | None,
+               name: str) -> int:
+        """Store ``vectors`` (checked: ``_checked``) for ``keys`` in one transaction (``_store``),
+        counted as misses; returns the family's dimension, theirs."""
+        rows = [(fp, kind, key, vectors.shape[1], vectors[i].astype("<f4").tobytes()) for i, key in enumerate(keys)]
+        self._store(fp, rows, vectors.shape[1], family, name)
+        self._misses += len(keys)
+        return int(vectors.shape[1])
 
     def _lookup(self, fp: str, kind: str, keys: list[bytes], family: int | None) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
@@ -393,14 +451,10 @@ class EmbeddingCache:
         with tqdm(total=len(todo), desc=desc, unit="text", disable=not show_progress) as bar:
             for start in range(0, len(todo), batch_size):
                 batch = todo[start:start + batch_size]
-                vectors = _checked(embed([t for _, t in batch]), len(batch), embedder)
-                rows = [(fp, kind, key, vectors.shape[1], vectors[i].astype("<f4").tobytes())
-                        for i, (key, _) in enumerate(batch)]
-                family = self._store(fp, rows, vectors.shape[1], family, embedder)
-                family = vectors.shape[1]
+                vectors = _checked(embed([t for _, t in batch]), len(batch), _name(embedder))
+                family = self._write(fp, kind, [key for key, _ in batch], vectors, family, _name(embedder))
                 for i, (key, _) in enumerate(batch):
                     found[key] = vectors[i]
-                self._misses += len(batch)
                 bar.update(len(batch))
 
 
@@ -445,14 +499,55 @@ def _make_private(path: Path) -> None:
         log.warning("embedding cache %s is readable by others and could not be made 0600: %s", path, ", ".join(failed))
 
 
-def _checked(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
+def _checked(vectors: Any, n: int, name: str) -> np.ndarray:
+    """``vectors`` as a C-contiguous float32 ``(n, dim)`` array, or an :class:`EmbeddingError`
+    naming the embedder (a wrong shape, not numbers, NaN or infinity)."""
     arr = np.asarray(vectors)
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 1:
-        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned shape "
-                             f"{arr.shape} for {n} texts; expected ({n}, dim)")
+        raise EmbeddingError(f"embedder {name!r} returned shape {arr.shape} for {n} texts; expected ({n}, dim)")
     if not np.issubdtype(arr.dtype, np.number):
-        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned dtype {arr.dtype}")
+        raise EmbeddingError(f"embedder {name!r} returned dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float32)
     if not np.isfinite(arr).all():
-        raise EmbeddingError(f"embedder {getattr(embedder, 'name', embedder)!r} returned NaN or infinity")
+        raise EmbeddingError(f"embedder {name!r} returned NaN or infinity")
     return arr
+
+
+def _check_family(name: str, fp: str, dim: int, family: int | None) -> None:
+    """An :class:`EmbeddingError` when ``dim`` is not the family's (``family``; None: any)."""
+    if family is not None and dim != family:
+        raise EmbeddingError(
+            f"embedder {name!r} returned {dim}-dimensional vectors, but this family's (fingerprint {fp[:12]}…) "
+            f"are {family}-dimensional; a provider of another dimension does not serve the same model "
+            f"(nothing was cached)")
+
+
+def _name(embedder: Any) -> str:
+    """How messages name ``embedder`` (a fingerprint given as a ``str``: its first characters)."""
+    if isinstance(embedder, str):
+        return f"fingerprint {embedder[:12]}…"
+    return str(getattr(embedder, "name", embedder))
+
+
+def _fingerprint(embedder: Any) -> str:
+    """The fingerprint of ``embedder``, or ``embedder`` itself when it is one (a non-empty ``str``)."""
+    if isinstance(embedder, str):
+        if not embedder:
+            raise ValueError("the embedder fingerprint must be a non-empty string")
+        return embedder
+    return embedder.fingerprint()
+
+
+def _request(texts: Sequence[str], kind: str, dim: int | None) -> list[str]:
+    """``texts`` as a list once ``kind``, ``dim`` and every text are checked (ValueError / TypeError)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1):
+        raise ValueError(f"dim must be a positive integer or None, got {dim!r}")
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be a sequence of strings, not a single string")
+    items = list(texts)
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] must be str, got {type(t).__name__}")
+    return items

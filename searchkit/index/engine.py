@@ -10,10 +10,10 @@ the vectors, the index and its fingerprint are the same either way.
 An engine is chosen for a block of code with ``using(engine)`` (the CLI's ``--engine``); code that
 builds indexes (``Searcher.build``, the eval harness, ``tune_fusion``) needs no parameter for it.
 
-This module also holds what an engine needs from the cache besides ``embed``, expressed through the
-embedder protocol the cache already speaks: ``missing`` (which distinct texts the cache lacks, in
-the order ``EmbeddingCache.embed`` would embed them) and ``store`` (write vectors computed
-elsewhere, checked as any embedder's are).
+An engine that embeds elsewhere asks the cache itself: ``EmbeddingCache.missing`` (which distinct
+texts it lacks, in the order ``EmbeddingCache.embed`` would embed them, and the family's dimension)
+and ``EmbeddingCache.put`` (write vectors computed elsewhere, checked as any embedder's are); this
+module's ``missing`` and ``store`` are those two calls.
 """
 from __future__ import annotations
 
@@ -107,73 +107,17 @@ def make_engine(name: str, *, address: str | None = None, workers: int | None = 
 # --------------------------------------------------------------------------- the cache, seen by an engine
 
 
-class _Missing(Exception):
-    def __init__(self, texts: list[str]) -> None:
-        super().__init__(f"{len(texts)} texts missing")
-        self.texts = texts
-
-
-class _Probe:
-    """An embedder with another's fingerprint that embeds nothing: it learns which texts the cache
-    would embed (and the family's dimension, if the cache knows it) and stops there."""
-
-    def __init__(self, embedder: Any) -> None:
-        self._fp = embedder.fingerprint()
-        self.name = getattr(embedder, "name", "embedder")
-        self.dim = getattr(embedder, "dim", None)
-        self.family: int | None = None
-
-    def fingerprint(self) -> str:
-        return self._fp
-
-    def expect_dim(self, dim: int) -> None:
-        self.family = int(dim)
-
-    def _stop(self, texts: Sequence[str]) -> np.ndarray:
-        raise _Missing(list(texts))
-
-    embed_queries = _stop
-    embed_passages = _stop
-
-
-class _Given:
-    """An embedder with another's fingerprint that answers with vectors computed elsewhere."""
-
-    def __init__(self, fingerprint: str, name: str, vectors: dict[str, np.ndarray]) -> None:
-        self._fp = fingerprint
-        self.name = name
-        self._vectors = vectors
-
-    def fingerprint(self) -> str:
-        return self._fp
-
-    def _give(self, texts: Sequence[str]) -> np.ndarray:
-        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
-
-    embed_queries = _give
-    embed_passages = _give
-
-
 def missing(cache: Any, embedder: Any, texts: Sequence[str], kind: str = "passage",
             dim: int | None = None) -> tuple[list[str], int | None]:
     """The distinct texts of ``texts`` the cache lacks under ``embedder``'s fingerprint and
     ``kind``, in the order ``cache.embed`` would embed them (first occurrence), and the family's
-    dimension when the cache (or ``dim``) fixes it. Embeds and stores nothing."""
-    probe = _Probe(embedder)
-    try:
-        cache.embed(probe, texts, kind, batch_size=max(1, len(texts)), show_progress=False, dim=dim)
-    except _Missing as m:
-        return m.texts, probe.family
-    return [], probe.family
+    dimension when the cache (or ``dim``) fixes it: ``cache.missing``. Embeds and stores nothing."""
+    return cache.missing(embedder, texts, kind, dim=dim)
 
 
 def store(cache: Any, embedder: Any, texts: Sequence[str], vectors: np.ndarray, kind: str = "passage",
           dim: int | None = None) -> None:
     """Write ``vectors`` (row i for ``texts[i]``), computed by ``embedder`` elsewhere, into the
     cache in one transaction, checked as the cache checks any embedder's answer (shape, finite
-    values, the family's dimension). Texts already cached keep their vector."""
-    if len(texts) != len(vectors):
-        raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
-    given = {t: np.asarray(v) for t, v in zip(texts, vectors)}
-    answer = _Given(embedder.fingerprint(), getattr(embedder, "name", "embedder"), given)
-    cache.embed(answer, list(given), kind, batch_size=max(1, len(given)), show_progress=False, dim=dim)
+    values, the family's dimension): ``cache.put``. Texts already cached keep their vector."""
+    cache.put(embedder, texts, vectors, kind, dim=dim)

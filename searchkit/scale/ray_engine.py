@@ -39,7 +39,6 @@ from searchkit import retrievers
 from searchkit.analyze import detect_language
 from searchkit.config import SearchConfig
 from searchkit.evaluate.tune import fusion_cell
-from searchkit.index import engine as _engine
 from searchkit.index.cache import EmbeddingCache
 from searchkit.index.embedders import EmbeddingError
 from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
@@ -294,7 +293,7 @@ class RayEngine:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         texts = list(texts)
-        todo, family = _engine.missing(cache, embedder, texts, "passage")
+        todo, family = cache.missing(embedder, texts, "passage")
         if todo:
             distinct = len(set(texts))
             self._embed_remote(cache, embedder, todo, family, batch_size, show_progress,
@@ -347,7 +346,7 @@ class RayEngine:
                 rows = np.asarray(block["row"], dtype=np.int64)[ok]
                 if len(rows):
                     vectors = np.asarray(block["vector"], dtype=np.float32)[ok]
-                    _engine.store(cache, embedder, [todo[r] for r in rows], vectors, "passage", dim=family)
+                    cache.put(embedder, [todo[r] for r in rows], vectors, "passage", dim=family)
                     family = int(vectors.shape[1]) if family is None else family
                     done[rows] = True
                     stored += len(rows)
