@@ -10,9 +10,11 @@ the cache (one transaction), so a job that fails keeps what was embedded and a r
 rest. BM25 is built locally, as always.
 
 Sweeps (``RayEngine.fusion_cells``, used by ``tune_fusion``): each dataset's index is built once
-(embedded as above), saved, and shipped through the object store with the query vectors the
-driver computed through its cache; every (grid point, dataset) cell is one Ray task that loads the
-index (once per worker process) and scores the cell with the same function as the sequential path.
+(embedded as above), saved, and shipped through the object store with the embedder and the query
+(and reranking sentence) vectors the driver computed through its cache; every (grid point, dataset)
+cell is one Ray task that loads the index with those vectors put in an in-memory cache (once per
+worker process, ``EmbeddingCache.put``: nothing is embedded there) and scores the cell with the same
+function as the sequential path.
 
 Without an address the engine starts a local Ray cluster (bound to 127.0.0.1) and stops it when
 done; with one it joins that cluster (every node needs searchkit installed, the same version) and
@@ -414,39 +416,11 @@ class RayEngine:
 # --------------------------------------------------------------------------- sweep tasks
 
 
-class _QueryTable:
-    """The embedder a sweep worker's index is loaded with: the driver's query vectors by text
-    (the same embedder fingerprint), and the vectors of the sentences the reranking stage reads
-    (``sentences``); a text the driver did not prepare is an error."""
-
-    def __init__(self, fingerprint: str, name: str, dim: int, vectors: dict[str, np.ndarray],
-                 sentences: dict[str, np.ndarray] | None = None) -> None:
-        self._fp = fingerprint
-        self.name = name
-        self.dim = dim
-        self._vectors = vectors
-        self._sentences = sentences or {}
-
-    def fingerprint(self) -> str:
-        return self._fp
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        unknown = [t for t in texts if t not in self._vectors]
-        if unknown:
-            raise EmbeddingError(f"query {unknown[0][:60]!r} was not embedded by the driver")
-        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        unknown = [t for t in texts if t not in self._sentences]
-        if unknown:
-            raise EmbeddingError(f"a sweep worker embeds no passages ({len(unknown)} asked for, "
-                                 f"not prepared by the driver)")
-        return np.stack([self._sentences[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
-
-
 def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
     """What a sweep worker needs for one dataset: the saved index (file name -> bytes), the base
-    config, the dataset and the query vectors the driver's cache holds for its query texts."""
+    config, the dataset, and the embedder (``portable``) with the vectors the driver's cache holds
+    for its query texts and the sentences the reranking stage reads, which the worker puts in its
+    own in-memory cache (``EmbeddingCache.put``): its searches find them there, as the driver's do."""
     searcher.save(folder)
     files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
     table = None
@@ -463,9 +437,11 @@ def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
                 texts.add(searcher.validate_query(q.text))
             except (ValueError, TypeError):  # the sequential search refuses it too
                 continue
-        vectors = {t: vec.prepare(t) for t in sorted(texts)}
-        table = {"fingerprint": vec.embedder.fingerprint(), "name": getattr(vec.embedder, "name", "embedder"),
-                 "dim": int(vec.dim), "vectors": vectors, "sentences": _rerank_sentences(searcher, ds)}
+        queries = sorted(texts)
+        sentences = _rerank_sentences(searcher, ds)
+        table = {"embedder": portable(vec.embedder), "dim": int(vec.dim),
+                 "queries": (queries, np.stack([vec.prepare(t) for t in queries]) if queries else None),
+                 "sentences": (list(sentences), np.stack(list(sentences.values())) if sentences else None)}
     # the registry entries of the retrievers that are not built in: a worker registers them (its
     # process imports their modules) before it reads the config and loads the index
     specs = [retrievers.get(n) for n in searcher.retrievers if n not in retrievers.BUILTINS]
@@ -503,17 +479,30 @@ def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             path.write_bytes(data)
-        q = payload["queries"]
-        embedder = None if q is None else _QueryTable(q["fingerprint"], q["name"], q["dim"], q["vectors"],
-                                                      q.get("sentences"))
-        searcher = Searcher.load(tmp, SearchConfig.from_json(payload["config"]), embedder=embedder,
-                                 cache=EmbeddingCache(None) if q is not None else None)
+        embedder, cache = _prepared(payload["queries"])
+        searcher = Searcher.load(tmp, SearchConfig.from_json(payload["config"]), embedder=embedder, cache=cache)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     while len(_LOADED) >= _LOADED_MAX:
         _LOADED.pop(next(iter(_LOADED)))
     _LOADED[key] = (searcher, payload["dataset"])
     return _LOADED[key]
+
+
+def _prepared(table: dict[str, Any] | None) -> tuple[Any, Any]:
+    """The (embedder, cache) a sweep worker's index is loaded with: the driver's embedder and an
+    in-memory cache holding the vectors the driver prepared (its queries as ``query``, the
+    reranking stage's sentences as ``passage``), so nothing is embedded on the worker; (None, None)
+    for an index without an embedding retriever."""
+    if table is None:
+        return None, None
+    recipe = table["embedder"]
+    embedder = recipe.build() if isinstance(recipe, _Portable) else recipe
+    cache = EmbeddingCache(None)
+    for kind, (texts, vectors) in (("query", table["queries"]), ("passage", table["sentences"])):
+        if texts:
+            cache.put(embedder, texts, vectors, kind, dim=table["dim"])
+    return embedder, cache
 
 
 def _fusion_cell(key: str, refs: list[Any], config_json: str, metric: str) -> tuple[float, float, dict[str, float]]:
