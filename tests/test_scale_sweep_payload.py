@@ -1,6 +1,7 @@
 """What a Ray fusion sweep ships a worker (issue 29 item 4), checked without a cluster: the driver's
-embedder and the vectors it prepared, which the worker puts in an in-memory cache
-(``EmbeddingCache.put``), no fake embedder; the worker's cells equal the driver's and embed nothing."""
+searcher as its state (its saved files only when that state does not pickle), its embedder and the
+vectors it prepared, which the worker puts in an in-memory cache (``EmbeddingCache.put``), no fake
+embedder; the worker's cells equal the driver's and it embeds nothing."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,41 +14,45 @@ from searchkit.index.cache import EmbeddingCache
 from searchkit.searcher import Searcher
 
 pytest.importorskip("ray")
-from searchkit.scale import ray_engine  # noqa: E402 - needs ray
+from searchkit.scale import sweeps  # noqa: E402 - needs ray
 
 MINI_CONFIG = {"dense": {"embedder": "hashing", "hashing_dim": 64, "batch_size": 8}}
 
 
-def _worker(payload, folder):
-    """The (searcher, cache) ``ray_engine._loaded`` makes of a payload."""
-    for name, data in payload["files"].items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    embedder, cache = ray_engine._prepared(payload["queries"])
-    return Searcher.load(folder, SearchConfig.from_json(payload["config"]), embedder=embedder, cache=cache), cache
+@pytest.fixture(scope="module")
+def mini():
+    return load_dataset(resolve_dataset("mini"), split="dev")
 
 
-def test_a_sweep_worker_scores_as_the_driver_and_embeds_nothing(tmp_path):
-    ds = load_dataset(resolve_dataset("mini"), split="dev")
+@pytest.mark.parametrize("shipped", ["state", "files"])
+def test_a_sweep_worker_scores_as_the_driver_and_embeds_nothing(mini, tmp_path, monkeypatch, shipped):
     cfg = SearchConfig.from_dict(MINI_CONFIG)
-    driver = Searcher.build(ds.records, cfg, cache=EmbeddingCache(tmp_path / "c.sqlite"))
-    payload = ray_engine._fusion_payload(ds, driver, tmp_path / "saved")
+    driver = Searcher.build(mini.records, cfg, cache=EmbeddingCache(tmp_path / "c.sqlite"))
+    if shipped == "files":  # a retriever whose state does not pickle: the saved index travels
+        monkeypatch.setattr(sweeps, "_searcher_state", lambda searcher: None)
+    payload = sweeps.fusion_payload(mini, driver, tmp_path / "saved")
+    assert (payload["state"] is None, payload["files"] is None) == ((True, False) if shipped == "files"
+                                                                    else (False, True))
+    assert (tmp_path / "saved").exists() == (shipped == "files")
     table = payload["queries"]
-    assert not any(isinstance(v, type) and v.__name__ == "_QueryTable" for v in vars(ray_engine).values())
+    assert not any(isinstance(v, type) and v.__name__ == "_QueryTable" for v in vars(sweeps).values())
     assert table["embedder"].fingerprint() == driver.embedder.fingerprint()
     texts, vectors = table["queries"]
     assert texts and vectors.dtype == np.float32 and vectors.shape == (len(texts), 64)
     assert table["sentences"][0], "the mini set has Japanese queries: the reranking stage reads sentences"
-    (tmp_path / "worker").mkdir()
-    worker, cache = _worker(payload, tmp_path / "worker")
-    stored = cache.stats().misses
+    worker = sweeps.searcher_of(payload)
+    assert worker.cache is not driver.cache and worker.retrievers.keys() == driver.retrievers.keys()
+    stored = worker.cache.stats().misses
     assert stored == len(texts) + len(table["sentences"][0])
     grid = [cfg, SearchConfig.from_dict({**MINI_CONFIG, "fusion": {"method": "rrf"}})]
     for c in grid:
-        assert fusion_cell(ds, worker.with_config(c), c, "nDCG@10") == fusion_cell(ds, driver.with_config(c), c,
-                                                                                    "nDCG@10")
-    assert cache.stats().misses == stored  # every vector the worker read was the driver's
+        assert fusion_cell(mini, worker.with_config(c), c, "nDCG@10") == fusion_cell(mini, driver.with_config(c), c,
+                                                                                      "nDCG@10")
+    assert worker.cache.stats().misses == stored  # every vector the worker read was the driver's
+    if shipped == "state":
+        dense = worker.retrievers["dense"].index.vectors
+        assert dense.tobytes() == driver.retrievers["dense"].index.vectors.tobytes()
 
 
 def test_an_index_without_an_embedding_retriever_ships_no_vectors():
-    assert ray_engine._prepared(None) == (None, None)
+    assert sweeps._prepared(None) == (None, None)

@@ -9,12 +9,12 @@ bit-identical for the same embedder. As each block comes back the driver writes 
 the cache (one transaction), so a job that fails keeps what was embedded and a rerun sends only the
 rest. BM25 is built locally, as always.
 
-Sweeps (``RayEngine.fusion_cells``, used by ``tune_fusion``): each dataset's index is built once
-(embedded as above), saved, and shipped through the object store with the embedder and the query
-(and reranking sentence) vectors the driver computed through its cache; every (grid point, dataset)
-cell is one Ray task that loads the index with those vectors put in an in-memory cache (once per
-worker process, ``EmbeddingCache.put``: nothing is embedded there) and scores the cell with the same
-function as the sequential path.
+Sweeps (``RayEngine.fusion_cells``, used by ``tune_fusion``; ``searchkit.scale.sweeps``): each
+dataset's index is built once (embedded as above) and its searcher's state shipped through the
+object store with the embedder and the query (and reranking sentence) vectors the driver computed
+through its cache; every (grid point, dataset) cell is one Ray task that rebuilds the searcher
+(once per worker process, those vectors put in an in-memory cache: nothing is embedded there) and
+scores the cell with the same function as the sequential path.
 
 Without an address the engine starts a local Ray cluster (bound to 127.0.0.1) and stops it when
 done; with one it joins that cluster (every node needs searchkit installed, the same version) and
@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
 import tempfile
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -37,14 +35,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from searchkit import retrievers
-from searchkit.analyze import detect_language
-from searchkit.config import SearchConfig
-from searchkit.evaluate.tune import fusion_cell
-from searchkit.index.cache import EmbeddingCache
 from searchkit.index.embedders import EmbeddingError
 from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
-from searchkit.searcher import Searcher
+from searchkit.scale.portable import _one_line, _Portable, portable
+from searchkit.scale.sweeps import fusion_payload, fusion_task
 
 __all__ = ["RayEngine", "portable"]
 
@@ -64,73 +58,6 @@ fails at once with the worker's error, and a rerun resumes from the cache."""
 
 
 # --------------------------------------------------------------------------- embedders on workers
-
-_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
-
-
-class _Fresh:
-    """Stands for a lock in a portable embedder's state (a new one is made on the worker)."""
-
-    def __init__(self, reentrant: bool) -> None:
-        self.reentrant = reentrant
-
-    def make(self) -> Any:
-        return threading.RLock() if self.reentrant else threading.Lock()
-
-
-class _Portable:
-    """An embedder as a picklable recipe: its class and its state, with locks recreated and a
-    loaded model (``_model``) left to load again on the worker. Embedders in lists (a fallback
-    chain's members) travel the same way."""
-
-    def __init__(self, embedder: Any) -> None:
-        self.cls = type(embedder)
-        self.state = {k: _pack(k, v) for k, v in vars(embedder).items()}
-
-    def build(self) -> Any:
-        obj = self.cls.__new__(self.cls)
-        vars(obj).update({k: _unpack(v) for k, v in self.state.items()})
-        return obj
-
-
-def _pack(key: str, value: Any) -> Any:
-    if isinstance(value, _LOCK_TYPES):
-        return _Fresh(isinstance(value, type(threading.RLock())))
-    if key == "_model":
-        return None
-    if isinstance(value, (list, tuple)) and value and all(hasattr(v, "fingerprint") and hasattr(v, "__dict__")
-                                                         for v in value):
-        return type(value)(_Portable(v) for v in value)
-    return value
-
-
-def _unpack(value: Any) -> Any:
-    if isinstance(value, _Fresh):
-        return value.make()
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, _Portable) for v in value):
-        return type(value)(v.build() for v in value)
-    return value
-
-
-def portable(embedder: Any) -> Any:
-    """What to send to workers for ``embedder``: itself when it pickles as it is, else a
-    ``_Portable`` recipe (searchkit's embedders hold locks and, once used, a loaded model). The
-    worker's copy has the same fingerprint."""
-    from ray import cloudpickle
-
-    try:
-        cloudpickle.dumps(embedder)
-        return embedder
-    except Exception:  # noqa: BLE001 - any pickling failure: fall back to the recipe
-        pass
-    if not hasattr(embedder, "__dict__"):
-        raise ScaleError(f"embedder {embedder!r} cannot be sent to Ray workers (it does not pickle)")
-    recipe = _Portable(embedder)
-    try:
-        cloudpickle.dumps(recipe)
-    except Exception as exc:  # noqa: BLE001
-        raise ScaleError(f"embedder {embedder!r} cannot be sent to Ray workers ({_one_line(exc)})") from None
-    return recipe
 
 
 class _EmbedActor:
@@ -387,10 +314,10 @@ class RayEngine:
         payloads = []
         with tempfile.TemporaryDirectory(prefix="searchkit-ray-") as tmp:
             for j, (ds, s) in enumerate(zip(datasets, searchers)):
-                payloads.append(_fusion_payload(ds, s, Path(tmp) / f"index{j}"))
+                payloads.append(fusion_payload(ds, s, Path(tmp) / f"index{j}"))
         refs = [ray.put(p) for p in payloads]
         keys = [f"{os.getpid()}-{id(self)}-{time.time_ns()}-{j}" for j in range(len(payloads))]
-        cell = ray.remote(num_cpus=1, max_retries=self.max_restarts)(_fusion_cell)
+        cell = ray.remote(num_cpus=1, max_retries=self.max_restarts)(fusion_task)
         jobs = {}
         for i, cfg in enumerate(configs):
             text = cfg.to_json()
@@ -411,104 +338,6 @@ class RayEngine:
                     ray.cancel(ref)
                 raise WorkerFailed(_worker_error(exc)) from None
         return out
-
-
-# --------------------------------------------------------------------------- sweep tasks
-
-
-def _fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
-    """What a sweep worker needs for one dataset: the saved index (file name -> bytes), the base
-    config, the dataset, and the embedder (``portable``) with the vectors the driver's cache holds
-    for its query texts and the sentences the reranking stage reads, which the worker puts in its
-    own in-memory cache (``EmbeddingCache.put``): its searches find them there, as the driver's do."""
-    searcher.save(folder)
-    files = {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-    table = None
-    embeds = retrievers.first(searcher.retrievers, retrievers.Embeds)
-    if embeds is not None:
-        vec = searcher.retrievers[embeds]
-        # what evaluate_dataset does first (batched, through the cache), then each text the
-        # per-query search prepares: the vectors the sequential path reads
-        warm = sorted({q.text.strip() for q in ds.queries if q.text.strip()})
-        searcher.warm(warm)
-        texts = set(warm)
-        for q in ds.queries:
-            try:
-                texts.add(searcher.validate_query(q.text))
-            except (ValueError, TypeError):  # the sequential search refuses it too
-                continue
-        queries = sorted(texts)
-        sentences = _rerank_sentences(searcher, ds)
-        table = {"embedder": portable(vec.embedder), "dim": int(vec.dim),
-                 "queries": (queries, np.stack([vec.prepare(t) for t in queries]) if queries else None),
-                 "sentences": (list(sentences), np.stack(list(sentences.values())) if sentences else None)}
-    # the registry entries of the retrievers that are not built in: a worker registers them (its
-    # process imports their modules) before it reads the config and loads the index
-    specs = [retrievers.get(n) for n in searcher.retrievers if n not in retrievers.BUILTINS]
-    return {"files": files, "config": searcher.config.to_json(), "dataset": ds, "queries": table, "retrievers": specs}
-
-
-def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
-    """The vectors of every sentence the reranking stage may read in this sweep, from the driver's
-    cache (embedded there first): when one of the dataset's queries is in a language the stage runs
-    for, the sentences of every passage (a query's head holds passages of any language); else none."""
-    cfg = searcher.config.rerank
-    if not any(cfg.runs_for(detect_language(q.text)) for q in ds.queries):
-        return {}
-    texts = searcher.rerank_sentences(range(len(searcher.passages)))
-    vecs = searcher.cache.embed(searcher.embedder, texts, "passage", show_progress=False) if texts else []
-    return dict(zip(texts, vecs))
-
-
-_LOADED: dict[str, tuple[Any, Any]] = {}
-_LOADED_MAX = 4
-
-
-def _loaded(key: str, refs: list[Any]) -> tuple[Any, Any]:
-    """The (searcher, dataset) of a payload, loaded once per worker process."""
-    if key in _LOADED:
-        return _LOADED[key]
-    import ray
-
-    payload = ray.get(refs[0])
-    for spec in payload.get("retrievers", ()):
-        retrievers.register(spec)
-    tmp = Path(tempfile.mkdtemp(prefix="searchkit-sweep-"))
-    try:
-        for name, data in payload["files"].items():
-            path = tmp / name
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            path.write_bytes(data)
-        embedder, cache = _prepared(payload["queries"])
-        searcher = Searcher.load(tmp, SearchConfig.from_json(payload["config"]), embedder=embedder, cache=cache)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    while len(_LOADED) >= _LOADED_MAX:
-        _LOADED.pop(next(iter(_LOADED)))
-    _LOADED[key] = (searcher, payload["dataset"])
-    return _LOADED[key]
-
-
-def _prepared(table: dict[str, Any] | None) -> tuple[Any, Any]:
-    """The (embedder, cache) a sweep worker's index is loaded with: the driver's embedder and an
-    in-memory cache holding the vectors the driver prepared (its queries as ``query``, the
-    reranking stage's sentences as ``passage``), so nothing is embedded on the worker; (None, None)
-    for an index without an embedding retriever."""
-    if table is None:
-        return None, None
-    recipe = table["embedder"]
-    embedder = recipe.build() if isinstance(recipe, _Portable) else recipe
-    cache = EmbeddingCache(None)
-    for kind, (texts, vectors) in (("query", table["queries"]), ("passage", table["sentences"])):
-        if texts:
-            cache.put(embedder, texts, vectors, kind, dim=table["dim"])
-    return embedder, cache
-
-
-def _fusion_cell(key: str, refs: list[Any], config_json: str, metric: str) -> tuple[float, float, dict[str, float]]:
-    searcher, ds = _loaded(key, refs)
-    cfg = SearchConfig.from_json(config_json)
-    return fusion_cell(ds, searcher.with_config(cfg), cfg, metric)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -568,12 +397,6 @@ def _worker_error(exc: BaseException) -> str:
     if isinstance(root, rex.RayError):
         return f"the Ray job failed: {type(root).__name__}: {_one_line(root, 300)}"
     return f"a Ray worker failed: {type(root).__name__}: {_one_line(root, 300)}"
-
-
-def _one_line(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc).strip().splitlines()
-    first = " ".join(text[0].split()) if text else type(exc).__name__
-    return first if len(first) <= limit else first[: limit - 3] + "..."
 
 
 __all__ += ["ScaleError", "ClusterUnreachable", "WorkerFailed"]
