@@ -264,8 +264,13 @@ class Searcher:
         *,
         record_mask: np.ndarray | None = None,
         scope: np.ndarray | None = None,
+        pick: Callable[[list[Hit]], list[Hit]] | None = None,
     ) -> Result:
         """Search; return at most ``k`` hits, best first, with warnings (H11, H12).
+
+        ``pick`` (the hits a caller shows, chosen from the ``k`` ranked: e.g. the history tool's
+        cards) makes the result's hits ``pick(hits)``; the missing-ID notice (H12) then reads the
+        hits shown, computed once here, and the weak-match notice (H11) the ranking as always.
 
         ``record_mask`` (boolean over ``self.records``) may be given instead of, or besides,
         ``filters``; both restrict the candidates before the top-k is cut.
@@ -277,22 +282,23 @@ class Searcher:
         a score. Filters narrow the candidates within the scope without changing statistics.
         """
         q = self.query(query, k, filters, record_mask=record_mask, scope=scope)
-        return self.result(self.pipeline(Candidates(), q), q)
+        return self.result(self.pipeline(Candidates(), q), q, pick=pick)
 
-    def result(self, c: Candidates, q: Query) -> Result:
+    def result(self, c: Candidates, q: Query, *, pick: Callable[[list[Hit]], list[Hit]] | None = None) -> Result:
         """The ``Result`` of a pipeline's candidates: a hit for each of ``c.fused`` (at most
         ``q.k``) carrying every stage's score, and the warnings. The weak-match signals are read
         off the ranking the ``evidence`` stage saw (before the speaker stage: that stage moves
         another speaker's turn down, and an adversarial question's best match being someone
         else's is the very evidence of no answer)."""
         hits = self._hits(c, q.k)
+        shown = hits if pick is None else list(pick(hits))
         seen = c.stages.get("evidence", c.fused)
         warnings, sig = search_notices(q.text, c.with_fusion(seen, c.evidence), hits,
-                                       lambda ri: self.records[ri].kind, self.config.weak_match)
+                                       lambda ri: self.records[ri].kind, self.config.weak_match, shown=shown)
         if self._fingerprint is None:
             self._fingerprint = self.config.fingerprint()
         return Result(
-            query=q.text, hits=tuple(hits), warnings=tuple(warnings), config_fingerprint=self._fingerprint, signals=sig
+            query=q.text, hits=tuple(shown), warnings=tuple(warnings), config_fingerprint=self._fingerprint, signals=sig
         )
 
     # -- what the stages read -------------------------------------------------------------

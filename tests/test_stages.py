@@ -152,9 +152,9 @@ def test_the_history_tool_ranks_diversity_candidates_before_picking_cards(record
     asked = []
     real = history_search._search
 
-    def spy(searcher, c, k, scope):
+    def spy(searcher, c, k, scope, pick=None):
         asked.append(k)
-        return real(searcher, c, k, scope)
+        return real(searcher, c, k, scope, pick)
 
     monkeypatch.setattr(history_search, "_search", spy)
     spaces = {"home": SpaceInfo(slug="home", title="home", members=("u1",))}
@@ -163,3 +163,32 @@ def test_the_history_tool_ranks_diversity_candidates_before_picking_cards(record
         index = HistoryIndex(Searcher.build(records, cfg, cache=EmbeddingCache(None)), spaces)
         index.search("adopted", caller="u1", container="personal", space="home")
         assert asked[-1] == want  # at least four a card (the default limit is 8)
+
+
+def test_the_missing_id_notice_is_computed_once_on_the_cards_shown(records, monkeypatch):
+    """Issue 29 (needless round trips): the history tool's cards are picked inside the search, and the
+    missing-ID notice (H12) is computed there, once, on the cards; the searcher's own ``search``
+    without ``pick`` reads all of its hits as before."""
+    from searchkit.rank import notices
+    from searchkit.tools.history import HistoryIndex
+
+    seen = []
+    real = notices.signals.missing_ids_warning
+
+    def spy(query, hits):
+        seen.append([h.record.id for h in hits])
+        return real(query, hits)
+
+    monkeypatch.setattr(notices.signals, "missing_ids_warning", spy)
+    spaces = {"home": SpaceInfo(slug="home", title="home", members=("u1",))}
+    index = HistoryIndex(Searcher.build(records, SearchConfig.from_dict(HASHING), cache=EmbeddingCache(None)), spaces)
+    answer = index.search("adopted PR-4321", caller="u1", container="personal", space="home", limit=2)
+    assert len(seen) == 1
+    assert seen[0] == [card.hit.record.id for card in answer.cards]
+    assert "missing_ids" in [w.code for w in answer.result.warnings]
+    seen.clear()
+    res = index.searcher.search("adopted PR-4321", k=5, pick=lambda hs: hs[:1])
+    assert len(seen) == 1 and seen[0] == [h.record.id for h in res.hits] and len(res.hits) == 1
+    seen.clear()
+    full = index.searcher.search("adopted PR-4321", k=5)
+    assert seen == [[h.record.id for h in full.hits]] and len(full.hits) > 1

@@ -30,9 +30,10 @@ def evidence_shape_of(ranked: Sequence[tuple[int, float]], kind_of: Callable[[in
 
 
 def search_notices(query: str, c: Candidates, hits: Sequence[Hit], kind_of: Callable[[int], str],
-                   weak_match: Any) -> tuple[list[Notice], dict[str, float]]:
+                   weak_match: Any, shown: Sequence[Hit] | None = None) -> tuple[list[Notice], dict[str, float]]:
     """H11 and H12 above the cards, and the signals: ``c`` is the candidates with the ranking the
-    evidence was read from (``c.fused``) and every piece of evidence."""
+    evidence was read from (``c.fused``) and every piece of evidence; ``hits`` the ranked hits and
+    ``shown`` those a caller shows of them (default: all), which the missing-ID notice reads."""
     out = []
     sig: dict[str, float] = {}
     wm = weak_match
@@ -46,7 +47,7 @@ def search_notices(query: str, c: Candidates, hits: Sequence[Hit], kind_of: Call
             w = signals.weak_match_warning(sig, model)
             if w is not None:
                 out.append(w)
-    m = signals.missing_ids_warning(query, hits)
+    m = signals.missing_ids_warning(query, hits if shown is None else shown)
     if m is not None:
         out.append(m)
     return out, sig

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from searchkit.analyze import detect_language, without_identifiers
 from searchkit.errors import ParameterError
 from searchkit.ingest.policy import MAX_SPACES
-from searchkit.rank.signals import missing_ids_warning
 from searchkit.records import KINDS, Hit, Notice, Result
 from searchkit.searcher import Filters, QueryError
 from searchkit.tools.base import ToolContext
@@ -96,12 +95,11 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
     signals: Any = {}
     if plan.searched:
         # diversity.candidates: hits ranked before the cards are picked (at least four a card)
-        res = _search(index, c, max(index.searcher.config.diversity.candidates, lim * 4), plan.scope)
-        hits = index.pick(res.hits, lim)
-        warnings = [w for w in res.warnings if w.code == "weak_match"]
-        missing = missing_ids_warning(c.query, hits)
-        if missing is not None:
-            warnings.append(missing)
+        # the cards are picked inside the search, so its missing-ID notice (H12) reads them
+        res = _search(index, c, max(index.searcher.config.diversity.candidates, lim * 4), plan.scope,
+                      pick=lambda ranked: index.pick(ranked, lim))
+        hits = list(res.hits)
+        warnings = list(res.warnings)
         signals = res.signals
     header_shown = with_spaces or bool(plan.skipped) or not plan.searched
     own = _own(plan, c.who)
@@ -183,7 +181,7 @@ def _index_of(ctx: ToolContext) -> Any:
     return ctx.index
 
 
-def _search(index: Any, c: Checked, k: int, scope: Any) -> Result:
+def _search(index: Any, c: Checked, k: int, scope: Any, pick: Any = None) -> Result:
     """The searcher's result in ``scope``; the ``kinds`` filter as one mask where the index keeps
     its records' kinds (the same records as ``Filters.accepts`` checks one by one)."""
     filters, mask = c.filters, None
@@ -191,7 +189,7 @@ def _search(index: Any, c: Checked, k: int, scope: Any) -> Result:
     if filters.kinds and kinds_mask is not None:
         filters, mask = replace(filters, kinds=None), kinds_mask(filters.kinds)
     try:
-        return index.searcher.search(c.query, k=k, filters=filters, record_mask=mask, scope=scope)
+        return index.searcher.search(c.query, k=k, filters=filters, record_mask=mask, scope=scope, pick=pick)
     except QueryError as exc:  # pragma: no cover - checked before
         raise ParameterError("query", str(exc)) from None
 
