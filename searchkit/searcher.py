@@ -26,7 +26,7 @@ from searchkit.config import SearchConfig
 from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
-from searchkit.index.dense import IndexWriteError, write_failure
+from searchkit.index.writes import IndexWriteError, write_failure
 from searchkit.passages import make_passages
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.conversation import Speakers, record_heads

@@ -14,7 +14,7 @@ import numpy as np
 
 from searchkit.config import BM25Config
 from searchkit.index.bm25_variants import _DTYPES, _INDEX_FIELDS, _dtype_name, _index_config
-from searchkit.index.dense import write_failure
+from searchkit.index.writes import write_failure
 from searchkit.util import FileProblem, read_json_file
 
 if TYPE_CHECKING:  # the class these methods belong to (it imports this module)

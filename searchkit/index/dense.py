@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
@@ -19,18 +18,10 @@ import numpy as np
 
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
-from searchkit.errors import ResourceError
+from searchkit.index.writes import IndexWriteError, write_failure
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 __all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
-
-
-class IndexWriteError(ResourceError, OSError):
-    """An index file could not be written (a full disk, an I/O error): the message names the file
-    and says so; the index being replaced is kept (issue 27, item 13)."""
-
-
-_FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 _REASONS = {os.strerror(code): code for code in (errno.ENOSPC, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES)
@@ -44,21 +35,6 @@ def _faiss_os_error(message: str) -> OSError | None:
             return OSError(code, reason)
     return None
 
-
-def write_failure(path: str | os.PathLike[str], exc: BaseException | None = None) -> IndexWriteError:
-    """The error for a failed write of ``path``: "the disk is full" when the error says so or the
-    folder's disk has (almost) no free space left, else "the write failed" with the system's reason."""
-    p = Path(path)
-    code = getattr(exc, "errno", None)
-    try:
-        nearly_full = shutil.disk_usage(p.parent if p.parent.exists() else Path.cwd()).free < (1 << 20)
-    except OSError:
-        nearly_full = False
-    if code in _FULL or nearly_full:
-        why = "the disk is full"
-    else:
-        why = "the write failed" + (f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
-    return IndexWriteError(f"cannot write {p}: {why}; the previous index is kept")
 
 _FORMAT_VERSION = 1
 _INDEX_FILE = "dense.faiss"
