@@ -51,8 +51,10 @@ def judge_block(judge: Any, args: argparse.Namespace, report: Any, ds: Any, conf
     scores = ragas_metrics.judge_scores(items, judge, embedder=embedder)
     for row in rows:
         row["ragas_llm"] = scores.get(row["id"])
+    section = config.embedder_section()
+    used = f"config {section}.embedder ({getattr(config, section).embedder})" if section else "none"
     return {"k": judge.k, "endpoint": judge.shown_url, "model": judge.model,
-            "embeddings": judge.embedding_model or f"config dense.embedder ({config.dense.embedder})",
+            "embeddings": judge.embedding_model or used,
             "queries": len(items), **ragas_metrics.judge_summary(scores, items, judge.k)}
 
 
