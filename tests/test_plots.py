@@ -10,7 +10,8 @@ from searchkit.evaluate import plots
 Y = [True, True, True, False, False, True, False, True]
 P = [0.9, 0.8, 0.4, 0.3, 0.6, 0.7, 0.1, 0.95]
 ROWS = [
-    {"setting": s, "method": m, "norm": n, "bm25_weight": w, "scope": scope, "group": g, "half": h, "value": v}
+    {"setting": s, "method": m, "norm": n, "lead": None if w is None else "bm25", "lead_weight": w, "scope": scope,
+     "group": g, "half": h, "value": v}
     for s, m, n, w, v in (("rrf k=60", "rrf", None, None, 0.5), ("wsum minmax bm25=0.4", "wsum", "minmax", 0.4, 0.6),
                           ("wsum minmax bm25=0.6", "wsum", "minmax", 0.6, 0.7))
     for scope, g in (("dataset", "mini"), ("lang", "ru"))

@@ -264,6 +264,8 @@ def test_fusion_rows_and_significance():
     cell = next(r for r in rows if r["setting"] == "rrf k=60" and r["half"] == "tune" and r["scope"] == "dataset")
     assert cell["value"] == pytest.approx(0.5) and cell["queries"] == sum(half_of(f"d:q{i}") == "tune" for i in range(20))
     assert {r["group"] for r in rows if r["scope"] == "lang"} == {"ru", "ja"}
+    wsum = next(r for r in rows if r["setting"] == "wsum zscore bm25=0.6")
+    assert (wsum["lead"], wsum["lead_weight"]) == ("bm25", 0.6) and (cell["lead"], cell["lead_weight"]) == (None, None)
     sig = {r["against"]: r for r in research.fusion_significance_rows(trials, base)}
     assert sig["runner-up"]["setting"] == "wsum minmax bm25=0.4" and sig["runner-up"] is not sig["shipped"]
     assert sig["RRF k=60"]["Δ tune (winner - it)"] == pytest.approx(0.4)

@@ -240,19 +240,21 @@ def grouped_bars(table: Mapping[str, Mapping[str, float]], *, title: str, xlabel
 
 def fusion_sweep_figure(rows: Sequence[Mapping[str, Any]], *, picked: str | None = None, metric: str = "nDCG@10",
                         half: str = "tune", title: str | None = None) -> Any:
-    """The fusion sweep: ``metric`` on one half against the BM25 weight of the weighted sums (one
-    line per normalisation and dataset, left; per normalisation and language, right), RRF settings
-    as horizontal lines, the picked setting starred.
+    """The fusion sweep: ``metric`` on one half against the lead retriever's weight in the weighted
+    sums (one line per normalisation and dataset, left; per normalisation and language, right), RRF
+    settings as horizontal lines, the picked setting starred.
 
-    ``rows``: ``research.fusion_rows`` rows (``setting``, ``method``, ``norm``, ``bm25_weight``,
-    ``scope`` (``dataset`` or ``lang``), ``group``, ``half``, ``value``)."""
+    ``rows``: ``research.fusion_rows`` rows (``setting``, ``method``, ``norm``, ``lead``,
+    ``lead_weight``, ``scope`` (``dataset`` or ``lang``), ``group``, ``half``, ``value``)."""
+    leads = sorted({r["lead"] for r in rows if r.get("lead") and r["method"] != "rrf"})
+    lead = "/".join(leads) or "lead retriever"
     fig, axes = _figure(12.0, 4.5, ncols=2)
     for ax, scope in zip(axes, ("dataset", "lang")):
         mine = [r for r in rows if r["scope"] == scope and r["half"] == half]
         lines: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
         for r in mine:
-            if r["method"] != "rrf" and r["bm25_weight"] is not None:
-                lines.setdefault((r["norm"], r["group"]), []).append((float(r["bm25_weight"]), float(r["value"]), r["setting"]))
+            if r["method"] != "rrf" and r.get("lead_weight") is not None:
+                lines.setdefault((r["norm"], r["group"]), []).append((float(r["lead_weight"]), float(r["value"]), r["setting"]))
         for (norm, group), pts in sorted(lines.items()):
             pts.sort()
             (line,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, lw=1.4, label=f"{group} {norm}")
@@ -270,12 +272,12 @@ def fusion_sweep_figure(rows: Sequence[Mapping[str, Any]], *, picked: str | None
         if not mine:
             _note(ax, "no rows")
         ax.set_xlim(0, 1)
-        ax.set_xlabel("BM25 weight in the weighted sum (dense weight = 1 - it)")
+        ax.set_xlabel(f"{lead} weight in the weighted sum (the other retrievers share 1 - it)")
         ax.set_ylabel(f"{metric} on the {half} half (mean over queries, 0-1)")
         ax.set_title(f"per {'dataset' if scope == 'dataset' else 'language'}")
         if lines:
             ax.legend(fontsize=7, loc="lower left")
-    fig.suptitle(title or f"Fusion sweep: {metric} against the BM25 weight ({half} half; * = picked)")
+    fig.suptitle(title or f"Fusion sweep: {metric} against the {lead} weight ({half} half; * = picked)")
     return fig
 
 

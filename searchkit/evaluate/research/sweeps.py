@@ -91,16 +91,20 @@ def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str,
 def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "nDCG@10") -> list[dict[str, Any]]:
     """Long rows of a ``tune.tune_fusion`` sweep for plotting and tables: for every trial, half
     (``tune`` / ``report``) and group, the mean per-query ``metric``; groups are each dataset
-    (``scope`` ``dataset``) and each query language over all datasets (``scope`` ``lang``)."""
+    (``scope`` ``dataset``) and each query language over all datasets (``scope`` ``lang``). A
+    weighted sum's row names its lead retriever (``lead``: the first of its weights in the
+    registry's order, as ``setting_label`` shows it) and that retriever's weight (``lead_weight``)."""
     import numpy as np
 
     lang = {f"{ds.name}:{q.id}": (q.lang or "und") for ds in datasets for q in ds.queries}
     rows = []
     for t in trials:
         s = t.settings
-        w = (s.get("fusion.weights") or {}).get("bm25")
+        weights = s.get("fusion.weights") or {}
+        lead = _lead(weights) if weights else None
+        w = weights.get(lead) if lead is not None else None
         base = {"setting": setting_label(s), "method": s.get("fusion.method"), "norm": s.get("fusion.norm"),
-                "bm25_weight": None if w is None else float(w), "rrf_k": s.get("fusion.rrf_k")}
+                "lead": lead, "lead_weight": None if w is None else float(w), "rrf_k": s.get("fusion.rrf_k")}
         for half in ("tune", "report"):
             cells: dict[tuple[str, str], list[float]] = {}
             for key, v in t.per_query.items():
