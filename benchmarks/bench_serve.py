@@ -544,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passages", type=int, default=100_000)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=4, help="the server's --workers (tool calls run at once)")
     ap.add_argument("--refresh-every", default="60s")
     ap.add_argument("--swap-wait", type=float, default=1800.0,
                     help="after the window, keep the load on until a refreshed version is served (at most this many s)")
@@ -604,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "SEARCHKIT_CACHE": str(cache)}
     t0 = time.perf_counter()
     server = Server(["--config", str(config), "--index", str(work / "index"), "--tasks-db", str(tasks_db), "--tokens",
-                     str(tokens_file), "--refresh-every", args.refresh_every, "--workers", "4"], env,
+                     str(tokens_file), "--refresh-every", args.refresh_every, "--workers", str(args.workers)], env,
                     work / "serve.log")
     start_s = time.perf_counter() - t0
     stop = threading.Event()
@@ -648,7 +649,8 @@ def main(argv: list[str] | None = None) -> int:
         passages=n_passages, workspace=shape, embedder=args.embedder, clients=args.clients, seconds=round(window_end - t_start, 1),
         refresh_every=args.refresh_every, build_s=round(build_s, 1), swap_wait_s=args.swap_wait,
         refreshes=[{k: e.get(k) for k in ("ts", "ok", "index_version", "took_s", "error")} for e in refreshes],
-        versions=check_versions(stats.records), by_transport=by_transport(window), cpus=os.cpu_count(), load_before=load0, load_after=os.getloadavg(),
+        versions=check_versions(stats.records), by_transport=by_transport(window), cpus=os.cpu_count(),
+        workers=args.workers, load_before=load0, load_after=os.getloadavg(),
         python=platform.python_version(), machine=platform.machine(),
     )
     print(json.dumps(res, indent=2, ensure_ascii=False, default=str))

@@ -256,3 +256,31 @@ def test_ascii_text_is_one_english_run_as_the_general_loop_finds():
     for text in ["", "12 + 30", "Caroline: I went to a support group!", "ATL-1656 v2.3 #412", "  \t\n", "_a_"]:
         assert _run_spans(text) == ([("en", 0, len(text))] if text else [])
         assert _run_spans(text + "é") == [("en", 0, len(text) + 1)]
+
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("AaTLPRvV #-._!&1０٣२ ЖИSSUE\n"), max_size=40))
+def test_identifier_digit_gate_keeps_every_match(text):
+    """``_id_matches`` skips texts without a digit: what it finds is what it finds with the gate
+    open (``\\d`` is Unicode's Nd in the gate and in ``_ID_RE``; digits of other scripts included)."""
+    from searchkit.analyze import identifiers
+
+    gated = [(m.span(), m.group(0)) for m in identifiers._id_matches(text)]
+    saved = identifiers._DIGIT_RE
+    identifiers._DIGIT_RE = re.compile("")  # always "found": the pattern tried on every text
+    try:
+        open_ = [(m.span(), m.group(0)) for m in identifiers._id_matches(text)]
+    finally:
+        identifiers._DIGIT_RE = saved
+    assert gated == open_
+
+
+def test_identifier_digit_gate_non_ascii_digits():
+    """A digit of another script (Arabic-Indic) still opens the pattern, as ``\\d`` reads it."""
+    from searchkit.analyze.identifiers import _id_matches
+    from searchkit.analyze.scripts import _ID_RE
+
+    text = "see PR #٣٤ and the plan"
+    assert [m.group(0) for m in _id_matches(text)] == [m.group(0) for m in _ID_RE.finditer(text)] != []
+    assert not list(_id_matches("see the plan for Caroline, no numbers here"))

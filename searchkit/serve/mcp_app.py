@@ -40,11 +40,16 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
     limiter = limiter or anyio.CapacityLimiter(4)
     info = service.info
 
+    # the schemas are the parameter dataclasses': generated once, not at every call (the SDK reads a
+    # called tool's input schema on each tools/call of the HTTP transport)
+    schemas = {name: t.schema() for name, t in service.tools.items()}
+    listing = types.ListToolsResult(tools=[
+        types.Tool(name=name, description=t.description, input_schema=schemas[name])
+        for name, t in service.tools.items()
+    ])
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:  # noqa: ARG001 - the SDK's signature
-        return types.ListToolsResult(tools=[
-            types.Tool(name=name, description=t.description, input_schema=t.schema())
-            for name, t in service.tools.items()
-        ])
+        return listing  # read by the SDK, never changed
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = session_of(ctx)
@@ -59,6 +64,7 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
         description=f"config {info.get('fingerprint')} (index {info.get('index_fingerprint')}); "
                     f"replay: {info.get('verify')}",
         instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
+        get_tool_input_schema=schemas.get,
     )
 
 
