@@ -235,3 +235,38 @@ def test_a_large_allowed_share_is_scored_through_every_row_with_the_same_result(
             monkeypatch.setattr(dense_mod, "_GATHER_SHARE", 0)  # always copy the rows out (before)
             want = index.search(q, k, mask, exact=True)
             assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_scope_stretch_scores_only_its_rows_and_matches_the_copying_path(monkeypatch):
+    """Issue 30: allowed rows within one stretch (a caller's space: its passages are indexed
+    together) are scored over that stretch alone, not every row; the result is the copying path's
+    bit for bit, blocks at the start, the middle and the end, with holes (chats the caller may not
+    see) and a tie."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((4000, 40)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    x[1500] = x[1600]
+    index = DenseIndex.build(x, DenseConfig(index="flat"))
+    seen = []
+    real_matmul = np.ndarray.__matmul__
+
+    class Spy(np.ndarray):
+        def __matmul__(self, other):
+            seen.append(self.shape[0])
+            return real_matmul(np.asarray(self), other)
+
+    for lo, hi in ((0, 1000), (1400, 2400), (3000, 4000)):
+        for i in range(12):
+            mask = np.zeros(4000, dtype=bool)
+            mask[lo:hi] = rng.random(hi - lo) < 0.8
+            q = x[lo + i * 9] + 0.01 * rng.standard_normal(40).astype(np.float32)
+            k = (1, 10, 60)[i % 3]
+            monkeypatch.setattr(index, "_vectors", x.view(Spy))
+            seen.clear()
+            got = index.search(q, k, mask, exact=True)
+            rows = np.flatnonzero(mask)
+            assert seen and seen[0] == rows[-1] - rows[0] + 1 < 4000  # the stretch, not every row
+            monkeypatch.setattr(dense_mod, "_GATHER_SHARE", 0)  # always copy the rows out
+            want = index.search(q, k, mask, exact=True)
+            monkeypatch.setattr(dense_mod, "_GATHER_SHARE", 6)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
