@@ -135,9 +135,12 @@ def attribution(
     speakers: Speakers,
     tokens: Callable[[str], list[str]],
     weights: Mapping[str, float] | None = None,
+    lines: Sequence[Sequence[Any] | None] | None = None,
 ) -> dict[str, float]:
     """``speaker_query``, ``speaker_named``, ``speaker_other`` and ``speaker_gap`` (module doc)
-    over the lines of ``passages`` (passages of the top records)."""
+    over the lines of ``passages`` (passages of the top records). ``lines`` (one per passage, or
+    None) are their lines as the index analysed them (``searchkit.rank.lines``): the same result,
+    without analysing them again."""
     named = speakers.in_query(query_tokens)
     if not named:
         return {"speaker_query": 0.0, "speaker_named": 0.0, "speaker_other": 0.0, "speaker_gap": 0.0}
@@ -146,7 +149,7 @@ def attribution(
     w = {t: (weights or {}).get(t, 1.0) for t in content}
     total = sum(w.values()) or 1.0
     best_named = best_other = 0.0
-    for who, body_tokens in _attributed(passages, speakers, tokens):
+    for who, body_tokens in _attributed(passages, speakers, tokens, lines=lines):
         match = sum(w[t] for t in content & set(body_tokens)) / total
         if who in named:
             best_named = max(best_named, match)
@@ -174,10 +177,12 @@ def said_by_named(
     return [said_by(named, whose(text, speakers, tokens)) for text in texts]
 
 
-def whose(text: str, speakers: Speakers, tokens: Callable[[str], list[str]]) -> frozenset[str]:
+def whose(text: str, speakers: Speakers, tokens: Callable[[str], list[str]],
+          lines: Sequence[Any] | None = None) -> frozenset[str]:
     """The speakers something in ``text`` belongs to (its ``Speaker:`` lines, the first-named
-    speaker of each sentence of its prose); a caller may keep it per passage."""
-    return frozenset(who for who, _ in _attributed([text], speakers, tokens, bodies=False))
+    speaker of each sentence of its prose); a caller may keep it per passage. ``lines``: the
+    text's lines as the index analysed them (``attribution``)."""
+    return frozenset(who for who, _ in _attributed([text], speakers, tokens, bodies=False, lines=[lines]))
 
 
 def said_by(named: set[str] | frozenset[str], owners: frozenset[str]) -> bool | None:
@@ -193,19 +198,34 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 
 def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[str], list[str]],
-                bodies: bool = True) -> Iterable[tuple[str, list[str]]]:
+                bodies: bool = True, lines: Sequence[Sequence[Any] | None] | None = None,
+                ) -> Iterable[tuple[str, list[str]]]:
     """``(speaker, tokens)`` for each line said by a known speaker, and for each sentence of the
     other lines that names one (its first-named speaker). ``bodies`` False: a speaker's line is
-    not analysed (its tokens come back empty), for a caller that asks only whose it is."""
+    not analysed (its tokens come back empty), for a caller that asks only whose it is.
+    ``lines[i]`` (when given and not None): the entries of ``passages[i]``'s lines, ``(head,
+    tokens of what the speaker said or None, tokens of each sentence or None)``
+    (``searchkit.rank.lines``); a part that is None is analysed here, as without them."""
     first_token = speakers.by_token
-    for text in passages:
-        for line in text.splitlines()[:_MAX_LINES]:
-            m = _LINE.match(line)
-            if m and m.group(1).strip() in speakers.names:
-                yield m.group(1).strip(), (tokens(m.group(2)) if bodies else [])
+    for i, text in enumerate(passages):
+        all_lines = text.splitlines()[:_MAX_LINES]
+        known = lines[i] if lines is not None else None
+        if known is not None and len(known) != len(all_lines):
+            known = None  # not this text's lines: analysed here
+        for j, line in enumerate(all_lines):
+            m = None
+            if known is not None:
+                head, body, sentences = known[j]
+            else:
+                m = _LINE.match(line)
+                head, body, sentences = (m.group(1).strip() if m else None), None, None
+            if head is not None and head in speakers.names:
+                if not bodies:
+                    yield head, []
+                else:
+                    yield head, (body if body is not None else tokens((m or _LINE.match(line)).group(2)))
                 continue
-            for sentence in _SENTENCE.split(line):
-                toks = tokens(sentence)
+            for toks in (sentences if sentences is not None else map(tokens, _SENTENCE.split(line))):
                 who = next((first_token[t] for t in toks if t in first_token), None)
                 if who is not None:
                     yield who, toks

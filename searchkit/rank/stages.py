@@ -226,10 +226,13 @@ class EvidenceStage:
         weighing = first(q.views, HasTermWeights)
         query = c.runs[weighing].query if weighing in c.runs else s.analyzer.query_tokens(q.text)
         weights = q.views[weighing].term_weights(query) if weighing is not None else None
-        said = [s.passages[int(pi)].text for ri, _ in ranked[:self.attribution_depth]
+        rows = [int(pi) for ri, _ in ranked[:self.attribution_depth]
                 for pi in s.record_passages(ri)[:self.attribution_passages]]
+        said = [s.passages[pi].text for pi in rows]
+        analysed = getattr(s, "line_analysis", None)  # the index's analysis of each line, where it has one
+        lines = [analysed.entries(pi) for pi in rows] if analysed is not None else None
         out.update(conversation.attribution(query, said, s.speakers(q.scope), conversation.query_tokens_of(s),
-                                               weights))
+                                               weights, lines))
         return out
 
 
@@ -260,6 +263,7 @@ class SpeakerStage:
             return ranked
         head, rest = ranked[:self.depth], ranked[self.depth:]
         owners = speakers.passage_owners  # passage row -> whose it is, kept with these speakers
+        analysed = getattr(s, "line_analysis", None)  # the index's analysis of each line, where it has one
         own = []
         for ri, _ in head:
             pi = c.best_passage(ri, self.rrf_k)
@@ -271,7 +275,8 @@ class SpeakerStage:
                 # the passage's own slice of its record: not the title line it is prefixed with (a
                 # chat's title names both speakers)
                 p = s.passages[pi]
-                who = owners[pi] = whose(s.records[ri].text[p.start:p.end], speakers, conversation.query_tokens_of(s))
+                who = owners[pi] = whose(s.records[ri].text[p.start:p.end], speakers, conversation.query_tokens_of(s),
+                                         analysed.entries(pi, whole=False) if analysed is not None else None)
             own.append(said_by(named, who))
         return shifted(head, rest, [-self.weight if mine is False else 0.0 for mine in own])
 

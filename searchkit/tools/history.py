@@ -109,6 +109,7 @@ class HistoryIndex:
         indexed and the size caps (default ``DEFAULT_POLICY``)."""
         load = load_workspace(workspace, policy=policy)
         s = Searcher.build(load.records, config, embedder=embedder, cache=cache, show_progress=show_progress)
+        s.analyse_lines(show_progress=show_progress)
         index = cls(s, load.spaces, load.report, workspace=workspace)
         index.memo = Memo.of(load, policy)
         return index
@@ -135,6 +136,7 @@ class HistoryIndex:
         before = cache.stats().misses if cache is not None else 0
         s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress,
                            previous=s0)
+        s.analyse_lines(s0, show_progress=show_progress)
         after = cache.stats().misses if cache is not None else 0
         if cache is not None and removed + changed:  # erased text leaves the cache too (H3)
             was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
