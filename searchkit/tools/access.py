@@ -190,14 +190,19 @@ class WorkspaceAccess:
         if kind != "dir":
             return None
         where = str(folder)
+        # every file's lstat signature now: this runs for every chat of the space at every search,
+        # so it is one lstat each, relative to the folder opened once (no walk of the whole path)
         try:
-            names = sorted(n for n in os.listdir(where) if n.endswith(".json"))
+            fd = os.open(where, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return None
-        # every file's lstat signature now (a string path per file: this runs for every chat of the
-        # space at every search, so it is kept to one lstat each)
-        base = where + os.sep
-        sigs = tuple((name, _signature(base + name)) for name in names)
+        try:
+            names = sorted(n for n in os.listdir(fd) if n.endswith(".json"))
+            sigs = tuple((name, _signature_at(fd, name)) for name in names)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         with self._lock:
             last = self._tables.get(where)
         if last is not None and last[0] == sigs:
@@ -235,6 +240,15 @@ def _signature(path: str) -> tuple[int, ...]:
     file is parsed again whenever this changes."""
     try:
         st = os.lstat(path)
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def _signature_at(fd: int, name: str) -> tuple[int, ...]:
+    """``_signature`` of the file ``name`` of the folder open as ``fd``."""
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
     except OSError:
         return ()
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
