@@ -29,6 +29,7 @@ import io
 import json
 import threading
 import zipfile
+from array import array
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -43,6 +44,10 @@ FILE_NAME = "line_analysis.npz"
 """The analysis's file in an index version."""
 DECODED_ROWS = 16_384
 """Passages whose decoded lines a ``LineAnalysis`` keeps (the oldest eighth leaves when full)."""
+
+BUILD_MEMO = 65_536
+"""Lines a build remembers the entry of (a record's title line heads each of its passages; a chat
+repeats its short lines): cleared when full, so a build's memory follows the index, not its text."""
 
 Entry = tuple[str | None, list[str] | None, list[list[str]] | None]
 """One line: its head (None: not a ``Name: text`` line), the tokens of the speaker's text (None:
@@ -149,6 +154,11 @@ class LineAnalysis:
                 self._decoded[row] = got
         return got[skip:] if skip else got
 
+    def of_rows(self, rows: Sequence[int]) -> "_Rows":
+        """``entries(row)`` of each of ``rows``, decoded when a stage first reads it (the evidence
+        stage reads none when the question names no speaker)."""
+        return _Rows(self, rows)
+
     def _decode(self, row: int) -> list[Entry]:
         a, b = int(self.row_lines[row]), int(self.row_lines[row + 1])
         t0, t1 = int(self.row_toks[row]), int(self.row_toks[row + 1])
@@ -191,7 +201,10 @@ class LineAnalysis:
             for j, line in enumerate(text.splitlines()[:_MAX_LINES]):
                 e = kept[j] if kept is not None and j < len(kept) and _same_part(kept[j], speakers) else memo.get(line)
                 if e is None:
-                    e = memo[line] = analyse_line(line, tokens, speakers)
+                    e = analyse_line(line, tokens, speakers)
+                    if len(memo) >= BUILD_MEMO:
+                        memo.clear()
+                    memo[line] = e
                 lines.append(e)
             w.add(lines, slice_skip(text, slices[row]))
         return w.done(cls)
@@ -251,51 +264,73 @@ class LineAnalysis:
             raise ValueError("line analysis arrays disagree")
 
 
+class _Rows:
+    """``LineAnalysis.of_rows``: a sequence decoded on reading."""
+
+    def __init__(self, analysis: LineAnalysis, rows: Sequence[int]) -> None:
+        self.analysis, self.rows = analysis, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> list[Entry] | None:
+        return self.analysis.entries(self.rows[i])
+
+
 class _Writer:
     """Lays passages' entries out in ``LineAnalysis``'s arrays (a passage's tokens together)."""
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
         self.heads: dict[str, int] = {}
-        self.row_lines, self.row_toks, self.row_skip = [0], [0], []
-        self.line_head: list[int] = []
-        self.line_body: list[tuple[int, int]] = []
-        self.line_sents: list[tuple[int, int]] = []
-        self.sent_toks: list[tuple[int, int]] = []
-        self.toks: list[int] = []
+        # compact arrays (a 100k-passage index has tens of millions of tokens), made numpy at the end
+        self.row_lines, self.row_toks, self.row_skip = array("q", [0]), array("q", [0]), array("i")
+        self.line_head = array("i")
+        self.line_body = array("q")  # pairs, flat
+        self.line_sents = array("q")
+        self.sent_toks = array("q")
+        self.toks = array("i")
 
-    def _ids(self, words: list[str]) -> tuple[int, int]:
+    def _ids(self, words: list[str], into: "array[int]") -> None:
         lo = len(self.toks)
         vocab = self.vocab
+        get = vocab.get
+        ids = []
         for w in words:
-            i = vocab.get(w)
+            i = get(w)
             if i is None:
                 i = vocab[w] = len(vocab)
-            self.toks.append(i)
-        return lo, len(self.toks)
+            ids.append(i)
+        self.toks.extend(ids)
+        into.extend((lo, len(self.toks)))
 
     def add(self, lines: list[Entry], skip: int) -> None:
         for head, body, sentences in lines:
             self.line_head.append(-1 if head is None else self.heads.setdefault(head, len(self.heads)))
-            self.line_body.append(self._ids(body) if body is not None else (-1, -1))
-            if sentences is None:
-                self.line_sents.append((-1, -1))
+            if body is not None:
+                self._ids(body, self.line_body)
             else:
-                lo = len(self.sent_toks)
-                self.sent_toks.extend(self._ids(s) for s in sentences)
-                self.line_sents.append((lo, len(self.sent_toks)))
+                self.line_body.extend((-1, -1))
+            if sentences is None:
+                self.line_sents.extend((-1, -1))
+            else:
+                lo = len(self.sent_toks) // 2
+                for sentence in sentences:
+                    self._ids(sentence, self.sent_toks)
+                self.line_sents.extend((lo, len(self.sent_toks) // 2))
         self.row_lines.append(len(self.line_head))
         self.row_toks.append(len(self.toks))
         self.row_skip.append(skip)
 
     def done(self, cls: type) -> Any:
-        def pairs(xs: list[tuple[int, int]]) -> np.ndarray:
-            return np.asarray(xs, dtype=np.int64).reshape(-1, 2)
+        def np_of(a: "array[int]", dtype: Any, pairs: bool = False) -> np.ndarray:
+            out = np.frombuffer(a, dtype=f"i{a.itemsize}").astype(dtype) if len(a) else np.zeros(0, dtype=dtype)
+            return out.reshape(-1, 2) if pairs else out
 
         arrays = {
-            "row_lines": np.asarray(self.row_lines, dtype=np.int64), "row_skip": np.asarray(self.row_skip, dtype=np.int32),
-            "row_toks": np.asarray(self.row_toks, dtype=np.int64), "line_head": np.asarray(self.line_head, dtype=np.int32),
-            "line_body": pairs(self.line_body), "line_sents": pairs(self.line_sents), "sent_toks": pairs(self.sent_toks),
-            "toks": np.asarray(self.toks, dtype=np.int32),
+            "row_lines": np_of(self.row_lines, np.int64), "row_skip": np_of(self.row_skip, np.int32),
+            "row_toks": np_of(self.row_toks, np.int64), "line_head": np_of(self.line_head, np.int32),
+            "line_body": np_of(self.line_body, np.int64, True), "line_sents": np_of(self.line_sents, np.int64, True),
+            "sent_toks": np_of(self.sent_toks, np.int64, True), "toks": np_of(self.toks, np.int32),
         }
         return cls(arrays, list(self.vocab), list(self.heads))

@@ -230,7 +230,7 @@ class EvidenceStage:
                 for pi in s.record_passages(ri)[:self.attribution_passages]]
         said = [s.passages[pi].text for pi in rows]
         analysed = getattr(s, "line_analysis", None)  # the index's analysis of each line, where it has one
-        lines = [analysed.entries(pi) for pi in rows] if analysed is not None else None
+        lines = analysed.of_rows(rows) if analysed is not None else None
         out.update(conversation.attribution(query, said, s.speakers(q.scope), conversation.query_tokens_of(s),
                                                weights, lines))
         return out
