@@ -544,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passages", type=int, default=100_000)
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--workers", type=int, default=4, help="the server's --workers (tool calls run at once)")
+    ap.add_argument("--workers", type=int, default=2, help="the server's --workers (tool calls run at once; its default)")
     ap.add_argument("--refresh-every", default="60s")
     ap.add_argument("--swap-wait", type=float, default=1800.0,
                     help="after the window, keep the load on until a refreshed version is served (at most this many s)")

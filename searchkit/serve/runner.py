@@ -44,7 +44,7 @@ class Options:
     no_verify: bool = False
     log_file: str | None = None
     log_content: bool = False
-    workers: int = 4
+    workers: int = 2
     state_dir: str | None = None
 
 
