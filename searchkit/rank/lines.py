@@ -6,7 +6,7 @@ speaker said, and the tokens of each sentence of the other lines (whose first-na
 it). At query time that is the analysis of a few hundred new lines per search, the largest part of
 a served search. ``LineAnalysis`` holds it for every passage of an index, computed when the index
 is built (``build``; an update keeps what the version before computed for a passage whose text is
-the same, ``previous``) and saved with the version (``to_bytes`` / ``from_bytes``).
+the same, ``previous``) and saved with the version (``to_bytes``; ``load_line_analysis`` reads it back).
 
 What it holds is what the stages would compute, line for line: for each line of a passage's text
 (``text.splitlines()[:MAX_LINES]``), its head (the name before ``:`` when the line has the

@@ -198,7 +198,7 @@ class WorkspaceAccess:
             return None
         try:
             names = sorted(n for n in os.listdir(fd) if n.endswith(".json"))
-            sigs = tuple((name, _signature_at(fd, name)) for name in names)
+            sigs = tuple((name, _signature(name, fd)) for name in names)
         except OSError:
             return None
         finally:
@@ -235,20 +235,11 @@ class WorkspaceAccess:
         return value
 
 
-def _signature(path: str) -> tuple[int, ...]:
+def _signature(path: str, dir_fd: int | None = None) -> tuple[int, ...]:
     """A file's ``lstat`` signature (inode, size, times, mode); ``()`` when it cannot be read: a
-    file is parsed again whenever this changes."""
+    file is parsed again whenever this changes. ``dir_fd``: ``path`` is a name in that open folder."""
     try:
-        st = os.lstat(path)
-    except OSError:
-        return ()
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
-
-
-def _signature_at(fd: int, name: str) -> tuple[int, ...]:
-    """``_signature`` of the file ``name`` of the folder open as ``fd``."""
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return ()
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
