@@ -222,11 +222,13 @@ _MODEL_SIZES = frozenset(
 
 def _model_name(v: str) -> bool:
     """A model, encoding or platform name (``gpt-4o``, ``t5-small``, ``llama-3-8b``, ``utf-8``), not
-    a chosen value such as ``hunter-2``, ``tiger-12`` or ``秘密のカギ-500`` (such names are ASCII)."""
+    a chosen value such as ``hunter-2``, ``tiger-12``, ``秘密のカギ-500`` (such names are ASCII) or
+    ``autumn_maple_403`` (a number among the technical words, an HTTP status, names no model)."""
     parts = [p.lower() for p in re.split(r"[-_.]", v) if p]
     return len(parts) >= 2 and v.isascii() and (
         parts[0] in _MODEL_FAMILIES
-        or any(p in _TECH_WORDS or p in _MODEL_SIZES or re.fullmatch(r"\d+(?:\.\d+)?[bmk]", p) for p in parts)
+        or any((p in _TECH_WORDS and not p.isdigit()) or p in _MODEL_SIZES or re.fullmatch(r"\d+(?:\.\d+)?[bmk]", p)
+               for p in parts)
     )
 
 
