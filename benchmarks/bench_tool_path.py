@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=120)
     ap.add_argument("--dump", type=Path, help="write each call's to_dict() here (JSON lines)")
     ap.add_argument("--profile", action="store_true", help="print cProfile's top functions")
+    ap.add_argument("--seed", type=int, default=0, help="the query texts' shuffle (a new seed: texts the cache has not seen)")
     ap.add_argument("--blas-threads", type=int, help="limit BLAS to this many threads, as searchkit serve does (1)")
     args = ap.parse_args(argv)
     if args.blas_threads:
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     idx = HistoryIndex.load(args.workdir / "index", load_config(str(args.workdir / "config.json")))
     print(f"loaded {len(idx.searcher.passages):,} passages in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    _, queries = bs.real_texts(bs.DEFAULT_DATA, 0)
+    _, queries = bs.real_texts(bs.DEFAULT_DATA, args.seed)
     tool = TOOLS["history_search"]
     sessions = [Session(u, space="acme" if u in bs.SPACES["acme"] else next(s for s, m in bs.SPACES.items() if u in m))
                 for u in bs.USERS]

@@ -34,7 +34,7 @@ from searchkit.rank.filters import Filters
 from searchkit.rank.lines import FILE_NAME as LINES_FILE
 from searchkit.rank.lines import analyse_searcher, load_line_analysis
 from searchkit.rank.notices import search_notices
-from searchkit.rank.rerank import RERANKERS, passage_sentences
+from searchkit.rank.rerank import RERANKERS, reads
 from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result
@@ -324,7 +324,8 @@ class Searcher:
         (indices into ``self.passages``; default every passage whose language,
         ``analyze.detect_language``, is one the stage runs for). Returns the number of distinct
         sentences; 0 when the stage is off or reads no embeddings. Already cached ones cost a lookup.
-        A passage in another language that a reranked query reaches is embedded when first reached."""
+        A passage in another language is read whole by the stage (``rerank.reads``): the dense
+        retriever's vector, cached by the build."""
         cfg = self.config.rerank
         if not cfg.enabled or cfg.method != "sentence_maxsim" or self.embedder is None or self.cache is None:
             return 0
@@ -334,14 +335,15 @@ class Searcher:
         return len(flat)
 
     def rerank_sentences(self, passages: Iterable[int] | None = None) -> list[str]:
-        """The distinct sentences (sorted) the ``rerank`` stage reads of ``passages`` (default: every
-        passage in a language the stage runs for); see ``embed_rerank_sentences``."""
+        """The distinct texts (sorted) the ``rerank`` stage reads of ``passages`` (``rerank.reads``:
+        the sentences of one in a language the stage runs for, the whole text of another; default:
+        every passage in a language the stage runs for); see ``embed_rerank_sentences``."""
         langs = self.config.rerank.languages
         if passages is None:
             texts = [p.text for p in self.passages if not langs or detect_language(p.text) in langs]
         else:
             texts = [self.passages[i].text for i in passages]
-        return sorted({s for t in texts for s in passage_sentences(t)})
+        return sorted({s for t in texts for s in reads(t, langs)})
 
     def analyse_lines(self, previous: "Searcher | None" = None, *, show_progress: bool = False) -> None:
         """Analyse who said each line of every passage once (``line_analysis``,

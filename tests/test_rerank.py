@@ -123,4 +123,39 @@ def test_sentences_embedded_beforehand_leave_nothing_for_a_japanese_query_to_emb
     assert off.embed_rerank_sentences() == 0
     every = s.with_config(cfg.replace(**{"rerank.languages": ()}))
     assert every.embed_rerank_sentences() > n
-    assert s.embed_rerank_sentences([0]) == len(sentences(s.passages[0].text) or [s.passages[0].text])
+    assert s.passages[0].record_id == "r1"  # Russian: read whole under the shipped languages
+    assert s.embed_rerank_sentences([0]) == 1 and every.embed_rerank_sentences([0]) == len(sentences(s.passages[0].text)) == 2
+
+
+def test_a_passage_outside_the_languages_is_read_whole():
+    """rerank.reads: a passage in one of the stage's languages is read sentence by sentence, one in
+    another language whole (the dense retriever's text); with no languages, every passage is split."""
+    from searchkit.rank.rerank import reads
+
+    ja, ru = "満月の周期を計算した。スクリプトも書いた。", "Первое предложение. Второе предложение."
+    assert reads(ja, ("ja",)) == sentences(ja) and len(sentences(ja)) == 2
+    assert reads(ru, ("ja",)) == [ru]
+    assert reads(ru, ()) == sentences(ru) and reads(ru, ("ru",)) == sentences(ru)
+
+
+def test_a_japanese_query_reaching_other_languages_embeds_nothing_but_itself(tiny_records):
+    """A Japanese query's head holds Russian and English passages (every record is in the head):
+    after `searchkit index`'s embedding ahead, the search embeds only its own text, and a passage
+    outside rerank.languages scores the cosine of the vector the dense retriever holds for it."""
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "passages": {"title_prefix": False},
+                                  "rerank": {"depth": 10, "weight": 1.0}})
+    s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    s.embed_rerank_sentences()
+    misses = s.cache.stats().misses
+    got = s.search("満月の周期 スクリプト 出力", k=6)
+    assert s.cache.stats().misses == misses + 1  # the query text only
+    assert {h.record.id for h in got.hits} >= {"r1", "r3"}
+    maxsim = s.reranker()
+    ru = next(p.text for p in s.passages if p.record_id == "r1")
+    qv = s.cache.embed(s.embedder, ["満月の周期 スクリプト 出力"], "query")[0]
+    whole = s.cache.embed(s.embedder, [ru], "passage")[0]
+    assert maxsim.rerank("満月の周期 スクリプト 出力", [ru])[0] == pytest.approx(float(whole @ qv))
+    split = SentenceMaxSim(s.embedder, s.cache)  # every passage split: the Russian one's sentences
+    best = max(float(v @ qv) for v in s.cache.embed(s.embedder, sentences(ru), "passage"))
+    assert split.rerank("満月の周期 スクリプト 出力", [ru])[0] == pytest.approx(best)
+    assert s.cache.stats().misses > misses + 1  # which the stage under rerank.languages never embeds

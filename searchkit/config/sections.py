@@ -283,7 +283,8 @@ class RerankConfig(_Section):
     the head is the weak-match feature ``rerank_top1`` (0 where the stage does not run).
 
     ``sentence_maxsim`` (offline): the best query-sentence cosine of the record's best passage, with
-    the dense retriever's embedder. ``http``: a cross-encoder served over HTTP
+    the dense retriever's embedder (a passage in a language outside ``languages``: the cosine of its
+    whole text, the dense retriever's vector; ``rerank.reads``). ``http``: a cross-encoder served over HTTP
     (``searchkit.rank.http_rerank``: ``api`` ``tei`` for text-embeddings-inference's ``POST
     /rerank``, ``infinity``, ``vllm`` or ``cohere`` for the ``{model, query, documents, top_n}``
     shape), at ``base_url`` (no credentials in it: the key is read from the environment variable

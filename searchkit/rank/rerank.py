@@ -12,7 +12,10 @@ embeds the sentences ahead of the queries (``searchkit index`` runs it).
 ``sentence_maxsim`` (the offline one, from what ships): every sentence of a passage is embedded
 with the Searcher's own embedder (through the embedding cache, so a sentence is embedded once) and
 a passage scores the best cosine of one of its sentences with the query: a question answered by one
-sentence of a long passage is not diluted by the rest of it.
+sentence of a long passage is not diluted by the rest of it. A passage in a language outside
+``rerank.languages`` (which a reranked query's head may hold: the dense retriever is multilingual)
+is read whole (``reads``): its vector is the dense retriever's, in the cache since the build, so
+no query waits for an embedding of what ``searchkit index`` did not embed ahead.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit.analyze import detect_language
 from searchkit.rank.http_rerank import http_reranker
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
@@ -46,17 +50,28 @@ def passage_sentences(text: str) -> list[str]:
     return sentences(text) or [text]
 
 
+def reads(text: str, languages: Sequence[str] = ()) -> list[str]:
+    """What ``sentence_maxsim`` reads of a passage: its sentences (``passage_sentences``) when its
+    language (``analyze.detect_language``) is one of ``languages`` or ``languages`` is empty, else
+    its whole text (the text the dense retriever embeds: the build cached its vector)."""
+    if not languages or detect_language(text) in languages:
+        return passage_sentences(text)
+    return [text]
+
+
 class SentenceMaxSim:
-    """Best cosine between the query and one sentence of the passage (cached embeddings)."""
+    """Best cosine between the query and one sentence of the passage (cached embeddings); a
+    passage outside ``languages`` (empty: none is) scores the cosine of its whole text (``reads``)."""
 
     name = "sentence_maxsim"
 
-    def __init__(self, embedder: Any, cache: Any) -> None:
+    def __init__(self, embedder: Any, cache: Any, languages: Sequence[str] = ()) -> None:
         self.embedder = embedder
         self.cache = cache
+        self.languages = tuple(languages)
 
     def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
-        split = [passage_sentences(p) for p in passages]
+        split = [reads(p, self.languages) for p in passages]
         flat = sorted({s for sents in split for s in sents})
         if not flat:
             return np.zeros(len(passages))
@@ -72,7 +87,8 @@ def _http(searcher: Any) -> Reranker:
 
 
 RERANKERS: dict[str, Callable[[Any], Reranker]] = {
-    "sentence_maxsim": lambda searcher: SentenceMaxSim(searcher.embedder, searcher.cache),
+    "sentence_maxsim": lambda searcher: SentenceMaxSim(searcher.embedder, searcher.cache,
+                                                       searcher.config.rerank.languages),
     "http": _http,
 }
 """Rerankers by name (``rerank.method``); each factory takes the Searcher (its embedder and cache,

@@ -67,9 +67,10 @@ def fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
 
 
 def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
-    """The vectors of every sentence the reranking stage may read in this sweep, from the driver's
+    """The vectors of every text the reranking stage may read in this sweep, from the driver's
     cache (embedded there first): when one of the dataset's queries is in a language the stage runs
-    for, the sentences of every passage (a query's head holds passages of any language); else none."""
+    for, what it reads of every passage (a query's head holds passages of any language: the
+    sentences of one in the stage's languages, the whole text of another, ``rerank.reads``); else none."""
     cfg = searcher.config.rerank
     if not any(cfg.runs_for(detect_language(q.text)) for q in ds.queries):
         return {}
