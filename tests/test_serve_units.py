@@ -295,3 +295,28 @@ def test_a_call_answered_from_the_previous_version_during_a_refresh_leaves_no_er
     Refresher(holder, ws, 60, lambda s, rep, err: done.append(err), refresh=refresh).refresh_now()
     assert done == [None] and holder.current.version == 2
     assert not gone & cached()
+
+
+@pytest.mark.skipif(not (hasattr(os, "SCHED_IDLE") and os.path.isdir("/proc/self/task")), reason="Linux scheduling")
+def test_the_refresh_child_runs_every_thread_at_idle_priority():
+    """refresh_child.lower_priority: the threads started before it (OpenBLAS's, at import) and after
+    it run at nice 19 in SCHED_IDLE, so a refresh takes only the cores the server's calls leave."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, threading, json, time\n"
+        "stop = threading.Event()\n"
+        "before = threading.Thread(target=stop.wait); before.start()\n"
+        "from searchkit.serve.refresh_child import lower_priority\n"
+        "n = lower_priority(19)\n"
+        "after = threading.Thread(target=stop.wait); after.start()\n"
+        "tids = sorted(int(t) for t in os.listdir('/proc/self/task'))\n"
+        "out = [(os.sched_getscheduler(t), os.getpriority(os.PRIO_PROCESS, t)) for t in tids]\n"
+        "stop.set(); before.join(); after.join()\n"
+        "print(json.dumps({'n': n, 'threads': out}))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["n"] >= 2 and len(got["threads"]) >= 3  # main, the thread before, the one after
+    assert {tuple(t) for t in got["threads"]} == {(os.SCHED_IDLE, 19)}

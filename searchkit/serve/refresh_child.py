@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nice", type=int, default=0)
     args = p.parse_args(argv)
     if args.nice > 0:
-        os.nice(args.nice)
+        lower_priority(args.nice)
     try:
         config = load_config(args.config)
         index = HistoryIndex.load(args.index, config)
@@ -40,6 +40,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(report.line())
     return 0
+
+
+def lower_priority(nice: int) -> int:
+    """Every thread of this process (the imports started some: OpenBLAS's) at CPU priority ``nice``
+    and, where the OS has it (Linux), in ``SCHED_IDLE``: a core runs the refresh only when no
+    thread of the server wants it, so the refresh takes what queries leave. Threads started later
+    inherit both. Returns the number of threads lowered (a thread gone meanwhile is skipped)."""
+    try:
+        tids = sorted(int(t) for t in os.listdir("/proc/self/task"))
+    except OSError:  # not Linux: this thread (which the others were started from, on such systems)
+        tids = [0]
+    lowered = 0
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            if hasattr(os, "SCHED_IDLE"):
+                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        except OSError:
+            continue
+        lowered += 1
+    return lowered
 
 
 def new_rerank_passages(searcher: Any, before: Set[str]) -> list[int]:

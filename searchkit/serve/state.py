@@ -84,8 +84,9 @@ class RefreshError(ResourceError, RuntimeError):
     """A refresh that failed: the message is one line (the child's last line, never data)."""
 
 
-CHILD_NICE = 10
-"""How much lower the refresh child's CPU priority is than the server's."""
+CHILD_NICE = 19
+"""The refresh child's CPU priority (the lowest), with ``SCHED_IDLE`` where the OS has it
+(``refresh_child.lower_priority``): the refresh runs on what the server's calls leave."""
 
 
 class ChildRefresh:

@@ -521,7 +521,10 @@ class _VersionCache:
     """The embedding cache as one version of a history index reaches it: the shared cache, until
     ``seal`` (a newer version is served and erased text): then ``embed`` still answers, from a
     private in-memory cache, and stores nothing in the shared one. ``embed`` and ``seal`` take one
-    lock, so once ``seal`` returns no call of this version writes to the shared cache."""
+    lock, so once ``seal`` returns no call of this version writes to the shared cache. The texts
+    the shared cache lacks are embedded outside that lock and the shared cache's (a served call's
+    new query takes tens of milliseconds of the model, while other calls' lookups go on), then
+    stored under it unless sealed meanwhile."""
 
     def __init__(self, cache: Any) -> None:
         self.shared = cache
@@ -530,8 +533,15 @@ class _VersionCache:
 
     def embed(self, embedder: Any, texts: Any, kind: str, *args: Any, **kw: Any) -> Any:
         with self._lock:
-            if not self._sealed:
-                return self.shared.embed(embedder, texts, kind, *args, **kw)
+            sealed = self._sealed
+        if not sealed:
+            todo, family = self.shared.missing(embedder, texts, kind, dim=kw.get("dim"))
+            vectors = _embed_apart(embedder, todo, kind, family, *args, **kw) if todo else None
+            with self._lock:
+                if not self._sealed:
+                    if todo:
+                        self.shared.put(embedder, todo, vectors, kind, dim=family)
+                    return self.shared.embed(embedder, texts, kind, *args, **kw)  # lookups, as a rule
         private = EmbeddingCache(None)
         try:
             return private.embed(embedder, texts, kind, *args, **kw)
@@ -552,6 +562,16 @@ class _VersionCache:
 
     def __repr__(self) -> str:
         return f"_VersionCache({self.shared!r})"
+
+
+def _embed_apart(embedder: Any, texts: list[str], kind: str, family: int | None, *args: Any, **kw: Any) -> Any:
+    """``texts`` embedded as ``EmbeddingCache.embed`` embeds them (batches, checks, the family's
+    dimension ``family``), in a private in-memory cache: no lock of the shared one is held."""
+    private = EmbeddingCache(None)
+    try:
+        return private.embed(embedder, texts, kind, *args, **{**kw, "dim": family if family is not None else kw.get("dim")})
+    finally:
+        private.close()
 
 
 def _shared(cache: Any) -> Any:
