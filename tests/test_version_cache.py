@@ -1,4 +1,4 @@
-"""The embedding cache as a served version reaches it (``tools.history._VersionCache``; issue 30,
+"""The embedding cache as a served version reaches it (``tools.version_cache.VersionCache``; issue 30,
 SPEC H3): a new text is embedded outside the cache's locks, so other calls' lookups go on while the
 model runs, and a version sealed meanwhile stores nothing in the shared cache."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 
 from searchkit.index.cache import EmbeddingCache
 from searchkit.index.local_embedders import HashingEmbedder
-from searchkit.tools.history import _VersionCache
+from searchkit.tools.version_cache import VersionCache
 
 
 class _Gated(HashingEmbedder):
@@ -26,7 +26,7 @@ class _Gated(HashingEmbedder):
         return super().embed_queries(texts)
 
 
-def _start(vc: _VersionCache, emb: _Gated, out: dict) -> threading.Thread:
+def _start(vc: VersionCache, emb: _Gated, out: dict) -> threading.Thread:
     def run() -> None:
         out["vec"] = vc.embed(emb, ["slow"], "query", show_progress=False)
     t = threading.Thread(target=run, daemon=True)
@@ -37,7 +37,7 @@ def _start(vc: _VersionCache, emb: _Gated, out: dict) -> threading.Thread:
 
 def test_a_lookup_goes_on_while_another_call_embeds_and_the_new_vector_is_stored(tmp_path):
     emb, shared = _Gated(), EmbeddingCache(tmp_path / "c.sqlite")
-    vc = _VersionCache(shared)
+    vc = VersionCache(shared)
     cached = vc.embed(emb, ["cached query"], "query", show_progress=False)
     out: dict = {}
     t = _start(vc, emb, out)  # the model is busy with "slow"
@@ -58,7 +58,7 @@ def test_a_lookup_goes_on_while_another_call_embeds_and_the_new_vector_is_stored
 
 def test_a_version_sealed_while_it_embeds_stores_nothing(tmp_path):
     emb, shared = _Gated(), EmbeddingCache(tmp_path / "c.sqlite")
-    vc = _VersionCache(shared)
+    vc = VersionCache(shared)
     out: dict = {}
     t = _start(vc, emb, out)
     vc.seal()  # a newer version is served, erased text leaves the cache

@@ -24,7 +24,7 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.index import store
-from searchkit.index.cache import CacheWriteError, EmbeddingCache
+from searchkit.index.cache import CacheWriteError
 from searchkit.ingest.policy import searchable_spaces
 from searchkit.ingest.workspace import carry_over, load_workspace
 from searchkit.ingest.workspace.verdicts import FILE_NAME as MEMO_FILE
@@ -45,6 +45,7 @@ from searchkit.tools.history_search import (  # noqa: F401 - the tool's names, i
     DEFAULT_LIMIT, DEFAULT_LIMIT_SPACES, MAX_LIMIT, MAX_LIMIT_SPACES, HistorySearchError,
     HistorySearchParams, RawAnswer,
 )
+from searchkit.tools.version_cache import own_cache, shared_cache, version_caches
 from searchkit.util import read_json_file
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,7 @@ class HistoryIndex:
         self._visibility = _VisibilityTable(searcher.records)
         self.memo: Memo | None = None
         """The clean verdicts of the secret checks this version keeps for the next update (issue 30)."""
-        _own_cache(searcher)
+        own_cache(searcher)
 
     # -- building -------------------------------------------------------------------------
     @classmethod
@@ -132,7 +133,7 @@ class HistoryIndex:
         changed = sum(1 for i, r in new.items() if i in old and _content(old[i]) != _content(r))
         unchanged = len(new) - added - changed
         s0 = self.searcher
-        cache = _shared(s0.cache)
+        cache = shared_cache(s0.cache)
         before = cache.stats().misses if cache is not None else 0
         s = Searcher.build(load.records, s0.config, embedder=s0.embedder, cache=cache, show_progress=show_progress,
                            previous=s0)
@@ -144,7 +145,7 @@ class HistoryIndex:
                 cache.forget(_erased_texts(s0, s, was))
             except CacheWriteError as exc:  # the index's own erasure must not wait on the cache's
                 log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
-        _own_cache(s)
+        own_cache(s)
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self.memo = Memo.of(load, policy)
         self._visibility = _VisibilityTable(s.records)
@@ -158,9 +159,9 @@ class HistoryIndex:
         cache lacks). So this version stops storing in the cache (its queries still running embed
         what they miss without keeping it), then what ``newer`` no longer indexes is erased from
         the cache again. Returns the number of entries removed."""
-        for version_cache in _version_caches(self.searcher):
+        for version_cache in version_caches(self.searcher):
             version_cache.seal()
-        cache = _shared(self.searcher.cache)
+        cache = shared_cache(self.searcher.cache)
         old = {r.id: r for r in self.searcher.records}
         new = {r.id: r for r in newer.searcher.records}
         was = {i for i, r in old.items() if i not in new or _content(r) != _content(new[i])}
@@ -515,80 +516,6 @@ def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
     kept = {p.text for p in new.passages}
     gone = {p.text for p in old.passages if p.record_id in records} - kept
     return (gone | {x for t in gone for x in passage_sentences(t)}) - kept
-
-
-class _VersionCache:
-    """The embedding cache as one version of a history index reaches it: the shared cache, until
-    ``seal`` (a newer version is served and erased text): then ``embed`` still answers, from a
-    private in-memory cache, and stores nothing in the shared one. ``embed`` and ``seal`` take one
-    lock, so once ``seal`` returns no call of this version writes to the shared cache. The texts
-    the shared cache lacks are embedded outside that lock and the shared cache's (a served call's
-    new query takes tens of milliseconds of the model, while other calls' lookups go on), then
-    stored under it unless sealed meanwhile."""
-
-    def __init__(self, cache: Any) -> None:
-        self.shared = cache
-        self._lock = threading.Lock()
-        self._sealed = False
-
-    def embed(self, embedder: Any, texts: Any, kind: str, *args: Any, **kw: Any) -> Any:
-        with self._lock:
-            sealed = self._sealed
-        if not sealed:
-            todo, family = self.shared.missing(embedder, texts, kind, dim=kw.get("dim"))
-            vectors = _embed_apart(embedder, todo, kind, family, *args, **kw) if todo else None
-            with self._lock:
-                if not self._sealed:
-                    if todo:
-                        self.shared.put(embedder, todo, vectors, kind, dim=family)
-                    return self.shared.embed(embedder, texts, kind, *args, **kw)  # lookups, as a rule
-        private = EmbeddingCache(None)
-        try:
-            return private.embed(embedder, texts, kind, *args, **kw)
-        finally:
-            private.close()
-
-    def seal(self) -> None:
-        with self._lock:
-            self._sealed = True
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "shared":  # not set yet (a copy being made): no recursion
-            raise AttributeError(name)
-        return getattr(self.shared, name)
-
-    def __len__(self) -> int:
-        return len(self.shared)
-
-    def __repr__(self) -> str:
-        return f"_VersionCache({self.shared!r})"
-
-
-def _embed_apart(embedder: Any, texts: list[str], kind: str, family: int | None, *args: Any, **kw: Any) -> Any:
-    """``texts`` embedded as ``EmbeddingCache.embed`` embeds them (batches, checks, the family's
-    dimension ``family``), in a private in-memory cache: no lock of the shared one is held."""
-    private = EmbeddingCache(None)
-    try:
-        return private.embed(embedder, texts, kind, *args, **{**kw, "dim": family if family is not None else kw.get("dim")})
-    finally:
-        private.close()
-
-
-def _shared(cache: Any) -> Any:
-    return cache.shared if isinstance(cache, _VersionCache) else cache
-
-
-def _own_cache(searcher: Any) -> None:
-    """Give this version's retrievers their own ``_VersionCache`` over the shared cache."""
-    for retriever in getattr(searcher, "retrievers", {}).values():
-        cache = getattr(retriever, "cache", None)
-        if cache is not None:
-            retriever.cache = _VersionCache(_shared(cache))
-
-
-def _version_caches(searcher: Any) -> list[_VersionCache]:
-    return [r.cache for r in getattr(searcher, "retrievers", {}).values()
-            if isinstance(getattr(r, "cache", None), _VersionCache)]
 
 
 def _content(r: Record) -> tuple:

@@ -1,0 +1,83 @@
+"""The embedding cache as one served version of a history index reaches it (issue 30; SPEC H3;
+part of ``searchkit.tools.history``): ``VersionCache`` over the shared cache, sealed when a newer
+version is served and erased text leaves the shared cache."""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from searchkit.index.cache import EmbeddingCache
+
+
+class VersionCache:
+    """The embedding cache as one version of a history index reaches it: the shared cache, until
+    ``seal`` (a newer version is served and erased text): then ``embed`` still answers, from a
+    private in-memory cache, and stores nothing in the shared one. ``embed`` and ``seal`` take one
+    lock, so once ``seal`` returns no call of this version writes to the shared cache. The texts
+    the shared cache lacks are embedded outside that lock and the shared cache's (a served call's
+    new query takes tens of milliseconds of the model, while other calls' lookups go on), then
+    stored under it unless sealed meanwhile."""
+
+    def __init__(self, cache: Any) -> None:
+        self.shared = cache
+        self._lock = threading.Lock()
+        self._sealed = False
+
+    def embed(self, embedder: Any, texts: Any, kind: str, *args: Any, **kw: Any) -> Any:
+        with self._lock:
+            sealed = self._sealed
+        if not sealed:
+            todo, family = self.shared.missing(embedder, texts, kind, dim=kw.get("dim"))
+            vectors = _embed_apart(embedder, todo, kind, family, *args, **kw) if todo else None
+            with self._lock:
+                if not self._sealed:
+                    if todo:
+                        self.shared.put(embedder, todo, vectors, kind, dim=family)
+                    return self.shared.embed(embedder, texts, kind, *args, **kw)  # lookups, as a rule
+        private = EmbeddingCache(None)
+        try:
+            return private.embed(embedder, texts, kind, *args, **kw)
+        finally:
+            private.close()
+
+    def seal(self) -> None:
+        with self._lock:
+            self._sealed = True
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "shared":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.shared, name)
+
+    def __len__(self) -> int:
+        return len(self.shared)
+
+    def __repr__(self) -> str:
+        return f"VersionCache({self.shared!r})"
+
+
+def _embed_apart(embedder: Any, texts: list[str], kind: str, family: int | None, *args: Any, **kw: Any) -> Any:
+    """``texts`` embedded as ``EmbeddingCache.embed`` embeds them (batches, checks, the family's
+    dimension ``family``), in a private in-memory cache: no lock of the shared one is held."""
+    private = EmbeddingCache(None)
+    try:
+        return private.embed(embedder, texts, kind, *args, **{**kw, "dim": family if family is not None else kw.get("dim")})
+    finally:
+        private.close()
+
+
+def shared_cache(cache: Any) -> Any:
+    return cache.shared if isinstance(cache, VersionCache) else cache
+
+
+def own_cache(searcher: Any) -> None:
+    """Give this version's retrievers their own ``VersionCache`` over the shared cache."""
+    for retriever in getattr(searcher, "retrievers", {}).values():
+        cache = getattr(retriever, "cache", None)
+        if cache is not None:
+            retriever.cache = VersionCache(shared_cache(cache))
+
+
+def version_caches(searcher: Any) -> list[VersionCache]:
+    return [r.cache for r in getattr(searcher, "retrievers", {}).values()
+            if isinstance(getattr(r, "cache", None), VersionCache)]
