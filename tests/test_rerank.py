@@ -159,3 +159,20 @@ def test_a_japanese_query_reaching_other_languages_embeds_nothing_but_itself(tin
     best = max(float(v @ qv) for v in s.cache.embed(s.embedder, sentences(ru), "passage"))
     assert split.rerank("満月の周期 スクリプト 出力", [ru])[0] == pytest.approx(best)
     assert s.cache.stats().misses > misses + 1  # which the stage under rerank.languages never embeds
+
+
+def test_the_stage_asks_a_passage_language_once(tiny_records, monkeypatch):
+    """Searcher.language_of remembers detect_language per text: a reranked query's head passages
+    are not analysed again by the next query (the answers are the same)."""
+    import searchkit.searcher as searcher_module
+
+    cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "rerank": {"depth": 10}})
+    s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
+    first = [h.record.id for h in s.search("満月の周期 スクリプト", k=6).hits]
+    calls = []
+    real = searcher_module.detect_language
+    monkeypatch.setattr(searcher_module, "detect_language", lambda t: calls.append(t) or real(t))
+    assert [h.record.id for h in s.search("満月の周期 スクリプト", k=6).hits] == first
+    assert calls == []  # every head passage's language was remembered
+    assert s.language_of("Первое предложение.") == "ru" and calls == ["Первое предложение."]
+    assert s.language_of("Первое предложение.") == "ru" and len(calls) == 1

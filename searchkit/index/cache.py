@@ -22,7 +22,7 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
 
@@ -189,6 +189,7 @@ class EmbeddingCache:
         show_progress: bool = True,
         desc: str | None = None,
         dim: int | None = None,
+        store_guard: Callable[[], ContextManager[bool]] | None = None,
     ) -> np.ndarray:
         """Embeddings of ``texts`` (float32, ``(len(texts), dim)``, in input order), embedding
         only texts not cached yet under ``embedder.fingerprint()`` and ``kind``.
@@ -210,6 +211,10 @@ class EmbeddingCache:
             embedder: any :class:`~searchkit.index.embedders.Embedder`.
             texts: the texts (a sequence of ``str``).
             kind: ``"query"`` or ``"passage"`` (selects ``embed_queries`` / ``embed_passages``).
+            store_guard: None (the default): the cache stays locked while the embedder runs. Else
+                the embedder runs with no lock held (other threads' lookups go on) and each batch
+                is stored inside ``with store_guard() as may_store:``, only where ``may_store``
+                (``tools.version_cache``: a served version that was sealed meanwhile stores nothing).
 
         Raises:
             ValueError / TypeError: bad ``kind``, ``batch_size`` or texts.
@@ -235,9 +240,12 @@ class EmbeddingCache:
             first, found = self._cached(fp, kind, keys, items, family)
             missing = [k for k in first if k not in found]
             self._hits += len(found)
-            if missing:
+            if missing and store_guard is None:
                 self._fill(embedder, fp, kind, [(k, first[k]) for k in missing], found, family,
                            batch_size, show_progress, desc or f"embedding {_PLURAL[kind]} ({embedder.name})")
+        if missing and store_guard is not None:
+            self._fill(embedder, fp, kind, [(k, first[k]) for k in missing], found, family,
+                       batch_size, show_progress, desc or f"embedding {_PLURAL[kind]} ({embedder.name})", store_guard)
         dims = {v.shape[0] for v in found.values()}
         if len(dims) != 1:
             raise EmbeddingError(
@@ -444,7 +452,7 @@ class EmbeddingCache:
 
     def _fill(self, embedder: Embedder, fp: str, kind: str, todo: list[tuple[bytes, str]],
               found: dict[bytes, np.ndarray], family: int | None, batch_size: int, show_progress: bool,
-              desc: str) -> None:
+              desc: str, store_guard: Callable[[], ContextManager[bool]] | None = None) -> None:
         from tqdm.auto import tqdm
 
         embed = embedder.embed_queries if kind == "query" else embedder.embed_passages
@@ -452,7 +460,17 @@ class EmbeddingCache:
             for start in range(0, len(todo), batch_size):
                 batch = todo[start:start + batch_size]
                 vectors = _checked(embed([t for _, t in batch]), len(batch), _name(embedder))
-                family = self._write(fp, kind, [key for key, _ in batch], vectors, family, _name(embedder))
+                if store_guard is None:
+                    family = self._write(fp, kind, [key for key, _ in batch], vectors, family, _name(embedder))
+                else:
+                    with store_guard() as may_store:
+                        if may_store:
+                            with self._lock:
+                                family = self._write(fp, kind, [key for key, _ in batch], vectors, family,
+                                                     _name(embedder))
+                        else:  # answered, not stored: the family's dimension is still checked
+                            _check_family(_name(embedder), fp, vectors.shape[1], family)
+                            family = int(vectors.shape[1])
                 for i, (key, _) in enumerate(batch):
                     found[key] = vectors[i]
                 bar.update(len(batch))

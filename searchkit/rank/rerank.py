@@ -50,11 +50,12 @@ def passage_sentences(text: str) -> list[str]:
     return sentences(text) or [text]
 
 
-def reads(text: str, languages: Sequence[str] = ()) -> list[str]:
+def reads(text: str, languages: Sequence[str] = (), language: Callable[[str], str] = detect_language) -> list[str]:
     """What ``sentence_maxsim`` reads of a passage: its sentences (``passage_sentences``) when its
-    language (``analyze.detect_language``) is one of ``languages`` or ``languages`` is empty, else
-    its whole text (the text the dense retriever embeds: the build cached its vector)."""
-    if not languages or detect_language(text) in languages:
+    language (``language``: ``analyze.detect_language`` or a memo of it) is one of ``languages`` or
+    ``languages`` is empty, else its whole text (the text the dense retriever embeds: the build
+    cached its vector)."""
+    if not languages or language(text) in languages:
         return passage_sentences(text)
     return [text]
 
@@ -65,13 +66,15 @@ class SentenceMaxSim:
 
     name = "sentence_maxsim"
 
-    def __init__(self, embedder: Any, cache: Any, languages: Sequence[str] = ()) -> None:
+    def __init__(self, embedder: Any, cache: Any, languages: Sequence[str] = (),
+                 language: Callable[[str], str] = detect_language) -> None:
         self.embedder = embedder
         self.cache = cache
         self.languages = tuple(languages)
+        self.language = language
 
     def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
-        split = [reads(p, self.languages) for p in passages]
+        split = [reads(p, self.languages, self.language) for p in passages]
         flat = sorted({s for sents in split for s in sents})
         if not flat:
             return np.zeros(len(passages))
@@ -88,7 +91,7 @@ def _http(searcher: Any) -> Reranker:
 
 RERANKERS: dict[str, Callable[[Any], Reranker]] = {
     "sentence_maxsim": lambda searcher: SentenceMaxSim(searcher.embedder, searcher.cache,
-                                                       searcher.config.rerank.languages),
+                                                       searcher.config.rerank.languages, searcher.language_of),
     "http": _http,
 }
 """Rerankers by name (``rerank.method``); each factory takes the Searcher (its embedder and cache,

@@ -3,8 +3,9 @@ part of ``searchkit.tools.history``): ``VersionCache`` over the shared cache, se
 version is served and erased text leaves the shared cache."""
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 from searchkit.index.cache import EmbeddingCache
 
@@ -12,11 +13,11 @@ from searchkit.index.cache import EmbeddingCache
 class VersionCache:
     """The embedding cache as one version of a history index reaches it: the shared cache, until
     ``seal`` (a newer version is served and erased text): then ``embed`` still answers, from a
-    private in-memory cache, and stores nothing in the shared one. ``embed`` and ``seal`` take one
-    lock, so once ``seal`` returns no call of this version writes to the shared cache. The texts
-    the shared cache lacks are embedded outside that lock and the shared cache's (a served call's
-    new query takes tens of milliseconds of the model, while other calls' lookups go on), then
-    stored under it unless sealed meanwhile."""
+    private in-memory cache, and stores nothing in the shared one. A text the shared cache lacks is
+    embedded with no lock held (a served call's new query takes tens of milliseconds of the model
+    while other calls' lookups go on) and stored under this cache's lock, only if not sealed
+    (``EmbeddingCache.embed``'s ``store_guard``); ``seal`` takes the same lock, so once it returns
+    no call of this version writes to the shared cache."""
 
     def __init__(self, cache: Any) -> None:
         self.shared = cache
@@ -27,18 +28,18 @@ class VersionCache:
         with self._lock:
             sealed = self._sealed
         if not sealed:
-            todo, family = self.shared.missing(embedder, texts, kind, dim=kw.get("dim"))
-            vectors = _embed_apart(embedder, todo, kind, family, *args, **kw) if todo else None
-            with self._lock:
-                if not self._sealed:
-                    if todo:
-                        self.shared.put(embedder, todo, vectors, kind, dim=family)
-                    return self.shared.embed(embedder, texts, kind, *args, **kw)  # lookups, as a rule
+            return self.shared.embed(embedder, texts, kind, *args, store_guard=self._storing, **kw)
         private = EmbeddingCache(None)
         try:
             return private.embed(embedder, texts, kind, *args, **kw)
         finally:
             private.close()
+
+    @contextlib.contextmanager
+    def _storing(self) -> Iterator[bool]:
+        """Whether this version may store in the shared cache, held until the store is done."""
+        with self._lock:
+            yield not self._sealed
 
     def seal(self) -> None:
         with self._lock:
@@ -54,16 +55,6 @@ class VersionCache:
 
     def __repr__(self) -> str:
         return f"VersionCache({self.shared!r})"
-
-
-def _embed_apart(embedder: Any, texts: list[str], kind: str, family: int | None, *args: Any, **kw: Any) -> Any:
-    """``texts`` embedded as ``EmbeddingCache.embed`` embeds them (batches, checks, the family's
-    dimension ``family``), in a private in-memory cache: no lock of the shared one is held."""
-    private = EmbeddingCache(None)
-    try:
-        return private.embed(embedder, texts, kind, *args, **{**kw, "dim": family if family is not None else kw.get("dim")})
-    finally:
-        private.close()
 
 
 def shared_cache(cache: Any) -> Any:
