@@ -3,7 +3,9 @@
 A tool is a frozen **parameter dataclass** (what the assistant asks: its JSON Schema is generated
 from the dataclass by :mod:`searchkit.schema`, as the config's is), a function
 ``run(params, ctx) -> Answer``, and an **answer** with ``to_dict()`` (JSON-able) and
-``render(lang)`` (the markdown the seeds show). Who is calling and where — the caller, the
+``render(lang)`` (the markdown the seeds show), both sanitised where they leave the tool
+(:class:`SafeAnswer`: no terminal control of the data reaches a terminal, a JSON value, an MCP
+result or the HTTP API). Who is calling and where — the caller, the
 container, the current space and task, the language preference, the index or store to search —
 comes in :class:`ToolContext`, from the session (command-line flags, a launching process, a
 token), **never** from the parameters: a parameter named ``caller``, ``space`` or
@@ -18,11 +20,13 @@ command line, and the MCP / HTTP server built on the same tools, are thin adapte
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from searchkit.errors import ParameterError
 from searchkit.schema import dataclass_schema
+from searchkit.strict_json import safe_data, safe_text
 
 
 @dataclass(frozen=True)
@@ -77,12 +81,20 @@ class Answer(Protocol):
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its name, parameter dataclass, ``run`` and a description for a tool listing."""
+    """One tool: its name, parameter dataclass, ``run`` and a description for a tool listing.
+
+    ``run`` is kept wrapped (:func:`sanitising`): its answer is a :class:`SafeAnswer`, whose
+    ``render`` and ``to_dict`` pass the one sanitiser (issue 39 item 3), for every tool, the
+    registry's and any other."""
 
     name: str
     params: type
     run: Callable[[Any, ToolContext], Answer]
     description: str
+
+    def __post_init__(self) -> None:
+        # every answer leaves sanitised (issue 39 item 3): ``run`` as given, its answer wrapped
+        object.__setattr__(self, "run", sanitising(self.run))
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema (draft 2020-12) of the tool's parameters, generated from ``params``."""
@@ -97,6 +109,69 @@ class Tool:
     def __call__(self, arguments: Any, ctx: ToolContext) -> Answer:
         """``run(parse(arguments), ctx)``: JSON arguments in, an answer out."""
         return self.run(self.parse(arguments), ctx)
+
+
+def sanitising(run: Callable[[Any, ToolContext], Answer]) -> Callable[[Any, ToolContext], Answer]:
+    """``run`` whose answer is a :class:`SafeAnswer` (a ``run`` already wrapped is returned as is)."""
+    if getattr(run, "sanitised", False):
+        return run
+
+    @functools.wraps(run)
+    def wrapped(params: Any, ctx: ToolContext) -> Answer:
+        return SafeAnswer.of(run(params, ctx))
+
+    wrapped.sanitised = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+class SafeAnswer:
+    """A tool's answer as it leaves the tool: ``render`` and ``to_dict`` through the one sanitiser
+    (``searchkit.strict_json.safe_text`` / ``safe_data``: line breaks and tabs kept, every other
+    control and the bidi controls removed), whatever the tool and whoever prints it (the command
+    line's text and ``--json``, the MCP result, the HTTP API; issue 39 item 3). Everything else is
+    the answer's own: its fields (as stored, unsanitised), its methods, ``isinstance`` (the answer's
+    class), equality and ``repr``; ``answer`` is the answer itself."""
+
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: Any) -> None:
+        object.__setattr__(self, "answer", answer)
+
+    @classmethod
+    def of(cls, answer: Any) -> Any:
+        """``answer`` wrapped (once; None stays None)."""
+        return answer if answer is None or type(answer) is SafeAnswer else cls(answer)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The answer's ``to_dict()``, every string sanitised."""
+        return safe_data(self.answer.to_dict())
+
+    def render(self, lang: str | None = None, *args: Any, **kwargs: Any) -> str:
+        """The answer's ``render(lang)``, sanitised."""
+        return safe_text(self.answer.render(lang, *args, **kwargs))
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(answer, ItsClass) holds, as for the answer itself
+        return type(object.__getattribute__(self, "answer"))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "answer"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a tool's answer is read-only ({name})")
+
+    def __eq__(self, other: Any) -> bool:
+        other = other.answer if type(other) is SafeAnswer else other
+        return bool(self.answer == other)
+
+    def __hash__(self) -> int:
+        return hash(self.answer)
+
+    def __bool__(self) -> bool:
+        return bool(self.answer)
+
+    def __repr__(self) -> str:
+        return repr(self.answer)
 
 
 def parse_params(cls: type, arguments: Any) -> Any:

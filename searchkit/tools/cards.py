@@ -5,8 +5,10 @@ first 300 characters for the others; a digest's ``Chat: chat:<ses_id>`` line and
 ``Table: ...`` line always end it, H4, H5). ``HistoryAnswer`` is one search's answer:
 ``to_dict()`` (what ``--json`` prints) and ``render(lang)`` (header line, warnings, numbered
 cards, reminder). ``session_key`` groups a chat and the digests of its turns (two cards a session
-at most, issue 28 item 4). Every line the answer writes passes through ``tools.terminal.one_line``:
-no control character of the data reaches the terminal (issue 27 item 16).
+at most, issue 28 item 4). Every field of a card line passes through ``tools.terminal.one_line``
+and every snippet line through the one sanitiser (``searchkit.strict_json.safe_text``): no control
+character of the data reaches the terminal (issue 27 item 16, issue 39 item 3); ``to_dict`` is
+sanitised the same way (``safe_data``), so ``--json``, MCP and the HTTP API hold none either.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, Sequence
 
 from searchkit.errors import ParameterError
 from searchkit.records import Hit, Record, Result
+from searchkit.strict_json import safe_data, safe_text
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.terminal import one_line
 
@@ -71,15 +74,15 @@ class HistoryAnswer:
     def render(self, lang: str | None = None) -> str:
         """The answer as the seed shows it, in ``lang`` (``ru``, ``en``, ``ja``; None: ``self.lang``)."""
         if lang is None or lang == self.lang:
-            return self.text
+            return safe_text(self.text)
         if lang not in LANGS:
             raise ParameterError("lang", f"must be one of {list(LANGS)}, got {shown(lang)}")
         header = _header(lang, self.searched, self.skipped, self.own) if self.header_shown else []
         return render(self.result, self.cards, lang, header, searched=bool(self.searched))
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``searchkit history --json`` prints."""
-        return {
+        """What ``searchkit history --json`` prints (sanitised: ``safe_data``)."""
+        return safe_data({
             "query": self.result.query,
             "lang": self.lang,
             "searched": list(self.searched),
@@ -88,7 +91,7 @@ class HistoryAnswer:
             "cards": [c.to_dict() for c in self.cards],
             "signals": dict(self.result.signals),
             "text": self.text,
-        }
+        })
 
 
 def shown(value: Any, limit: int = 60) -> str:
@@ -218,7 +221,7 @@ def render(
         r = c.hit.record
         date = _line((r.date or "")[:10]) or "—"
         lines.append(f"{c.hit.rank}. {_line(r.kind)} · {date} · {_title(r.title)} · {_line(r.ref)} (space: {_line(r.space)})")
-        for sl in c.snippet.splitlines() or [""]:
+        for sl in safe_text(c.snippet).split("\n"):
             lines.append("   " + sl if sl.strip() else "")
     lines.append("")
     lines.append(message(lang, "reminder"))

@@ -20,6 +20,7 @@ from searchkit.errors import ParameterError
 from searchkit.ingest.policy import MAX_SPACES
 from searchkit.records import KINDS, Hit, Notice, Result
 from searchkit.searcher import Filters, QueryError
+from searchkit.strict_json import safe_data
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import TOP_FULL, Card, HistoryAnswer, _header, _snippet, render, shown
 from searchkit.tools.messages import LANGS
@@ -268,13 +269,14 @@ class RawAnswer:
     skipped: tuple[tuple[str, str], ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``searchkit search --index --json`` prints for a history index."""
-        return {
+        """What ``searchkit search --index --json`` prints for a history index (sanitised:
+        ``searchkit.strict_json.safe_data``, issue 39 item 3)."""
+        return safe_data({
             **self.result.to_dict(),
             "header": list(self.header),
             "searched": list(self.searched),
             "skipped": [{"space": s, "reason": r} for s, r in self.skipped],
-        }
+        })
 
 
 MAX_RAW_K = 1000

@@ -9,11 +9,13 @@ from searchkit.cli.common import load_config
 from searchkit.tools.base import ToolContext
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.registry import TOOLS
+from searchkit.tools.terminal import json_text
 
 
 def run(args: argparse.Namespace) -> int:
     """A thin adapter: flags -> ``HistorySearchParams`` and a ``ToolContext`` (who is calling and
-    where), ``history_search`` run, its answer printed (``render`` or ``to_dict``). Every check is
+    where), ``history_search`` run, its answer printed (``render`` or ``to_dict``, both sanitised by
+    the tool: ``searchkit.tools.base.SafeAnswer``). Every check is
     the tool's (``searchkit.tools.history_search``): a bad parameter is one line naming it."""
     config = load_config(args.config) if args.config else None
     if args.index:
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = ToolContext(caller=args.caller, container=args.container, space=args.space, lang=args.lang, index=idx)
     answer = tool.run(params, ctx)
     if args.json:
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        print(json_text(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)))
     else:
         sys.stdout.write(answer.render())
     return 0
