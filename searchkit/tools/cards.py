@@ -200,6 +200,27 @@ def title_field(text: Any) -> str:
     return _CARD_SEP.sub("•", one_line(text))
 
 
+_REF_QUOTED = re.compile("[`\u00b7\u0387]|\\(space:")
+"""What makes a ref misreadable in a card line: a middle dot (the line's separator, U+0387 too), a
+backtick (the quote below) or ``(space:`` (the space field's opening)."""
+_BACKTICKS = re.compile("`+")
+
+
+def ref_field(ref: Any) -> str:
+    """A ref as the card line's fourth field (issue 39 item 12a). A ref is passed on as it is
+    (``chat_read``, ``app_row``), so it cannot be changed like a title: a ref holding a middle dot,
+    a backtick or ``(space:`` is shown as a markdown code span, whose content is the ref exactly
+    (a fence of one backtick more than the longest run in the ref; a space on each side when the
+    ref starts or ends with a backtick, as CommonMark reads a code span). Any other ref is shown as
+    it is. ``to_dict()["ref"]`` is always the bare ref."""
+    text = _line(ref)
+    if not _REF_QUOTED.search(text):
+        return text
+    fence = "`" * (1 + max((len(m.group()) for m in _BACKTICKS.finditer(text)), default=0))
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def render(
     result: Result, cards: Sequence[Card], lang: str, header: Sequence[str] = (), *, searched: bool = True
 ) -> str:
@@ -220,7 +241,7 @@ def render(
     for c in cards:
         r = c.hit.record
         date = _line((r.date or "")[:10]) or "—"
-        lines.append(f"{c.hit.rank}. {_line(r.kind)} · {date} · {_title(r.title)} · {_line(r.ref)} (space: {_line(r.space)})")
+        lines.append(f"{c.hit.rank}. {_line(r.kind)} · {date} · {_title(r.title)} · {ref_field(r.ref)} (space: {_line(r.space)})")
         for sl in safe_text(c.snippet).split("\n"):
             lines.append("   " + sl if sl.strip() else "")
     lines.append("")
