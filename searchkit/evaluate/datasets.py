@@ -1,36 +1,49 @@
 """Labeled datasets on disk (SPEC E3; DESIGN.md "Dataset format"): load, validate, split.
 
-Layout (BEIR's, extended)::
+Layout (BEIR's, extended: a plain BEIR folder is one)::
 
     DIR/corpus.jsonl        {"_id", "title", "text", kind?, space?, date?, ref?, owner?, visibility?, ...}
     DIR/queries.jsonl       {"_id", "text", lang?, answerable?, kinds?, since?, until?, spaces?,
                              caller?, category?, split?, id_in_corpus?}
-    DIR/qrels/<split>.tsv   header ``query-id<TAB>corpus-id<TAB>score``, graded 0-3
+    DIR/qrels/<split>.tsv   the judgements of one split (any name: train, dev, test, ...): BEIR's
+                            ``query-id<TAB>corpus-id<TAB>score`` (header line optional) or TREC qrels
+                            ``qid 0 docid grade``; ``<split>.txt`` and ``<split>.qrels`` are read too
+                            (``searchkit.evaluate.qrels_files``); a grade is a non-negative integer
+
+What a query's line leaves out is inferred, and the loaded ``Dataset`` says so in its ``notes``:
+a missing ``lang`` is detected from the text (``analyze.detect_language``: ru, ja or en); a missing
+``answerable`` is read from the judgements: a query judged in its split with no positive judgement
+there is unanswerable, one with a positive judgement answerable.
 
 Which queries belong to a split (one rule, applied in order):
 
-1. a query with rows in ``qrels/<split>.tsv`` belongs to that split;
+1. a query with rows in ``qrels/<split>`` belongs to that split;
 2. else a query with a ``split`` field belongs to the split it names;
 3. else an unanswerable query (``answerable: false``) with no rows in any qrels file goes to ``dev``
    or ``test`` by a stable hash of its id (first byte of SHA-256 even -> dev, odd -> test);
-4. else (an answerable query without rows anywhere, as in public BEIR sets whose queries file
-   lists every split) it belongs to no split and is dropped.
+4. else (a query without rows anywhere, as in public BEIR sets whose queries file lists every split)
+   it belongs to no split and is dropped.
 
 Contradictions are errors: rows in two split files, rows in one split while its ``split`` field names
-another, an answerable query whose ``split`` file holds no positive row for it, an unanswerable query
-with a positive row.
+another, a query marked ``answerable: true`` whose split holds no positive row for it, one marked
+``answerable: false`` with a positive row.
+
+``check_dataset`` reads a folder whole and returns every problem, each as ``file:line: why``
+(``searchkit datasets validate``); ``load_dataset`` raises the first (and says how many more).
 """
 from __future__ import annotations
 
 import hashlib
-import json
+import logging
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
+from searchkit.analyze.scripts import detect_language
+from searchkit.evaluate.dataset_files import QUERY_KINDS, Problem, Problems, QueryLine, read_corpus, read_queries
 from searchkit.evaluate.dataset_paths import (
     DATASETS_ENV,
     SHARED_ENV,
@@ -41,18 +54,22 @@ from searchkit.evaluate.dataset_paths import (
     resolve_dataset,
     shared_data_dir,
 )
-from searchkit.records import KINDS, VISIBILITIES, Record
-from searchkit.util import FileProblem, open_regular, parse_iso
+from searchkit.evaluate.qrels_files import QRELS_HEADER, QRELS_SUFFIXES, Judgements, qrels_entries, read_qrels
+from searchkit.records import Record
 
 __all__ = [
     "DATASETS_ENV",
     "SHARED_ENV",
     "Dataset",
+    "DatasetCheck",
     "DatasetError",
+    "Problem",
     "Query",
     "QRELS_HEADER",
+    "QUERY_KINDS",
     "available_datasets",
     "available_splits",
+    "check_dataset",
     "datasets_dir",
     "hash_split",
     "load_corpus",
@@ -61,16 +78,14 @@ __all__ = [
     "shared_data_dir",
 ]
 
-QRELS_HEADER: tuple[str, str, str] = ("query-id", "corpus-id", "score")
-MIN_SCORE, MAX_SCORE = 0, 3
-QUERY_KINDS: tuple[str, ...] = KINDS + ("doc",)
+logger = logging.getLogger(__name__)
+
 HASH_SPLITS: tuple[str, str] = ("dev", "test")
 
 _LAYOUT = (
     "expected layout: DIR/corpus.jsonl, DIR/queries.jsonl, DIR/qrels/<split>.tsv "
-    "(BEIR format, see DESIGN.md 'Dataset format')"
+    "(BEIR format, header optional, or TREC qrels; see DESIGN.md 'Dataset format')"
 )
-_RECORD_KEYS = ("_id", "title", "text", "kind", "space", "date", "ref", "owner", "visibility")
 
 
 @dataclass(frozen=True)
@@ -80,8 +95,10 @@ class Query:
     Args:
         id: the query's ``_id``.
         text: what is searched.
-        lang: language code (``ru``/``ja``/``en``...) or None when the file does not say.
-        answerable: False when the corpus holds no answer (the right behaviour is a weak-match warning).
+        lang: language code (``ru``/``ja``/``en``...); ``load_dataset`` detects it where the file does
+            not say (None only on a ``Query`` built by hand).
+        answerable: False when the corpus holds no answer (the right behaviour is a weak-match warning);
+            where the file does not say, ``load_dataset`` infers it from the judgements.
         kinds: only these record kinds are searched (None: all).
         since, until: ISO dates, ``until`` exclusive (None: open).
         spaces: ``"all"``, a tuple of space slugs, or None.
@@ -110,7 +127,7 @@ class Dataset:
     """A dataset folder loaded for one split.
 
     ``records`` holds the whole corpus; ``queries`` only the queries of ``split``; ``qrels`` maps a
-    query id to {corpus id: graded score} from ``qrels/<split>.tsv``.
+    query id to {corpus id: graded score} from the split's judgements file (``qrels/<split>.tsv``).
     """
 
     name: str
@@ -119,6 +136,9 @@ class Dataset:
     records: tuple[Record, ...]
     queries: tuple[Query, ...]
     qrels: Mapping[str, Mapping[str, int]]
+    notes: tuple[str, ...] = ()
+    """What was inferred while loading (a ``lang`` detected, ``answerable`` read from the judgements),
+    one sentence each; the command line shows them."""
 
     def answerable_queries(self) -> tuple[Query, ...]:
         """The queries with ``answerable`` true (those ranking metrics are computed over)."""
@@ -169,19 +189,20 @@ class Dataset:
 
 
 def available_splits(path: str | os.PathLike) -> tuple[str, ...]:
-    """Names of the splits a dataset folder has (``qrels/<split>.tsv``), sorted."""
-    qrels_dir = Path(path) / "qrels"
-    if not qrels_dir.is_dir():
-        return ()
-    return tuple(sorted(p.stem for p in qrels_dir.glob("*.tsv") if p.is_file()))
+    """Names of the splits a dataset folder has (a regular file ``qrels/<split>.tsv``, ``.txt`` or
+    ``.qrels``), sorted."""
+    return tuple(sorted({split for split, p in qrels_entries(Path(path)) if p.is_file()}))
 
 
 def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
     """Load and validate the dataset folder ``path`` for ``split``.
 
+    Every file is read and checked (split membership depends on all the judgements); a query's
+    missing ``lang`` is detected and a missing ``answerable`` inferred, each said in ``notes``.
+
     Raises:
-        DatasetError: a missing file (naming it and the expected layout) or a bad line (naming the
-            file and the line number).
+        DatasetError: a missing file (naming it and the expected layout) or the first bad line
+            (naming the file and the line number, and how many more problems there are).
     """
     root = Path(path)
     if not root.is_dir():
@@ -192,32 +213,21 @@ def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
     if not splits:
         raise DatasetError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}")
     if split not in splits:
-        if (root / "qrels" / f"{split}.tsv").exists():
-            _required(root / "qrels", f"{split}.tsv")  # there, but a FIFO or a folder: say so
+        for suffix in QRELS_SUFFIXES:
+            if (root / "qrels" / f"{split}{suffix}").exists():
+                _required(root / "qrels", f"{split}{suffix}")  # there, but a FIFO or a folder: say so
         raise DatasetError(
-            f"{root / 'qrels' / (split + '.tsv')} not found: split {_r(split)} is not in this dataset; "
-            f"available splits: {', '.join(splits)}"
+            f"{root / 'qrels' / (split + '.tsv')} not found (nor .txt, .qrels): split {_r(split)} is not in this "
+            f"dataset; available splits: {', '.join(splits)}"
         )
-
-    records = _load_corpus(corpus_path)
-    doc_ids = {r.id for r in records}
-    queries, query_lines, declared = _load_queries(queries_path)
-
-    # every qrels file is validated: split membership depends on all of them
-    all_qrels: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
-    for name in splits:
-        all_qrels[name] = _load_qrels(root / "qrels" / f"{name}.tsv", query_lines, doc_ids)
-
-    membership = _assign_splits(queries, query_lines, declared, all_qrels, queries_path, root)
-    kept = tuple(q for q in queries if membership.get(q.id) == split)
-    qrels = MappingProxyType(
-        {
-            qid: MappingProxyType({doc: score for doc, (score, _line) in rows.items()})
-            for qid, rows in all_qrels[split].items()
-        }
-    )
-    return Dataset(name=root.resolve().name, path=root, split=split, records=records,
-                   queries=kept, qrels=qrels)
+    problems = Problems()
+    content = _read(corpus_path, queries_path, _split_files(root, problems, regular_only=True), problems)
+    if problems:
+        raise DatasetError(_first(problems, root))
+    ds = _select(content, root, split)
+    for note in ds.notes:
+        logger.info("%s (%s): %s", ds.name, split, note)
+    return ds
 
 
 def load_corpus(path: str | os.PathLike) -> tuple[Record, ...]:
@@ -230,7 +240,11 @@ def load_corpus(path: str | os.PathLike) -> tuple[Record, ...]:
     root = Path(path)
     if not root.is_dir():
         raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
-    return _load_corpus(_required(root, "corpus.jsonl"))
+    problems = Problems()
+    records, _ids = read_corpus(_required(root, "corpus.jsonl"), problems)
+    if problems:
+        raise DatasetError(_first(problems, root))
+    return records
 
 
 def _required(root: Path, name: str) -> Path:
@@ -242,249 +256,79 @@ def _required(root: Path, name: str) -> Path:
     return p
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based numbers; a bad byte sequence names its line. A regular
-    file only (``util.open_regular``: a FIFO is refused, never waited on)."""
-    try:
-        fh = open_regular(path, "rb")
-    except FileProblem as exc:
-        raise DatasetError(f"{path}: {exc.problem}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetError(f"{path}, line {lineno}: not valid UTF-8 ({exc.reason})") from None
-            if lineno == 1:
-                text = text.lstrip("\ufeff")
-            if text.strip():
-                yield lineno, text.rstrip("\r\n")
+def _first(problems: Problems, root: Path) -> str:
+    """The first problem, as ``load_dataset`` has always named it, and how many more there are."""
+    more = len(problems) - 1
+    tail = f" (and {more} more problem{'s' if more > 1 else ''}: `searchkit datasets validate {root}` lists them all)"
+    return problems.found[0].message() + (tail if more else "")
 
 
-def _json_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for lineno, text in _lines(path):
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise DatasetError(f"{path}, line {lineno}: JSON nested too deeply") from None
-        except ValueError:  # a number longer than Python reads
-            raise DatasetError(f"{path}, line {lineno}: a number too long to read") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
-        try:
-            json.dumps(row, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise DatasetError(f"{path}, line {lineno}: text that is not valid Unicode (a lone surrogate escape such as \\ud800)") from None
-        yield lineno, row
-
-
-def _what(value: Any) -> str:
-    """What kind of value a file holds where it should not, without the value: an error names the
-    file, the line and the problem, never the content (issue 27, item 8)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a JSON boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return f"a string of {len(value)} character{'s' if len(value) != 1 else ''}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _id_of(row: Mapping[str, Any], path: Path, lineno: int) -> str:
-    if "_id" not in row:
-        raise DatasetError(f"{path}, line {lineno}: missing required field '_id'")
-    value = row["_id"]
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise DatasetError(f"{path}, line {lineno}: '_id' must be a non-empty string, got {_what(value)}")
-    if any(c in value for c in "\t\r\n"):
-        raise DatasetError(f"{path}, line {lineno}: '_id' contains a tab or newline")
-    return value
-
-
-def _optional_str(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str | None:
-    value = row.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise DatasetError(f"{path}, line {lineno}: {key!r} must be a string, got {_what(value)}")
-    return value
-
-
-def _iso_date(row: Mapping[str, Any], key: str, path: Path, lineno: int) -> str | None:
-    value = _optional_str(row, key, path, lineno)
-    if value is None:
-        return None
-
-    if parse_iso(value) is None:
-        raise DatasetError(
-            f"{path}, line {lineno}: {key!r} must be an ISO date (YYYY-MM-DD[THH:MM:SS]), got another string"
-        )
-    return value
-
-
-def _check_duplicate(seen: dict[str, int], ident: str, path: Path, lineno: int, what: str) -> None:
-    if ident in seen:
-        raise DatasetError(f"{path}, line {lineno}: duplicate {what} (first on line {seen[ident]})")
-    seen[ident] = lineno
-
-
-def _load_corpus(path: Path) -> tuple[Record, ...]:
-    records: list[Record] = []
-    seen: dict[str, int] = {}
-    for lineno, row in _json_rows(path):
-        ident = _id_of(row, path, lineno)
-        _check_duplicate(seen, ident, path, lineno, "document id")
-        if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: the document is missing required field 'text'")
-        text = row["text"]
-        if not isinstance(text, str):
-            raise DatasetError(f"{path}, line {lineno}: 'text' must be a string, got {_what(text)}")
-        kind = _optional_str(row, "kind", path, lineno) or "doc"
-        if kind not in QUERY_KINDS:
-            raise DatasetError(
-                f"{path}, line {lineno}: unknown 'kind'; valid kinds: {', '.join(QUERY_KINDS)}"
-            )
-        visibility = _optional_str(row, "visibility", path, lineno) or "shared"
-        if visibility not in VISIBILITIES:
-            raise DatasetError(
-                f"{path}, line {lineno}: 'visibility' must be one of {', '.join(VISIBILITIES)}"
-            )
-        records.append(
-            Record(
-                id=ident,
-                kind=kind,
-                space=_optional_str(row, "space", path, lineno) or "",
-                date=_iso_date(row, "date", path, lineno),
-                title=_optional_str(row, "title", path, lineno) or "",
-                ref=_optional_str(row, "ref", path, lineno) or ident,
-                text=text,
-                owner=_optional_str(row, "owner", path, lineno),
-                visibility=visibility,
-                fields={k: v for k, v in row.items() if k not in _RECORD_KEYS},
-            )
-        )
-    if not records:
-        raise DatasetError(f"{path}: the corpus is empty")
-    return tuple(records)
-
-
-def _load_queries(path: Path) -> tuple[list[Query], dict[str, int], dict[str, str]]:
-    queries: list[Query] = []
-    lines: dict[str, int] = {}
-    declared: dict[str, str] = {}
-    for lineno, row in _json_rows(path):
-        ident = _id_of(row, path, lineno)
-        _check_duplicate(lines, ident, path, lineno, "query id")
-        if "text" not in row:
-            raise DatasetError(f"{path}, line {lineno}: the query is missing required field 'text'")
-        text = row["text"]
-        if not isinstance(text, str) or not text.strip():
-            raise DatasetError(f"{path}, line {lineno}: the query's 'text' must be a non-empty string")
-        answerable = row.get("answerable", True)
-        if not isinstance(answerable, bool):
-            raise DatasetError(
-                f"{path}, line {lineno}: 'answerable' must be true or false (JSON boolean), got {_what(answerable)}"
-            )
-        kinds = row.get("kinds")
-        if kinds is not None:
-            if isinstance(kinds, str):
-                kinds = [kinds]
-            if not isinstance(kinds, list) or not kinds or any(k not in QUERY_KINDS for k in kinds):
-                raise DatasetError(
-                    f"{path}, line {lineno}: 'kinds' must be a non-empty list of {', '.join(QUERY_KINDS)}"
-                )
-            kinds = tuple(kinds)
-        spaces = row.get("spaces")
-        if spaces is not None and spaces != "all":
-            if not isinstance(spaces, list) or not spaces or not all(isinstance(s, str) and s for s in spaces):
-                raise DatasetError(
-                    f"{path}, line {lineno}: 'spaces' must be \"all\" or a non-empty list of space slugs, "
-                    f"got {_what(spaces)}"
-                )
-            spaces = tuple(spaces)
-        split = row.get("split")
-        if split is not None:
-            if not isinstance(split, str) or not split.strip():
-                raise DatasetError(f"{path}, line {lineno}: 'split' must be a split name, got {_what(split)}")
-            declared[ident] = split
-        category = _optional_str(row, "category", path, lineno) or ("answerable" if answerable else "unanswerable")
-        id_in_corpus = row.get("id_in_corpus")
-        if id_in_corpus is not None and not isinstance(id_in_corpus, bool):
-            raise DatasetError(
-                f"{path}, line {lineno}: 'id_in_corpus' must be true or false (JSON boolean), got {_what(id_in_corpus)}"
-            )
-        queries.append(
-            Query(
-                id=ident,
-                text=text,
-                lang=_optional_str(row, "lang", path, lineno),
-                answerable=answerable,
-                kinds=kinds,
-                since=_iso_date(row, "since", path, lineno),
-                until=_iso_date(row, "until", path, lineno),
-                spaces=spaces,
-                caller=_optional_str(row, "caller", path, lineno),
-                category=category,
-                id_in_corpus=id_in_corpus,
-            )
-        )
-    if not queries:
-        raise DatasetError(f"{path}: there are no queries")
-    return queries, lines, declared
-
-
-def _load_qrels(
-    path: Path, query_lines: Mapping[str, int], doc_ids: set[str]
-) -> dict[str, dict[str, tuple[int, int]]]:
-    """{query_id: {doc_id: (score, line)}} of one qrels file, validated."""
-    rows: dict[str, dict[str, tuple[int, int]]] = {}
-    header_seen = False
-    for lineno, text in _lines(path):
-        cols = text.split("\t")
-        if not header_seen:
-            if tuple(c.strip() for c in cols) != QRELS_HEADER:
-                raise DatasetError(
-                    f"{path}, line {lineno}: the header must be "
-                    f"{_r(chr(9).join(QRELS_HEADER))} (tab-separated), got another line"
-                )
-            header_seen = True
+def _split_files(root: Path, problems: Problems, *, regular_only: bool) -> dict[str, Path]:
+    """``{split: judgements file}``; a second file for one split is a problem."""
+    files: dict[str, Path] = {}
+    for split, p in qrels_entries(root):
+        if regular_only and not p.is_file():
             continue
-        if len(cols) != 3:
-            raise DatasetError(
-                f"{path}, line {lineno}: expected 3 tab-separated columns "
-                f"(query-id, corpus-id, score), got {len(cols)}"
-            )
-        qid, did, raw = (c.strip() for c in cols)
-        try:
-            score = int(raw)
-        except ValueError:
-            raise DatasetError(f"{path}, line {lineno}: the score is not an integer (expected 0-3)") from None
-        if not MIN_SCORE <= score <= MAX_SCORE:
-            raise DatasetError(f"{path}, line {lineno}: score {score} is outside 0-3")
-        if qid not in query_lines:
-            raise DatasetError(f"{path}, line {lineno}: unknown query id (not in queries.jsonl)")
-        if did not in doc_ids:
-            raise DatasetError(f"{path}, line {lineno}: unknown corpus id (not in corpus.jsonl)")
-        judged = rows.setdefault(qid, {})
-        if did in judged:
-            raise DatasetError(
-                f"{path}, line {lineno}: duplicate row for one query and document "
-                f"(first on line {judged[did][1]})"
-            )
-        judged[did] = (score, lineno)
-    if not header_seen:
-        raise DatasetError(f"{path}: empty file; the header must be {_r(chr(9).join(QRELS_HEADER))}")
-    return rows
+        if split in files:
+            problems.add(p, None, f"a second judgements file for split {_r(split)} beside {files[split].name}; keep one")
+            continue
+        files[split] = p
+    return files
+
+
+@dataclass(frozen=True)
+class _Content:
+    """A dataset folder read whole: the corpus, every query line, every split's judgements, and
+    each query's split (with ``answerable`` inferred where the line leaves it out)."""
+
+    records: tuple[Record, ...]
+    queries: list[QueryLine]
+    judgements: Mapping[str, Judgements]
+    membership: Mapping[str, tuple[str, Query, bool]]
+
+
+def _read(corpus_path: Path, queries_path: Path, split_files: Mapping[str, Path],
+          problems: Problems) -> _Content:
+    records, doc_ids = read_corpus(corpus_path, problems) if corpus_path.exists() else ((), set())
+    lines, query_ids = read_queries(queries_path, problems, Query) if queries_path.exists() else ([], set())
+    judgements = {s: read_qrels(p, query_ids, doc_ids, problems) for s, p in sorted(split_files.items())}
+    return _Content(records, lines, judgements, _assign_splits(lines, judgements, queries_path, problems))
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _select(content: _Content, root: Path, split: str) -> Dataset:
+    """The dataset of one split: its queries (a missing ``lang`` detected) and judgements, and notes."""
+    kept: list[Query] = []
+    detected: Counter[str] = Counter()
+    inferred = 0
+    for line in content.queries:
+        got = content.membership.get(line.query.id)
+        if got is None or got[0] != split:
+            continue
+        _split, q, was_inferred = got
+        inferred += was_inferred
+        if q.lang is None:
+            q = replace(q, lang=detect_language(q.text))
+            detected[q.lang] += 1
+        kept.append(q)
+    judgements = content.judgements[split]
+    notes = []
+    if detected:
+        langs = ", ".join(f"{lang} {n}" for lang, n in sorted(detected.items()))
+        notes.append(f"{_plural(sum(detected.values()), 'query has', 'queries have')} no 'lang': "
+                     f"detected from the text ({langs})")
+    if inferred:
+        notes.append(f"{_plural(inferred, 'query has', 'queries have')} no 'answerable' and no positive judgement "
+                     f"in qrels/{judgements.path.name}: counted as unanswerable")
+    qrels = MappingProxyType({
+        qid: MappingProxyType({doc: score for doc, (score, _line) in rows.items()})
+        for qid, rows in judgements.rows.items()
+    })
+    return Dataset(name=root.resolve().name, path=root, split=split, records=content.records,
+                   queries=tuple(kept), qrels=qrels, notes=tuple(notes))
 
 
 def hash_split(query_id: str) -> str:
@@ -493,50 +337,122 @@ def hash_split(query_id: str) -> str:
 
 
 def _assign_splits(
-    queries: list[Query],
-    query_lines: Mapping[str, int],
-    declared: Mapping[str, str],
-    all_qrels: Mapping[str, Mapping[str, Mapping[str, tuple[int, int]]]],
-    queries_path: Path,
-    root: Path,
-) -> dict[str, str]:
-    membership: dict[str, str] = {}
-    for q in queries:
-        lineno = query_lines[q.id]
-        where = [name for name, rows in all_qrels.items() if q.id in rows]
+    lines: list[QueryLine], judgements: Mapping[str, Judgements], queries_path: Path, problems: Problems,
+) -> dict[str, tuple[str, Query, bool]]:
+    """``{query_id: (split, query, answerable inferred false)}`` by the rules of the module docstring."""
+    membership: dict[str, tuple[str, Query, bool]] = {}
+    for line in lines:
+        q, lineno = line.query, line.line
+        where = [name for name, j in judgements.items() if q.id in j.rows]
         if len(where) > 1:
             files = " and ".join(
-                f"qrels/{n}.tsv line {min(line for _s, line in all_qrels[n][q.id].values())}" for n in where
+                f"qrels/{judgements[n].path.name} line {min(ln for _s, ln in judgements[n].rows[q.id].values())}"
+                for n in where
             )
-            raise DatasetError(
-                f"{queries_path}, line {lineno}: the query has rows in {files}; "
-                "a query belongs to one split"
-            )
-        own = declared.get(q.id)
+            problems.add(queries_path, lineno, f"the query has rows in {files}; a query belongs to one split")
+            continue
+        own = line.split
         if where:
             split = where[0]
             if own is not None and own != split:
-                raise DatasetError(
-                    f"{queries_path}, line {lineno}: the query's 'split' names another split "
-                    f"but has rows in qrels/{split}.tsv"
-                )
+                problems.add(queries_path, lineno, "the query's 'split' names another split but has rows in "
+                                                   f"qrels/{judgements[split].path.name}")
+                continue
         elif own is not None:
             split = own
-        elif not q.answerable:
+        elif line.answerable_given and not q.answerable:
             split = hash_split(q.id)
         else:
-            continue  # answerable and judged nowhere: in no split (public BEIR query files list all)
-        rows = all_qrels.get(split, {}).get(q.id, {})
-        positive = [line for score, line in rows.values() if score > 0]
-        if not q.answerable and positive:
-            raise DatasetError(
-                f"{root / 'qrels' / (split + '.tsv')}, line {min(positive)}: the query is "
-                f"'answerable: false' (queries.jsonl line {lineno}) but has a positive relevance score"
-            )
-        if q.answerable and split in all_qrels and not positive:
-            raise DatasetError(
-                f"{queries_path}, line {lineno}: the answerable query has no relevant document "
-                f"(score > 0) in qrels/{split}.tsv; add one or mark it 'answerable: false'"
-            )
-        membership[q.id] = split
+            continue  # judged nowhere: in no split (public BEIR query files list every split's queries)
+        j = judgements.get(split)
+        positive = [ln for score, ln in (j.rows.get(q.id, {}) if j else {}).values() if score > 0]
+        inferred = False
+        if not line.answerable_given:
+            if j is not None and not positive:
+                q = replace(q, answerable=False, category=q.category if line.category_given else "unanswerable")
+                inferred = True
+        elif not q.answerable and positive and j is not None:
+            problems.add(j.path, min(positive), f"the query is 'answerable: false' (queries.jsonl line {lineno}) "
+                                                "but has a positive relevance score")
+            continue
+        elif q.answerable and j is not None and not positive:
+            problems.add(queries_path, lineno, "the query is 'answerable: true' but has no relevant document "
+                                               f"(score > 0) in qrels/{j.path.name}; add one, mark it "
+                                               "'answerable: false', or leave 'answerable' out (then it is inferred)")
+            continue
+        membership[q.id] = (split, q, inferred)
     return membership
+
+
+# ---------------------------------------------------------------------------------------------
+# checking a whole folder (``searchkit datasets validate``)
+
+
+@dataclass(frozen=True)
+class DatasetCheck:
+    """A dataset folder checked whole: every problem found, and (when there is none) each split's
+    counts and notes."""
+
+    path: Path
+    problems: tuple[Problem, ...]
+    records: int = 0
+    queries: int = 0
+    splits: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        """One line: the folder, ok or the number of problems, and the counts of each split."""
+        if self.problems:
+            return f"{self.path}: {_plural(len(self.problems), 'problem', 'problems')}"
+        parts = [
+            f"{name} {s['queries']} queries ({s['answerable']} answerable, {s['unanswerable']} unanswerable), "
+            f"{s['judgements']} judgements ({s['format']})"
+            for name, s in self.splits.items()
+        ]
+        return (f"{self.path}: ok: {_plural(self.records, 'document', 'documents')}, "
+                f"{_plural(self.queries, 'query', 'queries')}; " + "; ".join(parts))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "ok": self.ok,
+                "problems": [{"file": str(p.path), "line": p.line, "why": p.why} for p in self.problems],
+                "records": self.records, "queries": self.queries,
+                "splits": {k: dict(v) for k, v in self.splits.items()}}
+
+
+def check_dataset(path: str | os.PathLike) -> DatasetCheck:
+    """Read a dataset folder whole (every split) and name every problem: a missing file, each bad line
+    of every file, each contradiction between queries and judgements.
+
+    Raises:
+        DatasetError: ``path`` is not a folder that can be read (nothing in it can be checked).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+    try:
+        os.listdir(root)
+    except OSError as exc:
+        raise DatasetError(f"dataset folder {root} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    problems = Problems()
+    corpus_path, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
+    for p in (corpus_path, queries_path):
+        if not p.exists():
+            problems.add(p, None, f"missing; {_LAYOUT}")
+    split_files = _split_files(root, problems, regular_only=False)
+    if not split_files:
+        problems.add(root / "qrels", None, f"no judgements file qrels/<split>.tsv (.txt, .qrels); {_LAYOUT}")
+    content = _read(corpus_path, queries_path, split_files, problems)
+    if problems:
+        return DatasetCheck(root, tuple(problems.found))
+    splits = {}
+    for name, j in content.judgements.items():
+        ds = _select(content, root, name)
+        answerable = len(ds.answerable_queries())
+        splits[name] = {"queries": len(ds.queries), "answerable": answerable,
+                        "unanswerable": len(ds.queries) - answerable,
+                        "judgements": sum(len(rows) for rows in j.rows.values()), "format": j.format,
+                        "file": j.path.name, "notes": list(ds.notes)}
+    return DatasetCheck(root, (), records=len(content.records), queries=len(content.queries), splits=splits)
