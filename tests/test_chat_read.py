@@ -241,3 +241,85 @@ def test_a_title_with_a_middle_dot_or_a_line_break_cannot_break_the_first_line(t
     idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
     first = TOOL({"ref": "chat:ses_t"}, _anna(idx)).render("ru").splitlines()[0]
     assert first.split(" · ")[:2] == ["chat:ses_t", "Отчёт • октябрь вторая строка (space: s)"]
+
+
+# ---------------------------------------------------------------- issue 39 item 11: the chat as its file has it now
+# (a message added after indexing is read and found), redacted as ingest redacts it, under the same privacy rules,
+# and the answer says when the chat changed since it was indexed.
+
+
+def _append(ws: Path, slug: str, ses: str, *texts) -> None:
+    path = ws / slug / ".space" / "chats" / f"{ses}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    n = len(data["messages"])
+    data["messages"] += [{"id": f"m{n + i}", "role": "user", "author": "Анна", "ts": "2026-10-22T09:00:00+03:00",
+                          "text": t} for i, t in enumerate(texts, start=1)]
+    _write(path, data)
+
+
+def test_a_message_added_after_indexing_is_read_and_found(ws):
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    a = TOOL({"ref": "chat:ses_long"}, _anna(idx))
+    _append(ws, "s", "ses_long", "ATL-999 came in after the index was built")
+    b = TOOL({"ref": "chat:ses_long", "find": "ATL-999", "context": 0}, _anna(idx))
+    assert b.matches == 1 and [m.position for m in b.messages] == [31] and b.total == 31  # the index held 30
+    assert a.freshness == "live" and a.to_dict()["freshness"] == "live"
+    assert not any("indexed" in line for line in a.render("en").splitlines())
+    assert b.messages[0].ts == "2026-10-22T09:00:00+03:00" and b.messages[0].author == "Анна"
+    assert b.freshness == "changed" and b.to_dict()["freshness"] == "changed"
+    assert b.render("en").splitlines()[1] == "Changed since it was indexed: this is the chat as it is now."
+    assert "изменился" in b.render("ru") and "変更" in b.render("ja")
+    last = TOOL({"ref": "chat:ses_long", "limit": 1}, _anna(idx))
+    assert last.messages[0].text == "ATL-999 came in after the index was built"
+
+
+def test_a_live_chat_is_redacted_as_ingest_redacts_it(ws):
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    _append(ws, "s", "ses_long", "and the Password: hunter-3-secret for staging")
+    b = TOOL({"ref": "chat:ses_long", "find": "staging", "context": 0}, _anna(idx))
+    assert "[redacted]" in b.messages[0].text
+    dump = json.dumps(b.to_dict(), ensure_ascii=False)
+    assert "hunter-3-secret" not in dump and "hunter-2-secret" not in dump
+
+
+def test_the_live_read_itself_keeps_a_personal_chat_to_its_owner(ws, monkeypatch):
+    """Who may read the chat is read again from the file the text comes from: a chat made personal
+    between the access check and the read answers like a chat that does not exist."""
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    stale = idx.access.chats("s")
+    _chat(ws, "s", "ses_long", ["now boris's own"], owner="u-boris", visibility="personal")
+    monkeypatch.setattr(WorkspaceAccess, "chats", lambda self, slug: stale)
+    gone = _error(idx, _anna(idx), ref="chat:ses_long")
+    assert str(gone).replace("ses_long", "REF") == str(_error(idx, _anna(idx), ref="chat:ses_nope")).replace(
+        "ses_nope", "REF")
+    shared = ToolContext(container="shared", space="s", index=idx)
+    assert _error(idx, shared, ref="chat:ses_long").param == "ref"
+    assert TOOL({"ref": "chat:ses_long"}, ToolContext(caller="u-boris", space="s", index=idx)).messages[0].text == (
+        "now boris's own")
+
+
+def test_a_chat_that_cannot_be_read_now_is_not_read_and_one_too_large_to_index_shows_the_indexed_copy(ws, tmp_path):
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    path = ws / "s" / ".space" / "chats" / "ses_long.json"
+    good = path.read_text(encoding="utf-8")
+    path.write_text("{ not json", encoding="utf-8")  # in doubt: hidden, as history search hides it (H15)
+    e = _error(idx, _anna(idx), ref="chat:ses_long")
+    assert str(e).replace("ses_long", "REF") == str(_error(idx, _anna(idx), ref="chat:ses_nope")).replace(
+        "ses_nope", "REF")
+    path.write_text(good, encoding="utf-8")
+    _append(ws, "s", "ses_long", *["z" * 90_000] * 6)  # over max_item_chars now: ingest would leave it out
+    b = TOOL({"ref": "chat:ses_long", "find": "ATL-707", "context": 0}, _anna(idx))
+    assert b.freshness == "as_indexed" and b.total == 30 and b.matches == 3
+    assert b.render("en").splitlines()[1] == (
+        "Could not read the chat now: this is the chat as indexed, and may be out of date.")
+    assert str(tmp_path) not in json.dumps(b.to_dict(), ensure_ascii=False)
+
+
+def test_the_cli_reads_the_chat_now_from_a_saved_index(ws, tmp_path, capsys):
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    idx.save(tmp_path / "index")
+    _append(ws, "s", "ses_long", "ATL-999 came in later")
+    assert main(["chat-read", "chat:ses_long", "--index", str(tmp_path / "index"), "--caller", "u-anna",
+                 "--space", "s", "--find", "ATL-999", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["matches"] == 1 and out["freshness"] == "changed"

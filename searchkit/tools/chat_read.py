@@ -4,10 +4,13 @@ read a chat a card points to.
 Without ``find`` it returns the chat's last messages; with ``find`` (an exact, case-sensitive
 piece of a message's text: an id, a name or a number from a snippet) the newest messages holding
 it, each with its neighbours. Every answer names the position ``before`` to page further back
-and says where a message was cut and by how much. The text is the chat as the history index holds
-it (redacted at ingest, as the cards are), opened under history search's privacy rules
-(:mod:`searchkit.tools.opening`); a chat the caller may not read answers like one that does not
-exist.
+and says where a message was cut and by how much. The chat is read from its file now (issue 39
+item 11; :mod:`searchkit.tools.live_read`: a message added after indexing is read and found),
+redacted as ingest redacts it, and the answer says when it changed since it was indexed
+(``changed``) or could not be read now, so that it is the index's copy (``as_indexed``). It is
+opened under history search's privacy rules (:mod:`searchkit.tools.opening`), and who may read it
+is read again from the file its text comes from: a chat the caller may not read, or that is gone
+or in doubt when it is read, answers like one that does not exist.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from searchkit.errors import ParameterError
 from searchkit.records import Record
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import shown, title_field
+from searchkit.tools.live_read import LIVE, live_chat
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.opening import open_ref
 from searchkit.tools.terminal import one_line, plain_text
@@ -85,7 +89,8 @@ class ChatMessage:
 class ChatAnswer:
     """What ``chat_read`` returns: the chat (ref, space, title, message count), the messages shown
     in order, ``find`` and how many messages hold it before ``before`` (``matches``), and the
-    position to page back from (``before``; None: nothing older to read)."""
+    position to page back from (``before``; None: nothing older to read); how the chat read now
+    compares with the index's copy (``freshness``: ``live``, ``changed`` or ``as_indexed``)."""
 
     ref: str
     space: str
@@ -96,18 +101,22 @@ class ChatAnswer:
     find: str | None = None
     matches: int = 0
     before: int | None = None
+    freshness: str = LIVE
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as plain JSON data."""
         return {"ref": self.ref, "space": self.space, "title": self.title, "total": self.total,
                 "find": self.find, "matches": self.matches, "before": self.before,
-                "messages": [m.to_dict() for m in self.messages], "text": self.render()}
+                "freshness": self.freshness, "messages": [m.to_dict() for m in self.messages],
+                "text": self.render()}
 
     def render(self, lang: str | None = None) -> str:
         """The answer as text, in ``lang`` (``ru``, ``en``, ``ja``; None: the answer's own)."""
         lang = _lang(lang, self.lang)
         lines = [f"{one_line(self.ref)} · {title_field(self.title)} (space: {one_line(self.space)}) · "
                  + message(lang, "chat.total", n=str(self.total))]
+        if self.freshness != LIVE:
+            lines.append(message(lang, f"chat.{self.freshness}"))
         if self.find is not None:
             lines.append(message(lang, "chat.found", find=one_line(self.find), n=str(self.matches)))
         if not self.messages:
@@ -128,8 +137,9 @@ class ChatAnswer:
 
 
 def run(params: ChatReadParams, ctx: ToolContext) -> ChatAnswer:
-    """chat_read for the caller of ``ctx`` over ``ctx.index``; ``ParameterError`` naming the
-    parameter on bad input or a chat the caller cannot read (the same message whether it exists)."""
+    """chat_read for the caller of ``ctx`` over ``ctx.index``, the chat read from its file now;
+    ``ParameterError`` naming the parameter on bad input or a chat the caller cannot read (the same
+    message whether it exists)."""
     p = params
     find = _check_find(p.find)
     limit = _check_int("limit", p.limit, DEFAULT_FIND_LIMIT if find else DEFAULT_LIMIT,
@@ -139,16 +149,18 @@ def run(params: ChatReadParams, ctx: ToolContext) -> ChatAnswer:
         raise ParameterError("context", "goes with find (neighbours of each matching message)")
     before = _check_int("before", p.before, None, 1, None)
     opened = open_ref(ctx, p.ref, "chat", "chat", p.in_space)
-    msgs = messages_of(opened.record)
+    now = live_chat(ctx.index, opened)  # the chat as its file has it now (or the index's copy, said so)
+    r = now.record if now.record is not None else opened.record
+    msgs = messages_of(r)
     end = len(msgs) if before is None else min(before - 1, len(msgs))
     if find is None:
         shown_msgs, older = _last(msgs, end, limit)
         matches = 0
     else:
         shown_msgs, older, matches = _found(msgs, end, find, limit, context)
-    r = opened.record
-    return ChatAnswer(ref=r.ref, space=opened.space, title=r.title, total=len(msgs), messages=tuple(shown_msgs),
-                      lang=opened.lang, find=find, matches=matches, before=older)
+    return ChatAnswer(ref=opened.record.ref, space=opened.space, title=r.title, total=len(msgs),
+                      messages=tuple(shown_msgs), lang=opened.lang, find=find, matches=matches, before=older,
+                      freshness=now.freshness)
 
 
 @dataclass(frozen=True)

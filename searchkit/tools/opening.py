@@ -7,6 +7,9 @@ history index the tool reads (``ctx.index``: its text was redacted at ingest, as
 and it is shown under exactly the rules of history search (H14, H15): the space must be one the
 caller is a member of now with history search on, a personal chat (and its digests) only for its
 owner, never in a shared container, and the chat as the workspace has it now must allow it too.
+What the tools then show is read from the workspace now (:mod:`searchkit.tools.live_read`); a
+source found gone or no longer the caller's at that read answers like a ref that names nothing
+(``Opened.refused``).
 
 A ref the caller may not see reads exactly like a ref that names nothing: the same
 ``ParameterError`` naming ``ref``, with the same message, after the same work (the space's plan
@@ -30,12 +33,20 @@ MAX_REF_CHARS = 600
 
 @dataclass(frozen=True)
 class Opened:
-    """A record the caller may see: the record, the space it was opened in, and the language of
-    the answer's messages (the session's, else the space's)."""
+    """A record the caller may see: the record, the space it was opened in, the language of the
+    answer's messages (the session's, else the space's), who is reading (None: a shared
+    container) and the message a ref that names nothing gets in that space (``refused``)."""
 
     record: Record
     space: str
     lang: str
+    who: str | None = None
+    denial: str = ""
+
+    def refused(self) -> ParameterError:
+        """The error of a ref that names nothing the caller can read in this space: for a source
+        found gone, in doubt or no longer the caller's when it is read now (``tools.live_read``)."""
+        return ParameterError("ref", self.denial or "nothing that you can read")
 
 
 def open_ref(ctx: ToolContext, ref: Any, kind: str, what: str, in_space: Any) -> Opened:
@@ -55,14 +66,15 @@ def open_ref(ctx: ToolContext, ref: Any, kind: str, what: str, in_space: Any) ->
     plan = index.plan(who, None, space)  # membership, switch and chats read now (H14, H15)
     row = index.find(space, kind, f"{prefix}{body}")
     allowed = bool(plan.searched) and plan.scope is not None and row is not None and bool(plan.scope[row])
+    denial = f"no {what} {shown(ref)} that you can read in space {shown(space)}"
     if not allowed:
         # the space's own reason when it was not searched at all (a member removed, history search
         # switched off since the build): it says nothing about the ref, so every ref reads the same
         why = "; ".join(message("en", reason, slug=shown(slug)) for slug, reason in plan.skipped)
         why = f" ({why})" if why and not plan.searched else ""
-        raise ParameterError("ref", f"no {what} {shown(ref)} that you can read in space {shown(space)}{why}")
+        raise ParameterError("ref", denial + why)
     record = index.searcher.records[row]
-    return Opened(record, space, ctx.lang or plan.access.lang(space))
+    return Opened(record, space, ctx.lang or plan.access.lang(space), who, denial)
 
 
 def _index_of(ctx: ToolContext) -> Any:

@@ -1,5 +1,7 @@
 """The loaders of chats and digests (SPEC H1, H15; part of ``searchkit.ingest.workspace``): a chat's
 owner and visibility decide its digests', a digest whose chat is gone or in doubt is left out.
+``read_chat`` reads one chat as the workspace has it now, made into its record as ingest makes it
+(issue 39 item 11).
 """
 from __future__ import annotations
 
@@ -10,10 +12,9 @@ from typing import Any
 from searchkit.ingest.workspace.collect import _Collector, _Space, _guard, _rel, _utf8
 from searchkit.ingest.workspace.model import DIGEST_PARTS, RUNS, _bad_id_detail, plain_id
 from searchkit.ingest.workspace.reading import (
-    _MISSING, _as_text, _iso_day, _json_files, _lang, _read_json, _short, _str,
+    _MISSING, _as_text, _iso_day, _json_files, _lang, _lkind, _read_json, _short, _str,
 )
-from searchkit.records import VISIBILITIES
-
+from searchkit.records import VISIBILITIES, Record
 
 
 @dataclass(frozen=True)
@@ -217,3 +218,65 @@ def _load_digest(sp: _Space, path: Path, where: str, chats: _Chats, out: _Collec
         title=_short(_as_text(data.get("asked"))) or chat.title, text="\n".join(lines), where=where,
         owner=owner, visibility=visibility, fields=fields,  # H15: the chat's owner and visibility
     )
+
+
+@dataclass(frozen=True)
+class LiveChat:
+    """A chat as the workspace has it now (``read_chat``; issue 39 item 11).
+
+    ``state``: ``found`` (``owner`` and ``visibility`` as its file says now, and ``record``: the
+    chat record made and redacted exactly as ingest makes it, or None when ingest would leave its
+    text out: too large, not Unicode), ``gone`` (no chat file holds it now) or ``unreadable``
+    (a file that may hold it cannot be read or used, or two files claim it: whose it is is in
+    doubt). ``why``: the rule behind it, never a value or a path."""
+
+    state: str
+    record: Record | None = None
+    owner: str | None = None
+    visibility: str = "shared"
+    why: str = ""
+
+
+def read_chat(sp: _Space, ses_id: str, source_path: Any, out: _Collector) -> LiveChat:
+    """Chat ``ses_id`` of the space now: read from the file the index read it from
+    (``source_path``, ``.space/chats/NAME.json``), else ``SES_ID.json``, else the one chat file
+    that claims it; through ingest's guards (``_read_json``: no link followed, no FIFO opened,
+    nothing outside the space, size caps) and made into a record by ``_load_chat`` into ``out``."""
+    folder = sp.meta / "chats"
+    tried: list[str] = []
+    if isinstance(source_path, str) and source_path.startswith(".space/chats/"):
+        name = source_path[len(".space/chats/"):]
+        if name.endswith(".json") and "/" not in name and "\\" not in name and name not in (".json", ""):
+            tried.append(name)
+    if f"{ses_id}.json" not in tried:
+        tried.append(f"{ses_id}.json")
+    for name in tried:
+        if _lkind(folder / name) == "missing":
+            continue
+        found = _claim(sp, folder / name, ses_id, out)
+        if found is not None:
+            return found
+    claims = [found for path in _json_files(folder, f"{sp.slug}/.space/chats", out) if path.name not in tried
+              for found in [_claim(sp, path, ses_id, out)] if found is not None]
+    if len(claims) == 1:
+        return claims[0]
+    return LiveChat("unreadable", why="duplicate_id") if claims else LiveChat("gone", why="no chat file holds it")
+
+
+def _claim(sp: _Space, path: Path, ses_id: str, out: _Collector) -> LiveChat | None:
+    """What the chat file at ``path`` says of chat ``ses_id``: None when it is some other chat."""
+    where = f"{sp.slug}/.space/chats/{path.name}"
+    before = len(out.skips)
+    data = _read_json(path, where, out, sp.real)
+    if data is _MISSING or _chat_problem(data):
+        named = _str(data.get("ses_id")) if isinstance(data, dict) else None
+        if ses_id in (path.stem, named):  # it may be this chat: in doubt
+            fresh = out.skips[before:]
+            return LiveChat("unreadable", why=fresh[0].rule if fresh else "bad_shape")
+        return None
+    if (data.get("ses_id") or path.stem) != ses_id:
+        return None
+    owner = data.get("owner")
+    visibility = data.get("visibility") or ("personal" if owner else "shared")
+    _guard(out, where, None, _load_chat, sp.slug, where, data, ses_id, out)
+    return LiveChat("found", out.records.get(f"{sp.slug}/chat:{ses_id}"), owner, visibility)

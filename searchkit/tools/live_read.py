@@ -1,0 +1,108 @@
+"""A card's source read as the workspace has it now (issue 39 item 11; seed 000: «берите цифры из
+таблицы, а не из карточки»): what ``app_row`` and ``chat_read`` show.
+
+The index's copy of a row or a chat says what it held when it was indexed; the answer reads the
+row from the space's ``app.sqlite``, the chat from its file, now, through ingest's own guards and
+checks (``ingest.workspace.app.read_row``, ``ingest.workspace.chats.read_chat``: the same
+never-index rules, secret-like columns never fetched, the same redaction), and says how that
+compares with the copy the card came from (``freshness``):
+
+- ``live``: read now, as indexed;
+- ``changed``: read now, changed since it was indexed (what is shown is the source now);
+- ``gone``: the row is no longer in the table (nothing of it is shown);
+- ``withheld``: the never-index rules leave the row's table out now (nothing of it is shown);
+- ``as_indexed``: the source could not be read now (the database cannot be opened, the index does
+  not say where its workspace is, a chat too large to index now): the index's copy is shown and
+  the answer says it may be out of date. No reason that names a path or an error is shown.
+
+A chat that is gone, in doubt, or no longer the caller's to read when it is read answers exactly
+like a chat that does not exist (``Opened.refused``): a deleted chat leaves search with it (seed
+000), and a chat whose file cannot be read is hidden (H15), as history search does.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from searchkit.ingest.policy import DEFAULT_POLICY
+from searchkit.ingest.workspace.app import read_row
+from searchkit.ingest.workspace.chats import read_chat
+from searchkit.ingest.workspace.collect import _Collector
+from searchkit.records import Record
+from searchkit.tools.access import ChatAccess, _space_dir
+from searchkit.tools.opening import Opened
+
+T = TypeVar("T")
+
+LIVE = "live"
+CHANGED = "changed"
+GONE = "gone"
+WITHHELD = "withheld"
+AS_INDEXED = "as_indexed"
+FRESHNESS: tuple[str, ...] = (LIVE, CHANGED, GONE, WITHHELD, AS_INDEXED)
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """What an answer shows: ``record`` (the source now, the index's copy when ``as_indexed``, or
+    None when nothing is shown) and how it compares with the index's copy (``freshness``)."""
+
+    freshness: str
+    record: Record | None
+
+
+def redact_as_ingest(index: Any, space: str, read: Callable[[_Collector], T]) -> T:
+    """Run ``read`` -- ingest's own reader of one row or one chat -- on the collector ingest
+    redacts through, and return what it read: the record it makes is capped and redacted exactly
+    as ingest does for a row (``_sniff_cells`` on each cell, then ``_Collector.add`` on the card)
+    or a chat (``_Collector.add`` on its text and title), under ``DEFAULT_POLICY``.
+
+    This is the one place a live read is redacted: a workspace-wide redaction (a value redacted
+    once in a workspace redacted wherever it appears again) goes in here, for ``index``'s
+    workspace and ``space``, and both tools take it."""
+    del index, space  # today's redaction needs neither; a workspace-wide one reads them
+    return read(_Collector(DEFAULT_POLICY))
+
+
+def _folder(index: Any, space: str) -> Any:
+    root = getattr(index, "workspace", None)
+    return None if root is None else _space_dir(Path(root), space)
+
+
+def _same(now: Record, indexed: Record) -> bool:
+    return now.text == indexed.text and now.title == indexed.title
+
+
+def live_row(index: Any, opened: Opened) -> Fresh:
+    """The row of ``opened`` (an ``app:TABLE#ID`` record the caller may read) as its table has it now."""
+    indexed = opened.record
+    sp = _folder(index, opened.space)
+    if sp is None:
+        return Fresh(AS_INDEXED, indexed)
+    table, _, row_id = indexed.ref[len("app:"):].rpartition("#")
+    now = redact_as_ingest(index, opened.space, lambda out: read_row(sp, table, row_id, out))
+    if now.state == "found" and now.record is not None:
+        return Fresh(LIVE if _same(now.record, indexed) else CHANGED, now.record)
+    if now.state == "gone":
+        return Fresh(GONE, None)
+    if now.state == "refused":
+        return Fresh(WITHHELD, None)
+    return Fresh(AS_INDEXED, indexed)
+
+
+def live_chat(index: Any, opened: Opened) -> Fresh:
+    """The chat of ``opened`` (a ``chat:SES_ID`` record the caller may read) as its file has it
+    now; raises ``opened.refused()`` when it is gone, in doubt, or no longer the caller's to read."""
+    indexed = opened.record
+    sp = _folder(index, opened.space)
+    if sp is None:
+        return Fresh(AS_INDEXED, indexed)
+    ses_id = indexed.ref[len("chat:"):]
+    now = redact_as_ingest(
+        index, opened.space, lambda out: read_chat(sp, ses_id, indexed.fields.get("source_path"), out))
+    if now.state != "found" or not ChatAccess(now.owner, now.visibility).allows(opened.who):
+        raise opened.refused()
+    if now.record is None:
+        return Fresh(AS_INDEXED, indexed)
+    return Fresh(LIVE if _same(now.record, indexed) else CHANGED, now.record)
