@@ -323,3 +323,38 @@ def test_the_cli_reads_the_chat_now_from_a_saved_index(ws, tmp_path, capsys):
                  "--space", "s", "--find", "ATL-999", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["matches"] == 1 and out["freshness"] == "changed"
+
+
+# ---------------------------------------------------------------- issue 39 item 12: counts read right in en/ru/ja;
+# a find that matches nothing says so simply (it announced neighbours and then said there were none).
+
+
+def test_one_message_is_one_message_in_every_language(tmp_path):
+    ws = tmp_path / "ws"
+    _space(ws, "s", ["u-anna"])
+    _chat(ws, "s", "ses_one", ["the only message, ATL-5"])
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    a = TOOL({"ref": "chat:ses_one"}, _anna(idx))
+    assert a.render("en").splitlines()[0].endswith(" · 1 message")
+    assert a.render("ru").splitlines()[0].endswith(" · сообщений: 1")
+    assert a.render("ja").splitlines()[0].endswith(" · メッセージ 1 件")
+    found = TOOL({"ref": "chat:ses_one", "find": "ATL-5"}, _anna(idx))
+    assert found.render("en").splitlines()[1] == 'One message holds "ATL-5"; it is shown with its neighbours.'
+    assert found.render("ru").splitlines()[1] == "Одно сообщение с «ATL-5»; оно показано с соседями."
+    assert found.render("ja").splitlines()[1] == "「ATL-5」を含むメッセージ: 1 件。前後のメッセージと一緒に表示します。"
+    many = TOOL({"ref": "chat:ses_long"}, _anna(HistoryIndex.build(_workspace(tmp_path / "ws2"), CFG,
+                                                                   cache=EmbeddingCache(None))))
+    assert many.render("en").splitlines()[0].endswith(" · 30 messages")
+
+
+def test_a_find_with_no_match_says_simply_that_no_message_holds_it(idx):
+    none = TOOL({"ref": "chat:ses_long", "find": "ATL-404"}, _anna(idx))
+    assert none.matches == 0 and not none.messages
+    assert none.render("en").splitlines()[1:] == ['No message holds "ATL-404".']
+    assert none.render("ru").splitlines()[1:] == ["Ни одно сообщение не содержит «ATL-404»."]
+    assert none.render("ja").splitlines()[1:] == ["「ATL-404」を含むメッセージはありません。"]
+    older = TOOL({"ref": "chat:ses_long", "find": "ATL-707", "before": 5}, _anna(idx))
+    assert older.matches == 0
+    assert older.render("en").splitlines()[1:] == ['No message before position 5 holds "ATL-707".']
+    assert older.render("ru").splitlines()[1:] == ["Ни одно сообщение до позиции 5 не содержит «ATL-707»."]
+    assert older.render("ja").splitlines()[1:] == ["位置 5 より前に「ATL-707」を含むメッセージはありません。"]

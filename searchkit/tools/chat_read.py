@@ -23,7 +23,7 @@ from searchkit.records import Record
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import shown, title_field
 from searchkit.tools.live_read import LIVE, live_chat
-from searchkit.tools.messages import LANGS, message
+from searchkit.tools.messages import LANGS, counted, message
 from searchkit.tools.opening import open_ref
 from searchkit.tools.terminal import one_line, plain_text
 
@@ -90,7 +90,8 @@ class ChatAnswer:
     """What ``chat_read`` returns: the chat (ref, space, title, message count), the messages shown
     in order, ``find`` and how many messages hold it before ``before`` (``matches``), and the
     position to page back from (``before``; None: nothing older to read); how the chat read now
-    compares with the index's copy (``freshness``: ``live``, ``changed`` or ``as_indexed``)."""
+    compares with the index's copy (``freshness``: ``live``, ``changed`` or ``as_indexed``); and the
+    ``before`` the request gave (``upto``), which a find that matched nothing names."""
 
     ref: str
     space: str
@@ -102,6 +103,7 @@ class ChatAnswer:
     matches: int = 0
     before: int | None = None
     freshness: str = LIVE
+    upto: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The answer as plain JSON data."""
@@ -114,11 +116,16 @@ class ChatAnswer:
         """The answer as text, in ``lang`` (``ru``, ``en``, ``ja``; None: the answer's own)."""
         lang = _lang(lang, self.lang)
         lines = [f"{one_line(self.ref)} · {title_field(self.title)} (space: {one_line(self.space)}) · "
-                 + message(lang, "chat.total", n=str(self.total))]
+                 + counted(lang, "chat.total", self.total)]
         if self.freshness != LIVE:
             lines.append(message(lang, f"chat.{self.freshness}"))
+        if self.find is not None and not self.matches:  # issue 39 item 12: simply that no message holds it
+            find = one_line(self.find)
+            lines.append(message(lang, "chat.found_none_before", find=find, before=str(self.upto)) if self.upto
+                         else message(lang, "chat.found_none", find=find))
+            return "\n".join(lines) + "\n"
         if self.find is not None:
-            lines.append(message(lang, "chat.found", find=one_line(self.find), n=str(self.matches)))
+            lines.append(counted(lang, "chat.found", self.matches, find=one_line(self.find)))
         if not self.messages:
             lines.append(message(lang, "chat.none"))
         for m in self.messages:
@@ -160,7 +167,7 @@ def run(params: ChatReadParams, ctx: ToolContext) -> ChatAnswer:
         shown_msgs, older, matches = _found(msgs, end, find, limit, context)
     return ChatAnswer(ref=opened.record.ref, space=opened.space, title=r.title, total=len(msgs),
                       messages=tuple(shown_msgs), lang=opened.lang, find=find, matches=matches, before=older,
-                      freshness=now.freshness)
+                      freshness=now.freshness, upto=before)
 
 
 @dataclass(frozen=True)

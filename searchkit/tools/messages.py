@@ -1,6 +1,9 @@
 """The one message catalogue of both tools, in Russian, English and Japanese: history search
 (H11-H14; Russian is the seed's wording) and task search (keys ``task.*``, T5-T8; Japanese is its
-seed's). Keys are stable; ``message(lang, key, **values)`` formats one."""
+seed's). Keys are stable; ``message(lang, key, **values)`` formats one, and ``counted(lang, key, n,
+**values)`` one that states a count: ``KEY_one`` where the language has it and ``n`` is 1 (English:
+"1 message"; Russian and Japanese say a count in a form that fits every number: «сообщений: 1»,
+「メッセージ 1 件」)."""
 from __future__ import annotations
 
 LANGS: tuple[str, ...] = ("ru", "en", "ja")
@@ -24,6 +27,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "nothing": "Ничего не найдено.",
         "chat.total": "сообщений: {n}",
         "chat.found": "Сообщений с «{find}»: {n}; показаны самые новые, каждое с соседями.",
+        "chat.found_one": "Одно сообщение с «{find}»; оно показано с соседями.",
+        "chat.found_none": "Ни одно сообщение не содержит «{find}».",
+        "chat.found_none_before": "Ни одно сообщение до позиции {before} не содержит «{find}».",
         "chat.none": "Сообщений нет.",
         "chat.cut": "[обрезано: {before} символов до, {after} после]",
         "chat.before": "Раньше: передайте before={before}, чтобы читать дальше назад.",
@@ -67,7 +73,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "reminder": "The answer is the opened source, not the card: open the ref before relying on a detail.",
         "nothing": "Nothing found.",
         "chat.total": "{n} messages",
+        "chat.total_one": "1 message",
         "chat.found": "Messages holding \"{find}\": {n}; the newest are shown, each with its neighbours.",
+        "chat.found_one": "One message holds \"{find}\"; it is shown with its neighbours.",
+        "chat.found_none": "No message holds \"{find}\".",
+        "chat.found_none_before": "No message before position {before} holds \"{find}\".",
         "chat.none": "No messages.",
         "chat.cut": "[cut: {before} characters before, {after} after]",
         "chat.before": "Older: pass before={before} to read further back.",
@@ -112,6 +122,9 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "nothing": "見つかりませんでした。",
         "chat.total": "メッセージ {n} 件",
         "chat.found": "「{find}」を含むメッセージ: {n} 件。新しいものから前後のメッセージと一緒に表示します。",
+        "chat.found_one": "「{find}」を含むメッセージ: 1 件。前後のメッセージと一緒に表示します。",
+        "chat.found_none": "「{find}」を含むメッセージはありません。",
+        "chat.found_none_before": "位置 {before} より前に「{find}」を含むメッセージはありません。",
         "chat.none": "メッセージはありません。",
         "chat.cut": "[省略: 前 {before} 文字、後 {after} 文字]",
         "chat.before": "さらに前を読むには before={before} を指定してください。",
@@ -146,6 +159,14 @@ def message(lang: str, key: str, **values: str) -> str:
     if lang not in CATALOGUE:
         raise ValueError(f"lang must be one of {list(LANGS)}, got {lang!r}")
     return CATALOGUE[lang][key].format(**values)
+
+
+def counted(lang: str, key: str, n: int, **values: str) -> str:
+    """``message`` for a count ``n``: the ``KEY_one`` form when ``n`` is 1 and ``lang`` has one."""
+    if lang not in CATALOGUE:
+        raise ValueError(f"lang must be one of {list(LANGS)}, got {lang!r}")
+    one = f"{key}_one"
+    return CATALOGUE[lang][one if n == 1 and one in CATALOGUE[lang] else key].format(n=str(n), **values)
 
 
 def task_messages(lang: str) -> dict[str, str]:
