@@ -358,3 +358,19 @@ def test_a_find_with_no_match_says_simply_that_no_message_holds_it(idx):
     assert older.render("en").splitlines()[1:] == ['No message before position 5 holds "ATL-707".']
     assert older.render("ru").splitlines()[1:] == ["Ни одно сообщение до позиции 5 не содержит «ATL-707»."]
     assert older.render("ja").splitlines()[1:] == ["位置 5 より前に「ATL-707」を含むメッセージはありません。"]
+
+
+def test_an_unchanged_chat_file_is_not_read_and_redacted_again_and_a_changed_one_is(ws, monkeypatch):
+    from searchkit.tools import live_read
+
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    reads = []
+    real = live_read.read_chat
+    monkeypatch.setattr(live_read, "read_chat", lambda *a: reads.append(a[1]) or real(*a))
+    for _ in range(3):
+        assert TOOL({"ref": "chat:ses_long"}, _anna(idx)).total == 30
+    assert reads == ["ses_long"]
+    _append(ws, "s", "ses_long", "one more")
+    assert TOOL({"ref": "chat:ses_long"}, _anna(idx)).total == 31 and reads == ["ses_long"] * 2
+    boris = ToolContext(caller="u-boris", space="s", index=idx)
+    assert TOOL({"ref": "chat:ses_long"}, boris).total == 31 and len(reads) == 2  # a member of a shared chat

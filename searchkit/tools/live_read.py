@@ -18,19 +18,28 @@ compares with the copy the card came from (``freshness``):
 A chat that is gone, in doubt, or no longer the caller's to read when it is read answers exactly
 like a chat that does not exist (``Opened.refused``): a deleted chat leaves search with it (seed
 000), and a chat whose file cannot be read is hidden (H15), as history search does.
+
+Redacting a long chat costs what ingest pays for it (seconds for a few hundred thousand
+characters), so a chat read from the file the index read it from is kept per index (the last
+``CHAT_MEMO`` of them) under that file's ``lstat`` signature, and read again whenever the file
+changes (as ``tools.access.WorkspaceAccess`` re-reads who may see what). Who may read it is
+checked against the kept owner and visibility at every call.
 """
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.workspace.app import read_row
-from searchkit.ingest.workspace.chats import read_chat
+from searchkit.ingest.workspace.chats import LiveChat, chat_files, read_chat
 from searchkit.ingest.workspace.collect import _Collector
 from searchkit.records import Record
-from searchkit.tools.access import ChatAccess, _space_dir
+from searchkit.tools.access import ChatAccess, _signature, _space_dir
 from searchkit.tools.opening import Opened
 
 T = TypeVar("T")
@@ -41,6 +50,12 @@ GONE = "gone"
 WITHHELD = "withheld"
 AS_INDEXED = "as_indexed"
 FRESHNESS: tuple[str, ...] = (LIVE, CHANGED, GONE, WITHHELD, AS_INDEXED)
+CHAT_MEMO = 16
+"""Chats kept read per index (``live_chat``)."""
+
+_memo_lock = threading.Lock()
+_memos: "weakref.WeakKeyDictionary[Any, OrderedDict[tuple[str, str, tuple[int, ...]], LiveChat]]" = (
+    weakref.WeakKeyDictionary())
 
 
 @dataclass(frozen=True)
@@ -99,10 +114,33 @@ def live_chat(index: Any, opened: Opened) -> Fresh:
     if sp is None:
         return Fresh(AS_INDEXED, indexed)
     ses_id = indexed.ref[len("chat:"):]
-    now = redact_as_ingest(
-        index, opened.space, lambda out: read_chat(sp, ses_id, indexed.fields.get("source_path"), out))
+    now = _chat_now(index, opened.space, sp, ses_id, indexed.fields.get("source_path"))
     if now.state != "found" or not ChatAccess(now.owner, now.visibility).allows(opened.who):
         raise opened.refused()
     if now.record is None:
         return Fresh(AS_INDEXED, indexed)
     return Fresh(LIVE if _same(now.record, indexed) else CHANGED, now.record)
+
+
+def _chat_now(index: Any, space: str, sp: Any, ses_id: str, source_path: Any) -> LiveChat:
+    """``read_chat`` through the redaction seam, or what it gave for the same file unchanged."""
+    path = chat_files(sp, ses_id, source_path)[0]
+    sig = _signature(str(path))
+    key = (space, ses_id, sig)
+    try:
+        with _memo_lock:
+            memo = _memos.setdefault(index, OrderedDict())
+            hit = memo.get(key) if sig else None
+            if hit is not None:
+                memo.move_to_end(key)
+    except TypeError:  # an index that cannot be weakly referenced: nothing is kept
+        memo, hit = None, None
+    if hit is not None and hit.path == path:
+        return hit
+    now = redact_as_ingest(index, space, lambda out: read_chat(sp, ses_id, source_path, out))
+    if memo is not None and sig and now.state == "found" and now.path == path and _signature(str(path)) == sig:
+        with _memo_lock:  # the file did not change while it was read
+            memo[key] = now
+            while len(memo) > CHAT_MEMO:
+                memo.popitem(last=False)
+    return now

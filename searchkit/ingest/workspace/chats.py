@@ -228,13 +228,27 @@ class LiveChat:
     chat record made and redacted exactly as ingest makes it, or None when ingest would leave its
     text out: too large, not Unicode), ``gone`` (no chat file holds it now) or ``unreadable``
     (a file that may hold it cannot be read or used, or two files claim it: whose it is is in
-    doubt). ``why``: the rule behind it, never a value or a path."""
+    doubt). ``path``: the file it was read from; ``why``: the rule behind it, never a value or a path."""
 
     state: str
     record: Record | None = None
     owner: str | None = None
     visibility: str = "shared"
     why: str = ""
+    path: Path | None = None
+
+
+def chat_files(sp: _Space, ses_id: str, source_path: Any) -> list[Path]:
+    """The files ``read_chat`` tries first for chat ``ses_id``, in order: the one the index read
+    it from (``source_path``, ``.space/chats/NAME.json``), then ``SES_ID.json``."""
+    names: list[str] = []
+    if isinstance(source_path, str) and source_path.startswith(".space/chats/"):
+        name = source_path[len(".space/chats/"):]
+        if name.endswith(".json") and "/" not in name and "\\" not in name and name != ".json":
+            names.append(name)
+    if f"{ses_id}.json" not in names:
+        names.append(f"{ses_id}.json")
+    return [sp.meta / "chats" / name for name in names]
 
 
 def read_chat(sp: _Space, ses_id: str, source_path: Any, out: _Collector) -> LiveChat:
@@ -243,17 +257,12 @@ def read_chat(sp: _Space, ses_id: str, source_path: Any, out: _Collector) -> Liv
     that claims it; through ingest's guards (``_read_json``: no link followed, no FIFO opened,
     nothing outside the space, size caps) and made into a record by ``_load_chat`` into ``out``."""
     folder = sp.meta / "chats"
-    tried: list[str] = []
-    if isinstance(source_path, str) and source_path.startswith(".space/chats/"):
-        name = source_path[len(".space/chats/"):]
-        if name.endswith(".json") and "/" not in name and "\\" not in name and name not in (".json", ""):
-            tried.append(name)
-    if f"{ses_id}.json" not in tried:
-        tried.append(f"{ses_id}.json")
-    for name in tried:
-        if _lkind(folder / name) == "missing":
+    first = chat_files(sp, ses_id, source_path)
+    tried = [path.name for path in first]
+    for path in first:
+        if _lkind(path) == "missing":
             continue
-        found = _claim(sp, folder / name, ses_id, out)
+        found = _claim(sp, path, ses_id, out)
         if found is not None:
             return found
     claims = [found for path in _json_files(folder, f"{sp.slug}/.space/chats", out) if path.name not in tried
@@ -279,4 +288,4 @@ def _claim(sp: _Space, path: Path, ses_id: str, out: _Collector) -> LiveChat | N
     owner = data.get("owner")
     visibility = data.get("visibility") or ("personal" if owner else "shared")
     _guard(out, where, None, _load_chat, sp.slug, where, data, ses_id, out)
-    return LiveChat("found", out.records.get(f"{sp.slug}/chat:{ses_id}"), owner, visibility)
+    return LiveChat("found", out.records.get(f"{sp.slug}/chat:{ses_id}"), owner, visibility, path=path)
