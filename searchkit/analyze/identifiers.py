@@ -1,4 +1,4 @@
-"""Identifiers: ``ATL-1655``, ``#412``, ``v2.3.1``, ``PR 88``, ``MR !55``, links to them; the forms a
+"""Identifiers: ``ATL-1655``, ``#412``, ``v2.3.1``, ``PR 88``, ``MR !55``, ``ticket 4521``, links to them; the forms a
 text mentions and the ones the missing-ID warning reads (SPEC E2, H12).
 
 Part of ``searchkit.analyze`` (import from there).
@@ -81,10 +81,46 @@ def _iter_ids(text: str) -> Iterator[tuple[int, int, str]]:
 
 _CAPS = "A-Z\u0410-\u042f\u0401"  # Latin and Cyrillic capitals
 _SMALL = "a-z\u0430-\u044f\u0451"
+_ID_WORDS = (
+    "(?i:tickets?|orders?|invoices?|bugs?|incidents?|contracts?|deals?|epics?|defects?"
+    "|тикет(?:а|у|ом|е|ы|ов)?|заказ(?:а|у|ом|е|ы|ов)?|заявк(?:а|и|у|е|ой)|договор(?:а|у|ом|е|ы|ов)?"
+    "|контракт(?:а|у|ом|е|ы|ов)?|задач(?:а|и|у|е|ей)|инцидент(?:а|у|ом|е|ы|ов)?|обращени(?:е|я|ю|ем|и)"
+    "|баг(?:а|у|ом|е|и|ов)?|сделк(?:а|и|у|е|ой)|накладн(?:ая|ой|ую))"
+    "|チケット|注文|受注|発注|案件|課題|請求書|契約|問い合わせ|問合せ|障害|タスク|バグ|インシデント|伝票"
+)
+"""Words that name a numbered thing (a ticket, an order, a contract...; en, ru, ja): followed by a
+number (``ticket 4521``, ``заказ № 1655``, ``チケット 4521``) they make an identifier whose number a
+card must name in some prefixed form (``NUMBER_FORM``; issue 39 item 12b)."""
+_ID_WORD_GAP = r"[ :]{0,2}(?:(?:番号|No\.|no\.|номер)[ :]{0,2})?"
+"""What may come between such a word and its number (``№`` is ``#`` by then): ``ticket: 4521``,
+``invoice No. 20931``, ``заказ номер 1655``, ``注文番号 1655``."""
+_WORD_PART = re.compile(rf"(?:{_ID_WORDS}){_ID_WORD_GAP}")
+"""The word of a word-and-number mention, which stays a word of the query (``without_identifiers``)."""
+_AMOUNT_AFTER = re.compile(r" ?(?:руб|р\.|₽|\$|€|usd|eur|rub|шт|штук|pcs|units?|тыс|млн|%)", re.I)
+"""A unit or currency right after a number: ``заказ 1500 руб`` is an amount, no order number."""
+
+NUMBER_FORM = "*-{}"
+"""The form every prefixed identifier ending in a number also has in a card
+(``identifier_forms``): ``TCK-4521``, ``#4521``, ``ЗАК-4521``, ``ticket 4521`` all give ``*-4521``.
+A word-and-number mention of a query (``ticket 4521``) is satisfied by it: the prefix is the
+workspace's, the query's word is not (issue 39 item 12b)."""
+_TRAILING_NUMBER = re.compile(r"(?<![.\d])(\d+)$")
+_VERSION_FORM = re.compile(r"v\d+(?:\.\d+)+$")
+
+
+def _number_form(canonical: str) -> str | None:
+    """``NUMBER_FORM`` of an identifier ending in a number (not a version), else None."""
+    if _VERSION_FORM.match(canonical):
+        return None
+    n = _TRAILING_NUMBER.search(canonical)
+    return NUMBER_FORM.format(int(n.group(1))) if n else None
+
+
 _MENTION_RE = re.compile(
     rf"(?<![{_CAPS}{_SMALL}0-9_])(?:"
     r"(?P<kw>(?i:PR|MR|ISSUE|TASK))[ \-]?(?P<hash>[#!]?)(?P<kwn>\d+)"  # PR 88, MR !55 (GitLab)
     r"(?P<more>(?:(?: ?[/&\u3001\u30fb\u3068] ?|, ?| (?:и|или|and|or) )[#!]?\d+)*)"  # PR 88/89, PR-88, 89 и 90
+    rf"|(?P<idw>{_ID_WORDS}){_ID_WORD_GAP}(?P<idmark>#?) ?(?P<idn>\d+)"  # ticket 4521, заказ № 1655
     rf"|(?P<key>[{_CAPS}]{{2}}[{_CAPS}0-9_]*(?:-\d+)+(?:-[{_CAPS}]\d*)?)"  # ATL-1655, ЗАК-1655, DOC-2026-117-A
     rf"|(?P<lkey>[{_CAPS}{_SMALL}]{{2}}[{_CAPS}{_SMALL}0-9_]*(?:-\d{{3,}})(?:-\d+)*(?:-[{_CAPS}{_SMALL}]\d*)?)"  # atl-1656, зак-1655, doc-2026-117-a
     r"|(?P<lkey2>[A-Za-z]{3,10}-\d\d)"  # abc-13 (three or more Latin letters, two digits; not a common word)
@@ -188,6 +224,11 @@ def _skipped(m: re.Match[str], norm: str) -> bool:
     """A match that is no task or document number: a standard, an encoding or a common word before
     a number (``UTF-8``, ``ГОСТ-34``, ``top-10``), a capitals-and-year (``NDA 2026``) or a number
     going on as a decimal or version (``PM-2.5``, ``ubuntu-22.04``)."""
+    if m.group("idw"):
+        n = m.group("idn")
+        if not m.group("idmark") and (len(n) < 3 or (len(n) == 4 and n[:2] in ("19", "20"))):
+            return True  # "order 66", "договор 2026 года": a count or a year
+        return bool(_AMOUNT_AFTER.match(norm, m.end()) or re.match(r"[.,]\d", norm[m.end():m.end() + 2]))
     prefix = _PREFIX_RE.match(m.group(0).lstrip("#"))
     if prefix and not m.group("kw"):
         word = prefix.group(0).upper()
@@ -270,6 +311,11 @@ def _mention_items(norm: str, lenient: bool = False) -> Iterator[tuple[str, tupl
 def _match_items(m: re.Match[str], norm: str) -> Iterator[tuple[str, tuple[str, ...], tuple[tuple[int, int], ...]]]:
     if _skipped(m, norm):
         return
+    if m.group("idw"):  # ticket 4521, заказ № 1655: quoted from the № when there is one, as before
+        n = int(m.group("idn"))
+        start = m.start("idmark") if m.group("idmark") else m.start()
+        yield f"#{n}", (f"#{n}", NUMBER_FORM.format(n)), ((start, m.end()),)
+        return
     if not m.group("kw"):
         canonical = m.group("lkey2").upper() if m.group("lkey2") else _canonical_id(m)
         yield canonical, _aliases(m, canonical), ((m.start(), m.end()),)
@@ -293,7 +339,9 @@ def find_identifiers(text: str) -> list[IdentifierMention]:
     """Every distinct identifier ``text`` names, in order, each with what the user typed (the
     first spelling of it): ``ATL-1655``, ``atl-1656``, ``ATL1656``, ``ATL 1656``, ``ЗАК-1655``,
     ``DOC-2026-117``, ``DOC-2026-117-A``, ``#412``, ``№412``, ``v2.3.1``, ``PR 88``, ``PR 88/89``
-    (two), ``Issue #412`` (also ``#412``); not encodings or standards (``UTF-8``, ``ISO 8601``,
+    (two), ``Issue #412`` (also ``#412``), a word naming a numbered thing and its number
+    (``ticket 4521``, ``заказ № 1655``, ``チケット 4521``: ``#4521``, satisfied by ``NUMBER_FORM``, any
+    prefixed form of the number in a card); not encodings or standards (``UTF-8``, ``ISO 8601``,
     ``ГОСТ-34``) nor a capitals-and-year (``NDA 2026``)."""
     mapped = _normalize_mapped(text)
     norm = mapped[0] if mapped is not None else _mention_normalize(text)
@@ -318,8 +366,10 @@ def without_identifiers(text: str) -> str:
     norm = _mention_normalize(text)
     out, pos = [], 0
     links = _links(norm)
-    for _, _, spans in _mention_items(norm):
+    for canonical, _, spans in _mention_items(norm):
         start, end = spans[0][0], spans[-1][1]  # the items of "PR 88/89" share their start
+        if canonical.startswith("#") and norm[start] != "#":  # "ticket 4521": the word stays a word
+            start = _WORD_PART.match(norm, start).end()  # type: ignore[union-attr]
         start, end = next(((a, b) for a, b in links if a <= start < b), (start, end))  # a task's link is all ID
         if start >= pos:
             out += [norm[pos:start], " "]
@@ -352,11 +402,15 @@ def identifier_mentions(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 def identifier_forms(text: str) -> frozenset[str]:
     """Every canonical identifier ``text`` mentions, with aliases (``Issue #412`` gives
-    ``ISSUE-412`` and ``#412``). Two spellings of one identifier have the same canonical form;
+    ``ISSUE-412`` and ``#412``), and for each one that ends in a number, ``NUMBER_FORM`` (``*-412``:
+    what a word-and-number mention of a query, ``ticket 412``, asks for). Two spellings of one identifier have the same canonical form;
     ``ATL-16`` is not ``ATL-1650`` and ``v2.3`` is not ``v2.3.1`` (H12)."""
     forms: set[str] = set()
-    for _, aliases, _ in _mention_items(_mention_normalize(text), lenient=True):
+    for canonical, aliases, _ in _mention_items(_mention_normalize(text), lenient=True):
         forms.update(aliases)
+        number = _number_form(canonical)
+        if number is not None:
+            forms.add(number)
     return frozenset(forms)
 
 
