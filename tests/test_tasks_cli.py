@@ -418,3 +418,34 @@ def test_import_reports_skipped_oversize_lines_and_takes_a_cap(tmp_path, capsys)
     assert "skipped 1 line(s): " in out and "comments.jsonl:27 (too_large: " in out and "over the cap of 2,000" in out
     assert tasks_cli.main(["tasks", "import", str(src), "--db", db, "--max-item-bytes", "0"]) == 2
     assert "--max-item-bytes" in _one_error_line(capsys.readouterr().err)
+
+
+# ------------------------------------------------------------------ issue 39 item 8: the space is a slug
+
+@pytest.mark.parametrize("verb", [["search", "認証"], ["around", "comment:88"], ["list"]])
+@pytest.mark.parametrize("space", ["../acme", "acme/../acme", "..", ".", "a\\b", "ac\x1bme"])
+def test_a_space_that_is_not_a_slug_is_refused_in_one_line_naming_space(db, verb, space, capsys):
+    """Before anything, whoever asks: as every space slug (a folder name; ``history_search.is_slug``)."""
+    for extra in ([], ["--no-auth"], ["--json"]):
+        rc = tasks_cli.main(["tasks", *verb, "--db", db, "--space", space, "--current-task", "30", *extra])
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert rc == 2 and captured.out == "" and len(lines) == 1, captured
+        assert lines[0].startswith("searchkit: --space: must be a space slug") and "\x1b" not in lines[0]
+
+
+def test_the_tools_refuse_a_space_that_is_not_a_slug_naming_space(db):
+    from searchkit.errors import ParameterError
+    from searchkit.tools.base import ToolContext
+    from searchkit.tools.registry import TOOLS
+
+    conn = sqlite3.connect(db)
+    try:
+        for space in ("../acme", "..", "a/b"):
+            for name, args in (("task_search", {"query": "認証"}), ("task_around", {"around_ref": "comment:88"}),
+                               ("task_list", {})):
+                with pytest.raises(ParameterError) as e:
+                    TOOLS[name](args, ToolContext(caller="u-anna", space=space, current_task=30, store=conn))
+                assert e.value.param == "space" and "space slug" in e.value.message
+    finally:
+        conn.close()

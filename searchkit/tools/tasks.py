@@ -28,6 +28,7 @@ from searchkit.ingest.tasks import fts
 from searchkit.ingest import tasks as store
 from searchkit.ingest.tasks import query_terms
 from searchkit.retrievers.fts5 import TaskScope, TermQuery
+from searchkit.tools.history_search import is_slug
 from searchkit.tools.task_answers import (  # noqa: F401 - the answers' names, importable from here as before
     AroundResult, Comment, SearchResult, TaskHit, TaskList, TaskSummary, Unavailable, render,
 )
@@ -70,16 +71,21 @@ class TaskContext:
 
 # --------------------------------------------------------------------------- validation
 
-def _check_context(ctx: TaskContext) -> Unavailable | None:
+def check_context(ctx: TaskContext) -> Unavailable | None:
+    """T8's answer where the tools cannot run (no signed-in owner, a subtask), else None; raises
+    ``TaskSearchError`` naming ``space`` for a space that is not a slug (a folder name: the rule
+    of every space slug, ``history_search.is_slug``; issue 39 item 8) and ``current_task`` for a
+    bad task id."""
     if not isinstance(ctx, TaskContext):
         raise TypeError(f"ctx must be a TaskContext, got {type(ctx).__name__}")
     if not ctx.owner:
         return Unavailable("no_auth")
     if ctx.subtask:
         return Unavailable("subtask")
-    if not isinstance(ctx.space, str) or not ctx.space.strip():
-        raise TaskSearchError("space", f"must be a non-empty space slug, got {ctx.space!r}")
-    _check_text(ctx.space, "space", 200)
+    if not is_slug(ctx.space):
+        shown = repr(ctx.space)
+        raise TaskSearchError("space", "must be a space slug (a folder name), got "
+                                       f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
     if ctx.current_task is not None:
         _check_id(ctx.current_task, "current_task")
     return None
@@ -263,7 +269,7 @@ def task_search(
     Raises:
         TaskSearchError: a bad parameter; ``.param`` names it. Nothing is searched.
     """
-    unavailable = _check_context(ctx)
+    unavailable = check_context(ctx)
     if unavailable:
         return unavailable
     if (query is None) == (around_ref is None):
@@ -330,7 +336,7 @@ def read_around(
 
     A comment outside ``ctx.space`` answers exactly as one that does not exist.
     """
-    unavailable = _check_context(ctx)
+    unavailable = check_context(ctx)
     if unavailable:
         return unavailable
     cid = parse_ref(ref)
@@ -356,7 +362,7 @@ def list_tasks(
     ``state`` (``open`` / ``closed``) filters on the class of each task's state
     (``searchkit.ingest.tasks.STATE_CLASSES``: running / 実行中 / open are open; done / 完了 /
     interrupted / 中断 / closed are closed; a state it does not know is open)."""
-    unavailable = _check_context(ctx)
+    unavailable = check_context(ctx)
     if unavailable:
         return unavailable
     if state is not None and state not in LIST_STATES:

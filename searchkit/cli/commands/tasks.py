@@ -14,9 +14,11 @@ import sqlite3
 import sys
 from typing import Any
 
-from searchkit.cli.common import load_config
+from searchkit.cli.common import CLIError, load_config
+from searchkit.errors import ParameterError
 from searchkit.ingest import tasks as store
 from searchkit.tools.base import ToolContext
+from searchkit.tools.history_search import is_slug
 from searchkit.tools.messages import message
 from searchkit.tools.registry import TOOLS
 from searchkit.tools.task_engine import TaskEngine
@@ -28,6 +30,8 @@ def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
     """Who is calling and where, from the flags: the signed-in owner (none with ``--no-auth``),
     the space, the current task, a subtask run, the answer's language, the store and the engine
     ``--config`` composes (``tasks.retrievers``; none: FTS5 alone)."""
+    if not is_slug(args.space):  # before anything, whoever asks (issue 39 item 8)
+        raise CLIError(f"--space: must be a space slug (a folder name), got {one_line(repr(args.space))[:80]}")
     engine = None
     if getattr(args, "config", None):
         engine = TaskEngine(conn, args.space, load_config(args.config))  # a bare config or an export
@@ -90,6 +94,10 @@ def _tool(args: argparse.Namespace) -> int:
     try:
         ctx = _context(args, conn)
         answer = TOOLS[name].run(params, ctx)
+    except ParameterError as exc:
+        if exc.param in _SESSION_FLAGS:  # the session's flags, named as flags (issue 39 item 8)
+            raise CLIError(f"{_SESSION_FLAGS[exc.param]}: {exc.message}") from None
+        raise
     finally:
         conn.close()
     if args.json:
@@ -98,6 +106,9 @@ def _tool(args: argparse.Namespace) -> int:
         sys.stdout.write(answer.render(ctx.lang))
     return 0
 
+
+_SESSION_FLAGS = {"space": "--space", "current_task": "--current-task"}
+"""Parameters that are the session's, named by their flags in an error."""
 
 _COMMANDS = {"search": _tool, "around": _tool, "list": _tool, "import": _import}
 
