@@ -101,7 +101,8 @@ notebooks writing the same run folder are in one chain), 05 exports what 02 tune
 
 def _run_chain(chain: tuple[str, ...], runs: Path, outs: Path, env: dict) -> dict:
     """Each notebook of ``chain`` in turn, by papermill's own command (a fresh process and kernel
-    each, so the chains share nothing but the runs folder)."""
+    each, so the chains share nothing but the runs folder). ``-P``: papermill's process does not
+    import from the folder pytest was started in (issue 39 item 1); the kernels run in notebooks/."""
     import subprocess
     import sys
 
@@ -110,7 +111,7 @@ def _run_chain(chain: tuple[str, ...], runs: Path, outs: Path, env: dict) -> dic
         out = outs / f"{name}.ipynb"
         t0 = time.perf_counter()
         proc = subprocess.run(
-            [sys.executable, "-m", "papermill", str(NOTEBOOKS / f"{name}.ipynb"), str(out), "-k", "python3",
+            [sys.executable, "-P", "-m", "papermill", str(NOTEBOOKS / f"{name}.ipynb"), str(out), "-k", "python3",
              "--cwd", str(NOTEBOOKS), "--no-progress-bar", "--execution-timeout", str(CELL_TIMEOUT),
              "-y", json.dumps(_quick(runs)[name])],
             env=env, capture_output=True, text=True, timeout=CELL_TIMEOUT * 2, stdin=subprocess.DEVNULL)

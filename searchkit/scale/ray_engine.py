@@ -23,6 +23,7 @@ dying are each one ``searchkit.scale.ScaleError`` line.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -30,11 +31,12 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 from urllib.parse import urlsplit
 
 import numpy as np
 
+import searchkit
 from searchkit.index.embedders import EmbeddingError
 from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
 from searchkit.scale.portable import _one_line, _Portable, portable
@@ -166,11 +168,12 @@ class RayEngine:
         opts: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False,
                                 "namespace": "searchkit"}
         try:
-            if self.address is not None:
-                ray.init(address=self.address, **opts)
-            else:
-                ray.init(num_cpus=self.num_cpus, _node_ip_address="127.0.0.1", **opts)
-                self._owns = True
+            with _from_package_folder():
+                if self.address is not None:
+                    ray.init(address=self.address, **opts)
+                else:
+                    ray.init(num_cpus=self.num_cpus, _node_ip_address="127.0.0.1", **opts)
+                    self._owns = True
         except ScaleError:
             raise
         except Exception as exc:  # noqa: BLE001 - ray.init raises ConnectionError, RuntimeError, TimeoutError, ...
@@ -341,6 +344,32 @@ class RayEngine:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+@contextlib.contextmanager
+def _from_package_folder() -> Iterator[None]:
+    """``ray.init`` with the folder the driver's ``searchkit`` package is in as the current folder
+    (issue 39 item 1): ``ray.init`` puts the driver's current folder first on every worker's
+    ``sys.path``, so a driver started from a folder holding a ``searchkit/`` tree had its workers
+    import that tree's code (the tasks and actors refer to searchkit's functions by module). The
+    local cluster's processes keep this folder as theirs; the driver gets its own back (by
+    descriptor, whatever was renamed meanwhile). Not for threads that resolve relative paths meanwhile:
+    the engine starts before its work."""
+    root = Path(searchkit.__file__).resolve().parent.parent
+    try:
+        here = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # the current folder is gone or unreadable: nothing to come back to
+        os.chdir(root)
+        yield
+        return
+    try:
+        os.chdir(root)
+        yield
+    finally:
+        try:
+            os.fchdir(here)
+        finally:
+            os.close(here)
 
 
 def _quiet_ray_data() -> None:

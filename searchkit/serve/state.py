@@ -23,15 +23,16 @@ import datetime as _dt
 import logging
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from searchkit.errors import ResourceError
+from searchkit.errors import DataError, ResourceError
+from searchkit.index import store as index_store
 from searchkit.ingest import tasks as task_store
+from searchkit.serve import child_process
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.task_engine import TaskEngine
 
@@ -89,12 +90,25 @@ CHILD_NICE = 19
 (``refresh_child.lower_priority``): the refresh runs on what the server's calls leave."""
 
 
+CHILD_MODULE = "searchkit.serve.refresh_child"
+
+
+def _version_name(store: Path) -> str | None:
+    """The name of the store's current version (None: none yet, or unreadable)."""
+    try:
+        return index_store.current_dir(store).name
+    except (OSError, ResourceError, DataError):
+        return None
+
+
 class ChildRefresh:
-    """Refreshes in a child process (``python -m searchkit.serve.refresh_child``): the server's
+    """Refreshes in a child process (``searchkit.serve.refresh_child``, started by
+    ``child_process.start``: only the installed searchkit, never the current folder's): the server's
     private copy of the current version (``store``, an index folder in a folder only this user may
     read) is loaded there, updated from ``workspace`` and saved as the store's next version (the
-    previous one erased once unread), then loaded back here. ``config`` is the file the server was
-    started with; ``timeout`` bounds a refresh (the child is killed, the previous version kept)."""
+    previous one erased once unread), then loaded back here; a child that exits without having
+    written a new version failed. ``config`` is the file the server was started with; ``timeout``
+    bounds a refresh (the child is killed, the previous version kept)."""
 
     def __init__(self, store: str | Path, workspace: str | Path, config_file: str | Path, config: Any,
                  timeout: float) -> None:
@@ -110,13 +124,14 @@ class ChildRefresh:
 
     def __call__(self, served: Served, workspace: str | Path) -> tuple[Served, Any]:
         t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "searchkit.serve.refresh_child", "--index", str(self.store),
-               "--workspace", str(workspace), "--config", str(self.config_file), "--nice", str(CHILD_NICE)]
+        args = ["--index", str(self.store), "--workspace", str(workspace), "--config", str(self.config_file),
+                "--nice", str(CHILD_NICE)]
+        before = _version_name(self.store)
         with self._lock:
             if self._stopped:
                 raise RefreshError("the server is stopping")
-            proc = self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                 stderr=subprocess.PIPE, text=True)
+            proc = self._proc = child_process.start(CHILD_MODULE, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                                    text=True, encoding="utf-8", errors="replace")
         try:
             out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -131,6 +146,8 @@ class ChildRefresh:
         if proc.returncode != 0:
             last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
             raise RefreshError(last)
+        if _version_name(self.store) == before:  # a child that did not refresh is never a success
+            raise RefreshError("the refresh child exited without writing a new version of the index")
         index = HistoryIndex.load(self.store, self.config)
         line = (out.strip().splitlines() or [""])[-1]
         return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), line
