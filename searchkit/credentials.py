@@ -32,6 +32,10 @@ _SCHEME_WORD = re.compile(r"\b(Bearer|Basic|Digest|ApiKey)\s+(?!\[redacted\])[^\
 _USERINFO = re.compile(r"(?<=://)[^/\s@]*@")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{20,}")
 _REDACTED = "[redacted]"
+_EXCEPTION_NAME = re.compile(r"(?:[a-z_][a-z0-9_]*\.)*(?:[A-Z]+[a-z]+)+(?:Error|Exception|Warning)\.?")
+"""An exception's class name, after its dotted module path or not (``ConnectionRefusedError``,
+``urllib3.exceptions.NewConnectionError``): CamelCase words, no digit, ending in Error, Exception or
+Warning. A message keeps it (issue 39 item 12c): it says what failed and is no credential."""
 _MIN_KEY_PIECE = 6
 """A piece of the configured key this long or longer is removed wherever it appears (an endpoint
 may echo part of it)."""
@@ -109,13 +113,19 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
     piece of one of at least ``_MIN_KEY_PIECE`` characters) removed, a URL's ``user:password@``,
     the word after ``Bearer``/``Basic``/``Digest``/``ApiKey``, what :func:`searchkit.ingest.redact.redact`
     finds, and every long run of token characters that holds a digit (or mixes cases) replaced by
-    ``[redacted]``."""
+    ``[redacted]``, but for an exception's class name (``ConnectionRefusedError``: ``_EXCEPTION_NAME``),
+    which is kept unless it is one of ``secrets``."""
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = _remove_pieces(text, secret)
     text = _USERINFO.sub(_REDACTED + "@", text)
     text = _SCHEME_WORD.sub(lambda m: f"{m.group(1)} {_REDACTED}", text)
     text = redact(text)
-    return _TOKEN_RUN.sub(lambda m: m.group() if _plain_word(m.group()) else _REDACTED, text)
+    return _TOKEN_RUN.sub(lambda m: m.group() if _kept_run(m.group()) else _REDACTED, text)
+
+
+def _kept_run(run: str) -> bool:
+    """A long run of token characters a message keeps: a plain word, or an exception's class name."""
+    return _plain_word(run) or _EXCEPTION_NAME.fullmatch(run) is not None
 
 
 def _remove_pieces(text: str, secret: str) -> str:
