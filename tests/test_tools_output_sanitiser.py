@@ -247,6 +247,11 @@ def test_the_registry_s_task_answers_are_sanitised_too(tasks_db, index):
     _clean_json(listed.to_dict())
     assert "pwned" in json.dumps(listed.to_dict()) and not BAD.search(listed.render("en"))
     assert isinstance(unavailable, Unavailable)
+    import copy
+    import pickle
+
+    for again in (pickle.loads(pickle.dumps(listed)), copy.deepcopy(listed)):  # a wrapped answer copies as one
+        assert again == listed and again.to_dict() == listed.to_dict()
 
 
 def test_a_history_answer_is_sanitised_by_itself_too(index):

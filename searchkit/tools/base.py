@@ -170,6 +170,9 @@ class SafeAnswer:
     def __bool__(self) -> bool:
         return bool(self.answer)
 
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle: the wrapper around the answer
+        return (SafeAnswer, (self.answer,))
+
     def __repr__(self) -> str:
         return repr(self.answer)
 
