@@ -43,10 +43,16 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
 )
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
-from searchkit.util import make_folders_private
 from searchkit.ingest.policy import can_see
 from searchkit.searcher import Filters, Searcher
-from searchkit.util import FileProblem, read_json_file
+from searchkit.util import (
+    FileProblem,
+    UnsafeTarget,
+    check_folder_target,
+    make_folders_private,
+    read_json_file,
+    write_failure_line,
+)
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "Exported", "Verification", "export_config", "load_config", "load_export",
            "replay", "validate_file", "verify"]
@@ -226,7 +232,10 @@ def export_config(
     Raises:
         ConfigError: an invalid config, a bad name, a run folder that cannot be read.
         DatasetError: the replay dataset or a ``tuned_on`` dataset is missing.
+        UnsafeTarget: ``out_dir`` is not a folder (a file, a link, a FIFO) or cannot be written;
+            one line naming ``--out``, nothing written.
     """
+    check_folder_target(out_dir, "--out")  # before the replay: a link, a file, a FIFO is refused now (issue 39 item 6)
     src = load_export(tuned)
     cfg = src.config
     base = name
@@ -273,7 +282,11 @@ def export_config(
         }
         return json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
-    path = _write_new(Path(out_dir), base, build)
+    check_folder_target(out_dir, "--out")  # again: the replay took a while
+    try:
+        path = _write_new(Path(out_dir), base, build)
+    except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
+        raise UnsafeTarget(write_failure_line("--out", out_dir, exc)) from None
     log.info("exported %s (config %s, replay %s/%s: %d queries)", path, cfg.fingerprint(), block["dataset"],
              block["split"], block["queries"])
     return path

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import os
 import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -222,3 +223,127 @@ def read_json_file(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_
     """A regular UTF-8 JSON file, parsed; every failure is a ``FileProblem`` (or ``FileNotFoundError``)
     that names the path and never quotes the content."""
     return parse_json_text(read_regular_text(path, limit=limit), path)
+
+
+# -- where a verb may write (issue 27 item 9, issue 39 item 6) -------------------------------------
+
+class UnsafeTarget(OSError):
+    """A path given to a verb to write that it refuses (or that the system refused to write): the
+    message names the flag, the path and what is there; nothing was written. An ``OSError``, so the command line prints it as one line
+    (exit 2) wherever it surfaces."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "a file" if stat.S_ISREG(mode) else _file_type(mode)
+
+
+def _lstat_or_none(target: Path, flag: str, give: str) -> os.stat_result | None:
+    """``os.lstat(target)`` (never following a link), None where nothing is and the path could be
+    created: its nearest existing ancestor is a folder. Anything else is an ``UnsafeTarget``."""
+    shown = repr(str(target))
+    try:
+        return os.lstat(target)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            why = "its path runs through a symbolic link loop"
+        elif exc.errno == errno.ENOTDIR:
+            why = "its path runs through something that is not a folder"
+        else:
+            why = f"cannot be checked ({exc.strerror or type(exc).__name__})"
+        raise UnsafeTarget(f"{flag} {shown}: {why}; {give}") from None
+    ancestor = target.parent
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    try:
+        is_dir = stat.S_ISDIR(os.stat(ancestor).st_mode)  # a link to a folder above the target is fine
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        raise UnsafeTarget(f"{flag} {shown} is under {str(ancestor)!r}, which is not a folder; {give}")
+    return None
+
+
+def check_file_target(out: str | os.PathLike[str], flag: str, *, what: str = "file",
+                      ours: Callable[[Path], bool | str] | None = None, ours_text: str = "",
+                      file_text: str | None = None) -> Path:
+    """Refuse a file path a verb must not write; return it. The one check every file writer of
+    the command line makes before its work and again right before it writes.
+
+    Safe: a path where nothing is and whose nearest existing folder is a folder (the missing ones
+    are created owner-only by ``atomic_write_text``), or a regular file that ``ours`` accepts (a
+    file this verb wrote: a report, a config, a baseline; ``ours=None``: none is; ``ours`` returns
+    True, or False or the reason why not, and may raise ``OSError`` when it cannot read). Refused, in one
+    line naming ``flag``, the path and what is there: a folder, a symbolic link (one that loops or
+    leads nowhere included), a FIFO, a socket, a device, any other regular file, a path under a
+    file or through a link loop, a file that cannot be read.
+
+    Args:
+        what: what the verb writes, with its article ("a report file").
+        ours_text: what ``ours`` accepts ("a report written by searchkit report").
+        file_text: how a folder's message names the file to give (default "the file").
+
+    Raises:
+        UnsafeTarget: the line.
+    """
+    target = Path(out)
+    shown = repr(str(target))
+    give = f"give the path of {file_text or 'the file'} to write"
+    st = _lstat_or_none(target, flag, give)
+    if st is None:
+        return target
+    if stat.S_ISDIR(st.st_mode):
+        raise UnsafeTarget(f"{flag} {shown} is a folder; {give}")
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeTarget(f"{flag} {shown} is {_kind(st.st_mode)}, not {what}; refusing to replace it "
+                           "(give a new path)")
+    if ours is None:
+        raise UnsafeTarget(f"{flag} {shown} exists; refusing to replace it (give a new path, or remove the "
+                           "file yourself)")
+    try:
+        mine = ours(target)
+    except OSError as exc:
+        why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
+        raise UnsafeTarget(f"{flag} {shown} exists and cannot be read ({why}); refusing to replace it "
+                           "(give a new path)") from None
+    if mine is not True:
+        why = f" ({mine})" if isinstance(mine, str) and mine else ""
+        raise UnsafeTarget(f"{flag} {shown} exists and is not {ours_text or what}{why}; refusing to replace it "
+                           "(give a new path, or remove the file yourself)")
+    return target
+
+
+def check_folder_target(out: str | os.PathLike[str], flag: str) -> bool:
+    """Refuse a folder path a verb must not write into (``index --out``, ``eval --out``,
+    ``config export --out``) for what the path itself is; True when a folder is there, False when
+    nothing is (and it could be created). What the folder holds is the verb's own check.
+
+    Refused, in one line naming ``flag`` and the path: a symbolic link (to a folder too: a verb
+    writes only where it was asked to), a regular file, a FIFO, a socket, a device, a path under a
+    file or through a link loop, one that cannot be checked.
+
+    Raises:
+        UnsafeTarget: the line.
+    """
+    target = Path(out)
+    shown = repr(str(target))
+    st = _lstat_or_none(target, flag, "give a folder path")
+    if st is None:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeTarget(f"{flag} {shown} is a symbolic link; give a real folder")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeTarget(f"{flag} {shown} exists and is not a folder ({_kind(st.st_mode)}); refusing to replace it")
+    return True
+
+
+def write_failure_line(flag: str, path: str | os.PathLike[str], exc: OSError) -> str:
+    """The one line for a write of ``flag``'s path that the system refused (a full disk, no
+    permission): the flag, the path and the reason, never a raw ``[Errno N]``."""
+    why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
+    if getattr(exc, "errno", None) in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        why = "the disk is full"
+    return f"{flag} {str(Path(path))!r}: cannot write it ({why}); nothing was replaced"

@@ -347,7 +347,7 @@ def test_out_replaces_a_report_this_tool_wrote(tmp_path):
     assert "<title>third</title>" in out.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("what", ["json", "html", "empty", "fifo", "symlink", "device", "under_a_file"])
+@pytest.mark.parametrize("what", ["json", "html", "empty", "fifo", "symlink", "loop", "device", "under_a_file"])
 def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
     a = make_run(tmp_path / "a", seed=1)
     target = tmp_path / "target"
@@ -367,6 +367,8 @@ def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
         report = tmp_path / "real.html"
         write_report([a], report)
         target.symlink_to(report)
+    elif what == "loop":  # a symbolic link to itself (issue 39 item 6)
+        target.symlink_to(target.name)
     elif what == "device":
         target = Path("/dev/null")
     elif what == "under_a_file":
@@ -380,7 +382,7 @@ def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
         assert target.read_bytes() == before
     if what == "fifo":
         assert stat.S_ISFIFO(os.lstat(target).st_mode)
-    if what == "symlink":
+    if what in ("symlink", "loop"):
         assert target.is_symlink() and "refusing" in err[0]
     if what == "device":
         assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and "character device" in err[0]

@@ -5,11 +5,10 @@ Part of ``searchkit.evaluate.report`` (which re-exports every name).
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from searchkit.errors import InputError
-from searchkit.util import open_regular
+from searchkit.util import UnsafeTarget, check_file_target, open_regular
 
 __all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "check_out"]
 
@@ -29,15 +28,6 @@ class ReportError(InputError):
     """Run folders that cannot make one report (different datasets, none given, a bad ``--out``)."""
 
 
-def _file_kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "a special file"
-
-
 def _is_report(path: Path) -> bool:
     """Whether the regular file at ``path`` is a page ``build_report`` wrote (its first 64 KiB
     hold ``REPORT_MARKER``, or begin as pages written before the marker did)."""
@@ -54,39 +44,14 @@ def check_out(out: str | os.PathLike[str]) -> Path:
     Safe: a path where nothing is (its folders are created), or a regular file that is a report
     this tool wrote (``REPORT_MARKER``). Refused, with one line naming the path: a folder, a
     symbolic link, a FIFO, a socket or a device (``/dev/full``), any other file (an unrelated
-    JSON file, a page someone else wrote), a path under a file, a file that cannot be read.
+    JSON file, a page someone else wrote), a path under a file, a file that cannot be read
+    (``searchkit.util.check_file_target``, the check every file writer makes).
 
     Raises:
         ReportError: the line, naming the path and what is there.
     """
-    target = Path(out)
-    shown = repr(str(target))
     try:
-        st = os.lstat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise ReportError(f"--out {shown} cannot be checked ({exc.strerror}); give the path of the HTML file "
-                          "to write") from None
-    if st is None:
-        ancestor = target.parent
-        while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
-            ancestor = ancestor.parent
-        if os.path.lexists(ancestor) and not ancestor.is_dir():
-            raise ReportError(f"--out {shown} is under {str(ancestor)!r}, which is not a folder; give the path of "
-                              "the HTML file to write")
-        return target
-    if stat.S_ISDIR(st.st_mode):
-        raise ReportError(f"--out {shown} is a folder; give the path of the HTML file to write")
-    if not stat.S_ISREG(st.st_mode):
-        raise ReportError(f"--out {shown} is {_file_kind(st.st_mode)}, not a report file; refusing to replace it "
-                          "(give a new path)")
-    try:
-        ours = _is_report(target)
-    except OSError as exc:
-        raise ReportError(f"--out {shown} exists and cannot be read ({exc.strerror or exc}); refusing to replace "
-                          "it (give a new path)") from None
-    if not ours:
-        raise ReportError(f"--out {shown} exists and is not a report written by searchkit report; refusing to "
-                          "replace it (give a new path, or remove the file yourself)")
-    return target
+        return check_file_target(out, "--out", what="a report file", ours=_is_report,
+                                 ours_text="a report written by searchkit report", file_text="the HTML file")
+    except UnsafeTarget as exc:
+        raise ReportError(str(exc)) from None

@@ -45,7 +45,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from searchkit.errors import DataError
-from searchkit.util import atomic_write_text, make_private, read_json_file, read_regular_bytes, read_regular_text
+from searchkit.util import (
+    UnsafeTarget,
+    atomic_write_text,
+    check_folder_target,
+    make_private,
+    read_json_file,
+    read_regular_bytes,
+    read_regular_text,
+)
 
 MARKER = "searchkit-index.json"
 POINTER = "CURRENT"
@@ -200,19 +208,23 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
     inside.
     """
     path = Path(out).expanduser()
+    try:  # what the path is, before anything resolves it (a link loop is one line, never a traceback)
+        exists = check_folder_target(path, "--out")
+    except UnsafeTarget as exc:
+        raise IndexStoreError(str(exc)) from None
     resolved = path.resolve()
     for given in inputs:
-        src = Path(given).expanduser().resolve()
+        try:
+            src = Path(given).expanduser().resolve()
+        except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python before 3.13)
+            raise IndexStoreError(f"the input {str(given)!r} cannot be resolved (a symbolic link loop?); "
+                                  "give its real path") from None
         if resolved == src or src in resolved.parents:
             raise IndexStoreError(f"--out {str(path)!r} is inside the input {str(given)!r}; write the index elsewhere")
         if resolved in src.parents:
             raise IndexStoreError(f"--out {str(path)!r} holds the input {str(given)!r}; write the index elsewhere")
-    if path.is_symlink():
-        raise IndexStoreError(f"--out {str(path)!r} is a symbolic link; give a real folder")
-    if not path.exists():
+    if not exists:
         return resolved
-    if not path.is_dir():
-        raise IndexStoreError(f"--out {str(path)!r} exists and is not a folder; refusing to replace it")
     try:
         marker = _read_marker(path)
     except IndexStoreError:

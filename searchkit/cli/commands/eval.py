@@ -9,17 +9,20 @@ from typing import Any
 from searchkit import strict_json
 from searchkit.cli.commands import engine, judge
 from searchkit.cli.common import CLIError, fmt, load_config
+from searchkit.errors import SearchkitError
 from searchkit.evaluate import mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.metrics import ranking_metrics
 from searchkit.evaluate.runs import check_run_target, write_run
+from searchkit.util import check_folder_target, write_failure_line
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.out:
-        check_run_target(args.out)  # refused before anything is indexed
+        check_folder_target(args.out, "--out")  # what the path is: a link loop, a FIFO (issue 39 item 6)
+        check_run_target(args.out)  # what the folder holds; both refused before anything is indexed
     if args.metrics == "ragas" and not ragas_metrics.is_available():
         raise CLIError(ragas_metrics.INSTALL_HINT)
     if args.mlflow:
@@ -37,7 +40,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if llm_judge is not None:
         body["ragas_llm"] = judge.judge_block(llm_judge, args, report, ds, config, body["queries"])
     if args.out:
-        where = write_run(args.out, report, ds, config, metrics=body)
+        check_folder_target(args.out, "--out")  # again: the eval took a while
+        try:
+            where = write_run(args.out, report, ds, config, metrics=body)
+        except SearchkitError:
+            raise
+        except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
+            raise CLIError(write_failure_line("--out", args.out, exc)) from None
         print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
     if args.mlflow:
         run_id = mlflow_log.log_eval(args.mlflow, report, config, body, experiment=args.mlflow_experiment,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_data
 from searchkit.evaluate.provenance import dataset_hash
 from searchkit.evaluate.run import evaluate_dataset
 from searchkit.evaluate.runs import load_run
+from searchkit.util import check_file_target, write_failure_line
 
 
 def _margins(items: list[str]) -> dict[str, float]:
@@ -39,6 +41,22 @@ def _check_margins(margins: dict[str, float], gated: dict[str, Any], path: str) 
         raise CLIError(f"--margin {unknown[0][:40]!r}: {path} does not gate it (gated: {', '.join(gated)})")
 
 
+def _is_baseline(path: Path) -> bool:
+    """Whether ``--update`` may replace the regular file at ``path``: a baseline the gate reads
+    (a damaged one is not: its owner removes it)."""
+    try:
+        gate.read_baseline(path)
+    except gate.GateError:
+        return False
+    return True
+
+
+def _check_baseline_target(path: str) -> Path:
+    """``--update --baseline FILE``: a new path or a baseline file, nothing else (issue 39 item 6)."""
+    return check_file_target(path, "--baseline", what="a baseline file", ours=_is_baseline,
+                             ours_text="a baseline written by searchkit gate", file_text="the baseline file")
+
+
 def cmd_gate(args: argparse.Namespace) -> int:
     """E5: run (or read) each baseline's eval and exit 1 on a drop beyond a metric's margin, or a
     significant drop beyond its tolerance; exit 2 when nothing was gated."""
@@ -48,9 +66,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
         raise CLIError("--run goes with exactly one --baseline")
     if (args.dataset or args.split) and not args.update:
         raise CLIError("--dataset and --split name what --update measures; a check reads them from the baseline")
+    if args.update:  # before any eval: a target it must not replace is refused now (issue 39 item 6)
+        for path in args.baseline:
+            _check_baseline_target(path)
     rows, skipped = [], []
     for path in args.baseline:
-        old = None if args.update and not Path(path).exists() else gate.read_baseline(path)
+        old = None if args.update and not os.path.lexists(path) else gate.read_baseline(path)
         _check_margins(margins, (old or {}).get("gated") or gate.DEFAULT_GATED, path)
         name = Path(path).stem
         ds_name = args.dataset or (old or {}).get("dataset")
@@ -68,9 +89,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if args.update:
             config = load_config(args.config)
             report = evaluate_dataset(ds, config, show_progress=not args.quiet)
-            gate.write_baseline(path, gate.baseline_from_report(
-                report, ds, config, name=name, gated=(old or {}).get("gated"),
-                margins={**((old or {}).get("margins") or {}), **margins}))
+            doc = gate.baseline_from_report(report, ds, config, name=name, gated=(old or {}).get("gated"),
+                                            margins={**((old or {}).get("margins") or {}), **margins})
+            _check_baseline_target(path)  # again: the eval took a while
+            try:
+                gate.write_baseline(path, doc)
+            except OSError as exc:
+                raise CLIError(write_failure_line("--baseline", path, exc)) from None
             print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()})")
             continue
         if dataset_hash(ds) != old["dataset_sha256"]:

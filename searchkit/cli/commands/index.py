@@ -6,12 +6,14 @@ import sys
 
 from searchkit.cli.commands import engine
 from searchkit.cli.common import CLIError, load_config
+from searchkit.errors import SearchkitError
 from searchkit.evaluate.datasets import load_corpus, resolve_dataset
 from searchkit.index import store
 from searchkit.ingest.policy import CAPS, DEFAULT_POLICY
 from searchkit.searcher import Searcher
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.terminal import one_line
+from searchkit.util import write_failure_line
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -36,9 +38,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     with engine.engine_scope(args):
         s = Searcher.build(records, config, show_progress=not args.quiet)
         _embed_rerank_sentences(s, args)
-    s.save(args.out)
+    _save(s, args.out)
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
     return 0
+
+
+def _save(index, out: str) -> None:
+    """``index.save(out)``; a write the system refuses (no permission to create the folder) is one
+    line naming ``--out``, never a raw ``[Errno N]`` (issue 39 item 8); the store's own errors
+    (a full disk, a target it refuses) already name the path."""
+    try:
+        index.save(out)
+    except SearchkitError:
+        raise
+    except OSError as exc:
+        raise CLIError(write_failure_line("--out", out, exc)) from None
 
 
 def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
@@ -75,7 +89,7 @@ def _index_workspace(args: argparse.Namespace, config, policy) -> int:
     else:
         idx = HistoryIndex.build(args.workspace, config, show_progress=not args.quiet, policy=policy)
     _embed_rerank_sentences(idx.searcher, args)
-    idx.save(args.out)
+    _save(idx, args.out)
     s = idx.searcher
     print(f"indexed {len(s.records)} records ({len(s.passages)} passages) into {args.out}", file=sys.stderr)
     if idx.report is not None:

@@ -5,6 +5,7 @@ import argparse
 import contextlib
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,17 +13,28 @@ from typing import Any
 from searchkit import strict_json
 from searchkit.cli.commands import engine
 from searchkit.cli.common import CLIError, load_config
-from searchkit.config import AdaptiveFusion
+from searchkit.config import AdaptiveFusion, SearchConfig
 from searchkit.evaluate import adaptive
 from searchkit.evaluate import tune as tuning
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.index.engine import using
 from searchkit.rank.adaptive import FEATURES
-from searchkit.util import FileProblem, atomic_write_text, parse_json_text, read_json_file
+from searchkit.util import (
+    FileProblem,
+    atomic_write_text,
+    check_file_target,
+    parse_json_text,
+    read_json_file,
+    write_failure_line,
+)
+
+_SMALL = 1 << 26
+"""The most bytes read of an existing ``--out`` or ``--result`` to tell whether tune wrote it."""
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     """Fit the weak-match model on the tune half of eval runs; report on the other half."""
+    _check_targets(args)  # before any work: a target it must not replace is refused now, not after the fit
     if args.what == "fusion":
         return _tune_fusion(args)
     if args.what == "adaptive-fusion":
@@ -71,7 +83,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for g in sorted({r.group for r in rows}):
         out["report_half"][g] = tuning.score_weak_match([r for r in report if r.group == g], wm)
     if args.out:
-        cfg.save(args.out)
+        _write_config(args.out, cfg)
     print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     return 0
 
@@ -82,7 +94,7 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     in ``--result`` / ``--json``, warnings on stderr (issue 31 item 5)."""
     if not args.dataset:
         raise CLIError("tune fusion needs --dataset (one or more)")
-    if args.grid is not None and any(p and Path(p).resolve() == Path(args.grid).resolve() for p in (args.result, args.out)):
+    if args.grid is not None and any(p and os.path.realpath(p) == os.path.realpath(args.grid) for p in (args.result, args.out)):
         raise CLIError(f"--grid {args.grid}: the same file as --result or --out, which would overwrite it")
     if not args.quiet:
         _progress_logging()
@@ -111,9 +123,9 @@ def _tune_fusion(args: argparse.Namespace) -> int:
            "base": {"label": base_label, **_row(base_trial)}, "drops_adaptive": drops, "warnings": warnings,
            "grid": "default" if args.grid is None else "given", "trials": [_row(t) for t in trials]}
     if args.out:
-        written.save(args.out)
+        _write_config(args.out, written)
     if args.result:
-        _write_result(Path(args.result), strict_json.dumps(out))
+        _write_result(args.result, strict_json.dumps(out))
     summary = _fusion_summary(out, len(trials), len(datasets), args)
     for line in warnings:
         print(f"tune fusion: warning: {line}", file=sys.stderr)
@@ -169,11 +181,82 @@ def _fusion_summary(out: dict[str, Any], n_trials: int, n_datasets: int, args: a
     return lines
 
 
-def _write_result(path: Path, text: str) -> None:
+def _is_config(path: Path) -> bool | str:
+    """Whether ``--out`` may replace the regular file at ``path``: a bare SearchConfig (a config tune
+    wrote, or the base config tuned in place); never an exported ``NAME.vN.json`` (exports are never
+    replaced) nor any other file (issue 39 item 6)."""
     try:
-        atomic_write_text(path, text + "\n")
+        data = read_json_file(path, limit=_SMALL)
+    except FileProblem:  # not JSON, not UTF-8, too large: not a config
+        return False
+    if isinstance(data, dict) and "format" in data:
+        return "an exported config is never replaced"
+    if not isinstance(data, dict):
+        return False
+    try:
+        SearchConfig.from_dict(data)
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True
+
+
+def _is_result(path: Path) -> bool:
+    """Whether ``--result`` may replace the regular file at ``path``: the result of an earlier
+    ``tune fusion`` (every trial, test and warning)."""
+    try:
+        data = read_json_file(path, limit=_SMALL)
+    except FileProblem:
+        return False
+    return (isinstance(data, dict) and isinstance(data.get("picked_on"), str) and data["picked_on"].startswith("tune half")
+            and isinstance(data.get("trials"), list) and isinstance(data.get("best"), dict))
+
+
+def _check_out(path: str) -> Path:
+    return check_file_target(path, "--out", what="a config file", ours=_is_config,
+                             ours_text="a SearchConfig file", file_text="the config file")
+
+
+def _check_result(path: str) -> Path:
+    return check_file_target(path, "--result", what="a result file", ours=_is_result,
+                             ours_text="a result written by searchkit tune fusion", file_text="the JSON file")
+
+
+def _any_file(_path: Path) -> bool:
+    return True
+
+
+def _check_cases(path: str, *, writing: bool) -> Path:
+    """``--cases`` is read when a regular file is there (its content is checked when read) and
+    written where nothing is; anything else is refused (``writing``: anything there is)."""
+    return check_file_target(path, "--cases", what="a cases file", ours=None if writing else _any_file,
+                             file_text="the cases file")
+
+
+def _check_targets(args: argparse.Namespace) -> None:
+    """Every path this run would write, checked before any work (issue 39 item 6): one line naming
+    the flag and what is there; nothing written."""
+    if args.out:
+        _check_out(args.out)
+    if args.result and args.what == "fusion":
+        _check_result(args.result)
+    if args.cases and args.what == "adaptive-fusion":
+        _check_cases(args.cases, writing=False)
+
+
+def _write(flag: str, path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` atomically; a write the system refuses is one line naming the flag."""
+    try:
+        atomic_write_text(Path(path), text)
     except OSError as exc:
-        raise CLIError(f"--result {path}: cannot write it ({exc.strerror or type(exc).__name__})") from None
+        raise CLIError(write_failure_line(flag, path, exc)) from None
+
+
+def _write_config(path: str, cfg: SearchConfig) -> None:
+    _write("--out", _check_out(path), cfg.to_json() + "\n")  # checked again: the fit took a while
+
+
+def _write_result(path: str, text: str) -> None:
+    _write("--result", _check_result(path), text + "\n")
 
 
 def _grid(value: str, base: Any) -> tuple[dict[str, Any], ...]:
@@ -232,8 +315,8 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
         with engine.engine_scope(args) as eng, using(eng) if eng is not None else _null():
             cases = adaptive.collect_cases(datasets, base, show_progress=not args.quiet)
         if cases_path is not None:
-            atomic_write_text(cases_path, json.dumps({"grid": list(adaptive.GRID),
-                                                      "cases": [c.to_dict() for c in cases]}))
+            _write("--cases", _check_cases(args.cases, writing=True),
+                   json.dumps({"grid": list(adaptive.GRID), "cases": [c.to_dict() for c in cases]}))
     lead, others = adaptive.lead_of(base)
     lead = lead or AdaptiveFusion.retriever
     base_share = float(base.fusion.weights.get(lead, 0.0)) / max(1e-12, sum(base.fusion.weights.values()))
@@ -243,7 +326,7 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
         raise CLIError(f"tune adaptive-fusion: {exc}") from None
     model = res["model"]
     if args.out:
-        base.replace(**{"fusion.adaptive": model}).save(args.out)
+        _write_config(args.out, base.replace(**{"fusion.adaptive": model}))
     rnd = {h: {k: {d: round(v, 4) for d, v in fig.items()} for k, fig in res[h].items()} for h in ("tune", "report")}
     out = {"picked_on": "tune half (mean over datasets of nDCG@10, interpolated between grid shares)",
            "model": {"features": list(model.features), "coef": list(model.coef), "intercept": model.intercept,
