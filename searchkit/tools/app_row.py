@@ -17,7 +17,7 @@ from typing import Any
 
 from searchkit.errors import ParameterError
 from searchkit.tools.base import ToolContext
-from searchkit.tools.cards import shown, title_field
+from searchkit.tools.cards import ref_field, shown, title_field
 from searchkit.tools.live_read import LIVE, live_row
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.opening import open_ref
@@ -71,7 +71,7 @@ class AppRowAnswer:
             raise ParameterError("lang", f"must be one of {list(LANGS)}, got {shown(lang)}")
         lang = lang or self.lang
         date = one_line((self.date or "")[:10]) or "—"
-        lines = [f"{one_line(self.ref)} · {date} · {title_field(self.title)} (space: {one_line(self.space)})"]
+        lines = [f"{ref_field(self.ref)} · {date} · {title_field(self.title)} (space: {one_line(self.space)})"]
         if self.freshness != LIVE:
             lines.append(message(lang, f"row.{self.freshness}"))
         if self.text:

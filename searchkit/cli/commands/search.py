@@ -15,6 +15,7 @@ from typing import Any
 from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
 from searchkit.errors import ParameterError
 from searchkit.searcher import Filters
+from searchkit.strict_json import safe_data
 from searchkit.tools.history import HistoryIndex, open_index
 from searchkit.tools.terminal import one_line  # no control character reaches the terminal
 
@@ -67,10 +68,10 @@ _WHO_HINT = (" ({index} is a history index, searched only as `searchkit history`
 
 def _print(res: Any, header: Any, as_json: bool, body: dict[str, Any]) -> None:
     if as_json:
-        print(json.dumps(body, ensure_ascii=False, indent=2))
+        print(json.dumps(safe_data(body), ensure_ascii=False, indent=2))
         return
     for line in header:
-        print(line)
+        print(one_line(line))
     for w in res.warnings:
         print(f"! {one_line(w.message)}")
     for h in res.hits:
