@@ -10,8 +10,10 @@ from searchkit.ingest import tasks as store
 from searchkit.tools.base import ToolContext
 from searchkit.tools.registry import TOOLS
 from searchkit.tools.task_answers import Unavailable
+from searchkit.tools.task_members import WorkspaceMembers
 
 TASKS = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
+WS = Path(__file__).resolve().parents[1] / "datasets" / "demo-workspace"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,9 @@ def test_a_session_without_the_current_task_is_refused_naming_it(conn, name, arg
     with pytest.raises(ParameterError) as e:
         TOOLS[name](args, ToolContext(caller="u-anna", space="acme", store=conn))
     assert e.value.param == "current_task"
-    assert TOOLS[name](args, ToolContext(caller="u-anna", space="acme", current_task=30, store=conn))
+    members = WorkspaceMembers.of(WS)  # Anna is a member of acme (SPEC T1)
+    answer = TOOLS[name](args, ToolContext(caller="u-anna", space="acme", current_task=30, store=conn, index=members))
+    assert answer and not isinstance(answer, Unavailable)
 
 
 @pytest.mark.parametrize("name, args", CALLS)

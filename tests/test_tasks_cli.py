@@ -10,6 +10,9 @@ import pytest
 from searchkit import cli as tasks_cli
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
+WS = Path(__file__).resolve().parents[1] / "datasets" / "demo-workspace"
+MEMBER = ["--workspace", str(WS), "--caller", "u-anna"]
+"""A member of acme, read from the demo workspace (the tools answer members only, SPEC T1)."""
 
 
 @pytest.fixture()
@@ -29,7 +32,7 @@ def test_import_reports_counts(tmp_path, capsys):
 
 
 def test_search_renders_the_seed_layout(db, capsys):
-    rc = tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30"])
+    rc = tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER])
     out = capsys.readouterr().out
     assert rc == 0
     assert out.startswith('## Workspace Task Search Results (query: "認証", 2 hit(s))')
@@ -37,7 +40,7 @@ def test_search_renders_the_seed_layout(db, capsys):
 
 
 def test_search_options_and_json(db, capsys):
-    rc = tasks_cli.main(["tasks", "search", "ログイン 認証", "--db", db, "--space", "acme", "--current-task", "30",
+    rc = tasks_cli.main(["tasks", "search", "ログイン 認証", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                          "--match-mode", "all", "--context", "1", "--limit", "5", "--kind", "result",
                          "--author", "agent", "--task-id", "12", "--json"])
     data = json.loads(capsys.readouterr().out)
@@ -47,37 +50,37 @@ def test_search_options_and_json(db, capsys):
 
 
 def test_around_and_list(db, capsys):
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30",
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                            "--lang", "en"]) == 0
     out = capsys.readouterr().out  # seed 003: one neighbour each side unless --context says otherwise
     assert "(comment:88, 2 neighbouring comment(s))" in out
     assert "- comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フロー" in out and "- comment:86 " in out
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30",
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                            "--lang", "en", "--context", "0"]) == 0
     out = capsys.readouterr().out
     assert "(comment:88, 0 neighbouring comment(s))" in out and "comment:86" not in out
-    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30",
+    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                            "--state", "open"]) == 0
     out = capsys.readouterr().out
     assert "task:24" in out and "task:15" in out and "task:30" not in out
 
 
 def test_errors_exit_2_and_name_the_parameter(db, capsys):
-    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30",
+    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                            "--limit", "31"]) == 2
     assert "searchkit tasks: limit: must be from 1 to 30" in capsys.readouterr().err
-    assert tasks_cli.main(["tasks", "around", "comment:152", "--db", db, "--space", "acme", "--current-task", "30"]) == 2
+    assert tasks_cli.main(["tasks", "around", "comment:152", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER]) == 2
     err = capsys.readouterr().err
     assert "around_ref: comment:152 was not found" in err and "globex" not in err
-    assert tasks_cli.main(["tasks", "list", "--db", db + ".missing", "--space", "acme", "--current-task", "30"]) == 2
+    assert tasks_cli.main(["tasks", "list", "--db", db + ".missing", "--space", "acme", "--current-task", "30", *MEMBER]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_unavailable_context_is_a_message_not_an_error(db, capsys):
-    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30",
+    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                            "--no-auth"]) == 0
     assert capsys.readouterr().out.startswith("このコンテキストでは利用できません")
-    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", "--subtask",
+    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER, "--subtask",
                            "--lang", "en"]) == 0
     assert capsys.readouterr().out.startswith("Not available in this context")
 
@@ -90,14 +93,14 @@ def test_add_parser_hooks_into_a_parent_parser(db):
     parser = argparse.ArgumentParser(prog="searchkit")
     sub = parser.add_subparsers(dest="command", required=True)
     tasks_verb.add_parser(sub)
-    args = parser.parse_args(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"])
+    args = parser.parse_args(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER])
     assert args.func is tasks_verb.run and tasks_verb.run(args) == 0
 
 
 def test_top_level_searchkit_command(db, capsys):
     from searchkit import cli
 
-    assert cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30",
+    assert cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER,
                      "--context", "1"]) == 0
     assert "(comment:88 前後 2 件)" in capsys.readouterr().out
 
@@ -123,9 +126,14 @@ def test_import_refuses_to_rehome_a_task_into_another_space(db, tmp_path, capsys
     assert "task 12 belongs to space 'acme'" in line and "'globex'" in line and "nothing imported" in line
     assert Path(db).read_bytes() == before
     # the issue's symptom: acme's comments readable from globex, acme's search empty
-    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "globex", "--current-task", "40"]) == 2
+    ws = tmp_path / "ws"  # a workspace where Anna is a member of globex too
+    for slug in ("acme", "globex"):
+        (ws / slug / ".space").mkdir(parents=True)
+        (ws / slug / ".space" / "space.json").write_text(json.dumps({"slug": slug, "members": ["u-anna"]}))
+    assert tasks_cli.main(["tasks", "around", "comment:88", "--db", db, "--space", "globex", "--current-task", "40",
+                           "--workspace", str(ws), "--caller", "u-anna"]) == 2
     assert "comment:88 was not found in space 'globex'" in capsys.readouterr().err
-    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30"]) == 0
+    assert tasks_cli.main(["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER]) == 0
     assert "2 hit(s)" in capsys.readouterr().out
 
 
@@ -177,7 +185,7 @@ def test_reader_blocked_by_a_writer_says_locked(db, capsys, monkeypatch):
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"]) == 2
+        assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER]) == 2
     finally:
         holder.execute("ROLLBACK")
     line = _one_error_line(capsys.readouterr().err)
@@ -193,7 +201,7 @@ def test_read_commands_never_write_or_switch_to_wal(db, tmp_path, capsys, journa
     c.close()
     before = Path(db).read_bytes()
     for argv in (["search", "認証フロー", "--context", "1"], ["around", "comment:88"], ["list"]):
-        assert tasks_cli.main(["tasks", *argv, "--db", db, "--space", "acme", "--current-task", "30"]) == 0
+        assert tasks_cli.main(["tasks", *argv, "--db", db, "--space", "acme", "--current-task", "30", *MEMBER]) == 0
     out = capsys.readouterr().out
     assert "comment:88" in out and "task:24" in out
     assert Path(db).read_bytes() == before
@@ -207,7 +215,7 @@ def test_not_a_task_store_is_one_line(tmp_path, capsys):
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not sqlite" * 100)
     before = junk.read_bytes()
-    assert tasks_cli.main(["tasks", "list", "--db", str(junk), "--space", "acme", "--current-task", "30"]) == 2
+    assert tasks_cli.main(["tasks", "list", "--db", str(junk), "--space", "acme", "--current-task", "30", *MEMBER]) == 2
     assert "not an SQLite database (or a damaged one), so not a task store" in _one_error_line(capsys.readouterr().err)
     assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", str(junk)]) == 2
     _one_error_line(capsys.readouterr().err)
@@ -219,7 +227,7 @@ def test_not_a_task_store_is_one_line(tmp_path, capsys):
 # ------------------------------------------------------------------ issue 27 item 14: what is wrong with the file
 
 def _search(db, *extra):
-    return tasks_cli.main(["tasks", "search", "認証", "--db", str(db), "--space", "acme", "--current-task", "30",
+    return tasks_cli.main(["tasks", "search", "認証", "--db", str(db), "--space", "acme", "--current-task", "30", *MEMBER,
                            *extra])
 
 
@@ -232,7 +240,7 @@ def test_a_file_that_is_not_a_task_store_is_named_and_exits_2(tmp_path, capsys, 
     bad = tmp_path / "bad.sqlite"
     make(bad)
     for argv in (["search", "認証"], ["around", "comment:88"], ["list"]):
-        assert tasks_cli.main(["tasks", *argv, "--db", str(bad), "--space", "acme", "--current-task", "30"]) == 2
+        assert tasks_cli.main(["tasks", *argv, "--db", str(bad), "--space", "acme", "--current-task", "30", *MEMBER]) == 2
         line = _one_error_line(capsys.readouterr().err)
         assert str(bad) in line and says in line and "FTS5" not in line
 
@@ -256,7 +264,7 @@ def test_a_store_whose_fts_table_was_dropped_says_so(db, capsys):
     assert _search(db) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert "no full-text index" in line and "comment_fts" in line and "tasks import" in line
-    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30"]) == 0  # no FTS needed
+    assert tasks_cli.main(["tasks", "list", "--db", db, "--space", "acme", "--current-task", "30", *MEMBER]) == 0  # no FTS needed
     capsys.readouterr()
     assert tasks_cli.main(["tasks", "import", str(DEMO), "--db", db]) == 0  # an import rebuilds the index
     capsys.readouterr()
@@ -336,7 +344,7 @@ def test_terminal_controls_in_titles_authors_and_comments_never_reach_the_termin
     db = str(tmp_path / "t.db")
     assert tasks_cli.main(["tasks", "import", str(src), "--db", db]) == 0
     capsys.readouterr()
-    scope = ["--db", db, "--space", "acme", "--current-task", "2"]
+    scope = ["--db", db, "--space", "acme", "--current-task", "2", *MEMBER]
     for argv in (["search", "認証フロー", "--context", "1"], ["around", "comment:2"], ["list"],
                  ["search", f"認証フロー {HOSTILE}"], ["search", "認証フロー", "--json"], ["around", "comment:2", "--json"],
                  ["list", "--json"]):
@@ -383,7 +391,7 @@ def test_current_task_is_required(db, capsys, verb):
 
 
 def test_list_shows_the_platforms_state_and_filters_on_its_class(db, capsys):
-    scope = ["--db", db, "--space", "acme", "--current-task", "30", "--lang", "en"]
+    scope = ["--db", db, "--space", "acme", "--current-task", "30", *MEMBER, "--lang", "en"]
     assert tasks_cli.main(["tasks", "list", *scope, "--state", "open"]) == 0
     out = capsys.readouterr().out
     assert '- task:15 "月齢カレンダーの実装" 実行中 / piece: default' in out and "task:21" not in out
@@ -401,7 +409,7 @@ def test_import_without_fts5_prints_the_t8_message_and_exits_0(tmp_path, capsys,
     out = capsys.readouterr()
     assert "imported 7 task(s), 26 comment(s)" in out.out and "this SQLite has no FTS5" in out.out
     assert out.err == ""
-    assert tasks_cli.main(["tasks", "list", "--db", str(db), "--space", "acme", "--current-task", "30"]) == 0
+    assert tasks_cli.main(["tasks", "list", "--db", str(db), "--space", "acme", "--current-task", "30", *MEMBER]) == 0
 
 
 # ------------------------------------------------------------------ issue 27 item 17: the cap on the command line

@@ -92,7 +92,8 @@ def import_cmd(folder: Path, db: Path) -> list[str]:
 
 def search_cmd(query: str, db: Path) -> list[str]:
     return [sys.executable, "-m", "searchkit.cli", "tasks", "search", query, "--db", str(db), "--space", "acme",
-            "--current-task", "1", "--json"]
+            "--current-task", "1", "--json", "--workspace", str(ROOT / "datasets" / "demo-workspace"),
+            "--caller", "u-anna"]  # a member of acme (SPEC T1)
 
 
 def env() -> dict[str, str]:

@@ -4,7 +4,8 @@
 ``run(args)`` executes a parsed command and returns the exit status (0 done, including the plain
 "not available here" message of T8, which ``import`` prints too where SQLite has no FTS5; 2 a bad
 parameter or store). ``--current-task`` is required by ``search``, ``around`` and ``list`` (who is
-calling comes from the session, as ``--caller`` for history). Nothing the data holds reaches the
+calling comes from the session, as ``--caller`` for history); they answer only a ``--caller`` who is
+a member of ``--space`` in the ``--workspace`` now (T1), and nothing without a ``--workspace``. Nothing the data holds reaches the
 terminal as a control character (``searchkit.tools.terminal``). ``run`` runs from
 ``searchkit.cli.commands.tasks``.
 """
@@ -36,7 +37,12 @@ def _scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--space", required=True, help="space slug searched (the caller's space)")
     p.add_argument("--current-task", type=int, required=True,
                    help="id of the current task (required; never returned: the tool reads the other tasks)")
-    p.add_argument("--owner", default="cli", help="signed-in owner of the run (default: cli)")
+    p.add_argument("--caller", "--owner", dest="owner", default=None, metavar="USER",
+                   help="user id of the signed-in owner of the run; a member of --space now (SPEC T1). None: a "
+                        "no-auth run (the tool is unavailable)")
+    p.add_argument("--workspace", default=None, metavar="DIR",
+                   help="the workspace whose SPACE/.space/space.json says who the members of --space are, read at "
+                        "every call (SPEC T1); without it the tools answer that they are not available here")
     p.add_argument("--no-auth", action="store_true", help="run as a no-auth context (the tool is unavailable)")
     p.add_argument("--subtask", action="store_true", help="run as a subtask (the tool is unavailable)")
 

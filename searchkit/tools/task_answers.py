@@ -35,7 +35,9 @@ class _Rendered:
 
 @dataclass(frozen=True)
 class Unavailable(_Rendered):
-    """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask`` or ``no_fts5``."""
+    """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask``, ``no_fts5``, or (T1)
+    ``not_member`` (the caller is not a member of the space now, or it has no such space) or
+    ``members_unknown`` (nothing in this context says who the space's members are)."""
 
     reason: str
 
@@ -131,10 +133,29 @@ class TaskList(_Rendered):
 
 # --------------------------------------------------------------------------- rendering
 
+MEMBERSHIP_MESSAGES: dict[str, dict[str, str]] = {
+    "ru": {
+        "not_member": "Недоступно в этом контексте (вызывающий не участник этого пространства).",
+        "members_unknown": "Недоступно в этом контексте (здесь нельзя узнать, кто участники пространства).",
+    },
+    "en": {
+        "not_member": "Not available in this context (the caller is not a member of this space).",
+        "members_unknown": "Not available in this context (who the space's members are cannot be read here).",
+    },
+    "ja": {
+        "not_member": "このコンテキストでは利用できません(呼び出し元はこのスペースのメンバーではありません)。",
+        "members_unknown": "このコンテキストでは利用できません(スペースのメンバーを確認できません)。",
+    },
+}
+"""The messages of ``Unavailable("not_member")`` and ``Unavailable("members_unknown")`` (T1, issue 39
+item 2), until they join the one catalogue (``searchkit.tools.messages``, keys ``task.not_member``
+and ``task.members_unknown``); a key the catalogue has wins."""
+
+
 def _messages(lang: str) -> Mapping[str, str]:
     """Task search's messages in ``lang`` (the ``task.*`` keys of the one catalogue,
     ``searchkit.tools.messages``)."""
-    return task_messages(lang)
+    return {**MEMBERSHIP_MESSAGES.get(lang, {}), **task_messages(lang)}
 
 
 def _q(s: str) -> str:

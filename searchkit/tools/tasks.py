@@ -61,6 +61,9 @@ class TaskContext:
     """Who is calling: the space, the current task (excluded from results), the signed-in owner.
 
     ``owner=None`` (a no-auth run) or ``subtask=True`` makes the tools answer with T8's message.
+    These library functions take the owner as a member of ``space``: the tools (``task_search``,
+    ``task_around``, ``task_list`` in ``searchkit.tools.task_tools``, which the CLI and the server
+    run) check that live before calling them (T1, ``searchkit.tools.task_members``).
     """
 
     space: str
@@ -75,7 +78,7 @@ def check_context(ctx: TaskContext) -> Unavailable | None:
     """T8's answer where the tools cannot run (no signed-in owner, a subtask), else None; raises
     ``TaskSearchError`` naming ``space`` for a space that is not a slug (a folder name: the rule
     of every space slug, ``history_search.is_slug``; issue 39 item 8) and ``current_task`` for a
-    bad task id."""
+    bad task id. The caller's membership is the tools' check (``searchkit.tools.task_members``)."""
     if not isinstance(ctx, TaskContext):
         raise TypeError(f"ctx must be a TaskContext, got {type(ctx).__name__}")
     if not ctx.owner:

@@ -25,6 +25,7 @@ from searchkit.errors import ParameterError
 from searchkit.serve.auth import add_token
 from searchkit.serve.session import Session
 from searchkit.serve.state import MAX_EVERY_S
+from searchkit.tools.task_members import token_problem
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -103,12 +104,24 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def run_token(args: argparse.Namespace) -> int:
-    """Add a token's hash to the tokens file and print the token (shown only this once)."""
+    """Add a token's hash to the tokens file and print the token (shown only this once).
+
+    With ``--workspace DIR`` (the workspace the server serves), a token is made only for a member
+    of its space as ``DIR/SLUG/.space/space.json`` has it now (T1, H14; issue 39 item 2): a caller
+    who is not a member of ``--space`` (or of any space, without one) and a shared container's
+    ``--space`` the workspace does not have are refused in one line, nothing written; a space that
+    does not exist and one the caller is not in are refused alike. The server checks membership
+    again at every call (a member may leave after the token is made). ``args.workspace`` is read
+    where the parser (``searchkit.cli.serve``) gives it; it is to require it."""
     try:
         session = Session(caller=args.caller, container=args.container, space=args.space,
                           current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
         raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
+    workspace = getattr(args, "workspace", None)
+    problem = None if workspace is None else token_problem(workspace, session.caller, session.space)
+    if problem is not None:
+        raise CLIError(problem)
     token = add_token(args.tokens, session, args.name)
     print(token)
     print(f"searchkit serve-token: added to {args.tokens} (only its sha256 is stored; this is the one time it is shown)",

@@ -2,14 +2,19 @@
 
 Its parser is ``searchkit.cli.tasks``; ``run(args)`` executes a parsed command and returns the exit
 status (0 done, including the plain "not available here" message of T8, which ``import`` prints too
-where SQLite has no FTS5; 2 a bad parameter or store). ``--current-task`` is required by ``search``, ``around`` and ``list`` (who is
-calling comes from the session, as ``--caller`` for history). Nothing the data holds reaches the
-terminal as a control character (``searchkit.tools.terminal``).
+where SQLite has no FTS5; 2 a bad parameter or store). ``--current-task`` is required by ``search``,
+``around`` and ``list`` (who is calling comes from the session, as ``--caller`` for history). The
+tools answer only a ``--caller`` who is a member of ``--space`` in the ``--workspace`` now (T1,
+``searchkit.tools.task_members``); without a ``--workspace`` they answer that they are not
+available, and a line on stderr says why. Nothing the data holds reaches the terminal as a control
+character (``searchkit.tools.terminal``).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sqlite3
 import sys
 from typing import Any
@@ -21,22 +26,32 @@ from searchkit.tools.base import ToolContext
 from searchkit.tools.history_search import is_slug
 from searchkit.tools.messages import message
 from searchkit.tools.registry import TOOLS
+from searchkit.tools.task_answers import Unavailable
 from searchkit.tools.task_engine import TaskEngine
+from searchkit.tools.task_members import MEMBERS_UNKNOWN, WorkspaceMembers, refusal
 from searchkit.tools.task_tools import TaskAroundParams, TaskListParams, TaskSearchParams
 from searchkit.tools.terminal import json_text, one_line
 
 
 def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
-    """Who is calling and where, from the flags: the signed-in owner (none with ``--no-auth``),
-    the space, the current task, a subtask run, the answer's language, the store and the engine
-    ``--config`` composes (``tasks.retrievers``; none: FTS5 alone)."""
+    """Who is calling and where, from the flags: the signed-in owner (``--caller``; none with
+    ``--no-auth``), the space, the current task, a subtask run, the answer's language, the store,
+    the members of the spaces (``--workspace``, read at every call; none: the tools answer that
+    they cannot know them) and the engine ``--config`` composes (``tasks.retrievers``; none: FTS5
+    alone), built only for a member: nothing of a space is read for anyone else."""
     if not is_slug(args.space):  # before anything, whoever asks (issue 39 item 8)
         raise CLIError(f"--space: must be a space slug (a folder name), got {one_line(repr(args.space))[:80]}")
-    engine = None
-    if getattr(args, "config", None):
-        engine = TaskEngine(conn, args.space, load_config(args.config))  # a bare config or an export
-    return ToolContext(caller=None if args.no_auth else args.owner, space=args.space, current_task=args.current_task,
-                       subtask=args.subtask, lang=args.lang, store=conn, engine=engine)
+    members = None
+    if args.workspace is not None:
+        if not os.path.isdir(args.workspace):
+            raise CLIError(f"--workspace: not a folder: {one_line(args.workspace)}")
+        members = WorkspaceMembers.of(args.workspace)
+    config = load_config(args.config) if getattr(args, "config", None) else None  # a bare config or an export
+    ctx = ToolContext(caller=None if args.no_auth else args.owner, space=args.space, current_task=args.current_task,
+                      subtask=args.subtask, lang=args.lang, store=conn, index=members)
+    if config is not None and ctx.caller and not ctx.subtask and refusal(ctx) is None:
+        ctx = dataclasses.replace(ctx, engine=TaskEngine(conn, args.space, config))
+    return ctx
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -100,6 +115,9 @@ def _tool(args: argparse.Namespace) -> int:
         raise
     finally:
         conn.close()
+    if isinstance(answer, Unavailable) and answer.reason == MEMBERS_UNKNOWN:
+        print("searchkit tasks: --workspace: not given, so who the members of --space are cannot be read; "
+              "the tools answer nothing without it (SPEC T1)", file=sys.stderr)
     if args.json:
         print(json_text(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)))
     else:
