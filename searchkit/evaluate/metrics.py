@@ -1,42 +1,47 @@
 """Metrics, backed by ir_measures (ranking, through trec_eval's pytrec_eval) and scikit-learn
 (no-answer separation).
 
-Names print as what they are: ``nDCG@10``, ``RR@10`` (reciprocal rank cut at 10), ``R@k`` (recall at
-k), ``P@k`` (precision at k) — ir_measures' own names, so each metric is the value whose ``repr`` is
-its parse string. Nothing here hand-computes a standard metric. ir_measures calls trec_eval's C code
-(pytrec_eval; MS MARCO's evaluator for ``RR@10``, which trec_eval cannot cut): no per-process compile (ranx, used before, spent 8-35 s compiling numba code in every new process;
+Any ir_measures measure is a ranking metric here (the registry, ``searchkit.evaluate.measures``, checks
+the name and gives its canonical form). Names print as what they are: ``nDCG@10``, ``RR@10``
+(reciprocal rank cut at 10), ``R@k`` (recall at k), ``P@k`` (precision at k), ``AP``, ``Judged@10``
+— ir_measures' own names, so each metric is the value whose ``repr`` is its parse string. Nothing here
+hand-computes a standard metric. ir_measures calls trec_eval's C code (pytrec_eval; MS MARCO's
+evaluator for ``RR@10``, which trec_eval cannot cut; its own ``judged`` evaluator for ``Judged@k``):
+no per-process compile (ranx, used before, spent 8-35 s compiling numba code in every new process;
 ``tests/test_metrics.py`` keeps a parity test against ranx). A query's documents are ranked by score,
 ties in the run's own order (trec_eval would break them by document id), so the metric reads the
 ranking the run shows.
+
+The queries measured are the judged ones: those with at least one positive judgement. Their whole
+judgements go to the evaluator, grade 0 included, so a measure that reads non-relevant judgements
+(``Judged@k``, ``Bpref``, ``infAP``) sees them; a grade-0 judgement adds nothing to nDCG, RR, R or P,
+whose values are those computed before (tests/test_measures.py checks them bit for bit).
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Mapping, Sequence
 
-RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
+from searchkit.evaluate.measures import DEFAULT_METRICS, RECALL_KS, MetricError, ir_measure, metric, provider_of
 
-RANKING_METRICS: tuple[str, ...] = ("nDCG@10", "RR@10", *(f"R@{k}" for k in RECALL_KS))
-"""The ranking metrics every eval reports (SPEC E4), by their ir_measures names."""
+__all__ = ["METRICS", "RANKING_METRICS", "RECALL_KS", "missing_id_metrics", "no_answer_metrics", "per_query_metrics",
+           "ranking_metrics"]
+
+RANKING_METRICS: tuple[str, ...] = DEFAULT_METRICS
+"""The ranking metrics every eval reports unless told otherwise (SPEC E4), by their ir_measures names."""
 
 METRICS: tuple[str, ...] = (*RANKING_METRICS, "P@10")
-"""Every metric name ``ranking_metrics`` accepts (the reported ones and a few more)."""
+"""The metrics reported before issue 40 and P@10 (any ir_measures measure is accepted now:
+``searchkit.evaluate.measures``)."""
 
 _NONE = "__none__"
 """The one impossible document a judged query with an empty ranking gets, so it counts as 0."""
 
 
-@lru_cache(maxsize=None)
-def _measure(name: str):
-    import ir_measures
-
-    return ir_measures.parse_measure(name)
-
-
 def _inputs(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]]):
-    """Positive judgements of the judged queries, and their rankings as strictly decreasing scores."""
-    q = {qid: {str(d): int(s) for d, s in docs.items() if int(s) > 0} for qid, docs in qrels.items()}
-    q = {qid: docs for qid, docs in q.items() if docs}
+    """The judgements of the judged queries (at least one positive; every grade kept), and their
+    rankings as strictly decreasing scores (rank-based, so ties keep the run's order)."""
+    q = {qid: {str(d): int(s) for d, s in docs.items()} for qid, docs in qrels.items()}
+    q = {qid: docs for qid, docs in q.items() if any(s > 0 for s in docs.values())}
     r: dict[str, dict[str, float]] = {}
     for qid in q:
         docs = sorted(run.get(qid, {}).items(), key=lambda kv: -float(kv[1]))  # stable: ties keep run order
@@ -44,10 +49,18 @@ def _inputs(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
     return q, r
 
 
-def _check_names(metrics: Sequence[str]) -> None:
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown:
-        raise ValueError(f"unknown metric {unknown[0]!r}; valid: {list(METRICS)}")
+def _measures(metrics: Sequence[str]) -> dict[object, list[str]]:
+    """Each ir_measures measure asked for, with the names it was asked under (``MAP`` and ``AP`` are
+    one measure). Raises ``MetricError`` (a ``ValueError``) for a name that is not an ir_measures
+    measure the installed evaluators compute."""
+    out: dict[object, list[str]] = {}
+    for name in metrics:
+        entry = metric(name)
+        if entry.source != "ir_measures":
+            raise MetricError(f"{name[:60]!r} is not a ranking metric; ranking metrics are ir_measures measures "
+                              "(e.g. nDCG@10, RR@10, R@100, AP, Judged@10)")
+        out.setdefault(ir_measure(entry.name), []).append(name)
+    return out
 
 
 def per_query_metrics(
@@ -56,21 +69,22 @@ def per_query_metrics(
     metrics: Sequence[str] = RANKING_METRICS,
 ) -> dict[str, dict[str, float]]:
     """``{query_id: {metric: value}}`` for the judged queries, in qrels order (for significance tests)."""
-    import ir_measures
-
-    _check_names(metrics)
+    names = _measures(metrics)
     q, r = _inputs(qrels, run)
     out: dict[str, dict[str, float]] = {qid: {} for qid in q}
     if not out:
         return out
-    names = {_measure(m): m for m in metrics}
     by_provider: dict[object, list] = {}
-    for measure in names:  # trec_eval where it has the measure, MS MARCO's evaluator for RR@k
-        provider = next(p for p in (ir_measures.pytrec_eval, ir_measures.msmarco) if p.supports(measure))
-        by_provider.setdefault(provider, []).append(measure)
+    for measure in names:  # trec_eval where it has the measure, MS MARCO's evaluator for RR@k, ...
+        by_provider.setdefault(provider_of(measure), []).append(measure)
     for provider, measures in by_provider.items():
         for row in provider.iter_calc(measures, q, r):
-            out[row.query_id][names[row.measure]] = float(row.value)
+            if row.query_id in out:
+                for name in names[row.measure]:
+                    out[row.query_id][name] = float(row.value)
+    missing = next(((qid, m) for qid, vals in out.items() for m in metrics if m not in vals), None)
+    if missing is not None:
+        raise MetricError(f"{missing[1]!r}: the evaluator gave no value for query {missing[0][:60]!r}")
     return {qid: {m: vals[m] for m in metrics} for qid, vals in out.items()}
 
 
