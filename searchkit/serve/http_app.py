@@ -29,8 +29,9 @@ from starlette.routing import Route
 
 from searchkit import __version__
 from searchkit.serve.auth import Tokens, bearer
-from searchkit.serve.mcp_app import SESSION_KEY, build_server, request_session
+from searchkit.serve.mcp_app import SESSION_KEY, build_server, not_unicode_request, request_session, tool_result
 from searchkit.serve.service import Service
+from searchkit.serve.session import Session
 
 MAX_BODY = 1 << 20
 STATUS = {"ok": 200, "bad_parameter": 422, "unknown_tool": 404, "unavailable": 503, "internal": 500}
@@ -104,9 +105,58 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/{name}", call, methods=["POST"]),
-        Route("/mcp", StreamableHTTPASGIApp(manager), methods=["GET", "POST", "DELETE"]),
+        Route("/mcp", RescueMcp(StreamableHTTPASGIApp(manager), service, limiter), methods=["GET", "POST", "DELETE"]),
     ], lifespan=lifespan)
     return BearerAuth(app, tokens)
+
+
+class RescueMcp:
+    """``/mcp``: a ``tools/call`` whose body the SDK's parser refuses for a lone surrogate escape
+    (``\\ud800``: it answers a bare "Parse error") is run by the service as Python's parser reads
+    it, so the answer is the tool's error naming the parameter, logged not ok (issue 39 item 5);
+    every other request goes to the SDK's app as it came."""
+
+    def __init__(self, app: Any, service: Service, limiter: anyio.CapacityLimiter) -> None:
+        self.app, self.service, self.limiter = app, service, limiter
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more and size <= MAX_BODY:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away: the SDK's app sees it
+                await self.app(scope, _replay(chunks, message, receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+        request = None if more else not_unicode_request(b"".join(chunks))
+        if request is None or request["method"] != "tools/call":
+            await self.app(scope, _replay(chunks, None, receive, more), send)
+            return
+        params = request.get("params") if isinstance(request.get("params"), dict) else {}
+        session = (scope.get("state") or {}).get(SESSION_KEY)
+        if not isinstance(session, Session):  # not admitted by BearerAuth: cannot get here; the SDK's app refuses
+            await self.app(scope, _replay(chunks, None, receive), send)
+            return
+        out = await anyio.to_thread.run_sync(self.service.call, params.get("name"), params.get("arguments"), session,
+                                             "mcp-http", limiter=self.limiter)
+        result = tool_result(out).model_dump(mode="json", by_alias=True, exclude_none=True)
+        await JSONResponse({"jsonrpc": "2.0", "id": request["id"], "result": result})(scope, receive, send)
+
+
+def _replay(chunks: list[bytes], pending: Any, receive: Any, more: bool = False) -> Any:
+    """A ``receive`` that gives the body read so far (one message), then ``pending``, then the rest."""
+    queue: list[Any] = [{"type": "http.request", "body": b"".join(chunks), "more_body": more or pending is not None}]
+    if pending is not None:
+        queue.append(pending)
+
+    async def replayed() -> Any:
+        return queue.pop(0) if queue else await receive()
+    return replayed
 
 
 async def _body(request: Request) -> Any:

@@ -11,6 +11,7 @@ writes one log line (:mod:`searchkit.serve.calllog`).
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -88,6 +89,10 @@ class Service:
         v = served.version
         try:
             params = tool.parse({} if arguments is None else arguments)
+            bad = not_unicode(arguments)
+            if bad is not None:  # UTF-8 cannot carry it: an answer echoing it could not be sent at all
+                raise ParameterError(bad, "is not valid Unicode text: it holds a lone surrogate (such as \\ud800), "
+                                          "which UTF-8 cannot encode; send the text as UTF-8 or as valid JSON escapes")
             store = engine = None
             if tool.name in TASK_TOOLS and self.tasks is not None:
                 store = self.tasks.connection()
@@ -97,7 +102,11 @@ class Service:
                 ctx = session.context(served.index, store, engine)
             answer = tool.run(params, ctx)
             data = answer.to_dict()
-            return Outcome("ok", answer.render(ctx.lang), {**data, "index_version": v}, version=v)
+            text = answer.render(ctx.lang)
+            if has_lone_surrogate(text) or has_lone_surrogate(data):  # a bug: it could not be sent
+                log.error("tool %s answered with text that is not valid Unicode", tool.name)
+                return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
+            return Outcome("ok", text, {**data, "index_version": v}, version=v)
         except ParameterError as exc:
             return Outcome("bad_parameter", str(exc), param=exc.param, version=v)
         except SearchkitError as exc:  # who may see what, or the task store, cannot be read now
@@ -107,6 +116,34 @@ class Service:
         except Exception:  # a bug: logged with its traceback, the caller told nothing of it
             log.exception("tool %s failed", tool.name)
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def has_lone_surrogate(value: Any, depth: int = 0) -> bool:
+    """Whether a JSON value holds a lone surrogate in a string or a key (JSON's ``\\ud800`` escape
+    decodes to one; no UTF-8 text holds one)."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth > 64:
+        return False
+    if isinstance(value, Mapping):
+        return any(has_lone_surrogate(k, depth + 1) or has_lone_surrogate(v, depth + 1) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(has_lone_surrogate(v, depth + 1) for v in value)
+    return False
+
+
+def not_unicode(arguments: Any) -> str | None:
+    """The name of the first argument whose value is not valid Unicode text (``has_lone_surrogate``),
+    or None; the tool's ``parse`` has already refused a name that is not one of its parameters."""
+    if not isinstance(arguments, Mapping):
+        return None
+    for key, value in arguments.items():
+        if has_lone_surrogate(value):
+            return str(key)
+    return None
 
 
 def _one_line(exc: BaseException, limit: int = 500) -> str:
