@@ -347,7 +347,8 @@ def task_db(tmp_path):
     ("eval", ["eval", "--dataset", "mini", "--quiet"]),
     ("history", ["history", "отчёт", "--workspace", str(ROOT / "datasets" / "demo-workspace"),
                  "--caller", "u-anna", "--space", "acme"]),
-    ("tasks", ["tasks", "search", "認証", "--db", "{db}", "--space", "acme", "--current-task", "1"]),
+    ("tasks", ["tasks", "search", "認証", "--db", "{db}", "--space", "acme", "--current-task", "1",
+               "--workspace", str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna"]),
 ])
 def test_every_provider_down_exits_2_with_one_line(verb, argv, tmp_path, monkeypatch, capsys, ep, task_db):
     bad = ep()

@@ -264,12 +264,12 @@ def test_the_history_cli_checks_nothing_itself_the_tools_error_is_printed(argv, 
     assert len(err.strip().splitlines()) == 1 and f"searchkit history: {param}: {says}" in err
 
 
-def test_the_tasks_cli_prints_what_the_tools_answer(conn, tmp_path, capsys):
+def test_the_tasks_cli_prints_what_the_tools_answer(conn, index, tmp_path, capsys):
     db = tmp_path / "t.sqlite"
     assert main(["tasks", "import", str(TASKS), "--db", str(db)]) == 0
     capsys.readouterr()
-    scope = ["--db", str(db), "--space", "acme", "--current-task", "30"]
-    ctx = ToolContext(caller="cli", space="acme", current_task=30, store=conn)
+    scope = ["--db", str(db), "--space", "acme", "--current-task", "30", "--workspace", str(DEMO), "--caller", "u-anna"]
+    ctx = ToolContext(caller="u-anna", space="acme", current_task=30, store=conn, index=index)
     assert main(["tasks", "list", *scope, "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(TOOLS["task_list"]({}, ctx).to_dict()))
     assert main(["tasks", "around", "comment:88", *scope, "--lang", "en"]) == 0
