@@ -25,9 +25,9 @@ def env(tmp_path, monkeypatch):
 def test_trec_text_is_six_columns_best_first():
     text = trec_text({"q1": {"b": 1.0, "a": 2.0}, "q 2": {"d x": 5.0}, "q3": {}}, tag="run")
     assert text.splitlines() == [
-        "q1 Q0 a 1 2.000000 run",
-        "q1 Q0 b 2 1.000000 run",
-        "q%202 Q0 d%20x 1 5.000000 run",  # whitespace inside an id cannot be a TREC column
+        "q1 Q0 a 1 2.0 run",  # the scores exactly as given (issue 40 item 3; tests/test_trec_runs.py)
+        "q1 Q0 b 2 1.0 run",
+        "q%202 Q0 d%20x 1 5.0 run",  # whitespace inside an id cannot be a TREC column
     ]
 
 

@@ -25,6 +25,7 @@ from searchkit.evaluate.metrics import (
     per_query_metrics,
     ranking_metrics,
 )
+from searchkit.evaluate.trec import strictly_decreasing
 from searchkit.ingest.policy import can_see
 from searchkit.ingest.workspace import SpaceInfo
 from searchkit.searcher import Filters, Searcher
@@ -66,6 +67,9 @@ class QueryOutcome:
     kinds: tuple[str, ...] = ()
     relevant_kinds: tuple[str, ...] = ()
     id_in_corpus: bool | None = None
+    scores: tuple[float, ...] = ()
+    """The final score of each ranked record (the Searcher's hit score), in ``ranking`` order; empty
+    where the ranking came without scores (then ``EvalReport.run`` scores by rank)."""
 
     def row(self) -> dict[str, Any]:
         """The fields breakdowns group by (see ``BREAKDOWNS``)."""
@@ -136,13 +140,23 @@ class EvalReport:
         return d
 
     def run(self) -> dict[str, dict[str, float]]:
-        """The run as ``{query_id: {doc_id: score}}`` (scores decrease with rank)."""
+        """The run as ``{query_id: {doc_id: score}}``: each record's final score, strictly decreasing
+        with rank (``trec.strictly_decreasing``: a tie is nudged one float32 step down), so any reader ranks
+        as we did (scores by rank where an outcome has none)."""
         return _run_of(self.outcomes)
 
 
 def _run_of(outcomes) -> dict[str, dict[str, float]]:
-    """Rankings as a ranx-style run; scores are rank-derived, so tied fused scores keep our order."""
-    return {o.query_id: {d: float(len(o.ranking) - i) for i, d in enumerate(o.ranking)} for o in outcomes}
+    """Rankings as a ranx-style run: the real scores, made strictly decreasing in our order (so a tie
+    keeps our order wherever it is read), or rank-derived scores for an outcome without scores."""
+    run: dict[str, dict[str, float]] = {}
+    for o in outcomes:
+        if o.scores and len(o.scores) == len(o.ranking):
+            values = strictly_decreasing(o.scores)
+        else:
+            values = [float(len(o.ranking) - i) for i in range(len(o.ranking))]
+        run[o.query_id] = dict(zip(o.ranking, values))
+    return run
 
 
 def evaluate_dataset(
@@ -215,6 +229,7 @@ def evaluate_dataset(
                 category=q.category or "",
                 answerable=bool(q.answerable),
                 ranking=tuple(h.record.id for h in res.hits),
+                scores=tuple(float(h.score) for h in res.hits),
                 answer_probability=float(res.signals.get("answer_probability", 0.0)),
                 weak_match=res.warning("weak_match") is not None,
                 missing_ids=tuple(mi.detail.get("ids", ())) if mi else (),
@@ -276,7 +291,7 @@ def _visible_to(caller: str):
 
 def summarize(
     dataset: Any,
-    config: SearchConfig,
+    config: SearchConfig | None,
     outcomes: list[QueryOutcome],
     *,
     index_s: float = 0.0,
@@ -284,17 +299,22 @@ def summarize(
     path: str = "searcher",
     depth: int = 100,
     shape: str = "documents",
+    no_answer: bool = True,
+    fingerprint: str | None = None,
 ) -> EvalReport:
     """Metrics of a list of outcomes (also used to re-score a subset, e.g. one half). With
-    ``breakdowns`` false, only the overall figures are computed (what tuning needs)."""
+    ``breakdowns`` false, only the overall figures are computed (what tuning needs). With
+    ``no_answer`` false (rankings that carry no weak-match probability, e.g. a TREC run file) the
+    no-answer figures are not computed (empty). ``fingerprint`` names what produced the outcomes
+    where no ``config`` did (``config`` may then be None)."""
     qrels = {qid: dict(d) for qid, d in dataset.qrels.items()}
     run = _run_of(outcomes)
     answerable_ids = {o.query_id for o in outcomes if o.answerable}
     qrels_a = {qid: d for qid, d in qrels.items() if qid in answerable_ids}
     metrics = ranking_metrics(qrels_a, run) if qrels_a else {m: float("nan") for m in RANKING_METRICS}
-    no_answer = no_answer_metrics(
+    no_answer_figures = no_answer_metrics(
         [o.answerable for o in outcomes], [o.answer_probability for o in outcomes], [o.weak_match for o in outcomes]
-    )
+    ) if no_answer else {}
     groups: dict[str, dict[str, dict[str, float]]] = {name: {} for name in BREAKDOWNS}
     per_q: dict[str, dict[str, float]] = {}
     missing: dict[str, float] = {}
@@ -330,9 +350,9 @@ def summarize(
     return EvalReport(
         dataset=dataset.name,
         split=dataset.split,
-        config_fingerprint=config.fingerprint(),
+        config_fingerprint=fingerprint if fingerprint is not None else config.fingerprint(),
         metrics=metrics,
-        no_answer=no_answer,
+        no_answer=no_answer_figures,
         by_lang=groups["by_lang"],
         counts=counts,
         timing=timing,

@@ -3,7 +3,8 @@
 ``searchkit eval --out runs/NAME`` writes::
 
     runs/NAME/metrics.json      what ``eval --json --queries`` prints (per-query values included)
-    runs/NAME/run.trec          the rankings, TREC six columns (qid Q0 docid rank score tag)
+    runs/NAME/run.trec          the rankings, TREC six columns (qid Q0 docid rank score tag), with the
+                                final scores (never tied: see ``searchkit.evaluate.trec``)
     runs/NAME/config.json       the SearchConfig the run used
     runs/NAME/provenance.json   dataset, split content hash, counts, fingerprints, git, versions, time
 
@@ -28,6 +29,7 @@ from typing import Any, Mapping
 from searchkit import strict_json
 from searchkit.errors import DataError
 from searchkit.evaluate.provenance import provenance
+from searchkit.evaluate.trec import run_text
 from searchkit.util import FileProblem, make_folders_private, read_json_file
 
 __all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
@@ -111,22 +113,11 @@ def check_run_target(out: str | os.PathLike[str]) -> Path:
     )
 
 
-def _trec_id(value: str) -> str:
-    """TREC run columns are whitespace-separated: whitespace inside an id is written as %XX."""
-    if any(c.isspace() or c == "%" for c in value):
-        return "".join(f"%{ord(c):02X}" if (c.isspace() or c == "%") else c for c in value)
-    return value
-
-
 def trec_text(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
-    """A run ``{query_id: {doc_id: score}}`` as TREC six-column lines, ranks from 1, best first
-    (scores decrease with rank, as trec_eval and ranx expect). Queries without results have no line."""
-    lines = []
-    for qid, docs in run.items():
-        ranked = sorted(docs.items(), key=lambda kv: -kv[1])
-        for rank, (doc, score) in enumerate(ranked, 1):
-            lines.append(f"{_trec_id(qid)} Q0 {_trec_id(doc)} {rank} {score:.6f} {_trec_id(tag)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    """A run ``{query_id: {doc_id: score}}`` as TREC six-column lines, ranks from 1, best first, the
+    scores the run's own made strictly decreasing so that every reader ranks as the run does
+    (``searchkit.evaluate.trec.run_text``). Queries without results have no line."""
+    return run_text(run, tag)
 
 
 def _dump(obj: Any) -> str:
