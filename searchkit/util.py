@@ -73,7 +73,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     crash never leaves a half-written folder under the target name.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders_private(target.parent)  # owner-only whatever the umask (issue 39 item 8)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp

@@ -27,6 +27,7 @@ from typing import Any, Callable, ContextManager, Iterable, Sequence
 import numpy as np
 
 from searchkit.errors import DataError, ResourceError
+from searchkit.util import make_folders_private
 
 from .embedders import Embedder, EmbeddingError
 
@@ -126,9 +127,12 @@ class EmbeddingCache:
             if self.path.exists() and not self.path.is_file():
                 raise CacheError(f"embedding cache path {self.path} is not a regular file (a FIFO or a device); "
                                  "give a file path")
-            if not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            _create_private(self.path)
+            try:  # it and its missing parents 0700 whatever the umask: it holds every passage's vector (issue 39 item 8)
+                make_folders_private(self.path.parent)
+                _create_private(self.path)
+            except OSError as e:  # a file where a folder should be, no permission: one line, never a raw [Errno N]
+                raise CacheError(f"embedding cache {self.path}: cannot be created ({e.strerror or e}); "
+                                 "point $SEARCHKIT_CACHE elsewhere") from None
             target = str(self.path)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
         try:

@@ -49,6 +49,7 @@ from searchkit.util import (
     UnsafeTarget,
     atomic_write_text,
     check_folder_target,
+    make_folders_private,
     make_private,
     read_json_file,
     read_regular_bytes,
@@ -393,7 +394,7 @@ def write_version(
     folder = Path(folder)
     check_target(folder)
     created = not folder.exists()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_folders_private(folder)  # it and its missing parents 0700 whatever the umask (issue 39 item 8)
     try:
         return _write_locked(folder, fill, wait_s)
     except BaseException:
