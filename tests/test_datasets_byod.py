@@ -161,6 +161,17 @@ def test_validate_names_missing_files_and_odd_qrels_entries(tmp_path):
         check_dataset(tmp_path / "nowhere")
 
 
+def test_one_mistake_is_one_problem(tmp_path):
+    """No cascade: a missing corpus is one problem (not one per judgement); a query whose only positive
+    row names an unknown document is that row's problem, not also 'no relevant document'."""
+    queries = [{"_id": "1", "text": "a", "answerable": True}, {"_id": "2", "text": "b", "answerable": True}]
+    root = folder(tmp_path / "c", queries, {"dev.tsv": "1\td1\t1\n2\td7\t2\n2\td1\t0\n"})
+    assert [str(p) for p in check_dataset(root).problems] == [
+        f"{root / 'qrels' / 'dev.tsv'}:2: unknown corpus id (not in corpus.jsonl)"]
+    (root / "corpus.jsonl").unlink()
+    assert [(p.path.name, p.line) for p in check_dataset(root).problems] == [("corpus.jsonl", None)]
+
+
 def test_validate_header_mistakes(tmp_path):
     root = folder(tmp_path / "h", BEIR_QUERIES[:1], {"dev.tsv": "query-id corpus-id score\n1\td1\t1\n",
                                                       "test.tsv": "query_id\tcorpus_id\tscore\n"})

@@ -289,9 +289,14 @@ class _Content:
 
 def _read(corpus_path: Path, queries_path: Path, split_files: Mapping[str, Path],
           problems: Problems) -> _Content:
-    records, doc_ids = read_corpus(corpus_path, problems) if corpus_path.exists() else ((), set())
-    lines, query_ids = read_queries(queries_path, problems, Query) if queries_path.exists() else ([], set())
-    judgements = {s: read_qrels(p, query_ids, doc_ids, problems) for s, p in sorted(split_files.items())}
+    records, doc_ids = read_corpus(corpus_path, problems) if corpus_path.exists() else ((), None)
+    lines, query_ids = read_queries(queries_path, problems, Query) if queries_path.exists() else ([], None)
+    unreadable = {p.path for p in problems.found if p.line is None}
+    judgements = {
+        s: read_qrels(p, None if query_ids is None or queries_path in unreadable else query_ids,
+                      None if doc_ids is None or corpus_path in unreadable else doc_ids, problems)
+        for s, p in sorted(split_files.items())
+    }
     return _Content(records, lines, judgements, _assign_splits(lines, judgements, queries_path, problems))
 
 
@@ -336,6 +341,11 @@ def hash_split(query_id: str) -> str:
     return HASH_SPLITS[hashlib.sha256(query_id.encode("utf-8")).digest()[0] % 2]
 
 
+def _first_line(j: Judgements, query_id: str) -> int:
+    rows = list(j.rows.get(query_id, {}).values()) + list(j.refused.get(query_id, ()))
+    return min(line for _score, line in rows)
+
+
 def _assign_splits(
     lines: list[QueryLine], judgements: Mapping[str, Judgements], queries_path: Path, problems: Problems,
 ) -> dict[str, tuple[str, Query, bool]]:
@@ -343,12 +353,10 @@ def _assign_splits(
     membership: dict[str, tuple[str, Query, bool]] = {}
     for line in lines:
         q, lineno = line.query, line.line
-        where = [name for name, j in judgements.items() if q.id in j.rows]
+        where = [name for name, j in judgements.items() if j.judged(q.id)]
         if len(where) > 1:
-            files = " and ".join(
-                f"qrels/{judgements[n].path.name} line {min(ln for _s, ln in judgements[n].rows[q.id].values())}"
-                for n in where
-            )
+            files = " and ".join(f"qrels/{judgements[n].path.name} line {_first_line(judgements[n], q.id)}"
+                                 for n in where)
             problems.add(queries_path, lineno, f"the query has rows in {files}; a query belongs to one split")
             continue
         own = line.split
@@ -365,7 +373,7 @@ def _assign_splits(
         else:
             continue  # judged nowhere: in no split (public BEIR query files list every split's queries)
         j = judgements.get(split)
-        positive = [ln for score, ln in (j.rows.get(q.id, {}) if j else {}).values() if score > 0]
+        positive = j.positive_lines(q.id) if j is not None else []
         inferred = False
         if not line.answerable_given:
             if j is not None and not positive:

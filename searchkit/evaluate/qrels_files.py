@@ -17,7 +17,7 @@ is in ``queries.jsonl`` and the document in ``corpus.jsonl``, that no query-docu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -50,12 +50,24 @@ def qrels_entries(root: Path) -> Iterator[tuple[str, Path]]:
 
 @dataclass(frozen=True)
 class Judgements:
-    """One qrels file read: ``rows`` ``{query_id: {doc_id: (score, line)}}`` and its ``format``
-    (``beir``, ``beir+header`` or ``trec``)."""
+    """One qrels file read: ``rows`` ``{query_id: {doc_id: (score, line)}}``, its ``format``
+    (``beir``, ``beir+header`` or ``trec``), and ``refused`` ``{query_id: ((score, line), ...)}``: the
+    rows of a known query refused for their document (unknown, or judged twice), so that the query's
+    split and answerability are still read from them and one bad row is one problem, not two."""
 
     path: Path
     format: str
     rows: Mapping[str, Mapping[str, tuple[int, int]]]
+    refused: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def judged(self, query_id: str) -> bool:
+        """Whether the file has a row for the query (a refused one included)."""
+        return query_id in self.rows or query_id in self.refused
+
+    def positive_lines(self, query_id: str) -> list[int]:
+        """The lines of the query's rows with a score above 0 (refused ones included)."""
+        rows = list(self.rows.get(query_id, {}).values()) + list(self.refused.get(query_id, ()))
+        return [line for score, line in rows if score > 0]
 
 
 def _sniff(first: str) -> tuple[str | None, bool]:
@@ -70,9 +82,12 @@ def _sniff(first: str) -> tuple[str | None, bool]:
     return None, False
 
 
-def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str], problems: Problems) -> Judgements:
-    """The judgements of one qrels file; every bad line is a problem of ``problems``."""
+def read_qrels(path: Path, query_ids: set[str] | None, doc_ids: set[str] | None, problems: Problems) -> Judgements:
+    """The judgements of one qrels file; every bad line is a problem of ``problems``. ``query_ids`` /
+    ``doc_ids`` None: that file could not be read, so ids are not checked against it (one problem,
+    not one per row)."""
     rows: dict[str, dict[str, tuple[int, int]]] = {}
+    refused: dict[str, list[tuple[int, int]]] = {}
     fmt: str | None = None
     header = False
     seen_any = False
@@ -110,21 +125,21 @@ def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str], problems: Pro
             problems.add(path, lineno, f"score {score} is negative; a grade is a non-negative integer "
                                        "(0: judged not relevant)")
             continue
-        bad = False
-        if qid not in query_ids:
+        if query_ids is not None and qid not in query_ids:
             problems.add(path, lineno, "unknown query id (not in queries.jsonl)")
-            bad = True
-        if did not in doc_ids:
+            if doc_ids is not None and did not in doc_ids:
+                problems.add(path, lineno, "unknown corpus id (not in corpus.jsonl)")
+            continue
+        judged = rows.get(qid, {})
+        if doc_ids is not None and did not in doc_ids:
             problems.add(path, lineno, "unknown corpus id (not in corpus.jsonl)")
-            bad = True
-        if bad:
-            continue
-        judged = rows.setdefault(qid, {})
-        if did in judged:
+        elif did in judged:
             problems.add(path, lineno, f"duplicate row for one query and document (first on line {judged[did][1]})")
+        else:
+            rows.setdefault(qid, {})[did] = (score, lineno)
             continue
-        judged[did] = (score, lineno)
+        refused.setdefault(qid, []).append((score, lineno))
     if not seen_any and not any(p.path == path for p in problems.found):
         problems.add(path, None, f"empty file; write the judgements (the BEIR header {_HEADER_TEXT} at least)")
     name = "trec" if fmt == "trec" else ("beir+header" if header else "beir")
-    return Judgements(path, name, rows)
+    return Judgements(path, name, rows, {q: tuple(v) for q, v in refused.items()})
