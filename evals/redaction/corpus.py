@@ -30,7 +30,9 @@ SEEDS = {"dev": 20261107, "heldout": 7100251}
 ISSUE_EXAMPLE = ("本番のパスワードは hunter2xyz です。APIキー: abcd1234efgh。пароль qwerty987. "
                  "the api key = keyval12345")
 GENERATED = tuple(SEEDS)
-SPLITS = (*GENERATED, "handwritten", "handwritten27", "handwritten27b", "handwritten27c")
+SPLITS = (*GENERATED, "handwritten", "handwritten27", "handwritten27b", "handwritten27c", "everyday39", "everyday39h")
+HANDWRITTEN = tuple(s for s in SPLITS if s not in GENERATED)
+"""The splits of hand-written lines (no generated forms)."""
 
 
 def _lang(text: str) -> str:
@@ -325,13 +327,13 @@ AUDIT_TEMPLATES: dict[str, dict[str, list[str]]] = {
     },
 }
 
-def _load_shapes():
-    """``shapes.py`` beside this file (this file is loaded by path, so not a package import)."""
+def _load_shapes(stem: str = "shapes"):
+    """``shapes.py`` (or ``STEM.py``) beside this file (this file is loaded by path, so not a package import)."""
     import importlib.util
 
-    name = "redaction_shapes"
+    name = f"redaction_{stem}"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("shapes.py"))
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{stem}.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -339,6 +341,7 @@ def _load_shapes():
 
 
 shapes = _load_shapes()
+everyday = _load_shapes("everyday")
 FORMS = tuple(PLANTED_TEMPLATES) + tuple(AUDIT_TEMPLATES) + shapes.SHAPE_FORMS + shapes.BARE_FORMS
 
 
@@ -384,6 +387,8 @@ def planted(split: str = "dev", per_form_lang: int = 8) -> list[Planted]:
     if split == "handwritten27c":
         return [Planted(text.replace("\\n", "\n"), (secret,), "handwritten27c", lang)
                 for text, secret, lang in HANDWRITTEN27C_PLANTED]
+    if split in everyday.SPLITS:
+        return [Planted(text, secrets, split, lang) for text, secrets, lang in everyday.SPLITS[split][0]]
     rng = random.Random(SEEDS[split])
     out: list[Planted] = []
     for form, by_lang in PLANTED_TEMPLATES.items():
@@ -676,6 +681,8 @@ def ordinary(split: str = "dev", per_form_lang: int = 40) -> list[Ordinary]:
         return [Ordinary(text, "handwritten27b", _lang(text)) for text in HANDWRITTEN27B_ORDINARY]
     if split == "handwritten27c":
         return [Ordinary(text, "handwritten27c", _lang(text)) for text in HANDWRITTEN27C_ORDINARY]
+    if split in everyday.SPLITS:
+        return [Ordinary(text, split, _lang(text)) for text in everyday.SPLITS[split][1]]
     rng = random.Random(SEEDS[split] + 1)
     out: list[Ordinary] = []
     for form, by_lang in ORDINARY_TEMPLATES.items():
@@ -969,8 +976,16 @@ def measure(redact: Callable[[str], str], split: str = "dev", *, emails: bool = 
     survivors = [(item, s) for item, s in kept if s in redact(item.text)]
     o = [item for item in ordinary(split) if forms is None or item.form in forms]
     changed = [item for item in o if redact(item.text) != item.text]
+    by_lang = {}
+    for lang in ("en", "ru", "ja"):
+        n_p = sum(1 for item, _ in kept if item.lang == lang)
+        n_o = sum(1 for item in o if item.lang == lang)
+        if n_p or n_o:
+            by_lang[lang] = {"planted": n_p, "surviving": sum(1 for item, _ in survivors if item.lang == lang),
+                             "ordinary": n_o, "changed": sum(1 for item in changed if item.lang == lang)}
     return {
         "split": split,
+        "by_lang": by_lang,
         "planted_sentences": len({id(item) for item, _ in kept}),
         "planted_secrets": len(kept),
         "planted_forms": len({item.form for item, _ in kept}),
@@ -989,19 +1004,75 @@ BARE = shapes.BARE_FORMS + ("bare_ordinary",)
 """The follow-up forms of issue 27 item 2 (planted and ordinary), also reported on their own."""
 
 
+def _lang_line(by_lang: dict) -> str:
+    """``en 0/48 0/31 · ru ...``: per language, surviving / planted secrets and changed / ordinary lines."""
+    return "  ".join(f"{lang} {c['surviving']}/{c['planted']} surviving, {c['changed']}/{c['ordinary']} changed"
+                     for lang, c in by_lang.items())
+
+
+def echo_pairs(split: str) -> list[tuple[str, str, str, str]]:
+    """The echo pairs of ``split`` (``everyday.py``): ``(first, then, secret, lang)``."""
+    return list(everyday.SPLITS[split][2]) if split in everyday.SPLITS else []
+
+
+def redact_records(texts: list[str], path: str) -> list[str]:
+    """``texts`` as records of one scope of a workspace (``history``) or of one space of a task store
+    (``tasks``): each redacted by the path's rules, then every value the rules redacted in any of them
+    redacted wherever it appears again (``searchkit.ingest.redact.known``), as ingest and the task
+    import do. Before issue 39 there was no such pass: each text alone."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from searchkit.ingest.tasks.model import redact_text
+
+    try:
+        from searchkit.ingest.redact.known import KnownSecrets, found_values
+    except ImportError:  # the rules before issue 39
+        return [redact_text(t) if path == "tasks" else history_redact()(t) for t in texts]
+    fn = redact_text if path == "tasks" else history_redact()
+    known = KnownSecrets()
+    outs = []
+    for text in texts:
+        with found_values() as found:
+            outs.append(fn(text))
+        for rule, value in found:
+            if rule != "email":
+                known.add("space", value)
+    return [known.redact(out, ["space"])[0] for out in outs]
+
+
+def measure_echo(path: str, split: str) -> dict:
+    """Echo pairs of ``split`` read as two records of one workspace (or task store) on ``path``:
+    how many of the secrets redacted in the first record survive in the second."""
+    pairs = echo_pairs(split)
+    survivors = []
+    for first, then, secret, lang in pairs:
+        shown = redact_records([first, then], path=path)
+        if secret in shown[1]:
+            survivors.append((then, secret, lang, shown[1]))
+    return {"pairs": len(pairs), "surviving": len(survivors), "survivors": survivors,
+            "by_lang": {lang: (sum(1 for *_x, secret, lg in pairs if lg == lang),
+                               sum(1 for _t, _s, lg, _r in survivors if lg == lang)) for lang in ("en", "ru", "ja")}}
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``corpus.py [-v] [--split NAME]...``: the figures of every split (or of the named ones)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from searchkit.ingest.tasks.model import redact_text as redact
 
-    verbose = "-v" in (argv or sys.argv[1:])
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = "-v" in args
+    chosen = [args[i + 1] for i, a in enumerate(args) if a == "--split" and i + 1 < len(args)]
+    unknown = [s for s in chosen if s not in SPLITS]
+    if unknown:
+        print(f"unknown split {unknown[0]!r}; the splits are {', '.join(SPLITS)}", file=sys.stderr)
+        return 2
     worst = 0
     paths = (("tasks", redact, True), ("history", history_redact(), False))
     for path, fn, emails in paths:
         print(f"== {path} ({'searchkit.ingest.tasks.model.redact_text' if path == 'tasks' else 'Policy.redact_secrets, e-mail addresses kept'})")
         totals = {"planted": 0, "surviving": 0, "ordinary": 0, "changed": 0}
-        for split in SPLITS:
+        for split in chosen or SPLITS:
             for forms, label in ((None, split), (SHAPES, f"{split}/shapes"), (BARE, f"{split}/bare")):
-                if forms is not None and split.startswith("handwritten"):
+                if forms is not None and split in HANDWRITTEN:
                     continue
                 m = measure(fn, split, emails=emails, forms=forms)
                 if forms is None:
@@ -1013,15 +1084,27 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{label:18s} planted secrets: {m['planted_secrets']} in {m['planted_sentences']} sentences, "
                       f"{m['planted_forms']} forms, {m['planted_langs']} languages; surviving: {m['surviving']}; "
                       f"ordinary: {m['ordinary_sentences']}, falsely redacted: {m['falsely_redacted']} ({rate:.2%})")
+                if forms is None:
+                    print(f"{'':18s} {_lang_line(m['by_lang'])}")
                 if verbose and forms is None:
                     for item, s in m["survivors"]:
                         print(f"   SURVIVED {item.form}/{item.lang}/{item.kind}: {s!r} in {fn(item.text)!r}")
                     for item in m["false_positives"]:
                         print(f"   CHANGED {item.form}/{item.lang}: {item.text!r} -> {fn(item.text)!r}")
                 worst = max(worst, int(m["surviving"] > 0 or rate > 0.01))
-        print(f"{'total':18s} planted secrets: {totals['planted']}, surviving: {totals['surviving']}; ordinary "
-              f"sentences: {totals['ordinary']}, falsely redacted: {totals['changed']} "
-              f"({totals['changed'] / totals['ordinary']:.2%})")
+            if echo_pairs(split):
+                e = measure_echo(path, split)
+                langs = "  ".join(f"{lang} {s}/{n}" for lang, (n, s) in e["by_lang"].items())
+                print(f"{split + '/echo':18s} secrets echoed in another record: {e['pairs']}; surviving: "
+                      f"{e['surviving']} ({langs})")
+                if verbose:
+                    for _then, secret, lang, shown in e["survivors"]:
+                        print(f"   ECHO SURVIVED {lang}: {secret!r} in {shown!r}")
+                worst = max(worst, int(e["surviving"] > 0))
+        if not chosen:
+            print(f"{'total':18s} planted secrets: {totals['planted']}, surviving: {totals['surviving']}; ordinary "
+                  f"sentences: {totals['ordinary']}, falsely redacted: {totals['changed']} "
+                  f"({totals['changed'] / totals['ordinary']:.2%})")
     return worst
 
 

@@ -12,6 +12,7 @@ import re
 from searchkit.ingest import redact as _redact  # the shared redactor (SPEC T2)
 from searchkit.ingest.policy.tables import name_tokens
 from searchkit.ingest.redact import plain_value
+from searchkit.ingest.redact.known import note_found
 
 _DOTENV_LINE = re.compile(r"(?:export[ \t]+)?(?P<k>[A-Za-z_][A-Za-z0-9_.]*)=(?P<v>.*)")
 _VALUE = r"""(?P<v>"[^"\n]*"|'[^'\n]*'|[^\s"'`#;,(){}\[\]<>=][^\s"'`#;,(){}\[\]<>]*)"""
@@ -160,6 +161,7 @@ class SecretRules:
         pos = 0
         for start, end, _ in spans:
             parts += [text[pos:start], _redact.SECRET]
+            note_found("assignment", text[start:end])  # for the workspace-wide pass (``known``)
             pos = end
         parts.append(text[pos:])
         return "".join(parts), len(spans)

@@ -12,10 +12,16 @@ from typing import Callable, Iterable, Iterator
 from searchkit.ingest.redact.keyword_rules import (
     _attribute_edits, _before_edits, _compound_edits, _creds_edits, _keyword_edits,
 )
+from searchkit.ingest.redact.detector import _b64_edits, _hex_edits, _plugin_edits
+from searchkit.ingest.redact.everyday import (
+    _code_list_edits, _lock_code_edits, _login_pair_edits, _netrc_edits, _owned_short_edits, _pgpass_edits,
+    _qualified_phrase_edits, _qualified_space_edits,
+)
+from searchkit.ingest.redact.known import note_found
 from searchkit.ingest.redact.shapes import Edit, SECRET
 from searchkit.ingest.redact.tokens import (
-    _AUTH_HEADER_RE, _AZURE_RE, _JWT_RE, _LONG_B64_RE, _LONG_HEX_RE, _PRIVATE_KEY_RE, _URL_CREDENTIALS_RE,
-    _VENDOR_RE, _auth_keep, _b64_keep, _cli_edits, _email_edits, _url_keep,
+    _AUTH_HEADER_RE, _AZURE_RE, _JWT_RE, _PRIVATE_KEY_RE, _URL_CREDENTIALS_RE, _VENDOR_RE, _auth_keep, _cli_edits,
+    _email_edits, _url_keep,
 )
 
 _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
@@ -42,6 +48,8 @@ class Rule:
                 continue
             parts.append(text[pos:start])
             parts.append(rep)
+            if rep == SECRET:
+                note_found(self.name, text[start:end])  # for the workspace-wide pass (``known``)
             pos = end
             n += 1
         if not n:
@@ -69,6 +77,11 @@ def _regex(
     return find
 
 
+def _merge(*edits: Iterable[Edit]) -> list[Edit]:
+    """Edits of several finders in one ascending list (``Rule.apply`` drops overlaps)."""
+    return sorted((e for es in edits for e in es), key=lambda e: (e[0], -e[1]))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("private_key", _regex(_PRIVATE_KEY_RE)),
     Rule("url_credentials", _regex(_URL_CREDENTIALS_RE, keep=_url_keep)),
@@ -77,14 +90,25 @@ RULES: tuple[Rule, ...] = (
     Rule("azure_key", _regex(_AZURE_RE, group="v")),
     Rule("jwt", _regex(_JWT_RE)),
     Rule("email", _email_edits),
+    # issue 39 item 4: the everyday shapes (``everyday``), before the key words take a part of them
+    Rule("credential_file", lambda t: _merge(_pgpass_edits(t), _netrc_edits(t))),
+    Rule("login_pair", _login_pair_edits),
+    Rule("owned_short_key", _owned_short_edits),
+    Rule("qualified_phrase", _qualified_phrase_edits),
+    Rule("code_list", _code_list_edits),
+    Rule("lock_code", _lock_code_edits),
+    Rule("qualified_value", _qualified_space_edits),
     Rule("credential_pair", _creds_edits),
     Rule("compound_key", _compound_edits),
     Rule("attribute", _attribute_edits),
     Rule("key_value", _keyword_edits),
     Rule("command_line", _cli_edits),
     Rule("value_then_key", _before_edits),
-    Rule("long_hex", _regex(_LONG_HEX_RE)),
-    Rule("long_base64", _regex(_LONG_B64_RE, keep=_b64_keep)),
+    # key-shaped values without a key word: detect-secrets' entropy measures and token plugins
+    # (issue 39 item 4 (b); ``detector``: a commit SHA or a checksum its words name stays)
+    Rule("long_hex", _hex_edits),
+    Rule("long_base64", _b64_edits),
+    Rule("detector", _plugin_edits),
 )
 """The redaction rules, applied in this order."""
 

@@ -1,8 +1,8 @@
 """Token shapes a secret scanner knows (SPEC T2; part of ``searchkit.ingest.redact``).
 
 Private key blocks, credentials in URLs, ``Authorization`` headers, vendor tokens, Azure keys, JWTs,
-e-mail addresses (internationalised ones too), secrets on a command line and long random-looking
-hex/base64 strings; the detect-secrets plugins were the reference.
+e-mail addresses (internationalised ones too) and secrets on a command line; the detect-secrets plugins
+were the reference (long random-looking hex/base64 strings and detect-secrets' own plugins: ``detector``).
 """
 from __future__ import annotations
 
@@ -114,21 +114,8 @@ def _email_edits(text: str) -> Iterator[Edit]:
 
 
 # --------------------------------------------------------------------------------------------
-# High-entropy strings
+# Secrets on a command line (long random-looking strings: ``detector``, detect-secrets' measures)
 # --------------------------------------------------------------------------------------------
-
-_B64 = r"A-Za-z0-9+/_\-"
-_LONG_HEX_RE = re.compile(r"(?<![0-9A-Za-z])[0-9a-fA-F]{32,}(?![0-9A-Za-z])")
-_LONG_B64_RE = re.compile(rf"(?<![{_B64}=])[{_B64}]{{20,}}={{0,2}}(?![{_B64}=])")
-
-
-def _b64_keep(m: re.Match[str]) -> bool:
-    s = m.group(0)
-    if len(s.rstrip("=")) < 32 and ("/" in s or "+" in s):
-        # a path (`src/Login2Form/index`) or a sum; short base64 with / or + is left alone
-        return True
-    return not _random_looking(s)
-
 
 _CLI_RE = re.compile(
     r"(?<!\S)(?:-u|--user)[ =]+[^\s:]+:(?P<v>[^\s\"']+)"  # curl -u user:pass
