@@ -14,9 +14,12 @@ import json
 import logging
 import os
 import secrets
+import stat
 import sys
 from pathlib import Path
 from typing import Any, Mapping
+
+from searchkit.errors import InputError
 
 LOGGER = "searchkit.serve.calls"
 COUNTED = ("cards", "messages", "hits", "tasks", "comments", "skipped")
@@ -53,15 +56,74 @@ def counts(answer: Mapping[str, Any]) -> dict[str, int]:
     return {k: len(v) for k, v in answer.items() if k in COUNTED and isinstance(v, list)}
 
 
+class LogFileError(InputError):
+    """``--log-file`` names something the log cannot go to; the message says what (never touched)."""
+
+
+def log_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be the call log (None: it can): it must be a regular file, or a new
+    file in an existing folder. Only ``stat`` is used: a FIFO is not opened (that would wait for a
+    reader), a device is not chmod-ed."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        parent = p.parent
+        if not parent.is_dir():
+            return f"{str(p)[:200]}: no such folder {str(parent)[:200]!r}"
+        return None
+    except OSError as exc:
+        return f"{str(p)[:200]}: cannot be read ({exc.strerror or exc})"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{str(p)[:200]}: not a regular file ({_kind(st.st_mode)}); give the path of a file to append to"
+    return None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def open_log_file(path: str | os.PathLike[str]) -> Any:
+    """``path`` opened to append (created 0600; an existing file made 0600: the log holds caller
+    hashes, and content with ``--log-content``). Opened without waiting (a FIFO with no reader is
+    refused, not waited on) and checked on the descriptor: anything but a regular file is refused
+    (``LogFileError``) and left as it was."""
+    problem = log_file_problem(path)
+    if problem is not None:
+        raise LogFileError(f"--log-file {problem}", param="--log-file")
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        raise LogFileError(f"--log-file {str(path)[:200]}: cannot be opened ({exc.strerror or exc})",
+                           param="--log-file") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced after the check
+            raise LogFileError(f"--log-file {str(path)[:200]}: not a regular file ({_kind(st.st_mode)})",
+                               param="--log-file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except OSError as exc:
+        os.close(fd)
+        raise LogFileError(f"--log-file {str(path)[:200]}: cannot be used ({exc.strerror or exc})",
+                           param="--log-file") from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def setup(log_file: str | os.PathLike[str] | None = None) -> logging.Handler:
-    """Send the call log's lines, bare, to ``log_file`` (appended; created 0600) or to stderr.
+    """Send the call log's lines, bare, to ``log_file`` (appended; ``open_log_file``) or to stderr.
     Returns the handler (the caller may remove it)."""
     if log_file is not None:
-        p = Path(log_file)
-        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.close(fd)
-        os.chmod(p, 0o600)  # the log may hold caller hashes, and content with --log-content
-        handler: logging.Handler = logging.FileHandler(p, encoding="utf-8")
+        handler: logging.Handler = logging.StreamHandler(open_log_file(log_file))
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))

@@ -22,6 +22,7 @@ from typing import Any
 from searchkit.cli.common import CLIError
 from searchkit.cli.dispatch import Verb
 from searchkit.errors import ParameterError
+from searchkit.serve import calllog, statedir
 from searchkit.serve.auth import add_token
 from searchkit.serve.session import Session
 from searchkit.serve.state import MAX_EVERY_S
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_flags(args: argparse.Namespace) -> Any:
     if not 1 <= args.workers <= 64:
         raise CLIError("--workers: from 1 to 64")
+    _check_paths(args)
     stdio_flags = [f for f, v in (("--caller", args.caller), ("--container", args.container), ("--space", args.space),
                                   ("--current-task", args.current_task)) if v is not None]
     if args.transport == "http":
@@ -78,6 +80,20 @@ def _check_flags(args: argparse.Namespace) -> Any:
                        current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
         raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """``--log-file`` and ``--state-dir`` before anything runs (issue 39 items 6 and 8): the log a
+    regular file or a new one in an existing folder (a FIFO would hang the start, a device be
+    chmod-ed); the state folder an existing folder this user may write in. Nothing is touched."""
+    if args.log_file is not None:
+        problem = calllog.log_file_problem(args.log_file)
+        if problem is not None:
+            raise CLIError(f"--log-file {problem}")
+    if args.state_dir is not None:
+        problem = statedir.problem(args.state_dir)
+        if problem is not None:
+            raise CLIError(f"--state-dir {problem}")
 
 
 def _loopback(host: str) -> bool:
