@@ -241,8 +241,11 @@ def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
 class DiversityConfig(_Section):
     """H8: up to ``per_kind`` cards of each kind that is close enough stay in the answer.
 
-    A kind's card is "close enough" when its fused score, min-max normalised over the candidate
-    list (top = 1, last = 0), is at least ``min_relative_score``.
+    A card is "close enough" when its closeness (``searchkit.rank.diversity.closeness``: each
+    retriever's score of it relative to that retriever's best over the candidates, with a fixed
+    zero, weighed as ``fusion.weights``; 1 for the best) is at least ``min_relative_score``. It does
+    not depend on how many candidates there are (issue 39 item 9; before, the fused score min-max
+    normalised over the candidate list, so the last of a short list was never close enough).
     """
 
     KEY: ClassVar[str] = "diversity"

@@ -29,7 +29,7 @@ from searchkit.ingest.policy import searchable_spaces
 from searchkit.ingest.workspace import carry_over, load_workspace
 from searchkit.ingest.workspace.verdicts import FILE_NAME as MEMO_FILE
 from searchkit.ingest.workspace.verdicts import Memo
-from searchkit.rank.diversity import cap_groups, diversify, renumber
+from searchkit.rank.diversity import cap_groups, close_enough, diversify, fill_up, renumber
 from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
 from searchkit.searcher import IndexMismatchError, Searcher
@@ -333,16 +333,24 @@ class HistoryIndex:
 
     def pick(self, hits: Sequence[Hit], limit: int) -> list[Hit]:
         """The cards: H8 over the candidates, a session (a chat and its turns' digests) filling at
-        most ``per_kind`` cards, a further one only when close enough (H8's rule; issue 28 item 4),
-        another matching turn before the chat itself, so one long chat neither crowds out other
-        sessions nor hides its other matching turns (each digest names its chat)."""
+        most ``per_kind`` cards while other candidates compete, a further one only when close
+        enough (H8's rule; issue 28 item 4), another matching turn before the chat itself, so one
+        long chat neither crowds out other sessions nor hides its other matching turns (each digest
+        names its chat); when the candidates run out, a session's further close-enough cards fill
+        the free slots (issue 39 item 9). "Close enough" is ``rank.diversity.closeness``: each
+        retriever's score relative to its best, weighed as ``fusion.weights``, whatever the number
+        of candidates."""
         d = self.searcher.config.diversity
+        weights = self.searcher.config.fusion.weights  # closeness weighs the retrievers as fusion does
         if d.enabled:
             return diversify(hits, limit, per_kind=d.per_kind, min_relative_score=d.min_relative_score,
-                             group=session_key, per_group=d.per_kind, prefer=_is_turn)
+                             group=session_key, per_group=d.per_kind, prefer=_is_turn, weights=weights)
         capped = cap_groups(hits, session_key, max(1, d.per_kind), min_relative_score=d.min_relative_score,
-                            prefer=_is_turn)
-        return renumber(capped[:limit])
+                            prefer=_is_turn, weights=weights)
+        close = close_enough(hits, d.min_relative_score, weights)
+        chosen = capped[:limit] + fill_up(hits, capped, limit - len(capped), close)
+        order = {id(h): i for i, h in enumerate(hits)}
+        return renumber(sorted(chosen, key=lambda h: order[id(h)]))
 
 
 @dataclass(frozen=True)
