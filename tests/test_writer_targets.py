@@ -153,3 +153,95 @@ def test_a_writer_refuses_a_target_it_must_not_replace(tmp_path, cfg, capsys, wr
     if kind == "device":
         assert stat.S_ISCHR(os.lstat(target).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+
+
+# -- issue 39 item 8b: a write the system refuses is one line naming the flag, never a raw [Errno N] --
+
+def _denied(*_args, **_kwargs):
+    import errno
+
+    raise PermissionError(errno.EACCES, "Permission denied", "/somewhere/.tmp")
+
+
+class _NoTemp:
+    """Stands for ``tempfile`` in a module whose writes must fail as a read-only folder makes them
+    fail (the tests run as root too, where a chmod would not stop a write)."""
+
+    mkstemp = staticmethod(_denied)
+    mkdtemp = staticmethod(_denied)
+
+
+def _one_line(capsys, rc: int, flag: str, target: Path) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert "[Errno" not in err[0] and "Traceback" not in err[0], err[0]
+    assert f"{flag} " in err[0] and str(target) in err[0], err[0]
+    return err[0]
+
+
+@pytest.mark.parametrize("where", ["folder", "under_a_file"])
+def test_tune_out_a_folder_or_under_a_file_is_one_line(tmp_path, cfg, capsys, runs_json, where):
+    """``tune --out DIR`` was a raw ``[Errno 21] Is a directory`` after the whole fit."""
+    target = tmp_path / "d"
+    target.mkdir()
+    if where == "under_a_file":
+        (tmp_path / "f").write_text("x", encoding="utf-8")
+        target = tmp_path / "f" / "tuned.json"
+    rc = main(["tune", "weak-match", "--runs", str(runs_json), "--config", str(cfg), "--quiet", "--out", str(target)])
+    _one_line(capsys, rc, "--out", target)
+
+
+def test_config_export_out_under_a_file_is_one_line(tmp_path, cfg, capsys):
+    """``config export --out FILE/sub`` was a raw ``[Errno 20] Not a directory`` after the replay."""
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    target = tmp_path / "f" / "exports"
+    rc = main(["config", "export", str(cfg), "--replay-dataset", MINI, "--quiet", "--out", str(target)])
+    _one_line(capsys, rc, "--out", target)
+    assert (tmp_path / "f").read_text(encoding="utf-8") == "x"
+
+
+def test_gate_update_of_a_folder_names_the_flag(tmp_path, cfg, capsys):
+    target = tmp_path / "d"
+    target.mkdir()
+    rc = main(["gate", "--update", "--dataset", MINI, "--config", str(cfg), "--quiet", "--baseline", str(target)])
+    _one_line(capsys, rc, "--baseline", target)
+
+
+@pytest.mark.parametrize("writer", ["tune --out", "gate --baseline", "config export --out", "index --out",
+                                    "eval --out", "report --out"])
+def test_a_write_the_system_refuses_is_one_line_naming_the_flag(tmp_path, cfg, capsys, runs_json, monkeypatch, writer):
+    import searchkit.evaluate.runs as runs_mod
+    import searchkit.export as export_mod
+    import searchkit.index.store as store_mod
+    import searchkit.util as util_mod
+
+    c = str(cfg)
+    if writer == "tune --out":
+        target, flag = tmp_path / "tuned.json", "--out"
+        argv = ["tune", "weak-match", "--runs", str(runs_json), "--config", c, "--quiet", "--out", str(target)]
+    elif writer == "gate --baseline":
+        target, flag = tmp_path / "b.json", "--baseline"
+        argv = ["gate", "--update", "--dataset", MINI, "--config", c, "--quiet", "--baseline", str(target)]
+    elif writer == "config export --out":
+        target, flag = tmp_path / "exports", "--out"
+        argv = ["config", "export", c, "--replay-dataset", MINI, "--quiet", "--out", str(target)]
+        monkeypatch.setattr(export_mod, "make_folders_private", _denied)
+    elif writer == "index --out":
+        target, flag = tmp_path / "idx", "--out"
+        argv = ["index", "--dataset", MINI, "--config", c, "--quiet", "--out", str(target)]
+        monkeypatch.setattr(store_mod, "make_folders_private", _denied)
+    elif writer == "eval --out":
+        target, flag = tmp_path / "run", "--out"
+        argv = ["eval", "--dataset", MINI, "--config", c, "--quiet", "--out", str(target)]
+        monkeypatch.setattr(runs_mod, "make_folders_private", _denied)
+    else:
+        run = tmp_path / "run"
+        assert main(["eval", "--dataset", MINI, "--config", c, "--quiet", "--out", str(run)]) == 0
+        capsys.readouterr()
+        target, flag = tmp_path / "r.html", "--out"
+        argv = ["report", str(run), "--out", str(target)]
+    monkeypatch.setattr(util_mod, "tempfile", _NoTemp)  # atomic_write_text and atomic_directory fail
+    rc = main(argv)
+    line = _one_line(capsys, rc, flag, target)
+    assert "Permission denied" in line
+    assert not os.path.lexists(target)

@@ -48,7 +48,7 @@ from searchkit.evaluate.runs import load_run
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
 from searchkit.ingest.policy import Policy
 from searchkit.ingest.redact import redact
-from searchkit.util import atomic_write_text
+from searchkit.util import atomic_write_text, write_failure_line
 
 __all__ = ["HEADLINE", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
            "write_report"]
@@ -516,12 +516,15 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     share it.
 
     Raises:
-        ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
+        ReportError: ``out`` is not safe to replace or cannot be written, or the runs cannot make one report.
         RunFolderError: a path is not a run folder.
     """
     target = check_out(out)
     runs = [load_run(p) for p in run_dirs]
     page = build_report(runs, **options)
     check_out(target)  # what is there may have changed while the page was built
-    atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
+    try:
+        atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
+    except OSError as exc:  # no permission, a full disk: one line naming --out (issue 39 item 8b)
+        raise ReportError(write_failure_line("--out", target, exc)) from None
     return target
