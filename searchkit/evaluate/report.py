@@ -41,7 +41,7 @@ from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, SEED, c
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.evaluate.plots import grouped_bars, roc_figure, svg
 from searchkit.evaluate.provenance import dataset_hash, now
-from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportError, check_out
+from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportError, ReportWriteError, check_out
 from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.runs import load_run
@@ -50,7 +50,7 @@ from searchkit.ingest.policy import Policy
 from searchkit.ingest.redact import redact
 from searchkit.util import atomic_write_text, write_failure_line
 
-__all__ = ["HEADLINE", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "build_report", "check_one_dataset", "check_out",
+__all__ = ["HEADLINE", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "build_report", "check_one_dataset", "check_out",
            "write_report"]
 
 HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
@@ -516,7 +516,8 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     share it.
 
     Raises:
-        ReportError: ``out`` is not safe to replace or cannot be written, or the runs cannot make one report.
+        ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
+        ReportWriteError: the page could not be written (an ``OSError`` too); ``out`` is as it was.
         RunFolderError: a path is not a run folder.
     """
     target = check_out(out)
@@ -526,5 +527,5 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     try:
         atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
     except OSError as exc:  # no permission, a full disk: one line naming --out (issue 39 item 8b)
-        raise ReportError(write_failure_line("--out", target, exc)) from None
+        raise ReportWriteError(write_failure_line("--out", target, exc)) from None
     return target

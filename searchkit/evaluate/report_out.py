@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from searchkit.errors import InputError
+from searchkit.errors import InputError, ResourceError
 from searchkit.util import UnsafeTarget, check_file_target, open_regular
 
-__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "check_out"]
+__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "check_out"]
 
 REPORT_MARKER = '<meta name="generator" content="searchkit report">'
 """In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
@@ -26,6 +26,11 @@ _HEAD_BYTES = 65_536
 
 class ReportError(InputError):
     """Run folders that cannot make one report (different datasets, none given, a bad ``--out``)."""
+
+
+class ReportWriteError(ResourceError, OSError):
+    """The page could not be written to ``--out`` (no permission, a full disk): one line naming
+    ``--out``; what was there is kept (issue 39 item 8b)."""
 
 
 def _is_report(path: Path) -> bool:
