@@ -320,3 +320,18 @@ def test_the_refresh_child_runs_every_thread_at_idle_priority():
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert got["n"] >= 2 and len(got["threads"]) >= 3  # main, the thread before, the one after
     assert {tuple(t) for t in got["threads"]} == {(os.SCHED_IDLE, 19)}
+
+
+def test_an_unknown_argument_name_never_reaches_the_log_only_a_count(service, caplog):
+    """Issue 39 item 8: an argument *name* is the caller's text (a password typed as a key); the log
+    names only the tool's own parameters (and the session's, refused), else says unknown_parameter."""
+    anna = Session("u-anna", space="acme")
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        named = service.call("history_search", {"query": "x", "pw=Hunter2": 1, "Hunter3": 2}, anna, "test")
+        alone = service.call("chat_read", {"ref": "chat:ses_4f2a", "hunter4": True}, anna, "test")
+        context = service.call("history_search", {"query": "x", "caller": "u-boris"}, anna, "test")
+    assert named.status == alone.status == "bad_parameter" and named.param == "pw=Hunter2"  # the caller is told
+    lines = [json.loads(r.getMessage()) for r in caplog.records]
+    assert [(x["error"], x.get("unknown_arguments")) for x in lines] == [
+        ("unknown_parameter", 2), ("unknown_parameter", 1), ("caller", 1)]
+    assert "unter" not in caplog.text and "pw=" not in caplog.text

@@ -3,9 +3,9 @@
 A call's line holds the tool, a salted hash of who called (``Session.tag``: lines of one caller
 link within one run, never to a user id), the outcome (``ok``, the parameter an error named),
 the latency, counts (cards, messages, hits, tasks), the config fingerprint and the index version.
-Never the query, the arguments or the answer's text, unless the server was started with
-``--log-content``. Lines go to the ``searchkit.serve.calls`` logger: to stderr, or to a file made
-owner-only (``--log-file``).
+Never the query, the arguments (nor the name of an argument the tool does not have: only how many)
+or the answer's text, unless the server was started with ``--log-content``. Lines go to the
+``searchkit.serve.calls`` logger: to stderr, or to a file made owner-only (``--log-file``).
 """
 from __future__ import annotations
 
@@ -41,11 +41,14 @@ class CallLog:
 
     def call(self, *, tool: str, who: str, transport: str, ok: bool, latency_ms: float, fingerprint: str,
              version: int | None, counts: Mapping[str, int], error: str | None = None,
-             arguments: Any = None, text: str | None = None) -> None:
-        """The line of one call; the arguments and the text only with ``content``."""
+             arguments: Any = None, text: str | None = None, unknown_arguments: int = 0) -> None:
+        """The line of one call; the arguments and the text only with ``content``; of arguments
+        that are not the tool's parameters, only how many (their names are the caller's text)."""
         extra: dict[str, Any] = {}
+        if unknown_arguments:
+            extra["unknown_arguments"] = unknown_arguments
         if self.content:
-            extra = {"arguments": arguments, "text": text}
+            extra.update(arguments=arguments, text=text)
         self.write("call", tool=tool, caller=who, transport=transport, ok=ok, error=error,
                    latency_ms=round(latency_ms, 2), counts=dict(counts), fingerprint=fingerprint,
                    index_version=version, **extra)

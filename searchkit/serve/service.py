@@ -10,6 +10,7 @@ writes one log line (:mod:`searchkit.serve.calllog`).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import sqlite3
@@ -21,7 +22,7 @@ from searchkit.errors import ParameterError, SearchkitError
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, TaskStores
-from searchkit.tools.base import Tool
+from searchkit.tools.base import CONTEXT_FIELDS, Tool
 from searchkit.tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
@@ -79,10 +80,11 @@ class Service:
                           param="tool", version=served.version)
         else:
             out = self._run(tool, arguments, session, served)
+        unknown = unknown_arguments(tool, arguments)
         self.log.call(tool=name if tool is not None else "?", who=session.tag(self.log.salt), transport=transport,
-                      ok=out.ok, error=out.param or (None if out.ok else out.status),
-                      latency_ms=(time.perf_counter() - t0) * 1000, fingerprint=self.fingerprint,
-                      version=served.version, counts=counts(out.answer), arguments=arguments, text=out.text)
+                      ok=out.ok, error=logged_error(out, tool), latency_ms=(time.perf_counter() - t0) * 1000,
+                      fingerprint=self.fingerprint, version=served.version, counts=counts(out.answer),
+                      arguments=arguments, text=out.text, unknown_arguments=unknown)
         return out
 
     def _run(self, tool: Tool, arguments: Any, session: Session, served: Any) -> Outcome:
@@ -116,6 +118,34 @@ class Service:
         except Exception:  # a bug: logged with its traceback, the caller told nothing of it
             log.exception("tool %s failed", tool.name)
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
+
+
+_NAMED = frozenset(CONTEXT_FIELDS) | {"tool", "arguments"}
+
+
+def _fields(tool: Tool | None) -> frozenset[str]:
+    params = getattr(tool, "params", None)
+    return frozenset(f.name for f in dataclasses.fields(params)) if dataclasses.is_dataclass(params) else frozenset()
+
+
+def logged_error(out: Outcome, tool: Tool | None) -> str | None:
+    """What a call's log line says went wrong: the parameter an error named when it is one of the
+    tool's own (or of the session's, or ``tool``), ``unknown_parameter`` for any other name (an
+    argument's name is the caller's text: a password typed as a key must not reach the log; issue
+    39 item 8), else the status."""
+    if out.ok:
+        return None
+    if out.param is None:
+        return out.status
+    return out.param if out.param in _NAMED or out.param in _fields(tool) else "unknown_parameter"
+
+
+def unknown_arguments(tool: Tool | None, arguments: Any) -> int:
+    """How many of ``arguments``' names are not parameters of ``tool`` (the log's count of them)."""
+    if tool is None or not isinstance(arguments, Mapping):
+        return 0
+    fields = _fields(tool)
+    return sum(1 for k in arguments if k not in fields)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
