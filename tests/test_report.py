@@ -25,6 +25,7 @@ from searchkit.evaluate.report import (
     check_out,
     write_report,
 )
+from searchkit.config import SearchConfig
 from searchkit.evaluate.runs import load_run
 
 CHROMIUM = "/usr/bin/chromium"
@@ -531,3 +532,63 @@ def test_value_axes_zoom_to_the_data():
     wide = plots.grouped_bars({f"run{i}": {f"g{j}": 0.5 for j in range(40)} for i in range(6)}, title="t",
                               xlabel="x", ylabel="y")
     assert wide.get_figwidth() <= plots.MAX_WIDTH_IN
+
+
+# --------------------------------------------------------------------------- issue 39 item 8c
+
+
+def _owned_dataset(root: Path) -> Path:
+    """A workspace-style dataset: shared records and personal ones (an owner, visibility personal)."""
+    root.mkdir(parents=True)
+    rows = [
+        {"_id": "acme/chat:anna", "title": "ANNA-PRIVATE-TITLE ротация ключей", "kind": "chat", "space": "acme",
+         "owner": "u-anna", "visibility": "personal",
+         "text": "ANNA-PRIVATE-TEXT ротация ключей деплоя: план Анны, личная переписка"},
+        {"_id": "acme/chat:boris", "title": "BORIS-PRIVATE-TITLE ротация ключей", "kind": "chat", "space": "acme",
+         "owner": "u-boris", "visibility": "personal",
+         "text": "BORIS-PRIVATE-TEXT ротация ключей деплоя: заметки Бориса"},
+        {"_id": "acme/digest:1", "title": "SHARED-TITLE ротация ключей", "kind": "digest", "space": "acme",
+         "owner": "u-anna", "visibility": "shared", "text": "SHARED-TEXT ротация ключей деплоя раз в квартал"},
+        {"_id": "acme/digest:2", "title": "Отчёт по продажам", "kind": "digest", "space": "acme",
+         "visibility": "shared", "text": "выгрузка отчёта по продажам за октябрь"},
+    ]
+    (root / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    queries = [
+        {"_id": "q-nobody", "text": "ротация ключей деплоя", "lang": "ru", "answerable": True, "split": "dev"},
+        {"_id": "q-anna", "text": "ротация ключей деплоя план", "lang": "ru", "answerable": True, "split": "dev",
+         "caller": "u-anna"},
+    ]
+    (root / "queries.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in queries),
+                                        encoding="utf-8")
+    (root / "qrels").mkdir()
+    (root / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nq-nobody\tacme/digest:2\t1\n"
+                                            "q-anna\tacme/digest:2\t1\n", encoding="utf-8")
+    return root
+
+
+def _article(page: str, qid: str) -> str:
+    start = page.index(f"<h3><code>{qid}</code>")
+    return page[start:page.index("</article>", start)]
+
+
+def test_cards_show_personal_records_only_to_the_querys_caller(tmp_path, monkeypatch):
+    """A query that names no caller was ranked over every record (the searcher path applies no
+    visibility without a caller), and the report's cards showed the personal chats' titles and
+    text (issue 39 item 8c). Now a card shows a record only where the query's caller may see it
+    (H15: shared records; personal ones to their owner only), and the page says so."""
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "cache.sqlite"))
+    ds = _owned_dataset(tmp_path / "owned")
+    cfg = tmp_path / "cfg.json"
+    SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "weak_match": {"enabled": False}}).save(cfg)
+    run = tmp_path / "run"
+    assert main(["eval", "--dataset", str(ds), "--config", str(cfg), "--out", str(run), "--quiet"]) == 0
+    rankings = {q["id"]: q["ranking"] for q in load_run(run).queries}
+    assert "acme/chat:anna" in rankings["q-nobody"][:5] and "acme/chat:boris" in rankings["q-nobody"][:5]
+    page = build_report([load_run(run)], worst=10, cards=5)
+    nobody, anna = _article(page, "q-nobody"), _article(page, "q-anna")
+    for secret in ("ANNA-PRIVATE", "BORIS-PRIVATE", "acme/chat:anna", "acme/chat:boris"):
+        assert secret not in nobody
+    assert "SHARED-TEXT" in nobody
+    assert "ANNA-PRIVATE-TEXT" in anna and "BORIS-PRIVATE" not in anna and "acme/chat:boris" not in anna
+    assert "BORIS-PRIVATE" not in page
+    assert "personal records are shown only to the caller a query names" in page

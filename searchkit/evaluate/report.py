@@ -16,7 +16,9 @@ pass through the redaction of both tools (``Policy.redact_secrets`` of history c
 ``redact.redact`` of task excerpts: secrets and e-mail addresses become ``[redacted]`` /
 ``[email]``), the whole text before it is cut to a card. ``text=False`` (``--no-text``) leaves record
 and query text out altogether, for a report that leaves the lab: ids, refs, redacted titles and
-scores only.
+scores only. A card (and a relevant id) shows a record only where the query's caller may see it, as
+the history tool would (H15; issue 39 item 8c): shared records, and personal ones to the caller the
+query names when it is their owner; a query that names no caller shows none, and the page says so.
 
 ``write_report`` builds the whole page before it touches the disk and then writes it to a
 temporary file beside ``out`` that is renamed into place: a reader never sees half a report, and
@@ -33,7 +35,7 @@ import html
 import math
 import os
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from searchkit import __version__ as version
 from searchkit.errors import SearchkitError
@@ -46,7 +48,7 @@ from searchkit.evaluate.research import DEFAULT, config_changes, significance_ma
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.runs import load_run
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
-from searchkit.ingest.policy import Policy
+from searchkit.ingest.policy import Policy, can_see
 from searchkit.ingest.redact import redact
 from searchkit.util import atomic_write_text, write_failure_line
 
@@ -367,6 +369,29 @@ def _card(rid: str, rank: int, records: Mapping[str, Any], grades: Mapping[str, 
             f'<div class="ref"><code>{_e(rid)}</code></div>{body}</li>')
 
 
+def _shown_to(caller: str | None, records: Mapping[str, Any]) -> Callable[[str], bool]:
+    """Whether a card (or a relevant id) of a record may be on the page for a query of ``caller``:
+    as the history tool would show it (H15, ``can_see`` in a personal container), shared records to
+    everyone and personal ones to their owner only; a query that names no caller sees no personal
+    record (issue 39 item 8c). An id the dataset does not hold (it cannot be read here) is shown:
+    only its id is on the page."""
+    def shown(rid: str) -> bool:
+        rec = records.get(rid)
+        return rec is None or can_see(rec, caller, "personal")
+
+    return shown
+
+
+def _has_personal(dataset: Any) -> bool:
+    return dataset is not None and any(getattr(r, "visibility", "shared") != "shared" for r in dataset.records)
+
+
+PERSONAL_NOTE = ("Cards show what the query's caller may see, as the history tool would (H15): shared records, "
+                 "and personal records are shown only to the caller a query names (their owner); a query that names "
+                 "no caller shows no personal record, although its ranking and figures include them.")
+"""Said above the worst queries of a dataset that holds personal records (issue 39 item 8c)."""
+
+
 def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool = True) -> str:
     base = runs[0]
     rows = worst_queries(base, BAR_METRIC, n)
@@ -374,20 +399,22 @@ def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool 
         return '<p class="note">No judged queries.</p>'
     records = {r.id: r for r in dataset.records} if dataset is not None else {}
     texts = {q.id: q.text for q in dataset.queries} if dataset is not None and text else {}
+    callers = {q.id: getattr(q, "caller", None) for q in dataset.queries} if dataset is not None else {}
     qrels = dataset.qrels if dataset is not None else {}
     by_run = [{q["id"]: q for q in r.queries} for r in runs]
     out = []
     for q in rows:
         qid = q["id"]
-        grades = qrels.get(qid, {})
+        shown = _shown_to(callers.get(qid), records)
+        grades = {d: g for d, g in qrels.get(qid, {}).items() if shown(d)}
         values = " · ".join(
             f"{_e(r.name)}: {_num(float(((rq.get(qid) or {}).get('metrics') or {}).get(BAR_METRIC, math.nan)))}"
             for r, rq in zip(runs, by_run))
         cols = []
         for r, rq in zip(runs, by_run):
             ranking = list((rq.get(qid) or {}).get("ranking") or [])[:cards]
-            items = "".join(_card(rid, i, records, grades, text=text) for i, rid in enumerate(ranking, 1)) or \
-                '<li class="card empty">no results</li>'
+            items = "".join(_card(rid, i, records, grades, text=text) for i, rid in enumerate(ranking, 1)
+                            if shown(rid)) or '<li class="card empty">no results to show</li>'
             cols.append(f'<div class="run-cards"><h4>{_e(r.name)}</h4><ol>{items}</ol></div>')
         relevant = ", ".join(f"{d} ({g})" for d, g in sorted(grades.items(), key=lambda kv: -kv[1]) if g > 0)
         out.append(
@@ -494,6 +521,7 @@ def build_report(
         + _bars(runs, cmp, "by_kind", "kind") + _bars(runs, cmp, "by_lang", "language") + "</section>",
         f'<section id="worst"><h2>Worst queries of {_e(runs[0].name)}</h2><p>The {worst} judged queries with the lowest '
         f"{BAR_METRIC} in the baseline, with each run's top {cards} cards (green: relevant, with its grade).</p>"
+        + (f'<p class="note">{_e(PERSONAL_NOTE)}</p>' if _has_personal(dataset) else "")
         + _worst(runs, dataset, worst, cards, text=text) + "</section>",
         '<section id="provenance"><h2>Provenance</h2>' + _provenance(runs) + "</section>",
     ]
