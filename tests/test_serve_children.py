@@ -89,9 +89,12 @@ def test_the_child_imports_the_server_s_own_searchkit_and_not_the_current_folder
     monkeypatch.setenv("PYTHONPATH", str(here))
     path = child_process.import_path()
     assert str(here) not in path and "" not in path and all(os.path.isabs(p) for p in path)
-    proc = child_process.start("sk_probe", [], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err[-2000:]
+    child = child_process.start("sk_probe", [], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = child.proc.communicate(timeout=120)
+    finally:
+        child.close()
+    assert child.proc.returncode == 0, err[-2000:]
     assert Path(out.strip()).resolve() == (ROOT / "searchkit" / "__init__.py").resolve()
 
 

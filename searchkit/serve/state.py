@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import logging
+import os
 import sqlite3
 import subprocess
 import threading
@@ -130,8 +131,9 @@ class ChildRefresh:
         with self._lock:
             if self._stopped:
                 raise RefreshError("the server is stopping")
-            proc = self._proc = child_process.start(CHILD_MODULE, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                    text=True, encoding="utf-8", errors="replace")
+            child = child_process.start(CHILD_MODULE, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, encoding="utf-8", errors="replace")
+            proc = self._proc = child.proc
         try:
             out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -141,6 +143,7 @@ class ChildRefresh:
         finally:
             with self._lock:
                 self._proc = None
+            child.close()
         if self._stopped:
             raise RefreshError("stopped: the server is stopping")
         if proc.returncode != 0:
@@ -250,10 +253,25 @@ def _one_line(exc: BaseException, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def file_signature(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one file at ``path`` from another put there since (issue 39 item 7): device,
+    inode, size and modification time (``stat`` only, never an open: closing a descriptor of an
+    SQLite file drops the locks this process's connections hold on it). None: nothing there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 class TaskStores:
     """The task store, opened read-only once per worker thread (an SQLite connection stays in its
     thread), and the task engine of each space the config composes (``tasks.retrievers``), built
-    on first use per thread and dropped at each refresh (the store may have been imported into)."""
+    on first use per thread and dropped at each refresh (the store may have been imported into).
+
+    A thread's connection is opened again when the file at ``path`` is no longer the one it opened
+    (``file_signature``: a store deleted and imported again, a new file at the same path, is
+    answered from at once, not from the deleted file until a restart; one removed is unavailable)."""
 
     def __init__(self, path: str | Path, config: Any) -> None:
         self.path = Path(path)
@@ -268,9 +286,17 @@ class TaskStores:
         self._generation += 1
 
     def connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
+        local = self._local
+        conn = getattr(local, "conn", None)
+        signature = file_signature(self.path)  # before the open: a file put there meanwhile is opened again
+        if conn is not None and signature != local.signature:
+            local.conn = None
+            local.generation = None  # this thread's engines read the old connection
+            conn.close()
+            conn = None
         if conn is None:
-            conn = self._local.conn = self._open(self.path)
+            conn = self._open(self.path)
+            local.conn, local.signature = conn, signature
         return conn
 
     def engine(self, space: str | None) -> Any:
