@@ -160,6 +160,7 @@ def test_compare_runs_values_deltas_and_marks(tmp_path):
     assert nd["significant"] == [None, True] and nd["p"][1] < 0.05
     r10 = next(r for r in top["metrics"] if r["metric"] == "R@10")
     assert r10["p"][1] == 1.0 and r10["significant"][1] is False
+    assert r10["identical"] == [None, True] and r10["p_adjusted"] == [None, None]  # not tested: out of the family
     groups = {(s["breakdown"], s["group"]) for s in cmp.sections}
     assert {("by_lang", "en"), ("by_lang", "ru"), ("by_kind", "chat"), ("by_kind", "log")} <= groups
     text = render(cmp)
@@ -168,7 +169,7 @@ def test_compare_runs_values_deltas_and_marks(tmp_path):
 
 def _family(cmp):
     rows = [r for s in cmp.sections for r in s["metrics"]] + ([cmp.no_answer] if cmp.no_answer else [])
-    cells = [(r, i) for r in rows for i in range(1, len(r["p"])) if not math.isnan(r["p"][i])]
+    cells = [(r, i) for r in rows for i in range(1, len(r["p"])) if not math.isnan(r["p"][i]) and not r["identical"][i]]
     return cells
 
 
@@ -183,8 +184,10 @@ def test_the_correction_spans_every_group_metric_and_run(tmp_path, correction):
     c = _run(tmp_path / "c", _shifted(vals, 0.2))
     cmp = compare_runs([a, b, c], correction=correction)
     cells = _family(cmp)
-    # 1 all + 2 langs + 2 kinds (+ category c alone: left out) = 5 groups, x 2 metrics x 2 runs
-    assert cmp.correction == correction and cmp.tests == len(cells) == 20
+    # 1 all + 2 langs + 2 kinds (+ category c alone: left out) = 5 groups, x 2 metrics x 2 runs = 20
+    # comparisons; identical ones are not tested (issue 40 item 5): R@10 (1.0 everywhere) in each group for
+    # each run (10), and b in lang en (only the odd, Russian queries moved): 9 tests
+    assert cmp.correction == correction and cmp.tests == len(cells) == 9 and cmp.identical == 11
     raw = [r["p"][i] for r, i in cells]
     want = {"holm": holm, "bh": benjamini_hochberg, "none": list}[correction](raw)
     assert [r["p_adjusted"][i] for r, i in cells] == pytest.approx(want)
@@ -249,7 +252,7 @@ def test_a_one_query_group_says_n1_not_p_nan(tmp_path, capsys):
     text = render(cmp)
     line = next(x for x in text.splitlines() if x.startswith("lang ja") and "nDCG@10" in x)
     assert line.rstrip().endswith("n=1") and not re.search(r"\bnan\b", text)
-    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json"]) == 0
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--by", "lang"]) == 0
     d = json.loads(capsys.readouterr().out, parse_constant=_refuse)
     ja = next(s for s in d["sections"] if s["group"] == "ja")
     assert ja["n"] == 1 and ja["metrics"][0]["p"] == [None, None]
@@ -271,7 +274,7 @@ def test_metric_by_and_only_significant(tmp_path, capsys):
     cmp = compare_runs([load_run(a), load_run(b)], metrics=["nDCG@10"], by=["lang"])
     assert [(s["breakdown"], s["group"]) for s in cmp.sections] == [("all", "all"), ("by_lang", "en"), ("by_lang", "ru")]
     assert all([r["metric"] for r in s["metrics"]] == ["nDCG@10"] for s in cmp.sections) and cmp.no_answer is None
-    assert cmp.tests == 3  # all, en and ru (en changed nothing: its p = 1 still counts)
+    assert cmp.tests == 2 and cmp.identical == 1  # all and ru; en changed nothing: identical, not in the family
     assert main(["compare", a, b, "--metric", "nDCG@10", "--by", "none", "--json"]) == 0
     d = json.loads(capsys.readouterr().out, parse_constant=_refuse)
     assert [s["group"] for s in d["sections"]] == ["all"] and d["no_answer"] is None and d["by"] == []
@@ -281,8 +284,11 @@ def test_metric_by_and_only_significant(tmp_path, capsys):
     assert [x.split()[:2] for x in rows] == [["all", "30"], ["lang", "ru"]] and "lang en" not in out
     assert "AUROC" not in [x.split()[2] for x in out.splitlines() if x.startswith("all")]  # unchanged P(answer)
     assert "only the rows with a significant difference" in out
-    for bad, word in ((["--metric", "nDCG@11"], "unknown metric 'nDCG@11'"), (["--by", "speaker"], "unknown --by"),
-                      (["--by", "none,lang"], "goes alone")):
+    for bad, word in ((["--metric", "nDGC@10"], "unknown metric 'nDGC@10' (no measure 'nDGC'; did you mean nDCG@10?)"),
+                      (["--metric", "nDCG@11"], "holds no per-query nDCG@11 and no run.trec to compute it from"),
+                      (["--metric", "ragas:faithfulness@5"], "holds no per-query ragas:faithfulness@5 (an LLM-judged"),
+                      (["--metric", "warn-recall"], "not per query"),
+                      (["--by", "speaker"], "unknown --by"), (["--by", "none,lang"], "goes alone")):
         assert main(["compare", a, b, *bad]) == 2
         err = capsys.readouterr().err
         assert word in err and err.count("\n") == 1

@@ -26,12 +26,15 @@ def add_parser(sub: Any) -> None:
     pm.add_argument("--half", choices=["tune", "report"], help="compare only this half of the queries "
                     "(half_of 'dataset:query_id'; tuned settings are quoted on the report half)")
     pm.add_argument("--metric", action="append", metavar="NAME",
-                    help="a metric to compare (repeatable or a comma list: nDCG@10,RR@10,AUROC; default all)")
+                    help="a metric to compare (repeatable or a comma list: nDCG@10,AP,Judged@10,AUROC): any ir_measures "
+                         "measure, a ragas score (ragas:faithfulness@5) or AUROC; a measure a run folder lacks is "
+                         "computed from its run.trec and its dataset's qrels; default: every metric the runs hold, "
+                         "and AUROC")
     pm.add_argument("--by", action="append", metavar="|".join([*BY, "none"]),
-                    help="breakdowns to show (repeatable or a comma list; none: only the 'all' rows; default all)")
+                    help="breakdowns to compare too (repeatable or a comma list; default none: only the 'all' rows)")
     pm.add_argument("--correction", choices=list(CORRECTIONS), default=DEFAULT_CORRECTION,
-                    help="adjust p over every test of the comparison (groups x metrics x runs): bh = "
-                         "Benjamini-Hochberg (default), holm, none")
+                    help="adjust p over the tests asked for (metrics x groups x runs; identical comparisons left "
+                         "out): bh = Benjamini-Hochberg (default), holm, none")
     pm.add_argument("--only-significant", action="store_true",
                     help="show only the rows where a run differs significantly (after the correction)")
     pm.add_argument("--json", action="store_true", help="print one JSON object (strict JSON: null, never NaN)")

@@ -12,15 +12,22 @@ The tests are library implementations over per-query values:
 - ``student``: the two-sided paired t-test, ``scipy.stats.ttest_rel`` (what ranx's
   ``paired_student_t_test`` calls).
 
-Every test of one comparison (each metric in each group, for each run after the first, and the
-no-answer AUROC) is one family, adjusted together: Benjamini-Hochberg by default (scipy's
+The tests of one comparison (each metric asked for in each group asked for, for each run after the
+first, and the no-answer AUROC) are one family, adjusted together; a comparison whose per-query values
+are all the same (every difference 0) is reported as ``identical`` and left out of the family, so
+degenerate tests do not dilute the others. The family is adjusted with Benjamini-Hochberg by default (scipy's
 ``false_discovery_control``; Benjamini & Hochberg 1995), Holm's step-down method (Holm, "A simple
 sequentially rejective multiple test procedure", Scand. J. Statist. 6, 1979; a few lines here, as
 neither scipy nor ranx has it and statsmodels is not a dependency) or none. Each delta carries a
 95% paired bootstrap interval (``scipy.stats.bootstrap``, BCa, fixed seed) and Cohen's d for paired
 values. The no-answer AUROC, which is not a mean over queries, is compared with a paired,
 stratified bootstrap over queries (AUROC by scikit-learn's ``roc_auc_score``, and on each resample
-as scipy's Mann-Whitney U / (n1 n0)), fixed seed.
+as scipy's Mann-Whitney U / (n1 n0)), fixed seed. A resampled p is never 0: scipy's permutation test
+and the AUROC bootstrap count the observed value among the resamples ((b + 1) / (B + 1)).
+
+Any metric of the registry (``searchkit.evaluate.measures``) compares: the values a run folder holds,
+or, for an ir_measures measure it lacks, values computed from its ``run.trec``
+(``searchkit.evaluate.run_values``).
 """
 from __future__ import annotations
 
@@ -31,7 +38,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from searchkit.evaluate.halves import half_of
+from searchkit.evaluate.measures import Metric, MetricError, metric
 from searchkit.evaluate.run import BREAKDOWNS
+from searchkit.evaluate.run_values import metric_values
 from searchkit.evaluate.significance import (
     CONFIDENCE,
     CORRECTION_NAMES,
@@ -89,6 +98,15 @@ class Comparison:
     n_bootstrap: int = N_BOOTSTRAP
     breakdowns: tuple[str, ...] = ()
     only_significant: bool = False
+    identical: int = 0
+    """How many comparisons (run x metric x group) had every per-query value the same: reported as
+    identical, not tested, not in the family."""
+    metrics: tuple[str, ...] = ()
+
+    @property
+    def all_identical(self) -> bool:
+        """Every comparison made is identical (``compare A A``)."""
+        return self.identical > 0 and self.tests == 0
 
     def methods(self) -> dict[str, str]:
         """How each figure was computed, in words."""
@@ -96,7 +114,7 @@ class Comparison:
                 if self.test == "fisher" else "paired t-test (scipy ttest_rel)")
         return {
             "test": f"{test}, two-sided, seed {self.seed}",
-            "correction": correction_text(self.correction, self.tests),
+            "correction": correction_text(self.correction, self.tests, self.identical),
             "ci": (f"{self.confidence:.0%} paired bootstrap interval of the mean difference (scipy bootstrap, BCa, "
                    f"{self.n_bootstrap} resamples, seed {self.seed}); AUROC: stratified paired bootstrap"),
             "effect_size": "Cohen's d for paired values (d_z): mean difference / standard deviation of the differences",
@@ -113,6 +131,9 @@ class Comparison:
             "alpha": self.alpha,
             "correction": self.correction,
             "tests": self.tests,
+            "identical": self.identical,
+            "all_identical": self.all_identical,
+            "metrics": list(self.metrics),
             "confidence": self.confidence,
             "seed": self.seed,
             "by": list(self.breakdowns),
@@ -124,12 +145,14 @@ class Comparison:
         }
 
 
-def correction_text(correction: str, tests: int) -> str:
+def correction_text(correction: str, tests: int, identical: int = 0) -> str:
     """How p was adjusted, in words (for the text table, the report and ``methods``)."""
     plural = "s" if tests != 1 else ""
+    left = (f"; {identical} identical comparison{'s' if identical != 1 else ''} left out" if identical else "")
     if correction == "none":
-        return f"not adjusted for multiple tests ({tests} test{plural})"
-    return f"{CORRECTION_NAMES[correction]}-adjusted over the {tests} test{plural} of the comparison (groups x metrics x runs)"
+        return f"not adjusted for multiple tests ({tests} test{plural}{left})"
+    return (f"{CORRECTION_NAMES[correction]}-adjusted over the {tests} test{plural} asked for "
+            f"(metrics x groups x runs{left})")
 
 
 def _label(run: Any) -> str:
@@ -175,17 +198,29 @@ def _groups(rows: Sequence[Mapping[str, Any]], breakdowns: Sequence[str]) -> lis
     return out
 
 
-def _chosen_metrics(metrics: Sequence[str] | None, available: Sequence[str]) -> tuple[list[str], bool]:
-    """(per-query metrics, whether the no-answer AUROC is compared) for ``--metric``; default:
-    every metric the runs share, and AUROC."""
+def _chosen_metrics(metrics: Sequence[str] | None, available: Sequence[str]) -> tuple[list[Metric], bool]:
+    """(per-query metrics, whether the no-answer AUROC is compared) for ``--metric``: any registry name
+    (``searchkit.evaluate.measures``); default: every metric the runs' rows share, and AUROC."""
     if metrics is None:
-        return list(available), True
+        return [metric(m) for m in available], True
     names = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
-    unknown = [m for m in names if m not in available and m != "AUROC"]
-    if unknown or not names:
-        what = f"unknown metric {unknown[0][:40]!r}" if unknown else "no metric named"
-        raise CompareError(f"{what}; these runs have: {', '.join([*available, 'AUROC'])}")
-    return [m for m in names if m != "AUROC"], "AUROC" in names
+    if not names:
+        raise CompareError(f"no metric named; these runs have: {', '.join([*available, 'AUROC'])}")
+    chosen: list[Metric] = []
+    auroc = False
+    for name in names:
+        try:
+            m = metric(name)
+        except MetricError as exc:
+            raise CompareError(f"{exc}; these runs have: {', '.join([*available, 'AUROC'])}") from None
+        if m.name == "AUROC":
+            auroc = True
+        elif not m.per_query:
+            raise CompareError(f"metric {name!r} is a figure over all queries, not per query: compare tests "
+                               "per-query metrics and the no-answer AUROC")
+        elif m not in chosen:
+            chosen.append(m)
+    return chosen, auroc
 
 
 def compare_runs(
@@ -205,24 +240,29 @@ def compare_runs(
     """Compare run folders (``runs.load_run``) against the first one.
 
     Args:
-        metrics: the per-query metrics to compare, and ``AUROC`` for the no-answer comparison
-            (default: every metric the runs share, and AUROC).
+        metrics: the metrics to compare: any registry name (``searchkit.evaluate.measures``: an
+            ir_measures measure, a ragas score, ``AUROC`` for the no-answer comparison); default: every
+            metric the runs' rows share, and AUROC. A run folder lacking an ir_measures measure gets it
+            computed from its ``run.trec`` and its dataset's qrels (``run_values.metric_values``).
         half: ``tune`` or ``report`` (``searchkit.evaluate.tune.half_of`` of ``dataset:query_id``):
             compare that half of the queries only (a setting chosen on the tune half is quoted on
             the report half).
         by: the breakdowns (``lang``, ``category``, ``kind``, ``kinds_filter``; ``none``: only the
-            ``all`` rows); default all of them.
-        correction: ``bh`` (default), ``holm`` or ``none``, applied over every test of the
-            comparison together (each group x metric x run after the first, and the AUROC).
+            ``all`` rows); None: all of them (``searchkit compare`` asks for none unless ``--by``).
+        correction: ``bh`` (default), ``holm`` or ``none``, applied over the tests asked for together
+            (each metric x group x run after the first, and the AUROC), identical comparisons left out.
 
     Each delta carries a paired bootstrap interval (``confidence``, ``n_bootstrap`` resamples) and
-    Cohen's d_z; a group of one query has no test, interval or effect size (its ``n`` says why).
+    Cohen's d_z; a group of one query has no test, interval or effect size (its ``n`` says why). A
+    comparison whose per-query values are all the same is ``identical`` (p 1, no adjusted p, not in
+    the family).
 
     Raises:
         CompareError: fewer than two runs, runs over different query sets (dataset hash or
             split differ; the message names both), runs whose per-query values differ in
-            their queries or metrics, an unknown metric, breakdown or correction, an ``alpha``
+            their queries, an unknown metric, breakdown or correction, an ``alpha``
             outside (0, 1), or an unknown test.
+        MissingValues: a run lacks a metric asked for that cannot be computed (one line).
     """
     check_test(test)
     if not 0 < alpha < 1:
@@ -241,23 +281,30 @@ def compare_runs(
     for r, pq in zip(runs[1:], per_query[1:]):
         if set(pq) != set(per_query[0]):
             raise CompareError(f"{_label(runs[0])} and {_label(r)} judge different queries; rerun both with this searchkit")
-    first = next(iter(per_query[0].values()))
-    available = [m for m in first if all(m in pq[q] for pq in per_query for q in pq)]
-    ranking, with_auroc = _chosen_metrics(metrics, available)
+    available = [m for m in next(iter(per_query[0].values())) if all(m in pq[q] for pq in per_query for q in pq)]
+    chosen, with_auroc = _chosen_metrics(metrics, available)
+    computed: list[str] = []
+    values = metric_values(runs, chosen, sorted(per_query[0]), computed_note=computed)
 
     sections = []
-    for breakdown, group, ids in _groups(base_rows, breakdowns) if ranking else ():
-        rows = [_metric_row(m, ids, per_query, test=test, seed=seed, n_resamples=n_resamples,
-                            n_bootstrap=n_bootstrap, confidence=confidence) for m in ranking]
+    for breakdown, group, ids in _groups(base_rows, breakdowns) if chosen else ():
+        rows = [_metric_row(m.name, ids, values[m.name], test=test, seed=seed, n_resamples=n_resamples,
+                            n_bootstrap=n_bootstrap, confidence=confidence) for m in chosen]
         sections.append({"breakdown": breakdown, "group": group, "n": len(ids), "queries": len(ids), "metrics": rows})
 
     d, s, h = runs[0].query_set
     notes = [] if half is None else [f"only the {half} half of the queries (half_of of '{d}:query_id')"]
+    notes += computed
+    for m in chosen:
+        scored = min(len(v) for v in values[m.name])
+        if scored < len(per_query[0]):
+            notes.append(f"{m.name}: {scored} of the {len(per_query[0])} judged queries have a value in every run "
+                         "(the others were not scored); its rows are over those")
     no_answer = _compare_no_answer(runs, seed, n_bootstrap, keep, confidence) if with_auroc else None
     if with_auroc and no_answer is None:
         notes.append("no AUROC comparison: the queries compared are all answerable (or all unanswerable)")
-    tests = _correct([row for sec in sections for row in sec["metrics"]] + ([no_answer] if no_answer else []),
-                     correction, alpha)
+    tests, identical = _correct([row for sec in sections for row in sec["metrics"]] + ([no_answer] if no_answer else []),
+                                correction, alpha)
     info = []
     for r in runs:
         m = r.metrics
@@ -266,17 +313,22 @@ def compare_runs(
     if len({i["measured"] for i in info}) > 1:
         notes.append("the runs measured different paths (searcher / tool): the tool returns at most 15 cards, "
                      "so R@20 and R@100 differ by construction")
+    asked = (*(m.name for m in chosen), *(("AUROC",) if with_auroc else ()))
     return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes),
-                      tests=tests, confidence=confidence, n_bootstrap=n_bootstrap, breakdowns=breakdowns)
+                      tests=tests, confidence=confidence, n_bootstrap=n_bootstrap, breakdowns=breakdowns,
+                      identical=identical, metrics=asked)
 
 
-def _metric_row(metric: str, ids: Sequence[str], per_query: Sequence[Mapping[str, Mapping[str, float]]], *,
+def _metric_row(metric: str, ids: Sequence[str], per_run: Sequence[Mapping[str, float]], *,
                 test: str, seed: int, n_resamples: int, n_bootstrap: int, confidence: float) -> dict[str, Any]:
     """One metric in one group: each run's mean, and against the baseline its delta, interval,
-    effect size and raw p (``p_adjusted`` and ``significant`` are filled by ``_correct``)."""
-    base = [float(per_query[0][q][metric]) for q in ids]
-    others = [[float(pq[q][metric]) for q in ids] for pq in per_query[1:]]
-    values = [float(np.mean(base))] + [float(np.mean(o)) for o in others]
+    effect size, raw p and whether every per-query value is the same (``identical``); ``p_adjusted``
+    and ``significant`` are filled by ``_correct``. The queries are those of ``ids`` every run has a
+    value for (all of them, but for a score some queries lack)."""
+    ids = [q for q in ids if all(q in v for v in per_run)]
+    base = [per_run[0][q] for q in ids]
+    others = [[v[q] for q in ids] for v in per_run[1:]]
+    values = [float(np.mean(base)) if ids else math.nan] + [float(np.mean(o)) if ids else math.nan for o in others]
     return {
         "metric": metric,
         "n": len(ids),
@@ -285,21 +337,32 @@ def _metric_row(metric: str, ids: Sequence[str], per_query: Sequence[Mapping[str
         "ci": [None] + [paired_ci(base, o, confidence=confidence, n_resamples=n_bootstrap, seed=seed) for o in others],
         "effect_size": [None] + [effect_size(base, o) for o in others],
         "p": [None] + [paired_p(base, o, test, seed=seed, n_resamples=n_resamples) for o in others],
+        "identical": [None] + [bool(ids) and o == base for o in others],
     }
 
 
-def _correct(rows: Sequence[dict[str, Any]], correction: str, alpha: float) -> int:
-    """Adjust every row's p-values together (one family: all groups, metrics and runs) and mark
-    the significant ones; returns how many tests the family holds (a group of one query has none)."""
-    cells = [(row, i) for row in rows for i in range(1, len(row["p"])) if not math.isnan(row["p"][i])]
+def _correct(rows: Sequence[dict[str, Any]], correction: str, alpha: float) -> tuple[int, int]:
+    """Adjust the p-values of every row together (one family: the metrics, groups and runs asked
+    for) and mark the significant ones. A comparison with identical values, or of a group of one
+    query, is not tested and stays out of the family (``p_adjusted`` None). Returns (tests in the
+    family, identical comparisons left out)."""
+    cells, identical = [], 0
+    for row in rows:
+        same = row.get("identical") or [None] * len(row["p"])
+        for i in range(1, len(row["p"])):
+            if same[i]:
+                identical += 1
+            elif row["p"][i] is not None and not math.isnan(row["p"][i]):
+                cells.append((row, i))
     adjusted = CORRECTIONS[correction]([row["p"][i] for row, i in cells])
     for row in rows:
-        row["p_adjusted"] = [None] + [math.nan] * (len(row["p"]) - 1)
+        row["p_adjusted"] = [None] + [None if (row.get("identical") or [None] * len(row["p"]))[i] else math.nan
+                                      for i in range(1, len(row["p"]))]
         row["significant"] = [None] + [False] * (len(row["p"]) - 1)
     for (row, i), q in zip(cells, adjusted):
         row["p_adjusted"][i] = q
         row["significant"][i] = bool(q < alpha)
-    return len(cells)
+    return len(cells), identical
 
 
 def only_significant(cmp: Comparison) -> Comparison:
@@ -351,6 +414,7 @@ def _compare_no_answer(runs, seed, n_bootstrap, keep=_everything, confidence=CON
         "ci": [None] + [[b["ci_low"], b["ci_high"]] for b in boots],
         "effect_size": [None] * len(runs),
         "p": [None] + [b["p"] for b in boots],
+        "identical": [None] + [p == probs[0] for p in probs[1:]],
         "method": f"paired stratified bootstrap over queries, {n_bootstrap} resamples, seed {seed}",
     }
 
@@ -378,6 +442,8 @@ def _d_text(d: float | None) -> str:
 def _p_text(row: Mapping[str, Any], i: int) -> str:
     """The adjusted p of run ``i`` with ``*`` when significant; ``n=1`` where a group of one query
     has no test."""
+    if (row.get("identical") or [None] * (i + 1))[i]:
+        return "identical"
     if row["n"] < 2:
         return f"n={row['n']}"
     p = row["p_adjusted"][i]
@@ -393,12 +459,16 @@ def _group_label(breakdown: str, group: str) -> str:
 def render(cmp: Comparison) -> str:
     """The comparison as one text table, a row per metric and group: n, each run's value, and per
     run after the first its delta, the bootstrap interval of the delta, Cohen's d_z and the
-    adjusted p (``*`` where significant at ``alpha``; ``n=1`` where a group has no test)."""
+    adjusted p (``*`` where significant at ``alpha``; ``n=1`` where a group has no test; ``identical``
+    where every per-query value is the same: no test)."""
     names = [r["name"] for r in cmp.runs]
     lines = [f"baseline {names[0]}; {cmp.dataset} {cmp.split}; test {cmp.test}, alpha {cmp.alpha}; "
-             f"p {correction_text(cmp.correction, cmp.tests)}"]
+             f"p {correction_text(cmp.correction, cmp.tests, cmp.identical)}"]
     for i, n in enumerate(names):
         lines.append(f"  [{i}] {n}  {cmp.runs[i]['path']}  (config {cmp.runs[i]['config_fingerprint']}, {cmp.runs[i]['measured']})")
+    if cmp.all_identical:
+        lines.append("identical: every per-query value of every metric compared is the same in "
+                     + (" and ".join(names) if len(names) == 2 else "all the runs") + " (nothing to test)")
     rows = [(_group_label(s["breakdown"], s["group"]), s["breakdown"], r) for s in cmp.sections for r in s["metrics"]]
     if cmp.no_answer is not None:
         at = next((k for k, (_, b, _) in enumerate(rows) if b != "all"), len(rows))
@@ -408,18 +478,19 @@ def render(cmp: Comparison) -> str:
     gw = max([5, *(len(g) + 1 for g, _, _ in rows)])
     vw = max(9, *(min(len(n), 12) + 2 for n in names))
     conf = f"{cmp.confidence:.0%} CI"
-    head = f"{'group':<{gw}}{'n':>5}  {'metric':<10}" + "".join(f"{n[:vw - 2]:>{vw}}" for n in names)
-    head += "".join(f"{'Δ' + str(i):>9}  {conf + ' Δ' + str(i):<20}{'d' + str(i):>6}{'p' + str(i):>9} "
+    mw = max([10, *(len(r["metric"]) + 1 for _, _, r in rows)])
+    head = f"{'group':<{gw}}{'n':>5}  {'metric':<{mw}}" + "".join(f"{n[:vw - 2]:>{vw}}" for n in names)
+    head += "".join(f"{'Δ' + str(i):>9}  {conf + ' Δ' + str(i):<20}{'d' + str(i):>6}{'p' + str(i):>10} "
                     for i in range(1, len(names)))
     previous = None
     for label, breakdown, row in rows:
         if breakdown != previous:
             lines += ["", head]
             previous = breakdown
-        line = f"{label[:gw - 1]:<{gw}}{row['n']:>5}  {row['metric']:<10}" + "".join(f"{_f(v):>{vw}}" for v in row["values"])
+        line = f"{label[:gw - 1]:<{gw}}{row['n']:>5}  {row['metric']:<{mw}}" + "".join(f"{_f(v):>{vw}}" for v in row["values"])
         for i in range(1, len(names)):
             line += (f"{_f(row['delta'][i], True):>9}  {_ci_text(row['ci'][i]):<20}{_d_text(row['effect_size'][i]):>6}"
-                     f"{_p_text(row, i):>9} ")
+                     f"{_p_text(row, i):>10} ")
         lines.append(line.rstrip())
     if cmp.no_answer is not None:
         na = cmp.no_answer
@@ -430,5 +501,5 @@ def render(cmp: Comparison) -> str:
     lines.append(f"* p < {cmp.alpha} after {CORRECTION_NAMES[cmp.correction]}" if cmp.correction != "none"
                  else f"* p < {cmp.alpha} (no correction for multiple tests)")
     lines.append(f"d: Cohen's d_z of the paired differences; {conf}: paired bootstrap ({cmp.n_bootstrap} resamples); "
-                 "n=1: one query, no test")
+                 "n=1: one query, no test; identical: every per-query value the same, no test (not in the family)")
     return "\n".join(lines) + "\n"

@@ -237,7 +237,8 @@ def auroc_bootstrap(
     ``answerable`` label). Resamples are stratified by the label so each holds both classes.
 
     Returns ``AUROC_a``, ``AUROC_b``, ``delta``, ``ci_low``/``ci_high`` (percentile interval of the
-    bootstrap deltas) and ``p`` (two-sided: twice the smaller share of deltas on either side of 0).
+    bootstrap deltas) and ``p`` (two-sided: twice the smaller count ``b`` of deltas on either side of 0,
+    as ``(b + 1) / (B + 1)`` over ``B`` resamples, so never 0; 1 when every delta is 0).
     """
     from scipy.stats import mannwhitneyu
     from sklearn.metrics import roc_auc_score
@@ -265,8 +266,9 @@ def auroc_bootstrap(
     lo, hi = np.percentile(deltas, [50 * (1 - confidence), 100 - 50 * (1 - confidence)])
     if np.all(deltas == 0):
         p = 1.0
-    else:
-        p = float(min(1.0, 2 * min(np.mean(deltas <= 0), np.mean(deltas >= 0))))
+    else:  # the observed difference counts as one of the resamples: never 0 (Davison & Hinkley 1997, eq. 4.11)
+        tail = min(int(np.count_nonzero(deltas <= 0)), int(np.count_nonzero(deltas >= 0)))
+        p = float(min(1.0, 2 * (tail + 1) / (n_resamples + 1)))
     return {"AUROC_a": auc_a, "AUROC_b": auc_b, "delta": auc_b - auc_a, "ci_low": float(lo), "ci_high": float(hi),
             "p": p}
 

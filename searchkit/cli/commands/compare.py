@@ -5,21 +5,24 @@ import argparse
 
 from searchkit import strict_json
 from searchkit.evaluate.compare import compare_runs, only_significant, render
+from searchkit.evaluate.measures import split_names
 from searchkit.evaluate.runs import load_run
 
 
 def _names(values: list[str] | None) -> list[str] | None:
-    """A repeatable option that also takes comma lists: ``--metric nDCG@10,RR@10 --metric AUROC``."""
+    """A repeatable option that also takes comma lists: ``--metric nDCG@10,RR@10 --metric AUROC`` (a
+    comma inside parentheses belongs to the measure: ``P(rel=2,judged_only=True)@10``)."""
     if values is None:
         return None
-    return [part.strip() for v in values for part in v.split(",") if part.strip()]
+    return split_names(values)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Compare run folders against the first: per metric and breakdown, with paired tests."""
+    """Compare run folders against the first: per metric (and breakdown, with ``--by``), with paired
+    tests; the correction's family is what was asked for (the ``all`` rows unless ``--by``)."""
     runs = [load_run(p) for p in args.runs]
     cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed, half=args.half,
-                       metrics=_names(args.metric), by=_names(args.by), correction=args.correction)
+                       metrics=_names(args.metric), by=_names(args.by) or ["none"], correction=args.correction)
     if args.only_significant:
         cmp = only_significant(cmp)
     if args.json:

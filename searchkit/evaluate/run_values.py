@@ -1,0 +1,149 @@
+"""Per-query values of any registry metric for a run folder (issue 40 item 4): what ``compare`` tests.
+
+A run folder's ``metrics.json`` holds, per query row, the values the eval wrote (``metrics``; ``ragas``
+and ``ragas_llm`` where asked for: ``searchkit.evaluate.measures``). A metric the eval did not write
+is computed here where that is straightforward: an ir_measures measure (or an ID-based ragas score)
+from the folder's ``run.trec`` against the qrels of the dataset the run measured, found where the
+provenance says (``dataset_path``, then the dataset's name as ``eval --dataset`` resolves it) and used
+only when its content hash is the run's ``dataset_sha256``. The rankings are read as trec_eval reads
+them (score descending; ``run.trec`` never ties: ``searchkit.evaluate.trec``), so a value computed
+here is the value the eval would have written. Anything else (an LLM-judged ragas score, a folder
+without ``run.trec``, a dataset that cannot be found or has changed) is one line saying so and how to
+get the value.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from searchkit.errors import DataError, InputError, SearchkitError
+from searchkit.evaluate.measures import Metric, row_value
+
+__all__ = ["MissingValues", "metric_values"]
+
+
+class MissingValues(InputError):
+    """A run folder holds no per-query values of a metric and they cannot be computed (one line)."""
+
+
+def _holds(run: Any, m: Metric) -> bool:
+    """Whether the run's rows carry ``m`` at all (a ragas score may be undefined on some queries)."""
+    return any(isinstance(q.get(m.field), Mapping) and m.name in q[m.field] for q in run.queries)
+
+
+def metric_values(runs: Sequence[Any], metrics: Sequence[Metric], ids: Sequence[str],
+                  *, computed_note: list[str] | None = None) -> dict[str, list[dict[str, float]]]:
+    """``{metric name: [per run {query_id: value}]}`` over ``ids`` (the judged queries compared): the
+    values each run folder holds, else computed from its ``run.trec`` (see the module docstring). A
+    query without a finite value (a ragas score left undefined, a query not judged by the LLM) is
+    absent from that run's mapping. ``computed_note`` collects a line per run and metric computed.
+
+    Raises:
+        MissingValues: a run lacks a metric that cannot be computed; the message names the folder, the
+            metric and why, and how to write the values.
+    """
+    out: dict[str, list[dict[str, float]]] = {}
+    cache: dict[tuple[str, str, str], Any] = {}
+    for m in metrics:
+        per_run = []
+        for run in runs:
+            if _holds(run, m):
+                rows = {q["id"]: q for q in run.queries}
+                vals = {q: row_value(rows[q], m) for q in ids if q in rows}
+                if m.source == "ir_measures" and any(v is None for v in vals.values()):
+                    vals = _computed(run, m, ids, cache)
+                    if computed_note is not None:
+                        computed_note.append(f"{run.path.name}: {m.name} computed from run.trec (some rows lacked it)")
+            else:
+                vals = _computed(run, m, ids, cache)
+                if computed_note is not None:
+                    computed_note.append(f"{run.path.name}: {m.name} computed from run.trec and the {run.query_set[0]} "
+                                         f"{run.query_set[1]} qrels")
+            per_run.append({q: float(v) for q, v in vals.items() if v is not None})
+        out[m.name] = per_run
+    return out
+
+
+def _rerun(run: Any, m: Metric) -> str:
+    d, s, _ = run.query_set
+    what = {"ragas": "ragas", "ragas-llm": f"ragas-llm --llm-k {m.k}"}.get(m.source, m.name)
+    return f"rerun `searchkit eval --dataset {d} --split {s} --metrics {what} --out {run.path}` to write them"
+
+
+def _computed(run: Any, m: Metric, ids: Sequence[str], cache: dict) -> dict[str, float | None]:
+    where = f"{run.path} holds no per-query {m.name}"
+    if m.source == "ragas-llm":
+        raise MissingValues(f"{where} (an LLM-judged score cannot be computed from the rankings); {_rerun(run, m)}")
+    if m.source not in ("ir_measures", "ragas"):
+        raise MissingValues(f"{where}; {_rerun(run, m)}")
+    trec = run.path / "run.trec"
+    if not trec.is_file():
+        raise MissingValues(f"{where} and no run.trec to compute it from; {_rerun(run, m)}")
+    dataset = _dataset(run, m, cache, where)
+    ranking = _ranking(trec, where)
+    qrels = {q: dict(dataset.qrels.get(q, {})) for q in ids}
+    if m.source == "ragas":
+        from searchkit.evaluate import ragas_metrics
+
+        if not ragas_metrics.is_available():
+            raise MissingValues(f"{where}; computing it needs ragas: {ragas_metrics.INSTALL_HINT}")
+        scores = ragas_metrics.ragas_scores(ranking, qrels, k=int(m.k or 10))
+        return {q: _finite(scores.get(q, {}).get(m.name)) for q in ids}
+    from searchkit.evaluate.metrics import per_query_metrics
+
+    values = per_query_metrics(qrels, ranking, [m.name])
+    return {q: (values[q][m.name] if q in values else None) for q in ids}
+
+
+def _finite(v: Any) -> float | None:
+    import math
+
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def _ranking(path: Path, where: str) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: score}}`` of a run file, each query's documents in trec_eval's order and ids
+    decoded (``%XX``: what our writer encodes)."""
+    from searchkit.evaluate.trec import read_trec_run, untrec_id
+
+    try:
+        run = read_trec_run(path)
+    except SearchkitError as exc:
+        raise MissingValues(f"{where}, and its run.trec cannot be read: {str(exc)[:200]}") from None
+    return {untrec_id(q): {untrec_id(d): s for d, s in run.ranking(q)} for q in run.scores}
+
+
+def _dataset(run: Any, m: Metric, cache: dict, where: str) -> Any:
+    """The dataset split the run measured: at its provenance's ``dataset_path``, else under its name,
+    whichever holds content with the run's hash."""
+    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+    from searchkit.evaluate.provenance import dataset_hash
+
+    name, split, sha = run.query_set
+    key = (name, split, sha)
+    if key in cache:
+        return cache[key]
+    tried: list[str] = []
+    candidates: list[Path] = []
+    given = run.provenance.get("dataset_path")
+    if isinstance(given, str) and given:
+        candidates.append(Path(given))
+    try:
+        candidates.append(resolve_dataset(name))
+    except (DataError, OSError, ValueError):
+        pass
+    for folder in dict.fromkeys(candidates):
+        tried.append(str(folder))
+        if not folder.is_dir():
+            continue
+        try:
+            ds = load_dataset(folder, split=split)
+        except (SearchkitError, OSError, ValueError):
+            continue
+        if dataset_hash(ds) == sha:
+            cache[key] = ds
+            return ds
+    looked = ", ".join(tried) or "nowhere (no dataset_path, no dataset of that name)"
+    raise MissingValues(f"{where}, and computing it from run.trec needs the qrels of {name} {split} as the run "
+                        f"measured them (sha256 {sha[:12]}): not found at {looked}; {_rerun(run, m)}")
+
