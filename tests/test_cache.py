@@ -234,7 +234,7 @@ def test_the_cache_its_side_files_and_a_new_folder_are_private(tmp_path, monkeyp
         assert all(p.exists() for p in side)  # WAL mode: both exist while the cache is open
         assert [_mode(p) for p in [path, *side]] == [0o600] * 3
     assert _mode(path.parent) == 0o700
-    assert _mode(path.parent.parent) == 0o755  # ~/.cache is not ours to tighten
+    assert _mode(path.parent.parent) == 0o700  # a ~/.cache we create is owner-only (XDG); an existing one keeps its mode
 
 
 def test_an_existing_folder_is_left_alone(tmp_path, open_umask):

@@ -343,3 +343,25 @@ def test_eval_ragas_llm_endpoint_failure_is_one_line(tmp_path, monkeypatch, caps
     err = capsys.readouterr().err.strip()
     assert err == f"searchkit eval: LLM endpoint {llm.url} (model 'fake-chat'): HTTP 500 (after 3 attempts)"
     assert len(llm.requests) == 3
+
+
+def test_judge_items_send_only_what_the_querys_caller_may_see():
+    """H15 (issue 39 item 8c): a personal record's text never leaves for the LLM for a query that
+    names no caller or another caller; its owner's query sends it; shared records go to everyone."""
+    from types import SimpleNamespace
+
+    from searchkit.records import Record
+
+    recs = [Record("p", kind="chat", space="acme", title="Anna's salary", text="salary 9000", owner="u-anna",
+                   visibility="personal"),
+            Record("s", kind="file", space="acme", title="plan", text="the shared plan")]
+    queries = [SimpleNamespace(id=qid, text="salary?", caller=caller)
+               for qid, caller in (("none", None), ("boris", "u-boris"), ("anna", "u-anna"))]
+    outcomes = [SimpleNamespace(query_id=q.id, ranking=("p", "s"), answerable=True) for q in queries]
+    judge = LLMJudge(base_url="http://127.0.0.1:9/v1", model="m", k=2)
+    items = {i.query_id: i for i in rm.judge_items(SimpleNamespace(outcomes=outcomes),
+                                                   SimpleNamespace(queries=queries, records=recs), judge)}
+    assert [c for c in items["none"].contexts if "salary 9000" in c] == []
+    assert [c for c in items["boris"].contexts if "salary 9000" in c] == []
+    assert any("salary 9000" in c for c in items["anna"].contexts)
+    assert all(any("shared plan" in c for c in i.contexts) for i in items.values())

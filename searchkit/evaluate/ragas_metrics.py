@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 
 from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.errors import InputError, ResourceError
+from searchkit.ingest.policy import can_see
 
 __all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
            "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
@@ -247,13 +248,18 @@ class JudgeItem:
 
 def judge_items(report: Any, dataset: Any, judge: LLMJudge, limit: int | None = None) -> list[JudgeItem]:
     """The queries of an eval (``EvalReport``) with at least one card, in the report's order, each
-    with the title and text of its top ``judge.k`` records (``judge.max_chars`` characters each);
+    with the title and text of its top ``judge.k`` records that the query's caller may see (shared
+    ones; personal ones only to their owner: H15) (``judge.max_chars`` characters each);
     ``limit``: the first ``limit`` of them only."""
     questions = {q.id: q.text for q in dataset.queries}
+    callers = {q.id: q.caller for q in dataset.queries}
     by_id = {r.id: r for r in dataset.records}
     out = []
     for o in report.outcomes:
-        cards = [by_id[d] for d in o.ranking[:judge.k] if d in by_id]
+        # only what the query's caller may see leaves for the judge (H15; issue 39 item 8c): shared
+        # records, personal ones to a query naming their owner; a query naming no caller sends none
+        caller = callers.get(o.query_id)
+        cards = [by_id[d] for d in o.ranking if d in by_id and can_see(by_id[d], caller, "personal")][:judge.k]
         if not cards or o.query_id not in questions:
             continue
         contexts = tuple(_card_text(r.title, r.text)[:judge.max_chars] for r in cards)

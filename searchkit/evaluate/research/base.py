@@ -15,6 +15,7 @@ from searchkit.config_file import load_config
 from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.datasets import DatasetError, available_splits, resolve_dataset
 from searchkit.evaluate.task_eval import TASK_SET_FILES, is_task_set
+from searchkit.util import make_folders_private
 
 log = logging.getLogger("searchkit.evaluate.research")
 
@@ -127,7 +128,7 @@ def save_config(config: Any, path: str | os.PathLike[str]) -> Path:
     import tempfile
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folders_private(target.parent)  # missing parents 0700 whatever the umask (issue 39 item 8a)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
