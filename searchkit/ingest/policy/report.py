@@ -117,6 +117,10 @@ class IndexingReport:
     counts: Mapping[str, int] = field(default_factory=dict)
     loaded_at: str = ""
     caps: Mapping[str, int] = field(default_factory=dict)
+    known_secrets: Any = field(default=None, compare=False, repr=False)
+    """The salted digests of the secret values the load redacted, by scope
+    (``searchkit.ingest.redact.known.KnownSecrets``; issue 39 item 4): what the index version keeps
+    for live reads and the next update. Never a value; not part of ``to_dict``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "skips", tuple(self.skips))

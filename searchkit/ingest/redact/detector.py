@@ -157,7 +157,8 @@ def _high_entropy(text: str, start: int, end: int, b64: Any, hex_: Any) -> bool:
     digits = sum(c.isdigit() for c in core)
     upper = sum(c.isupper() for c in core)
     lower = sum(c.islower() for c in core)
-    if not (digits >= 2 and upper >= 2 and lower >= 2):
+    least = 1 if len(core) >= 32 else 2  # a long run: one of each class is enough (the entropy decides)
+    if not (digits >= least and upper >= least and lower >= least):
         return False
     letters = re.sub(r"[^A-Za-z0-9]", "", core)
     if _class_changes(letters) < len(letters) // 3:

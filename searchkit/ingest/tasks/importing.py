@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from searchkit.ingest.tasks import fts
+from searchkit.ingest.tasks import fts, known_pass
 from searchkit.ingest.tasks.model import FTS_TABLE, ImportReport, SkippedItem, TaskStoreError, TaskStoreLocked, fold
 from searchkit.ingest.tasks.sources import DEFAULT_MAX_ITEM_BYTES, _read_and_validate, source_files
 from searchkit.ingest.tasks.store import (
@@ -91,12 +91,14 @@ def _write(conn: sqlite3.Connection, batch: _Batch) -> ImportReport:
     full-text index (``searchable`` False; a later import where SQLite has FTS5 builds it), unless the
     store already has an FTS table, which then cannot be kept in step (``FTS5Missing``)."""
     batch = _check_against_store(conn, batch)
-    tasks, comments = batch.tasks, batch.comments
     searchable = fts.fts5_available(conn)
-    if not searchable and comments and _has_fts_table(conn):
+    if not searchable and batch.comments and _has_fts_table(conn):
         raise FTS5Missing(f"this SQLite has no FTS5, and the store's full-text index must be updated with the "
                           f"comments; nothing imported. {fts.INSTALL_HINT}")
     _ensure_schema(conn)
+    # a value redacted once in a space is redacted wherever it appears again there (issue 39 item 4)
+    batch, _ = known_pass.apply(conn, batch, searchable=searchable)
+    tasks, comments = batch.tasks, batch.comments
     conn.executemany("INSERT INTO spaces(slug) VALUES (?) ON CONFLICT(slug) DO NOTHING",
                      [(s,) for s in dict.fromkeys(t.space for t in tasks)])
     conn.executemany(

@@ -52,13 +52,19 @@ CREATE TABLE IF NOT EXISTS comments (
 );
 CREATE INDEX IF NOT EXISTS comments_task_ts ON comments(task, ts_utc, id);
 CREATE INDEX IF NOT EXISTS comments_ts ON comments(ts_utc, id, task, folded);
+CREATE TABLE IF NOT EXISTS known_secrets (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    data TEXT NOT NULL
+);
 """
 """``tasks.title`` is the title as every tool shows it, redacted (``shown_title``, T6);
 ``tasks.title_raw`` the title as imported. ``tasks.state`` is the state's class (``open`` /
 ``closed``), ``tasks.state_raw`` the state as imported. ``comments.author`` is the author as every
 tool shows it, redacted (``shown_author``), ``comments.author_raw`` as imported. A store made before
 one of the ``*_raw`` columns existed is migrated by its next import (``_migrate``) and read through
-a view that shows the same until then (``open_readonly``)."""
+a view that shows the same until then (``open_readonly``). ``known_secrets`` holds one row: the salted
+digests of the secret values redaction replaced, by space (issue 39 item 4; ``known_pass``), never a
+value; a store made before it gets it at its next import."""
 
 TABLE_COLUMNS: Mapping[str, frozenset[str]] = {
     "spaces": frozenset({"slug", "title"}),
@@ -67,6 +73,8 @@ TABLE_COLUMNS: Mapping[str, frozenset[str]] = {
                            "ts_utc", "indexed", "folded"}),
 }
 """The tables (and the columns each must have) that make an SQLite file a task store."""
+KNOWN_TABLE = "known_secrets"
+"""A table of a task store made since issue 39 (the salted digests of known secret values)."""
 
 
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -404,7 +412,7 @@ def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str], *,
                       suffix: str = _NOTHING_IMPORTED) -> None:
     """Refuse an SQLite file that is not a task store: other tables, or ours without their columns;
     ``suffix`` ends the message (an importer's ``; nothing imported``)."""
-    ours = set(TABLE_COLUMNS) | {FTS_TABLE} | _SQLITE_INTERNAL
+    ours = set(TABLE_COLUMNS) | {FTS_TABLE, KNOWN_TABLE} | _SQLITE_INTERNAL
     foreign = sorted(t for t in tables if t not in ours and not t.startswith(f"{FTS_TABLE}_"))
     missing = sorted(set(TABLE_COLUMNS) - tables)
     if foreign or missing:

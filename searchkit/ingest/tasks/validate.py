@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from searchkit.ingest.redact.known import found_values
 from searchkit.ingest.tasks.model import (
     MAX_STATE_CHARS, SkippedItem, TaskStoreError, _index_texts, _show, not_indexed_reason, shown_author,
     shown_title, state_class, utc_sort_key,
@@ -32,6 +33,8 @@ class _Task:
     """The title as shown (``shown_title``), stored in ``tasks.title``."""
     state_class: str = "open"
     """``open`` or ``closed`` (``state_class``), stored in ``tasks.state``."""
+    found: tuple[str, ...] = ()
+    """The values redaction replaced in the title (in memory only: the store-wide pass, ``known_pass``)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class _Comment:
     where: str
     shown_author: str = ""
     """The author as shown (``shown_author``), stored in ``comments.author``."""
+    found: tuple[str, ...] = ()
+    """The values redaction replaced in the text and the author (in memory only: ``known_pass``)."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +127,10 @@ def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
         utc_sort_key(created, f"{where}: created")
     updated = row.get("updated") or created
     updated_utc = utc_sort_key(updated, f"{where}: updated") if updated else None
-    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown_title(title),
-                 state_class(state))
+    with found_values() as found:
+        shown = shown_title(title)
+    return _Task(tid, space, title, state, piece, created, updated, updated_utc, where, shown,
+                 state_class(state), _secrets(found))
 
 
 def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
@@ -145,13 +152,20 @@ def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     for i, a in enumerate(attachments):
         _str(a, f"{where}: attachments[{i}]")
     clean = {"kind": kind, "progress_type": progress_type, "tool": tool, "body": body, "attachments": attachments}
-    texts = _index_texts(clean)
+    with found_values() as found:
+        texts = _index_texts(clean)
+        shown = shown_author(author)
     raw, text = (None, None) if texts is None else texts
     return _Comment(
         cid, task, author, kind, progress_type, tool, body, json.dumps(list(attachments), ensure_ascii=False),
         ts, ts_utc, text, None if text is not None else (not_indexed_reason(clean) or "unknown"),
-        text is not None and text != raw, where, shown_author(author),
+        text is not None and text != raw, where, shown, _secrets(found),
     )
+
+
+def _secrets(found: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The values the rules replaced (not e-mail addresses: they are not secrets)."""
+    return tuple(dict.fromkeys(value for rule, value in found if rule != "email"))
 
 
 def _no_duplicates(items: Sequence[_Task] | Sequence[_Comment], what: str) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 
-from searchkit.ingest.policy import Policy, Skip
+from searchkit.ingest.policy import DEFAULT_POLICY, Policy, Skip
+from searchkit.ingest.redact.known import KnownSecrets, scope_of, scopes_for
 from searchkit.ingest.workspace.model import DETAIL_CHARS, DOUBT_RULES, Doubt
 from searchkit.ingest.workspace.verdicts import Verdicts
 from searchkit.records import Record
@@ -53,11 +54,19 @@ def _utf8(text: str) -> bool:
 
 class _Collector:
     """Mutable accumulator of one load (private; the result is frozen). Its secret checks go
-    through ``verdicts`` (``Verdicts``: the clean texts of a previous load, ``memo``)."""
+    through ``verdicts`` (``Verdicts``: the clean texts of a previous load, ``memo``).
 
-    def __init__(self, policy: Policy, memo: Mapping[str, Any] | None = None) -> None:
+    A value the rules redact in one record is redacted wherever it appears again in its scope
+    (issue 39 item 4; ``searchkit.ingest.redact.known``): in the record itself as it is added, then a
+    whole load does it across records once every record is read (``finish``), and a live read of one
+    row or chat (``known``: the values of the index it was opened from, ``live_collector``) as that
+    record is added: the same steps, so the same text."""
+
+    def __init__(self, policy: Policy, memo: Mapping[str, Any] | None = None,
+                 known: KnownSecrets | None = None) -> None:
         self.policy = policy
         self.verdicts = Verdicts(policy, memo)
+        self.known = known
         self.records: dict[str, Record] = {}
         self.where: dict[str, str] = {}
         self.contested: set[str] = set()
@@ -108,6 +117,13 @@ class _Collector:
         for more in (title_counts, url_counts):
             for rule, n in more.items():
                 counts[rule] = counts.get(rule, 0) + n
+        own = self.verdicts.pending_values()
+        scopes = scopes_for(space, owner, visibility)
+        for known in (_own_values(scope_of(space, owner, visibility), own) if own else None, self.known):
+            if known is not None:  # this record's own values, then (a live read) those known to the index
+                text, title, extra, n = _redact_known(known, scopes, text, title, extra)
+                if n:
+                    counts["known_value"] = counts.get("known_value", 0) + n
         if counts:
             self.note(where, "redacted", _redaction_detail(counts))
         cap = self.policy.max_item_chars
@@ -140,6 +156,63 @@ class _Collector:
         self.records[rid] = record
         self.where[rid] = where
         return True
+
+
+    def finish(self, salt: bytes, previous: KnownSecrets | None = None) -> KnownSecrets:
+        """The workspace-wide pass of a whole load (issue 39 item 4): every value the rules redacted
+        in a record, redacted wherever it appears again in the records of its scope (texts, titles,
+        URLs); ``previous`` (the values of the index version this load updates, when a part of the
+        workspace could not be read now and its records are kept) joins them. Returns the values
+        known, as salted digests only (what an index version keeps for live reads)."""
+        known = KnownSecrets(salt)
+        for rid, values in self.verdicts.values.items():
+            record = self.records.get(rid)
+            if record is not None:
+                for value in values:
+                    known.add(scope_of(record.space, record.owner, record.visibility), value)
+        if previous is not None:
+            known.merge(previous)
+        if known:
+            for rid, record in list(self.records.items()):
+                scopes = scopes_for(record.space, record.owner, record.visibility)
+                text, title, fields, n = _redact_known(known, scopes, record.text, record.title, record.fields)
+                if not n:
+                    continue
+                fields = {**fields, "content_hash": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+                self.records[rid] = replace(record, text=text, title=title, fields=fields)
+                self.verdicts.unclean(rid)
+                self.note(self.where.get(rid, rid), "redacted", _redaction_detail({"known_value": n}))
+        return known.forget_values()
+
+
+def _own_values(scope: str, values: list[str]) -> KnownSecrets:
+    """The values the rules found in one record, in its scope (in memory only)."""
+    own = KnownSecrets(bytes(16))
+    for value in values:
+        own.add(scope, value)
+    return own
+
+
+def _redact_known(known: KnownSecrets, scopes: tuple[str, ...], text: str, title: str,
+                  fields: Mapping[str, Any]) -> tuple[str, str, dict[str, Any], int]:
+    """``text``, ``title`` and a ``url`` field with the values of ``scopes`` redacted, and how many."""
+    text, n = known.redact(text, scopes)
+    if title:
+        title, m = known.redact(title, scopes)
+        n += m
+    extra = dict(fields)
+    if isinstance(extra.get("url"), str):
+        extra["url"], m = known.redact(extra["url"], scopes)
+        n += m
+    return text, title, extra, n
+
+
+def live_collector(known: KnownSecrets | None, policy: Policy | None = None) -> _Collector:
+    """The collector a live read of one row or chat goes through (``searchkit.tools.live_read``):
+    ingest's own checks and redaction, the values the rules find in that record redacted wherever
+    they appear in it again, then ``known`` (the values known to the index the card came from:
+    ``verdicts.known_secrets(index)``; None: none), exactly as the load of that index did."""
+    return _Collector(policy or DEFAULT_POLICY, known=known)
 
 
 def _redaction_detail(counts: Mapping[str, int]) -> str:

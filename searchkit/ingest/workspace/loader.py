@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from searchkit.ingest.policy import CONTAINERS, DEFAULT_POLICY, IndexingReport, Policy, Skip
+from searchkit.ingest.redact.known import KnownSecrets, salt_for
 from searchkit.ingest.workspace.app import _load_app
 from searchkit.ingest.workspace.chats import _Chats, _load_chats, _load_digests
 from searchkit.ingest.workspace.collect import _Collector, _Space, _guard, _utf8
@@ -36,7 +37,13 @@ def load_workspace(
         policy: the never-index rules and caps (H2); default ``DEFAULT_POLICY``.
         memo: the digests of the texts a previous load under the same rules found clean
             (``verdicts.read_memo``; issue 30): those are not checked for secrets again. What the
-            load gives is the same with or without it.
+            load gives is the same with or without it. Its ``known`` (the salted digests of the
+            secret values the previous load redacted) joins this load's when a part could not be
+            read now (its records are kept: ``carry_over``).
+
+    Every value the rules redact in a record is redacted wherever it appears again in its scope
+    (issue 39 item 4; ``searchkit.ingest.redact.known``: the space's shared records, and a personal
+    record's owner's own records); ``report.known_secrets`` holds their salted digests (never a value).
 
     Returns:
         A ``WorkspaceLoad``. Record ids are ``SLUG/KIND:KEY`` (e.g. ``acme/chat:ses_4f2a``,
@@ -83,10 +90,12 @@ def load_workspace(
             continue
         spaces[info.slug] = info
         _load_space(sp, out)
+    previous = (memo or {}).get("known") if out.doubts else None  # an update keeps the records in doubt
+    known = out.finish(salt_for(root_real), previous if isinstance(previous, KnownSecrets) else None)
     stamp = (now or datetime.now(timezone.utc)).isoformat(timespec="seconds")
     records = _in_order(out.records.values())
     report = IndexingReport(skips=tuple(out.skips), notes=tuple(out.notes), counts=_counts(records), loaded_at=stamp,
-                            caps=out.policy.caps())
+                            caps=out.policy.caps(), known_secrets=known)
     clean = out.verdicts.of_records()
     return WorkspaceLoad(records=tuple(records), spaces=spaces, users=users, report=report,
                          doubts=tuple(out.doubts), contested=frozenset(out.contested), orphans=frozenset(out.orphans),

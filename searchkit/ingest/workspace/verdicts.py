@@ -29,12 +29,15 @@ from typing import Any, Iterable, Mapping
 from searchkit.ingest import policy as _policy_package
 from searchkit.ingest import redact as _redact_package
 from searchkit.ingest.policy import DEFAULT_POLICY
+from searchkit.ingest.redact.known import KnownSecrets, found_values
 from searchkit.util import read_json_file
 
 SECRET = "secret"
 """The verdict that ``Policy.secret_content`` found no key material in a text."""
 REDACT = "redact"
 """The verdict that ``Policy.redact_secrets`` left a text as it was."""
+KNOWN = "known"
+"""The memo's salted digests of the secret values the load redacted (issue 39 item 4)."""
 FORMAT = "searchkit.clean-verdicts"
 FORMAT_VERSION = 1
 FILE_NAME = "clean_verdicts.json"
@@ -91,6 +94,10 @@ class Verdicts:
         self._pending: list[tuple[str, bytes]] = []
         self._found = False  # a check of the item being read found a secret
         self._clean: dict[str, tuple[tuple[str, bytes], ...]] = {}
+        self._pending_values: list[str] = []
+        self.values: dict[str, list[str]] = {}
+        """Record id -> the values the rules redacted in its texts (in memory only: issue 39 item 4,
+        the workspace-wide pass of ``searchkit.ingest.redact.known``)."""
         self.checked = 0
         """Texts actually checked by the policy (not answered by the memo)."""
 
@@ -115,7 +122,9 @@ class Verdicts:
             self._pending.append((REDACT, d))
             return text, {}
         self.checked += 1
-        out, counts = self.policy.redact_secrets(text)
+        with found_values() as found:
+            out, counts = self.policy.redact_secrets(text)
+        self._pending_values += [value for rule, value in found if rule != "email"]
         if not counts and out == text:
             self._pending.append((REDACT, d))
         else:
@@ -126,28 +135,43 @@ class Verdicts:
         """The clean texts noted since the last item are the indexed record ``record_id``'s."""
         if self._pending and not self._found:
             self._clean[record_id] = (*self._clean.get(record_id, ()), *self._pending)
-        self._pending, self._found = [], False
+        if self._pending_values:
+            self.values.setdefault(record_id, []).extend(self._pending_values)
+        self._pending, self._found, self._pending_values = [], False, []
+
+    def pending_values(self) -> list[str]:
+        """The values the rules redacted in the item being read so far."""
+        return list(self._pending_values)
 
     def drop(self, record_id: str | None = None) -> None:
         """The item being read is not indexed (skipped, failed, or ``record_id`` contested)."""
-        self._pending, self._found = [], False
+        self._pending, self._found, self._pending_values = [], False, []
         if record_id is not None:
             self._clean.pop(record_id, None)
+            self.values.pop(record_id, None)
+
+    def unclean(self, record_id: str) -> None:
+        """A record changed by the workspace-wide pass: its texts are not named in the memo (a text
+        clean by the rules may hold a value known from another record)."""
+        self._clean.pop(record_id, None)
 
     def of_records(self) -> dict[str, tuple[tuple[str, bytes], ...]]:
         """Record id -> the clean verdicts of its texts."""
         return dict(self._clean)
 
 
-def memo_text(policy: Any, clean: Mapping[str, Iterable[tuple[str, bytes]]], record_ids: Iterable[str]) -> str:
+def memo_text(policy: Any, clean: Mapping[str, Iterable[tuple[str, bytes]]], record_ids: Iterable[str],
+              known: KnownSecrets | None = None) -> str:
     """The memo file of an index version holding ``record_ids``: the clean verdicts of those
-    records only (sorted: the same records give the same bytes)."""
+    records only (sorted: the same records give the same bytes), and ``known``'s salted digests."""
     sets: dict[str, set[bytes]] = {SECRET: set(), REDACT: set()}
     for rid in record_ids:
         for kind, d in clean.get(rid, ()):
             sets[kind].add(d)
     body = {"format": FORMAT, "format_version": FORMAT_VERSION, "rules": rules_fingerprint(policy),
             **{kind: sorted(d.hex() for d in ds) for kind, ds in sets.items()}}
+    if known is not None:
+        body[KNOWN] = known.to_dict()
     return json.dumps(body, indent=0) + "\n"
 
 
@@ -172,17 +196,29 @@ def read_memo(data: Any, policy: Any) -> dict[str, frozenset[bytes]]:
 
 class Memo:
     """What one version of a history index keeps of the clean verdicts for the next load: those of
-    the load that made it (``of``), or the file of a version read from disk (``read``)."""
+    the load that made it (``of``), or the file of a version read from disk (``read``); and the
+    salted digests of the secret values that load redacted (``known_secrets``), for live reads."""
 
-    def __init__(self, policy: Any = None, clean: Mapping[str, Any] | None = None, data: Any = None) -> None:
+    def __init__(self, policy: Any = None, clean: Mapping[str, Any] | None = None, data: Any = None,
+                 known: KnownSecrets | None = None) -> None:
         self.policy = policy if policy is not None else DEFAULT_POLICY
         self.clean = clean
         self.data = data
+        self.known = known
 
     @classmethod
     def of(cls, load: Any, policy: Any = None) -> "Memo":
-        """The verdicts of ``load`` (a ``WorkspaceLoad`` read under ``policy``)."""
-        return cls(policy, clean=load.clean)
+        """The verdicts of ``load`` (a ``WorkspaceLoad`` read under ``policy``), and the salted
+        digests of the secret values it redacted (``report.known_secrets``; issue 39 item 4)."""
+        known = getattr(load.report, "known_secrets", None)
+        return cls(policy, clean=load.clean, known=known if isinstance(known, KnownSecrets) else None)
+
+    def known_secrets(self) -> KnownSecrets | None:
+        """The secret values known to this index version, as salted digests (issue 39 item 4: what a
+        live read redacts besides the rules, ``collect.live_collector``); None when it has none."""
+        if self.known is not None:
+            return self.known
+        return KnownSecrets.from_dict(self.data.get(KNOWN)) if isinstance(self.data, dict) else None
 
     @classmethod
     def read(cls, version: Path) -> "Memo | None":
@@ -198,14 +234,24 @@ class Memo:
         """The digests of clean texts, for a load under ``policy``: empty when this memo was
         made under other rules."""
         policy = policy if policy is not None else DEFAULT_POLICY
+        known = self.known_secrets()
+        extra: dict[str, Any] = {KNOWN: known} if known is not None else {}
         if self.clean is None:
-            return read_memo(self.data, policy)
+            return {**read_memo(self.data, policy), **extra}
         if rules_fingerprint(self.policy) != rules_fingerprint(policy):
-            return {}
-        return {kind: frozenset(d for ds in self.clean.values() for k, d in ds if k == kind) for kind in (SECRET, REDACT)}
+            return extra
+        return {**{kind: frozenset(d for ds in self.clean.values() for k, d in ds if k == kind)
+                   for kind in (SECRET, REDACT)}, **extra}
 
     def text(self, record_ids: Iterable[str]) -> str:
         """The memo file of an index version holding the records ``record_ids``."""
         if self.clean is None:  # read from the version these records come from, unchanged
             return json.dumps(self.data, indent=0) + "\n"
-        return memo_text(self.policy, self.clean, record_ids)
+        return memo_text(self.policy, self.clean, record_ids, self.known)
+
+
+def known_secrets(index: Any) -> KnownSecrets | None:
+    """The secret values known to a history index (``HistoryIndex``: its ``memo``), as salted
+    digests, or None (issue 39 item 4): what ``collect.live_collector`` takes for a live read."""
+    memo = getattr(index, "memo", None)
+    return memo.known_secrets() if isinstance(memo, Memo) else None
