@@ -15,7 +15,7 @@ from searchkit.config import SearchConfig
 from searchkit.evaluate.compare import CompareError, auroc_bootstrap, compare_runs, paired_p, render
 from searchkit.evaluate.measures import metric
 from searchkit.evaluate.runs import load_run
-from searchkit.evaluate.run_values import MissingValues, metric_values
+from searchkit.evaluate.run_values import MissingValues, metric_values, with_metrics
 from test_compare import _refuse, _run, _shifted, _values
 from test_metrics import HASHING, tiny_workspace
 
@@ -77,6 +77,26 @@ def test_a_value_computed_from_run_trec_is_the_one_eval_wrote(two_runs, tmp_path
     got = metric_values([stripped], names, ids, computed_note=notes)
     want = metric_values([held], names, ids)
     assert got == want and len(notes) == 2 and not metric_values([held], names, ids, computed_note=[]) == {}
+
+
+def test_with_metrics_fills_what_the_folder_lacks(two_runs, tmp_path):
+    """What gate --run and report read: a folder's metrics.json with a measure it lacks added, per query
+    and as the headline mean, equal to what eval writes."""
+    copy = tmp_path / "wsum"
+    shutil.copytree(two_runs["wsum"], copy)
+    m = json.loads((copy / "metrics.json").read_text())
+    full = json.loads(json.dumps(m))
+    for q in m["queries"]:
+        if q["metrics"] is not None:
+            del q["metrics"]["nDCG@10"]
+    del m["metrics"]["nDCG@10"]
+    (copy / "metrics.json").write_text(json.dumps(m))
+    got = with_metrics(load_run(copy), ["nDCG@10", "AP", "AUROC"])
+    assert got["metrics"]["nDCG@10"] == full["metrics"]["nDCG@10"]
+    for q, want in zip(got["queries"], full["queries"]):
+        if want["metrics"] is not None:
+            assert q["metrics"]["nDCG@10"] == want["metrics"]["nDCG@10"] and "AP" in q["metrics"]
+    assert with_metrics(load_run(two_runs["wsum"]), ["nDCG@10"]) == load_run(two_runs["wsum"]).metrics
 
 
 def test_no_dataset_no_run_trec_one_line(two_runs, tmp_path, capsys):

@@ -15,6 +15,7 @@ from searchkit.evaluate.measures import (
     metric,
     metrics_option,
     row_value,
+    shared_names,
     split_names,
 )
 from searchkit.evaluate.metrics import per_query_metrics, ranking_metrics
@@ -68,20 +69,29 @@ def test_split_names_keeps_a_comma_inside_parentheses():
 
 def test_eval_metrics_option():
     assert metrics_option(None) == MetricsChoice() and metrics_option(None).ranking == DEFAULT_METRICS
-    assert metrics_option("ragas") == MetricsChoice(DEFAULT_METRICS, (10,), False, None)
+    assert metrics_option("ragas") == MetricsChoice(DEFAULT_METRICS, 10, False, None)
     assert metrics_option("ragas-llm").ragas_llm and metrics_option("ragas-llm").llm_k is None
     c = metrics_option("AP,P@5,nDCG@20,Judged@10")
     assert c.ranking == ("AP", "P@5", "nDCG@20", "Judged@10") and not c.ragas and not c.ragas_llm
     c = metrics_option(["default,MAP", "ragas", "ragas:faithfulness@5"])
-    assert c.ranking == (*DEFAULT_METRICS, "AP") and c.ragas_k == (10,) and c.llm_k == 5
+    assert c.ranking == (*DEFAULT_METRICS, "AP") and c.ragas_k == 10 and c.llm_k == 5
     assert c.names[-4:] == ("ragas:id_context_precision@10", "ragas:id_context_recall@10",
                             "ragas:faithfulness@5", "ragas:answer_relevancy@5")
     with pytest.raises(MetricError, match="no-answer figures"):
         metrics_option("AUROC")
-    with pytest.raises(MetricError, match="2 cutoffs"):
+    with pytest.raises(MetricError, match="LLM-judged ragas scores at 2 cutoffs"):
         metrics_option("ragas:faithfulness@5,ragas:answer_relevancy@3")
+    with pytest.raises(MetricError, match="ID-based ragas scores at 2 cutoffs"):
+        metrics_option("ragas,ragas:id_context_recall@5")
+    assert metrics_option("ragas:id_context_recall@5").ragas_k == 5
     with pytest.raises(MetricError, match="'nDGC@10'"):
         metrics_option("AP,nDGC@10")
+
+
+def test_shared_names_default_order_first():
+    assert shared_names([{"AP": 1, "R@5": 1, "nDCG@10": 1}, {"nDCG@10": 0, "AP": 0, "R@5": 0, "P@5": 0}]) == [
+        "nDCG@10", "R@5", "AP"]
+    assert shared_names([]) == []
 
 
 def test_row_value_reads_the_registry_field():

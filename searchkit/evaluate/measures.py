@@ -33,7 +33,7 @@ from searchkit.errors import InputError
 
 __all__ = ["DEFAULT_METRICS", "EVAL_KEYWORDS", "NO_ANSWER_METRICS", "RAGAS_ID_SCORES", "RAGAS_LLM_SCORES",
            "Metric", "MetricError", "MetricsChoice", "VALID_FORMS", "canonical", "ir_measure", "metric",
-           "metrics_option", "provider_of", "row_value", "split_names"]
+           "metrics_option", "provider_of", "row_value", "shared_names", "split_names"]
 
 RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
 DEFAULT_METRICS: tuple[str, ...] = ("nDCG@10", "RR@10", *(f"R@{k}" for k in RECALL_KS))
@@ -222,25 +222,25 @@ class MetricsChoice:
     Attributes:
         ranking: the ir_measures measures to report (canonical names; DEFAULT_METRICS when the option
             names none).
-        ragas_k: the cutoffs of the ID-based ragas scores (``ragas``: 10), empty when not asked.
+        ragas_k: the cutoff of the ID-based ragas scores (``ragas``: 10), None when not asked.
         ragas_llm: the LLM-judged ragas scores are asked (``ragas-llm`` or a named one).
         llm_k: the cutoff a named LLM-judged score gives (``ragas:faithfulness@5``: 5), None when
             ``--llm-k`` decides.
     """
 
     ranking: tuple[str, ...] = DEFAULT_METRICS
-    ragas_k: tuple[int, ...] = ()
+    ragas_k: int | None = None
     ragas_llm: bool = False
     llm_k: int | None = None
 
     @property
     def ragas(self) -> bool:
-        return bool(self.ragas_k)
+        return self.ragas_k is not None
 
     @property
     def names(self) -> tuple[str, ...]:
         """Every per-query metric name the eval writes (the ragas-llm ones where ``llm_k`` is known)."""
-        ragas = [n for k in self.ragas_k for n in (f"ragas:{s}@{k}" for s in RAGAS_ID_SCORES)]
+        ragas = [f"ragas:{s}@{self.ragas_k}" for s in RAGAS_ID_SCORES] if self.ragas_k else []
         llm = [f"ragas:{s}@{self.llm_k}" for s in RAGAS_LLM_SCORES] if self.ragas_llm and self.llm_k else []
         return (*self.ranking, *ragas, *llm)
 
@@ -251,11 +251,11 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
     Without an ir_measures name the ranking metrics are ``DEFAULT_METRICS``.
 
     Raises:
-        MetricError: a bad name (one line naming it), a no-answer figure (always reported), or two
-            LLM-judged scores with different cutoffs.
+        MetricError: a bad name (one line naming it), a no-answer figure (always reported), or ragas
+            scores of one kind at two cutoffs.
     """
     ranking: list[str] = []
-    ragas_k: list[int] = []
+    ragas_ks: set[int] = set()
     llm = False
     llm_ks: set[int] = set()
     for name in split_names(values):
@@ -263,7 +263,7 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
             ranking.extend(DEFAULT_METRICS)
             continue
         if name == "ragas":
-            ragas_k.append(10)
+            ragas_ks.add(10)
             continue
         if name == "ragas-llm":
             llm = True
@@ -273,14 +273,26 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
             raise MetricError(f"--metrics {name}: the no-answer figures ({', '.join(NO_ANSWER_METRICS)}) are always "
                               "reported; name ranking metrics, ragas or ragas-llm")
         if m.source == "ragas":
-            ragas_k.append(int(m.k or 10))
+            ragas_ks.add(int(m.k or 10))
         elif m.source == "ragas-llm":
             llm = True
             llm_ks.add(int(m.k or 0))
         else:
             ranking.append(m.name)
-    if len(llm_ks) > 1:
-        raise MetricError(f"--metrics names LLM-judged ragas scores at {len(llm_ks)} cutoffs "
-                          f"({', '.join(str(k) for k in sorted(llm_ks))}); one answer is judged per query, at one --llm-k")
-    return MetricsChoice(tuple(dict.fromkeys(ranking)) or DEFAULT_METRICS, tuple(dict.fromkeys(ragas_k)), llm,
-                         next(iter(llm_ks)) if llm_ks else None)
+    for what, ks in (("ID-based", ragas_ks), ("LLM-judged", llm_ks)):
+        if len(ks) > 1:
+            raise MetricError(f"--metrics names {what} ragas scores at {len(ks)} cutoffs "
+                              f"({', '.join(str(k) for k in sorted(ks))}); give one")
+    return MetricsChoice(tuple(dict.fromkeys(ranking)) or DEFAULT_METRICS, next(iter(ragas_ks), None), llm,
+                         next(iter(llm_ks), None))
+
+
+def shared_names(figures: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The metric names every one of ``figures`` holds (e.g. each run's headline ``metrics``):
+    those of ``DEFAULT_METRICS`` first, in its order, then the others in the first's order. What a
+    table over several runs shows (``report``'s headline, instead of a fixed list)."""
+    figures = list(figures)
+    if not figures:
+        return []
+    common = [m for m in figures[0] if all(m in f for f in figures[1:])]
+    return [m for m in DEFAULT_METRICS if m in common] + [m for m in common if m not in DEFAULT_METRICS]

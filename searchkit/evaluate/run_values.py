@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.evaluate.measures import Metric, row_value
 
-__all__ = ["MissingValues", "metric_values"]
+__all__ = ["MissingValues", "metric_values", "with_metrics"]
 
 
 class MissingValues(InputError):
@@ -61,6 +61,44 @@ def metric_values(runs: Sequence[Any], metrics: Sequence[Metric], ids: Sequence[
                                          f"{run.query_set[1]} qrels")
             per_run.append({q: float(v) for q, v in vals.items() if v is not None})
         out[m.name] = per_run
+    return out
+
+
+def with_metrics(run: Any, names: Sequence[str]) -> dict[str, Any]:
+    """The run folder's ``metrics.json`` (``run.metrics``) with the ir_measures measures of ``names`` it
+    lacks added: to each judged query's ``metrics`` (computed from ``run.trec``, as ``metric_values``)
+    and to the headline ``metrics`` (their mean over the judged queries, as ``eval`` reports). What
+    ``gate --run`` and ``report`` read where a baseline gates, or a table shows, a measure the eval did
+    not write. Names the folder holds, and names that are not ir_measures measures, are left as they are.
+
+    Raises:
+        MetricError: a name is not in the registry.
+        MissingValues: a measure cannot be computed (one line, as ``metric_values``).
+    """
+    import numpy as np
+
+    from searchkit.evaluate.measures import metric
+
+    wanted = [m for m in (metric(n) for n in names) if m.source == "ir_measures"]
+    judged = [q for q in run.queries if isinstance(q.get("metrics"), Mapping)]
+    lacking = [m for m in dict.fromkeys(wanted) if any(m.name not in q["metrics"] for q in judged)]
+    out = dict(run.metrics)
+    if not lacking or not judged:
+        return out
+    ids = [q["id"] for q in judged]
+    values = metric_values([run], lacking, ids)
+    rows = []
+    for q in out.get("queries") or []:
+        if isinstance(q.get("metrics"), Mapping):
+            q = {**q, "metrics": {**q["metrics"], **{m.name: values[m.name][0][q["id"]] for m in lacking
+                                                     if q["id"] in values[m.name][0]}}}
+        rows.append(q)
+    out["queries"] = rows
+    headline = dict(out.get("metrics") or {})
+    for m in lacking:
+        got = list(values[m.name][0].values())
+        headline[m.name] = float(np.mean(got)) if got else float("nan")  # as metrics.ranking_metrics
+    out["metrics"] = headline
     return out
 
 
