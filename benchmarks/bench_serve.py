@@ -608,7 +608,8 @@ def main(argv: list[str] | None = None) -> int:
         space = "acme" if user in SPACES["acme"] else next(s for s, m in SPACES.items() if user in m)
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            cli(["serve-token", "--tokens", str(tokens_file), "--caller", user, "--space", space, "--current-task", "30"])
+            cli(["serve-token", "--tokens", str(tokens_file), "--caller", user, "--space", space, "--current-task", "30",
+                 "--workspace", str(ws)])
         tokens.append(out.getvalue().strip())
     env = {**os.environ, "SEARCHKIT_CACHE": str(cache)}
     t0 = time.perf_counter()

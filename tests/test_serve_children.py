@@ -108,7 +108,8 @@ def test_a_server_started_from_a_folder_holding_searchkit_refreshes_with_the_ins
     log = tmp_path / "calls.log"
     tokens = tmp_path / "tokens.json"
     env = {**os.environ, "SEARCHKIT_CACHE": str(tmp_path / "cache.sqlite")}
-    subprocess.run([str(_exe()), "serve-token", "--tokens", str(tokens), "--caller", "u-anna"], env=env,
+    subprocess.run([str(_exe()), "serve-token", "--tokens", str(tokens), "--caller", "u-anna",
+                    "--workspace", str(ws)], env=env,
                    capture_output=True, check=True, timeout=120)
     proc = subprocess.Popen([str(_exe()), "serve", "--transport", "http", "--port", "0", "--config", str(CONFIG),
                              "--workspace", str(ws), "--tokens", str(tokens), "--refresh-every", "1s",

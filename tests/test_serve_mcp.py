@@ -188,7 +188,8 @@ def _token(path, caller, space):
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["serve-token", "--tokens", str(path), "--caller", caller, "--space", space]) == 0
+        assert main(["serve-token", "--tokens", str(path), "--caller", caller, "--space", space,
+                     "--workspace", str(DEMO)]) == 0
     return out.getvalue().strip()
 
 

@@ -57,7 +57,8 @@ def http(tmp_path_factory):
     ws = tmp / "ws"
     shutil.copytree(DEMO, ws)
     tokens, log = tmp / "tokens.json", tmp / "calls.log"
-    made = subprocess.run([str(_exe()), "serve-token", "--tokens", str(tokens), "--caller", "u-anna", "--space", "acme"],
+    made = subprocess.run([str(_exe()), "serve-token", "--tokens", str(tokens), "--caller", "u-anna", "--space", "acme",
+                           "--workspace", str(ws)],
                           env=_env(tmp), capture_output=True, text=True, timeout=120, check=True)
     token = made.stdout.strip()
     proc = subprocess.Popen([str(_exe()), "serve", "--transport", "http", "--port", "0", "--config", str(CONFIG),

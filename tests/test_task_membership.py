@@ -316,3 +316,41 @@ def test_served_over_http_every_token_is_checked_live(db, ws, tmp_path):
         except subprocess.TimeoutExpired:  # pragma: no cover
             proc.kill()
             proc.wait(5)
+
+
+@pytest.mark.parametrize("kind", ["link", "loop", "fifo", "other_file", "folder"])
+def test_serve_token_refuses_a_tokens_path_it_must_not_replace(tmp_path, kind, capsys):
+    """Issue 39 item 6: ``serve-token --tokens`` writes a new file or a tokens file, nothing else;
+    the CLI's line names ``--tokens`` and the target is left as it was."""
+    from searchkit.cli import main
+
+    target = tmp_path / "tokens.json"
+    other = tmp_path / "notes.txt"
+    other.write_text("mine\n")
+    if kind == "link":
+        target.symlink_to(other)
+    elif kind == "loop":
+        target.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "other_file":
+        target.write_text("not a tokens file\n")
+    else:
+        target.mkdir()
+    before = os.lstat(target)
+    assert main(["serve-token", "--tokens", str(target), "--caller", "u-anna", "--space", "acme",
+                 "--workspace", str(WS)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--tokens" in err
+    after = os.lstat(target)
+    assert (after.st_ino, after.st_mode, after.st_size) == (before.st_ino, before.st_mode, before.st_size)
+    assert other.read_text() == "mine\n"
+
+
+def test_serve_token_requires_the_workspace(tmp_path, capsys):
+    from searchkit.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["serve-token", "--tokens", str(tmp_path / "t.json"), "--caller", "u-anna", "--space", "acme"])
+    assert e.value.code == 2 and "--workspace" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()

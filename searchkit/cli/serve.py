@@ -53,6 +53,8 @@ def add_parser(sub: Any) -> None:
 
     t = sub.add_parser("serve-token", help="make a bearer token for `searchkit serve --transport http` (printed once)")
     t.add_argument("--tokens", required=True, help="the tokens file (created owner-only; only the token's sha256 is stored)")
+    t.add_argument("--workspace", required=True, metavar="DIR",
+                   help="the workspace the server serves: a token is made only for a member of its space (SPEC T1, H14)")
     t.add_argument("--caller", help="user id the token stands for (omit with --container shared)")
     t.add_argument("--container", choices=["personal", "shared"], default="personal")
     t.add_argument("--space", help="the current space of its calls (default: the caller's first)")

@@ -23,7 +23,9 @@ from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, TaskStores
 from searchkit.tools.base import CONTEXT_FIELDS, Tool
+from searchkit.tools import task_members
 from searchkit.tools.registry import TOOLS
+from searchkit.tools.terminal import one_line
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +101,8 @@ class Service:
             if tool.name in TASK_TOOLS and self.tasks is not None:
                 store = self.tasks.connection()
             ctx = session.context(served.index, store)
-            if store is not None and self.tasks is not None:
+            if store is not None and self.tasks is not None and task_members.refusal(ctx) is None:
+                # a non-member's call builds nothing over a space they cannot see (T1): the tool refuses it
                 engine = self.tasks.engine(ctx.space)
                 ctx = session.context(served.index, store, engine)
             answer = tool.run(params, ctx)
@@ -177,5 +180,5 @@ def not_unicode(arguments: Any) -> str | None:
 
 
 def _one_line(exc: BaseException, limit: int = 500) -> str:
-    text = " ".join(str(exc).split())
+    text = " ".join(one_line(str(exc)).split())  # the output sanitiser's line: no control or bidi character (issue 39 item 3)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,16 +17,19 @@ import ipaddress
 import re
 import socket
 import sys
+from pathlib import Path
 from typing import Any
 
 from searchkit.cli.common import CLIError
 from searchkit.cli.dispatch import Verb
 from searchkit.errors import ParameterError
 from searchkit.serve import calllog, statedir
-from searchkit.serve.auth import add_token
+from searchkit.serve.auth import TokensError, add_token, load_tokens
 from searchkit.serve.session import Session
 from searchkit.serve.state import MAX_EVERY_S
 from searchkit.tools.task_members import token_problem
+from searchkit.tools.terminal import one_line
+from searchkit.util import check_file_target
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -127,8 +130,9 @@ def run_token(args: argparse.Namespace) -> int:
     who is not a member of ``--space`` (or of any space, without one) and a shared container's
     ``--space`` the workspace does not have are refused in one line, nothing written; a space that
     does not exist and one the caller is not in are refused alike. The server checks membership
-    again at every call (a member may leave after the token is made). ``args.workspace`` is read
-    where the parser (``searchkit.cli.serve``) gives it; it is to require it."""
+    again at every call (a member may leave after the token is made); the parser requires
+    ``--workspace``. ``--tokens`` is refused (one line, the file untouched) unless it is a new path or
+    a tokens file: a link (a loop included), a FIFO, a device, a folder, any other file (issue 39 item 6)."""
     try:
         session = Session(caller=args.caller, container=args.container, space=args.space,
                           current_task=args.current_task, lang=args.lang)
@@ -138,8 +142,19 @@ def run_token(args: argparse.Namespace) -> int:
     problem = None if workspace is None else token_problem(workspace, session.caller, session.space)
     if problem is not None:
         raise CLIError(problem)
+    check_file_target(args.tokens, "--tokens", what="a tokens file", ours=_is_tokens_file,
+                      ours_text="a tokens file searchkit serve-token wrote")
     token = add_token(args.tokens, session, args.name)
     print(token)
     print(f"searchkit serve-token: added to {args.tokens} (only its sha256 is stored; this is the one time it is shown)",
           file=sys.stderr)
     return 0
+
+
+def _is_tokens_file(path: Path) -> bool | str:
+    """Whether ``path`` is a usable tokens file (``check_file_target``'s ``ours``)."""
+    try:
+        load_tokens(path)
+    except TokensError as exc:
+        return one_line(str(exc))
+    return True
