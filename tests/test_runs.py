@@ -299,3 +299,33 @@ def test_run_folder_is_owner_only_whatever_the_umask(env):
     assert out.stat().st_mode & 0o777 == 0o700 and out.parent.stat().st_mode & 0o777 == 0o700
     modes = {p.name: p.stat().st_mode & 0o777 for p in out.iterdir()}
     assert modes and set(modes.values()) == {0o600}, modes
+
+
+def test_git_commit_never_runs_the_working_directorys_git_config(tmp_path, monkeypatch):
+    """Issue 39 item 1's class of problem: provenance's git runs on the package's own checkout,
+    never in the folder the user stands in, whose .git/config could run commands (core.fsmonitor)."""
+    import shutil
+    import subprocess
+
+    from pathlib import Path
+
+    from searchkit.evaluate.provenance import git_commit
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "hostile"
+    repo.mkdir()
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f.txt").write_text("x\n")
+    subprocess.run(["git", "-C", str(repo), "add", "f.txt"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"],
+                   check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+    (repo / "f.txt").write_text("changed\n")
+    monkeypatch.chdir(repo)
+    got = git_commit()
+    assert not marker.exists()
+    here = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True,
+                          text=True).stdout.strip()
+    assert got is None or got["commit"] == here

@@ -54,18 +54,28 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
 
 
 def git_commit(start: str | Path | None = None) -> dict[str, Any] | None:
-    """``{"commit", "dirty"}`` of the git checkout holding ``start`` (default: the working directory), or
-    None outside a checkout or without git."""
-    where = Path(start) if start is not None else Path.cwd()
+    """``{"commit", "dirty"}`` of the git checkout holding ``start`` (default: the checkout of the
+    searchkit package that runs, the code whose results are recorded), or None outside a checkout
+    or without git.
+
+    Never the working directory by default: a folder the user merely stands in may hold a
+    ``.git/config`` whose ``core.fsmonitor`` or filters run commands (issue 39 item 1's class of
+    problem); git runs here with the fsmonitor off and no optional locks."""
+    where = Path(start) if start is not None else _PACKAGE_DIR
+    git = ["git", "-c", "core.fsmonitor=false", "--no-optional-locks"]
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
+        commit = subprocess.run([*git, "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:
             return None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+        status = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], cwd=where,
                                 capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+"""The folder of the searchkit package (``searchkit/``): its checkout is the code that runs."""
 
 
 def _relative(path: Any) -> str:
