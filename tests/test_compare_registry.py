@@ -162,7 +162,7 @@ def test_the_family_is_what_was_asked_for(tmp_path, capsys):
     # the text shows the interval and the effect size beside each p
     text = render(compare_runs([load_run(a), load_run(b)], by=["none"]))
     head = next(x for x in text.splitlines() if x.startswith("group"))
-    assert head.split()[-4:] == ["CI", "Δ1", "d1", "p1"]
+    assert head.split()[-6:] == ["CI", "Δ1", "d1", "raw", "p1", "p1"]
     nd = next(x for x in text.splitlines() if x.startswith("all") and "nDCG@10" in x)
     assert "[+0.1" in nd and nd.rstrip().endswith("*")
 

@@ -439,6 +439,14 @@ def _d_text(d: float | None) -> str:
     return "" if d is None else f"{d:+.2f}"
 
 
+def _raw_text(row: Mapping[str, Any], i: int) -> str:
+    """The unadjusted p of run ``i`` (blank where there is no test: identical values, one query)."""
+    p = row["p"][i]
+    if (row.get("identical") or [None] * (i + 1))[i] or p is None or (isinstance(p, float) and math.isnan(p)):
+        return ""
+    return f"{p:.4f}"
+
+
 def _p_text(row: Mapping[str, Any], i: int) -> str:
     """The adjusted p of run ``i`` with ``*`` when significant; ``n=1`` where a group of one query
     has no test."""
@@ -458,7 +466,7 @@ def _group_label(breakdown: str, group: str) -> str:
 
 def render(cmp: Comparison) -> str:
     """The comparison as one text table, a row per metric and group: n, each run's value, and per
-    run after the first its delta, the bootstrap interval of the delta, Cohen's d_z and the
+    run after the first its delta, the bootstrap interval of the delta, Cohen's d_z, the raw p and the
     adjusted p (``*`` where significant at ``alpha``; ``n=1`` where a group has no test; ``identical``
     where every per-query value is the same: no test)."""
     names = [r["name"] for r in cmp.runs]
@@ -480,7 +488,8 @@ def render(cmp: Comparison) -> str:
     conf = f"{cmp.confidence:.0%} CI"
     mw = max([10, *(len(r["metric"]) + 1 for _, _, r in rows)])
     head = f"{'group':<{gw}}{'n':>5}  {'metric':<{mw}}" + "".join(f"{n[:vw - 2]:>{vw}}" for n in names)
-    head += "".join(f"{'Δ' + str(i):>9}  {conf + ' Δ' + str(i):<20}{'d' + str(i):>6}{'p' + str(i):>10} "
+    head += "".join(f"{'Δ' + str(i):>9}  {conf + ' Δ' + str(i):<20}{'d' + str(i):>6}{'raw p' + str(i):>9}"
+                    f"{'p' + str(i):>10} "
                     for i in range(1, len(names)))
     previous = None
     for label, breakdown, row in rows:
@@ -490,7 +499,7 @@ def render(cmp: Comparison) -> str:
         line = f"{label[:gw - 1]:<{gw}}{row['n']:>5}  {row['metric']:<{mw}}" + "".join(f"{_f(v):>{vw}}" for v in row["values"])
         for i in range(1, len(names)):
             line += (f"{_f(row['delta'][i], True):>9}  {_ci_text(row['ci'][i]):<20}{_d_text(row['effect_size'][i]):>6}"
-                     f"{_p_text(row, i):>10} ")
+                     f"{_raw_text(row, i):>9}{_p_text(row, i):>10} ")
         lines.append(line.rstrip())
     if cmp.no_answer is not None:
         na = cmp.no_answer
@@ -501,5 +510,6 @@ def render(cmp: Comparison) -> str:
     lines.append(f"* p < {cmp.alpha} after {CORRECTION_NAMES[cmp.correction]}" if cmp.correction != "none"
                  else f"* p < {cmp.alpha} (no correction for multiple tests)")
     lines.append(f"d: Cohen's d_z of the paired differences; {conf}: paired bootstrap ({cmp.n_bootstrap} resamples); "
-                 "n=1: one query, no test; identical: every per-query value the same, no test (not in the family)")
+                 "raw p: before the correction; n=1: one query, no test; identical: every per-query value the same, no test "
+                 "(not in the family)")
     return "\n".join(lines) + "\n"
