@@ -115,13 +115,14 @@ def test_tasks_cli(tmp_path, capsys, cfg_file):
     db = tmp_path / "t.sqlite"
     assert main(["tasks", "import", str(ROOT / "datasets" / "tasks-demo"), "--db", str(db)]) == 0
     capsys.readouterr()
-    assert main(["tasks", "search", "認証", "--db", str(db), "--space", "acme", "--current-task", "30"]) == 0
+    member = ["--workspace", str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna"]
+    assert main(["tasks", "search", "認証", "--db", str(db), "--space", "acme", "--current-task", "30", *member]) == 0
     out = capsys.readouterr().out
     assert out.startswith("## Workspace Task Search Results") and "comment:88" in out
     hybrid = tmp_path / "h.json"
     SearchConfig.from_dict({"dense": {"embedder": "hashing"}, "tasks": {"retrievers": ["bm25", "dense"]}}).save(hybrid)
     assert main(["tasks", "search", "認証フロー", "--db", str(db), "--space", "acme", "--current-task", "30",
-                 "--config", str(hybrid), "--json"]) == 0
+                 "--config", str(hybrid), "--json", *member]) == 0
     assert json.loads(capsys.readouterr().out)["method"] == "hybrid"
 
 

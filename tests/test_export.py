@@ -514,7 +514,8 @@ def test_every_config_flag_accepts_an_exported_file(tmp_path, tiny, exported_has
     _ok(capsys, ["history", "отчёт", "--workspace", str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna",
                  "--space", "acme", "--config", cfg])
     _ok(capsys, ["tasks", "import", str(ROOT / "datasets" / "tasks-demo"), "--db", db])
-    _ok(capsys, ["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "1", "--config", cfg])
+    _ok(capsys, ["tasks", "search", "認証", "--db", db, "--space", "acme", "--current-task", "1", "--config", cfg,
+                 "--workspace", str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna"])
     _ok(capsys, ["gate", "--baseline", base, "--update", "--dataset", str(tiny), "--split", "dev", "--config", cfg,
                  "--quiet"])
     _ok(capsys, ["gate", "--baseline", base, "--config", cfg, "--quiet"])
