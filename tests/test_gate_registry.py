@@ -59,7 +59,7 @@ def test_a_gated_name_that_is_no_metric_is_one_line(env, capsys):
                  "--quiet"]) == 0
     doc = json.loads(base.read_text())
     for bad, said in (("nDGC@10", "which is not a metric"), ("MAP", "write it as AP"),
-                      ("warn-recall", "no test for")):
+                      ("warn-recall", "no test for"), ("ragas:faithfulness@5", "no test for")):
         base.write_text(json.dumps({**doc, "gated": {bad: 0.01}}))
         capsys.readouterr()
         assert main(["gate", "--baseline", str(base)]) == 2
