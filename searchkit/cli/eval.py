@@ -21,9 +21,12 @@ def add_parser(sub: Any) -> None:
                     "included), run.trec, config.json, provenance.json (for `searchkit compare`)")
     pe.add_argument("--as-tool", action="store_true", help="rank through the history tool's path (scope, "
                     "privacy, kind diversity H8, at most 15 cards); needs records with 'space'")
-    pe.add_argument("--metrics", choices=["ragas", "ragas-llm"], help="ragas: add ragas' ID-based context "
-                    "precision/recall at 10 beside ours; ragas-llm: ragas' LLM-judged faithfulness and answer relevancy "
-                    "of an answer an LLM writes from each query's top cards (--llm-* flags; both need the research extra)")
+    pe.add_argument("--metrics", action="append", metavar="NAMES",
+                    help="the metrics to report (repeatable or a comma list): any ir_measures measure (AP,P@5,nDCG@20,"
+                    "Judged@10; default: nDCG@10, RR@10, R@1/5/10/20/100; 'default' names those), ragas: add ragas' "
+                    "ID-based context precision/recall at 10 beside ours; ragas-llm: ragas' LLM-judged faithfulness and "
+                    "answer relevancy of an answer an LLM writes from each query's top cards (--llm-* flags; both need "
+                    "the research extra)")
     judge.add_arguments(pe)
     pe.add_argument("--mlflow", metavar="URI", help="also log the eval to MLflow at this tracking URI (file:///path/mlruns, "
                     "a database or a server): params = the config's diff against the shipped default, metrics, "

@@ -17,6 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-api-key-env", metavar="VAR", help="environment variable holding the API key (default: none)")
     g.add_argument("--llm-embedding-model", metavar="NAME", help="the endpoint's embedding model for answer relevancy "
                    "(default: the config's own embedder)")
-    g.add_argument("--llm-k", type=int, default=5, metavar="N", help="cards an answer is written from (default 5)")
+    g.add_argument("--llm-k", type=int, metavar="N", help="cards an answer is written from (default 5, or the K of "
+                   "a ragas:faithfulness@K named in --metrics)")
     g.add_argument("--llm-timeout", type=float, default=60.0, metavar="S", help="seconds for one request (default 60)")
     g.add_argument("--llm-queries", type=int, metavar="N", help="judge the first N queries only (default: all)")

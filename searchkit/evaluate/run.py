@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -169,6 +169,7 @@ def evaluate_dataset(
     depth: int = 100,
     show_progress: bool = True,
     as_tool: bool = False,
+    metrics: Sequence[str] = RANKING_METRICS,
 ) -> EvalReport:
     """Index ``dataset.records`` (unless ``searcher`` is given), run every query of the split,
     and compute the ranking metrics (answerable queries), their breakdowns, the no-answer and
@@ -178,6 +179,8 @@ def evaluate_dataset(
     through ``HistoryIndex.search``, the path the history tool ships: the caller's spaces and
     privacy (H14, H15; ``EVAL_CALLER`` when the query names no caller), kind diversity (H8) and
     the tool's card limit (15 with ``spaces``), and the warnings computed over those cards.
+    ``metrics`` are the ranking metrics reported (any ir_measures measure:
+    ``searchkit.evaluate.measures``; default nDCG@10, RR@10, R@1/5/10/20/100).
 
     Raises:
         ValueError: ``as_tool`` on a dataset with records outside any space.
@@ -241,7 +244,8 @@ def evaluate_dataset(
             )
         )
     return summarize(dataset, searcher.config, outcomes, index_s=index_s,
-                     path="tool" if tool is not None else "searcher", depth=depth, shape=_models_used(outcomes))
+                     path="tool" if tool is not None else "searcher", depth=depth, shape=_models_used(outcomes),
+                     metrics=metrics)
 
 
 def _models_used(outcomes: list[QueryOutcome]) -> str:
@@ -301,17 +305,20 @@ def summarize(
     shape: str = "documents",
     no_answer: bool = True,
     fingerprint: str | None = None,
+    metrics: Sequence[str] = RANKING_METRICS,
 ) -> EvalReport:
     """Metrics of a list of outcomes (also used to re-score a subset, e.g. one half). With
     ``breakdowns`` false, only the overall figures are computed (what tuning needs). With
     ``no_answer`` false (rankings that carry no weak-match probability, e.g. a TREC run file) the
     no-answer figures are not computed (empty). ``fingerprint`` names what produced the outcomes
-    where no ``config`` did (``config`` may then be None)."""
+    where no ``config`` did (``config`` may then be None). ``metrics``: the ranking metrics (any
+    ir_measures measure; ``searchkit.evaluate.measures``)."""
+    names = tuple(metrics)
     qrels = {qid: dict(d) for qid, d in dataset.qrels.items()}
     run = _run_of(outcomes)
     answerable_ids = {o.query_id for o in outcomes if o.answerable}
     qrels_a = {qid: d for qid, d in qrels.items() if qid in answerable_ids}
-    metrics = ranking_metrics(qrels_a, run) if qrels_a else {m: float("nan") for m in RANKING_METRICS}
+    figures = ranking_metrics(qrels_a, run, names) if qrels_a else {m: float("nan") for m in names}
     no_answer_figures = no_answer_metrics(
         [o.answerable for o in outcomes], [o.answer_probability for o in outcomes], [o.weak_match for o in outcomes]
     ) if no_answer else {}
@@ -329,8 +336,8 @@ def summarize(
                 for g in sorted(members):
                     # every group carries its query count ``n`` beside its figures (issue 31 item 2)
                     groups[name][g] = {"n": len(members[g]),
-                                       **ranking_metrics({q: qrels_a[q] for q in members[g]}, run)}
-        per_q = per_query_metrics(qrels_a, run)
+                                       **ranking_metrics({q: qrels_a[q] for q in members[g]}, run, names)}
+        per_q = per_query_metrics(qrels_a, run, names)
         labelled = [o for o in outcomes if o.id_in_corpus is not None]
         missing = missing_id_metrics([o.id_in_corpus for o in labelled], [bool(o.missing_ids) for o in labelled])
     lat = np.array([o.latency_ms for o in outcomes]) if outcomes else np.zeros(1)
@@ -351,7 +358,7 @@ def summarize(
         dataset=dataset.name,
         split=dataset.split,
         config_fingerprint=fingerprint if fingerprint is not None else config.fingerprint(),
-        metrics=metrics,
+        metrics=figures,
         no_answer=no_answer_figures,
         by_lang=groups["by_lang"],
         counts=counts,

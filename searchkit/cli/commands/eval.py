@@ -13,6 +13,7 @@ from searchkit.errors import SearchkitError
 from searchkit.evaluate import mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.metrics import ranking_metrics
 from searchkit.evaluate.runs import check_run_target, write_run
 from searchkit.util import check_folder_target, write_failure_line
@@ -23,20 +24,21 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_folder_target(args.out, "--out")  # what the path is: a link loop, a FIFO (issue 39 item 6)
         check_run_target(args.out)  # what the folder holds; both refused before anything is indexed
-    if args.metrics == "ragas" and not ragas_metrics.is_available():
+    choice = metrics_option(args.metrics)  # a bad name: one line naming it (MetricError), before any indexing
+    if choice.ragas and not ragas_metrics.is_available():
         raise CLIError(ragas_metrics.INSTALL_HINT)
     if args.mlflow:
         mlflow_log.check_uri(args.mlflow)  # before anything is indexed
         if not mlflow_log.is_available():
             raise CLIError(mlflow_log.INSTALL_HINT)
-    llm_judge = judge.judge_from_args(args)  # None unless --metrics ragas-llm
+    llm_judge = judge.judge_from_args(args, choice)  # None unless --metrics ragas-llm
     ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
     with engine.engine_scope(args):
         report = eval_run.evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json,
-                                           as_tool=args.as_tool)
+                                           as_tool=args.as_tool, metrics=choice.ranking)
     body = report.to_dict(with_queries=True)
-    if args.metrics == "ragas":
-        body["ragas"] = _ragas_block(report, ds, body["queries"])
+    if choice.ragas:
+        body["ragas"] = _ragas_block(report, ds, body["queries"], k=choice.ragas_k or 10)
     if llm_judge is not None:
         body["ragas_llm"] = judge.judge_block(llm_judge, args, report, ds, config, body["queries"])
     if args.out:
@@ -62,9 +64,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ragas_block(report, ds, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """ragas' ID-based context precision / recall at 10 beside ranx's P@10 / R@10 (same queries)."""
-    k = 10
+def _ragas_block(report, ds, rows: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
+    """ragas' ID-based context precision / recall at ``k`` beside our P@k / R@k (same queries)."""
     qrels = {q: dict(ds.qrels.get(q, {})) for q in report.per_query}
     scores = ragas_metrics.ragas_scores(report.run(), qrels, k=k)
     for row in rows:

@@ -13,11 +13,20 @@ from searchkit.searcher import make_embedder
 _FLAGS = ("llm_base_url", "llm_model", "llm_api_key_env", "llm_embedding_model", "llm_queries")
 
 
-def judge_from_args(args: argparse.Namespace) -> Any:
+def judge_from_args(args: argparse.Namespace, choice: Any = None) -> Any:
     """The :class:`LLMJudge` the flags name with ``--metrics ragas-llm`` (None without it), checked
     before anything is indexed; a missing or bad flag is one line naming it, and so is an ``--llm-*``
-    flag given without ``--metrics ragas-llm`` (it would do nothing)."""
-    if args.metrics != "ragas-llm":
+    flag given without ``--metrics ragas-llm`` (it would do nothing). ``choice``: ``measures.metrics_option``
+    of ``--metrics`` (read here when not given)."""
+    from searchkit.evaluate.measures import metrics_option
+
+    choice = choice if choice is not None else metrics_option(args.metrics)
+    if choice.llm_k is not None and args.llm_k is not None and args.llm_k != choice.llm_k:
+        raise CLIError(f"--metrics names LLM-judged scores at {choice.llm_k} cards but --llm-k is {args.llm_k}; give one")
+    k = choice.llm_k or args.llm_k or 5
+    if not choice.ragas_llm:
+        if args.llm_k is not None:
+            raise CLIError("--llm-k is for --metrics ragas-llm, which is not asked for")
         given = [name for name in _FLAGS if getattr(args, name) is not None]
         if given:
             raise CLIError(f"--{given[0].replace('_', '-')} is for --metrics ragas-llm, which is not asked for")
@@ -33,7 +42,7 @@ def judge_from_args(args: argparse.Namespace) -> Any:
     try:
         judge = ragas_metrics.LLMJudge(base_url=args.llm_base_url, model=args.llm_model,
                                        api_key_env=args.llm_api_key_env, embedding_model=args.llm_embedding_model,
-                                       k=args.llm_k, timeout=args.llm_timeout)
+                                       k=k, timeout=args.llm_timeout)
         judge.api_key()  # a named variable that is not set: said now, not after the indexing
     except ragas_metrics.JudgeSettingsError as exc:
         raise CLIError(f"--metrics ragas-llm: {exc}") from None
