@@ -36,6 +36,10 @@ ISSUE_SHAPES = [
     ("backup codes for GitHub: 5512-0934, 7730-1185", ("5512-0934", "7730-1185")),
     ("the code for the office safe is 4417-9920", ("4417-9920",)),
     ("db.example.com:5432:sales:anna:s3cr3tPw", ("s3cr3tPw",)),
+    # found by the first run of the held-out split (these lines are not its own)
+    ("мнемоническая фраза: лес гора озеро ветер", ("лес", "гора", "озеро", "ветер")),
+    ("リカバリーフレーズ：うみ そら かぜ ほし", ("うみ", "そら", "かぜ", "ほし")),
+    ("u: admin, p: Marigold7", ("Marigold7",)),
 ]
 
 
@@ -53,6 +57,7 @@ def test_the_issue_shapes_are_redacted_on_both_paths(text, secrets):
     "SHA-256 チェックサム：2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08  searchkit-1.0.tar.gz",
     "docker pull app@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "イメージのSHA256は 4e07408562bedb8b60ce05c1decfe3ad16b72230967de01f640b7e4729b49fce です",
 ])
 def test_a_commit_sha_or_a_checksum_in_prose_stays(text):
     assert _both(text) == (text, text)
@@ -98,7 +103,8 @@ def test_detect_secrets_finds_what_the_language_rules_do_not(text, rule):
     "host db.internal:5432 is up", "the code for the parser is in src/parse.py", "recovery codes were regenerated",
     "пароль к wifi висит на стене", "код ошибки 4417 снова на стенде", "エラーコード 4417 が再発",
     "my pass expired yesterday", "login admin / pass via SSO", "認証コードは 4096 分で失効します",
-    "пароль сменили 1000ms", "10:30:00:INFO:started",
+    "пароль сменили 1000ms", "10:30:00:INFO:started", "シードフレーズは12語です", "сид-фраза — это 12 или 24 слова",
+    "u: 5, p: 3 in the formula",
 ])
 def test_ordinary_lines_like_them_are_kept(text):
     assert _both(text) == (text, text)

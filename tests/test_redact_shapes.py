@@ -187,7 +187,17 @@ def test_history_cards_and_json_hold_no_secret(tmp_path, capsys):
     assert not [s for s in WORKSPACE_SECRETS if s in out]
 
 
+def _member_of_acme(root):
+    """A workspace whose space ``acme`` has ``u-anna`` as a member: the task tools answer members only (T1)."""
+    (root / "acme" / ".space").mkdir(parents=True, exist_ok=True)
+    (root / "acme" / ".space" / "space.json").write_text(json.dumps(
+        {"slug": "acme", "title": "Acme", "members": ["u-anna"], "container": "personal", "history_search": True}),
+        encoding="utf-8")
+    return ["--workspace", str(root), "--caller", "u-anna"]
+
+
 def test_task_excerpts_and_json_hold_no_secret(tmp_path, capsys):
+    member = _member_of_acme(tmp_path / "members")
     src = tmp_path / "src"
     src.mkdir()
     (src / "tasks.jsonl").write_text(json.dumps(
@@ -201,14 +211,14 @@ def test_task_excerpts_and_json_hold_no_secret(tmp_path, capsys):
     assert main(["tasks", "import", str(src), "--db", str(db)]) == 0
     capsys.readouterr()
     assert main(["tasks", "search", "staging", "--db", str(db), "--space", "acme", "--current-task", "2",
-                 "--limit", "20", "--json"]) == 0
+                 "--limit", "20", "--json", *member]) == 0
     out = capsys.readouterr().out
     hits = json.loads(out)["hits"]
     assert len(hits) == 9  # an excerpt is one line: the multi-line one shows `PASSWORD =` alone
     assert sum(SECRET in h["excerpt"] for h in hits) == 8
     assert not [v for _, v, _ in PHRASINGS[:9] if v in out]
     assert main(["tasks", "search", "staging", "--db", str(db), "--space", "acme", "--current-task", "2",
-                 "--limit", "20"]) == 0
+                 "--limit", "20", *member]) == 0
     out = capsys.readouterr().out
     assert not [v for _, v, _ in PHRASINGS[:9] if v in out]
 
@@ -431,7 +441,7 @@ def test_tools_show_no_plain_value(tmp_path, capsys):
     assert main(["tasks", "import", str(src), "--db", str(db)]) == 0
     capsys.readouterr()
     assert main(["tasks", "search", "staging", "--db", str(db), "--space", "acme", "--current-task", "2",
-                 "--limit", "20", "--json"]) == 0
+                 "--limit", "20", "--json", "--workspace", str(root), "--caller", "u-anna"]) == 0
     out = capsys.readouterr().out
     assert len(json.loads(out)["hits"]) == len(texts) and SECRET in out
     assert not [v for v in values if v in out]

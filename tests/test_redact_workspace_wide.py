@@ -251,3 +251,19 @@ def test_the_report_redacts_the_new_shapes():
     for text, value in (("login admin / pass Quokka-55", "Quokka-55"), ("пин-код карты 7351", "7351"),
                         ("db.internal:5432:sales:anna:Vx7pQ2mL", "Vx7pQ2mL")):
         assert value not in shown_text(text)
+
+
+@pytest.mark.xfail(reason="searchkit.tools.live_read.redact_as_ingest (engineer G) still reads through a plain "
+                          "_Collector; with live_collector(known_secrets(index)) it passes (see the issue 39 item 4 report)")
+def test_chat_read_and_app_row_read_live_redact_values_known_from_other_records(ws):
+    """A chat or a row read now holds a value redacted elsewhere in its space (a chat's title and author,
+    a cell): the live read redacts it as the load did."""
+    from searchkit.tools.base import ToolContext
+    from searchkit.tools.registry import TOOLS
+
+    idx = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    ctx = ToolContext(caller="u-boris", container="personal", space="acme", lang=None, index=idx)
+    for name, params in (("chat_read", {"ref": "chat:ses_2"}), ("app_row", {"ref": "app:deals#2"})):
+        ans = TOOLS[name](params, ctx)
+        shown = ans.render() + json.dumps(ans.to_dict(), ensure_ascii=False)
+        assert not _values_in(shown), (name, shown)

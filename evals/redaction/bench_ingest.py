@@ -46,6 +46,27 @@ def time_load(path: Path, repeat: int) -> tuple[int, int, float]:
     return n, chars, best
 
 
+def plant_secrets(ws: Path, every: int, seed: int) -> int:
+    """Put a password in the first message of every ``every``-th chat and the same value alone in a
+    later message of the next chat (an echo), so that the pass over known values has work; returns how
+    many values were planted."""
+    import json
+    import random
+
+    rng = random.Random(seed)
+    chats = sorted(ws.rglob("ses_*.json"))
+    planted = 0
+    for i in range(0, len(chats) - 1, every):
+        value = f"{rng.choice(['Zebra', 'Комета', 'Orion', 'Лиса'])}_{rng.randrange(10**6):06d}"
+        for path, msg, text in ((chats[i], 0, f"пароль: {value}"), (chats[i + 1], 3, f"записал {value}, спасибо")):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if len(data["messages"]) > msg:
+                data["messages"][msg]["text"] = text
+            path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        planted += 1
+    return planted
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--workdir", type=Path, help="keep (and reuse) the generated workspace here")
+    ap.add_argument("--plant", type=int, default=0, metavar="N",
+                    help="plant a password in every N-th chat and its echo in the next (in the generated workspace)")
     args = ap.parse_args(argv)
     n, chars, s = time_load(ROOT / "datasets" / "demo-workspace", max(args.repeat, 5))
     print(f"demo-workspace: {n} records, {chars:,} characters, {s * 1000:.1f} ms, {n / s:,.0f} records/s")
@@ -62,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             bench = _bench_serve()
             texts, _ = bench.real_texts(ROOT.parent / "shared" / "data", args.seed)
             bench.make_workspace(ws, texts, args.passages, args.seed)
+            if args.plant:
+                print(f"planted {plant_secrets(ws, args.plant, args.seed)} passwords and their echoes")
         n, chars, s = time_load(ws, args.repeat)
         print(f"generated ({args.passages:,} passages): {n} records, {chars:,} characters, {s:.2f} s, "
               f"{n / s:,.0f} records/s, {chars / s / 1e6:.2f} M characters/s")

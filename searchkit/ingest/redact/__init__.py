@@ -41,20 +41,31 @@ What is found:
   ``管理者PW``: ``_compound_edits``) and the password of a login/password pair after ``creds``,
   ``credentials``, ``логин/пароль``, ``учётные данные``, ``ID/PW``, ``ログイン情報``
   (``creds: admin / Summer-2026``: ``_creds_edits``);
-* secrets in file names (``redact_file_name``: ``password=attsecret55.txt``).
+* secrets in file names (``redact_file_name``: ``password=attsecret55.txt``);
+* the everyday shapes of issue 39 (``everyday``): ``my pass: …``, ``login admin / pass …``, ``passphrase
+  for the gpg key: …``, ``пароль к wifi …``, ``пин-код карты 7351``, lists of recovery and backup codes,
+  ``the code for the office safe is …``, seed phrases, ``.pgpass`` and ``.netrc`` lines;
+* key-shaped values with no key word, by detect-secrets (``detector``: its token plugins and entropy
+  measures; a commit SHA or a checksum that its words name stays).
+
+Each rule notes the values it replaces (``known.found_values``, in memory only): a workspace load and a
+task import redact them wherever they appear again in their scope, keeping salted digests only
+(``known.KnownSecrets``; issue 39 item 4).
 
 A value after a key word is replaced only when it looks like a secret or is a plain value as
 above: after a bare space only a value with letters and digits, symbols, or (for a password or
 PIN) four or more digits. Versions, dates, task ids, numbers with units, file names, URLs and
 model names (``gpt-4o``) are never values. Full-width forms
-(``ＡＰＩキー：``) read as their ASCII counterparts. Deterministic; regexes only, linear in the text.
+(``ＡＰＩキー：``) read as their ASCII counterparts. Deterministic; regular expressions (and
+detect-secrets' plugins, which are regular expressions too), linear in the text.
 
 ``evals/redaction/corpus.py`` measures the rules on synthetic planted secrets and ordinary sentences.
 
 The package, lowest first: ``words`` (words that are prose, not values), ``shapes`` (what a value
-looks like), ``tokens`` (token shapes), ``keywords`` (key words, separators, qualifiers), ``values``
-(the value after a key word), ``keyword_rules`` (the rules that start from a key word) and ``rules``
-(the registry and ``redact``); the names below are its public face.
+looks like), ``known`` (values known in a workspace), ``tokens`` (token shapes), ``detector``
+(detect-secrets), ``keywords`` (key words, separators, qualifiers), ``values`` (the value after a key
+word), ``keyword_rules`` (the rules that start from a key word), ``everyday`` (issue 39's shapes) and
+``rules`` (the registry and ``redact``); the names below are its public face.
 """
 from __future__ import annotations
 

@@ -45,23 +45,37 @@ _PLUGINS = (
 )
 """detect-secrets' token plugins this rule runs (module, class)."""
 
-_HINTS = {
-    "CloudantDetector": ("cl",), "IbmCloudIamDetector": ("key", "pass", "pwd", "token"),
-    "IbmCosHmacDetector": ("secret", "key"), "SoftlayerDetector": ("sl", "softlayer", "api"),
-    "AWSKeyDetector": ("a3t", "abia", "acca", "akia", "asia", "aws"), "ArtifactoryDetector": ("akc", "ap"),
-    "AzureStorageKeyDetector": ("accountkey",), "BasicAuthDetector": ("://",), "DiscordBotTokenDetector": (".",),
-    "GitHubTokenDetector": ("gh",), "GitLabTokenDetector": ("gl", "gr1348941"), "JwtTokenDetector": ("eyj",),
-    "MailchimpDetector": ("-us",), "NpmDetector": ("_authtoken",), "OpenAIDetector": ("t3blbkfj",),
-    "PrivateKeyDetector": ("private", "putty", "begin"), "PypiTokenDetector": ("pypi-",), "SendGridDetector": ("sg.",),
-    "SlackDetector": ("xox", "hooks.slack"), "SquareOAuthDetector": ("sq0csp",), "StripeDetector": ("_live_",),
-    "TelegramBotTokenDetector": (":",), "TwilioKeyDetector": ("ac", "sk"),
+_HINTS: dict[str, tuple[re.Pattern[str] | None, int]] = {
+    # plugin: (a pattern its matches all hold, or None; the run of 16 or more base64 characters they need)
+    "AWSKeyDetector": (re.compile(r"A3T|ABIA|ACCA|AKIA|ASIA|aws|AWS|Aws"), 16),
+    "ArtifactoryDetector": (re.compile(r"AKC|AP[\dA-F]"), 0),
+    "AzureStorageKeyDetector": (re.compile(r"AccountKey="), 88),
+    "BasicAuthDetector": (re.compile(r"://"), 0),
+    "CloudantDetector": (re.compile(r"(?:cl|CL|Cl)(?:oudant|OUDANT|ou|OU)?[-_]?(?:api|API)?(?:key|KEY|Key|pw|PW|Pw|pass|PASS|Pass|token|TOKEN|Token)|cloudant\.com"), 24),
+    "DiscordBotTokenDetector": (None, 24),
+    "GitHubTokenDetector": (re.compile(r"gh[pousr]_"), 36),
+    "GitLabTokenDetector": (re.compile(r"gl[a-z]{2,6}-|GR1348941"), 20),
+    "IbmCloudIamDetector": (None, 44),
+    "IbmCosHmacDetector": (None, 48),
+    "JwtTokenDetector": (re.compile(r"eyJ"), 0),
+    "MailchimpDetector": (re.compile(r"-us\d"), 32),
+    "NpmDetector": (re.compile(r"_authToken"), 0),
+    "OpenAIDetector": (re.compile(r"T3BlbkFJ"), 20),
+    "PrivateKeyDetector": (re.compile(r"PRIVATE KEY|PuTTY-User-Key"), 0),
+    "PypiTokenDetector": (re.compile(r"pypi-"), 70),
+    "SendGridDetector": (re.compile(r"SG\."), 22),
+    "SlackDetector": (re.compile(r"xox|XOX|Xox|hooks\.slack"), 0),
+    "SoftlayerDetector": (None, 64),
+    "SquareOAuthDetector": (re.compile(r"sq0csp"), 43),
+    "StripeDetector": (re.compile(r"_live_"), 24),
+    "TelegramBotTokenDetector": (re.compile(r"\d{8}:"), 35),
+    "TwilioKeyDetector": (re.compile(r"AC|SK"), 32),
 }
-"""A plugin whose patterns all need one of these (lower case) is run only on a text holding one:
-most texts hold none, and each plugin is a few regular expressions over the whole text."""
-
-
+"""A plugin is run only on a text that its patterns could match: one holding its pattern (its
+tokens' prefix, its key words) and a run of token characters as long as its secrets (most texts hold
+none; each plugin is a few regular expressions over the whole text)."""
 @lru_cache(maxsize=1)
-def _scanner() -> tuple[tuple[Any, tuple[str, ...]], ...] | None:
+def _scanner() -> tuple[tuple[Any, tuple[re.Pattern[str] | None, int]], ...] | None:
     """detect-secrets' plugins and measures, or None where it is not installed (then only the
     key-word rules and the shape rules of ``tokens`` redact)."""
     import importlib
@@ -73,11 +87,11 @@ def _scanner() -> tuple[tuple[Any, tuple[str, ...]], ...] | None:
                 cls = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
             except (ImportError, AttributeError):
                 continue  # another version of detect-secrets: the plugins it has
-            found.append((cls(), _HINTS.get(name, ())))
+            found.append((cls(), _HINTS.get(name, (None, 0))))
         from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
     except ImportError:
         return None
-    return (*found, (Base64HighEntropyString(), ("b64",)), (HexHighEntropyString(), ("hex",)))
+    return (*found, (Base64HighEntropyString(), (None, 0)), (HexHighEntropyString(), (None, 0)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,9 +99,9 @@ def _scanner() -> tuple[tuple[Any, tuple[str, ...]], ...] | None:
 # --------------------------------------------------------------------------------------------
 
 _CHECKSUM_WORDS_RE = re.compile(
-    r"(?i)(?:\b(?:commit(?:s|ted)?|cherry[- ]?pick(?:ed)?|merged?|revert(?:ed)?|rebased?|rev(?:ision)?|sha(?:-?(?:1|224|256|384|512))?"
+    r"(?i)(?:(?<![A-Za-z0-9])(?:commit(?:s|ted)?|cherry[- ]?pick(?:ed)?|merged?|revert(?:ed)?|rebased?|rev(?:ision)?|sha(?:-?(?:1|224|256|384|512))?"
     r"(?:sum)?|md5(?:sum)?|checksums?|hash(?:es)?|digests?|fingerprint|blake2b?|crc32|etag|git|head|tree|blob|tag|"
-    r"hashsum|integrity)\b"
+    r"hashsum|integrity)(?![A-Za-z0-9])"
     r"|коммит\w*|хе[шщ]\w*|хэш\w*|контрольн\w+\s+сумм\w*|чексумм\w*|ревизи\w*|дайджест\w*|слил\w*|смерж\w*|влил\w*"
     r"|コミット|ハッシュ(?:値)?|チェックサム|ダイジェスト|リビジョン|マージ)"
 )
@@ -178,10 +192,10 @@ def _plugin_edits(text: str) -> Iterator[Edit]:
     scanner = _scanner()
     if scanner is None or len(text) < 8:
         return
-    lower = text.lower()
+    longest = max((end - start for start, end, _ in _runs(text)), default=0)
     edits: list[Edit] = []
-    for plugin, hints in scanner[:-2]:
-        if hints and not any(h in lower for h in hints):
+    for plugin, (hint, run) in scanner[:-2]:
+        if run > longest or hint is not None and not hint.search(text):
             continue
         for value in plugin.analyze_string(text):
             value = value.strip(" \t\r\n\"'=:")
@@ -202,9 +216,24 @@ def _entropy_edits(text: str, *, hex_runs: bool) -> Iterator[Edit]:
     if scanner is None or len(text) < 16:
         return
     b64, hex_ = scanner[-2][0], scanner[-1][0]
-    for m in _B64_RUN_RE.finditer(text):
-        if bool(_HEX_RE.fullmatch(m.group(0).rstrip("="))) is hex_runs and _high_entropy(text, m.start(), m.end(), b64, hex_):
-            yield m.start(), m.end(), SECRET
+    for start, end, is_hex in _runs(text):
+        if is_hex is hex_runs and _high_entropy(text, start, end, b64, hex_):
+            yield start, end, SECRET
+
+
+_LAST_RUNS: tuple[str, list[tuple[int, int, bool]]] = ("", [])
+
+
+def _runs(text: str) -> list[tuple[int, int, bool]]:
+    """The base64 runs of ``text`` (start, end, all hex), kept for the next rule (``long_hex`` and
+    ``long_base64`` read the same text one after the other)."""
+    global _LAST_RUNS
+    last = _LAST_RUNS
+    if last[0] == text:
+        return last[1]
+    runs = [(m.start(), m.end(), bool(_HEX_RE.fullmatch(m.group(0).rstrip("=")))) for m in _B64_RUN_RE.finditer(text)]
+    _LAST_RUNS = (text, runs)
+    return runs
 
 
 def _hex_edits(text: str) -> Iterator[Edit]:

@@ -24,7 +24,9 @@ from searchkit.ingest.redact.keyword_rules import _pair_value
 from searchkit.ingest.redact.keywords import PW, STRONG, _quals
 from searchkit.ingest.redact.shapes import SECRET, Edit, _UNIT_AFTER_RE, _never_a_value, plain_value
 from searchkit.ingest.redact.values import _phrase_at, _value_after, _value_at
-from searchkit.ingest.redact.words import _CJK_RE, _RU_VERB_RE, _ends_clause, _next_word, _ordinary_word
+from searchkit.ingest.redact.words import (
+    _CJK_RE, _JA_PROSE_END_RE, _RU_VERB_RE, _ends_clause, _next_word, _ordinary_word,
+)
 
 _QWORD_RE = re.compile(
     r"[ \t]+(?:(?i:at|in|on|of|for|to|from|the|my|our|your|от|к|для|на|из|в|у|с)[ \t]+)?(?=[^\s:=：。、,;()（）「」]*[^\W\d_])"
@@ -52,6 +54,58 @@ def _value_starts(text: str, pos: int, max_words: int) -> Iterator[tuple[int, st
         pos = qm.end()
 
 
+_LAST_LOWER: tuple[str, str] = ("", "")
+
+
+def _lower(text: str) -> str:
+    """``text.lower()``, kept for the next rule (each rule of a text reads the same text)."""
+    global _LAST_LOWER
+    last = _LAST_LOWER
+    if last[0] == text:
+        return last[1]
+    low = text.lower()
+    _LAST_LOWER = (text, low)
+    return low
+
+
+def _lines(text: str, anchor: tuple[str, ...] | re.Pattern[str]) -> Iterator[tuple[int, int]]:
+    """The lines of ``text`` that hold one of the words of ``anchor`` (lower case; a rule's key words):
+    each rule of this module reads one line at a time, and only the lines it could match. An anchor
+    that is a pattern (``.pgpass``'s ``:5432:``) is searched as such."""
+    low = _lower(text)
+    if len(low) != len(text):  # a letter whose lower case is longer (rare): every line
+        yield 0, len(text)
+        return
+    starts: set[int] = set()
+    if isinstance(anchor, re.Pattern):
+        for a in anchor.finditer(text):
+            starts.add(text.rfind("\n", 0, a.start()) + 1)
+    else:
+        for word in anchor:
+            pos = low.find(word)
+            while pos >= 0:
+                starts.add(text.rfind("\n", 0, pos) + 1)
+                nl = text.find("\n", pos)
+                pos = -1 if nl < 0 else low.find(word, nl + 1)
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        yield start, len(text) if end < 0 else end
+
+
+def _matches(text: str, anchor: tuple[str, ...] | re.Pattern[str], pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in the lines that hold a word of ``anchor``."""
+    for start, end in _lines(text, anchor):
+        yield from pattern.finditer(text, start, end)
+
+
+_LOGIN_ANCHOR = ("pass", "pwd", "pw", "парол", "пасс", "パス")
+_SHORT_ANCHOR = ("pass", "pw", "psw", "pword", "пасс", "пароль", "パス")
+_PHRASE_ANCHOR = ("phrase", "фраз", "フレーズ", "ニーモニック")
+_RU_FIRM_ANCHOR = ("парол", "пин", "pin", "код", "шифр")
+_CODE_ANCHOR = ("code", "код", "コード")
+_LOCK_ANCHOR = ("code", "combination", "combo", "pin", "passcode", "код", "шифр", "комбинац", "番号", "コード")
+_PGPASS_ANCHOR = re.compile(r":(?:\d{2,5}|\*):")
+_NETRC_ANCHOR = ("machine", "default")
 _W = r"A-Za-z0-9а-яёА-ЯЁ"
 _NB = rf"(?<![{_W}_])"
 """Not after a letter or digit of a script written with spaces."""
@@ -74,13 +128,19 @@ _LOGIN_PAIR_RE = re.compile(
 )
 
 
+_UP_PAIR_RE = re.compile(r"(?<![A-Za-z0-9])(?i:u|usr)[ \t]*:[ \t]*(?P<u>[^\s,;/|]{1,64})[ \t]*[,;/|]?[ \t]*(?i:p|pw)[ \t]*:[ \t]*")
+"""The shorthand of a login and its password: ``u: root p: …``."""
+
+
 def _login_pair_edits(text: str) -> Iterator[Edit]:
     """The password after a labelled login (``login admin / pass Quokka-55``): any value that is not a
     status, a placeholder or a word of a sentence (``login admin / pass via SSO`` stays)."""
-    for m in _LOGIN_PAIR_RE.finditer(text):
+    pairs = [*_matches(text, _LOGIN_ANCHOR, _LOGIN_PAIR_RE), *_matches(text, ("p:", "p :", "pw:"), _UP_PAIR_RE)]
+    for m in sorted(pairs, key=lambda m: m.start()):
         user = m.group("u")
-        if _ordinary_word(user, alone=False) or plain_value(user) and not user.isdigit():
-            continue
+        if _ordinary_word(user, alone=False) or plain_value(user) and not user.isdigit() \
+                or not any(c.isalpha() for c in user):
+            continue  # a login has letters (`u: 5, p: 3` is a formula)
         span = _value_at(text, m.end())
         if span is None:
             continue
@@ -108,7 +168,7 @@ _OWNED_SHORT_RE = re.compile(
 def _owned_short_edits(text: str) -> Iterator[Edit]:
     """A short key word after ``my``/``мой``/``自分の``: it names a password, so any value follows it
     (``my pass: sunflower``); without the owner it stays a short key word (``pass: 1024 tests``)."""
-    for m in _OWNED_SHORT_RE.finditer(text):
+    for m in _matches(text, _SHORT_ANCHOR, _OWNED_SHORT_RE):
         edit = _value_after(text, m.end(), PW, "password", firm=True)
         if edit is not None and not _never_a_value(text[edit[0]:edit[1]]):
             yield edit
@@ -121,8 +181,15 @@ def _owned_short_edits(text: str) -> Iterator[Edit]:
 _PHRASE_KW_RE = re.compile(
     r"(?<![A-Za-z])(?i:(?:wallet[ _-]|seed[ _-]|recovery[ _-]|gpg[ _-]|pgp[ _-]|ssh[ _-]|key[ _-])?pass[ _-]?phrase"
     r"|(?:seed|recovery|mnemonic|secret)[ _-]phrase)(?![A-Za-z])"
-    r"|(?<![а-яёА-ЯЁ])(?i:(?:кодов|парольн|секретн)(?:ая|ой|ую)\s+фраз(?:а|ы|е|у|ой)|фраз(?:а|ы|у)[\s-]парол\w+)(?![а-яё])"
+    r"|(?<![а-яёА-ЯЁ])(?i:(?:кодов|парольн|секретн|мнемоническ)(?:ая|ой|ую)\s+фраз(?:а|ы|е|у|ой)|фраз(?:а|ы|у)[\s-]парол\w+"
+    r"|сид[\s-]?фраз(?:а|ы|е|у|ой)|фраз(?:а|ы|у|ой)\s+восстановления)(?![а-яё])"
+    r"|シードフレーズ|リカバリーフレーズ|復元フレーズ|ニーモニック(?:フレーズ)?|パスフレーズ"
 )
+_JA_PHRASE_RE = re.compile(r"[\u3041-\u30ff\u4e00-\u9fffー]{1,12}(?:[ \t　]+[\u3041-\u30ff\u4e00-\u9fffー]{1,12}){2,11}")
+_JA_PHRASE_END_RE = re.compile(r"[ \t　]*(?:[。、，,.!?！？()（）「」]|\n|\Z)")
+_NEW_PHRASE_KW_RE = re.compile(r"(?i)сид|мнемоническ|восстановления|シード|リカバリー|復元|ニーモニック")
+"""Pass-phrase key words the key words' own rule does not know: their value is read here unqualified too."""
+_PHRASE_SEP_RE = re.compile(r"[ \t]*[:=：][ \t]*|[ \t]*は[ \t　]*")
 _RU_PHRASE_RE = re.compile(r"[а-яёА-ЯЁ]{2,}(?:[ \t]+[а-яёА-ЯЁ]{1,}){1,7}")
 _RU_PHRASE_END_RE = re.compile(r"[ \t]*(?:[.,;:!?()\"'«»]|\n|\Z)")
 _RU_PHRASE_STOP = re.compile(
@@ -145,17 +212,29 @@ def _ru_phrase_at(text: str, pos: int) -> tuple[int, int] | None:
     return m.start(), m.end()
 
 
+def _ja_phrase_at(text: str, pos: int) -> tuple[int, int] | None:
+    """Three or more Japanese words parted by spaces to the end of the clause (``りんご かわ いし くも``),
+    none of them the end of a clause (``です``, ``してください``)."""
+    m = _JA_PHRASE_RE.match(text, pos)
+    if not m or not _JA_PHRASE_END_RE.match(text, m.end()):
+        return None
+    if any(_JA_PROSE_END_RE.search(w) or w in ("です", "ます", "でした") for w in m.group(0).split()):
+        return None
+    return m.start(), m.end()
+
+
 def _qualified_phrase_edits(text: str) -> Iterator[Edit]:
     """The words after a pass-phrase key word, a qualifier and ``:``/``=``/``：`` (the rule of the key
-    words takes a phrase only right after the key word)."""
-    for m in _PHRASE_KW_RE.finditer(text):
+    words takes a phrase only right after the key word), and after the key words only this rule knows
+    (``сид-фраза``, ``シードフレーズ``) with no qualifier too."""
+    for m in _matches(text, _PHRASE_ANCHOR, _PHRASE_KW_RE):
         for qpos, _, qualified in _quals(text, m.end(), m.group(0)):
-            if not qualified:
+            if not qualified and not _NEW_PHRASE_KW_RE.search(m.group(0)):
                 continue
-            sm = re.compile(r"[ \t]*[:=：][ \t]*").match(text, qpos)
+            sm = _PHRASE_SEP_RE.match(text, qpos)
             if not sm:
                 continue
-            span = _phrase_at(text, sm.end(), STRONG) or _ru_phrase_at(text, sm.end())
+            span = _phrase_at(text, sm.end(), STRONG) or _ru_phrase_at(text, sm.end()) or _ja_phrase_at(text, sm.end())
             if span is not None:
                 yield span[0], span[1], SECRET
                 break
@@ -197,7 +276,7 @@ def _qualified_space_edits(text: str) -> Iterator[Edit]:
     почты у меня``, ``из смс``) and a space, then a code of digits, or (after ``пароль``) one value that
     ends its clause and is a name or has digits (``пароль к wifi Светлячок``; ``пароль к wifi висит на
     стене`` stays)."""
-    for m in _RU_FIRM_RE.finditer(text):
+    for m in _matches(text, _RU_FIRM_ANCHOR, _RU_FIRM_RE):
         kw = m.group(0).lower()
         password = kw.startswith("парол")
         named = any(w in kw for w in ("подтвержд", "доступ", "вход")) or kw.startswith(("пин", "pin"))
@@ -255,7 +334,7 @@ def _code_token(v: str) -> bool:
 def _code_list_edits(text: str) -> Iterator[Edit]:
     """After ``recovery codes``/``backup code``/``резервные коды``/``リカバリーコード`` (and a qualifier
     such as ``for my GitHub 2FA``): each code of the list that follows."""
-    for m in _CODES_KW_RE.finditer(text):
+    for m in _matches(text, _CODE_ANCHOR, _CODES_KW_RE):
         for pos, _ in _value_starts(text, m.end(), 4):
             codes = []
             while True:
@@ -290,7 +369,7 @@ def _lock_code_edits(text: str) -> Iterator[Edit]:
     """A code of digits after the code, combination or PIN of a safe, a locker, a door, a gate, an
     alarm (``the code for the office safe is 4417-9920``, ``код от сейфа в офисе — 4418``, ``金庫の番号は
     4420 です``); ``error code 4417`` and ``the code for the parser`` stay."""
-    for m in _LOCK_CODE_RE.finditer(text):
+    for m in _matches(text, _LOCK_ANCHOR, _LOCK_CODE_RE):
         for pos, _ in _value_starts(text, m.end(), 3):
             span = _code_value(text, pos)
             if span is not None:
@@ -312,7 +391,7 @@ _PGPASS_RE = re.compile(
 def _pgpass_edits(text: str) -> Iterator[Edit]:
     """The password of a ``.pgpass`` line (``host:port:database:user:password``): a host with a
     letter (or ``*``), a port number (or ``*``), then three fields."""
-    for m in _PGPASS_RE.finditer(text):
+    for m in _matches(text, _PGPASS_ANCHOR, _PGPASS_RE):
         host = m.group("host")
         if host != "*" and not re.search(r"[A-Za-z]", host):
             continue  # `10:30:00:...` is a time
@@ -326,7 +405,7 @@ _NETRC_RE = re.compile(r"(?i)\b(?:machine[ \t]+\S+|default)[ \t]+(?:login[ \t]+\
 
 def _netrc_edits(text: str) -> Iterator[Edit]:
     """The password of a ``.netrc`` line (``machine host login user password value``)."""
-    for m in _NETRC_RE.finditer(text):
+    for m in _matches(text, _NETRC_ANCHOR, _NETRC_RE):
         if m.group("v") != SECRET:
             yield m.start("v"), m.end("v"), SECRET
 

@@ -10,17 +10,22 @@ walk, the reads, the parsing, the ids, the order, the report) runs as before, an
 exactly what a load without the memo gives.
 
 What is kept (``clean()``, saved with the index version it belongs to) are the sha256 digests of
-clean texts of the records that version holds, and nothing else: a clean text is what the index
+clean texts of the records that version holds, and (issue 39 item 4, ``known``) the salted digests of
+the secret values the load redacted, by scope, for live reads and the next update (never a value:
+``searchkit.ingest.redact.known``); nothing else. Of the clean texts: a clean text is what the index
 holds already (a record's text, title or URL -- its ``content_hash`` is the same digest -- a table
 cell of a row's card, a file or log day as read before its line ends were normalised). A text with
 a secret is never named, not even by its digest, and neither is anything that was not indexed, so
 what leaves the index (a deleted file, a changed chat) leaves the memo with the version that drops
-it (H3). The memo holds for the rules it was made with (``rules_fingerprint``); any other is ignored.
+it (H3); a record the workspace-wide pass changed names none of its texts (a text clean by the rules
+may hold a value known from another record). The memo holds for the rules it was made with
+(``rules_fingerprint``); any other is ignored.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.metadata
 import json
 import re
 from pathlib import Path
@@ -51,15 +56,25 @@ def digest(text: str) -> bytes:
 
 def rules_fingerprint(policy: Any) -> str:
     """What the verdicts of ``policy`` depend on: its fields and the source of the rules (every
-    module of ``searchkit.ingest.redact`` and ``searchkit.ingest.policy``)."""
+    module of ``searchkit.ingest.redact`` and ``searchkit.ingest.policy``, and the version of
+    detect-secrets, whose plugins they run)."""
     h = hashlib.sha256()
     for package in (_redact_package, _policy_package):
         folder = Path(package.__file__).parent
         for path in sorted(folder.glob("*.py")):
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(f"detect-secrets {_detector_version()}\0".encode())  # its plugins redact too (issue 39 item 4)
     fields = {f.name: _canon(getattr(policy, f.name)) for f in dataclasses.fields(policy)}
     h.update(json.dumps([type(policy).__qualname__, fields], sort_keys=True, ensure_ascii=False).encode())
     return h.hexdigest()
+
+
+def _detector_version() -> str:
+    """The installed detect-secrets' version (its plugins are part of the rules), or ``none``."""
+    try:
+        return importlib.metadata.version("detect-secrets")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
 
 
 def _canon(value: Any) -> Any:
@@ -216,9 +231,9 @@ class Memo:
     def known_secrets(self) -> KnownSecrets | None:
         """The secret values known to this index version, as salted digests (issue 39 item 4: what a
         live read redacts besides the rules, ``collect.live_collector``); None when it has none."""
-        if self.known is not None:
-            return self.known
-        return KnownSecrets.from_dict(self.data.get(KNOWN)) if isinstance(self.data, dict) else None
+        if self.known is None and isinstance(self.data, dict):
+            self.known = KnownSecrets.from_dict(self.data.get(KNOWN))  # read once, kept
+        return self.known
 
     @classmethod
     def read(cls, version: Path) -> "Memo | None":
