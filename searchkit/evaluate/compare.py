@@ -64,7 +64,7 @@ from searchkit.evaluate.significance import (
 __all__ = [
     "CONFIDENCE", "CORRECTION_NAMES", "CORRECTIONS", "DEFAULT_CORRECTION", "N_BOOTSTRAP", "N_PERMUTATIONS", "TESTS",
     "SEED", "CompareError", "Comparison", "auroc_bootstrap",
-    "benjamini_hochberg", "compare_runs", "effect_size", "holm", "only_significant", "paired_ci", "paired_p",
+    "benjamini_hochberg", "compare_runs", "effect_size", "has_no_answer", "holm", "only_significant", "paired_ci", "paired_p",
     "paired_test", "render",
 ]
 
@@ -239,6 +239,11 @@ def compare_runs(
 ) -> Comparison:
     """Compare run folders (``runs.load_run``) against the first one.
 
+    Any ``RunFolder`` compares: a TREC run file scored on the same dataset split
+    (``any_run.load_any_run``) or an evaluation held in memory (``searchkit.api.evaluate``). Where a
+    run holds no no-answer figures (a TREC run: no weak-match probability) the AUROC comparison is
+    left out and a note says so.
+
     Args:
         metrics: the metrics to compare: any registry name (``searchkit.evaluate.measures``: an
             ir_measures measure, a ragas score, ``AUROC`` for the no-answer comparison); default: every
@@ -300,6 +305,12 @@ def compare_runs(
         if scored < len(per_query[0]):
             notes.append(f"{m.name}: {scored} of the {len(per_query[0])} judged queries have a value in every run "
                          "(the others were not scored); its rows are over those")
+    lacking = [r.name for r in runs if not has_no_answer(r)] if with_auroc else []
+    if lacking:
+        with_auroc = False
+        notes.append(f"no AUROC comparison: {', '.join(lacking)} {'holds' if len(lacking) == 1 else 'hold'} no "
+                     "no-answer figures (a TREC run has no weak-match probability); the no-answer comparison is "
+                     "left out")
     no_answer = _compare_no_answer(runs, seed, n_bootstrap, keep, confidence) if with_auroc else None
     if with_auroc and no_answer is None:
         notes.append("no AUROC comparison: the queries compared are all answerable (or all unanswerable)")
@@ -310,13 +321,23 @@ def compare_runs(
         m = r.metrics
         info.append({"name": r.name, "path": str(r.path), "config_fingerprint": m.get("config_fingerprint"),
                      "measured": m.get("path", "searcher")})
-    if len({i["measured"] for i in info}) > 1:
+    if {"searcher", "tool"} <= {i["measured"] for i in info}:
         notes.append("the runs measured different paths (searcher / tool): the tool returns at most 15 cards, "
                      "so R@20 and R@100 differ by construction")
-    asked = (*(m.name for m in chosen), *(("AUROC",) if with_auroc else ()))
+    asked = (*(m.name for m in chosen), *(("AUROC",) if with_auroc else ()))  # what was compared
     return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes),
                       tests=tests, confidence=confidence, n_bootstrap=n_bootstrap, breakdowns=breakdowns,
                       identical=identical, metrics=asked)
+
+
+def has_no_answer(run: Any) -> bool:
+    """Whether a run holds what the no-answer comparison reads: a finite weak-match probability
+    (``answer_probability``) on every query row. A TREC run file (``any_run``) has none."""
+    for q in run.queries:
+        p = q.get("answer_probability")
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not math.isfinite(p):
+            return False
+    return True
 
 
 def _metric_row(metric: str, ids: Sequence[str], per_run: Sequence[Mapping[str, float]], *,

@@ -13,11 +13,19 @@ get the value.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from searchkit.errors import DataError, InputError, SearchkitError
-from searchkit.evaluate.measures import Metric, row_value
+from searchkit.evaluate import ragas_metrics
+from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.measures import Metric, metric, row_value
+from searchkit.evaluate.metrics import per_query_metrics
+from searchkit.evaluate.provenance import dataset_hash
+from searchkit.evaluate.trec import read_trec_run, untrec_id
 
 __all__ = ["MissingValues", "metric_values", "with_metrics"]
 
@@ -53,11 +61,11 @@ def metric_values(runs: Sequence[Any], metrics: Sequence[Metric], ids: Sequence[
                 if m.source == "ir_measures" and any(v is None for v in vals.values()):
                     vals = _computed(run, m, ids, cache)
                     if computed_note is not None:
-                        computed_note.append(f"{run.path.name}: {m.name} computed from run.trec (some rows lacked it)")
+                        computed_note.append(f"{run.name}: {m.name} computed from {_rankings_name(run)} (some rows lacked it)")
             else:
                 vals = _computed(run, m, ids, cache)
                 if computed_note is not None:
-                    computed_note.append(f"{run.path.name}: {m.name} computed from run.trec and the {run.query_set[0]} "
+                    computed_note.append(f"{run.name}: {m.name} computed from {_rankings_name(run)} and the {run.query_set[0]} "
                                          f"{run.query_set[1]} qrels")
             per_run.append({q: float(v) for q, v in vals.items() if v is not None})
         out[m.name] = per_run
@@ -75,10 +83,6 @@ def with_metrics(run: Any, names: Sequence[str]) -> dict[str, Any]:
         MetricError: a name is not in the registry.
         MissingValues: a measure cannot be computed (one line, as ``metric_values``).
     """
-    import numpy as np
-
-    from searchkit.evaluate.measures import metric
-
     wanted = [m for m in (metric(n) for n in names) if m.source == "ir_measures"]
     judged = [q for q in run.queries if isinstance(q.get("metrics"), Mapping)]
     lacking = [m for m in dict.fromkeys(wanted) if any(m.name not in q["metrics"] for q in judged)]
@@ -102,8 +106,21 @@ def with_metrics(run: Any, names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _rankings_name(run: Any) -> str:
+    """Where a run's rankings are read from, in words."""
+    source = getattr(run, "source", "folder")
+    return {"trec": "its TREC run file", "memory": "its rankings"}.get(source, "run.trec")
+
+
 def _rerun(run: Any, m: Metric) -> str:
     d, s, _ = run.query_set
+    source = getattr(run, "source", "folder")
+    if source == "trec":
+        if m.source == "ragas-llm":
+            return "a TREC run holds document ids only, no cards for an LLM to read"
+        return f"load the TREC run again with its dataset and metrics including {m.name}"
+    if source == "memory":
+        return f"evaluate again with metrics including {m.name}"
     what = {"ragas": "ragas", "ragas-llm": f"ragas-llm --llm-k {m.k}"}.get(m.source, m.name)
     return f"rerun `searchkit eval --dataset {d} --split {s} --metrics {what} --out {run.path}` to write them"
 
@@ -114,36 +131,29 @@ def _computed(run: Any, m: Metric, ids: Sequence[str], cache: dict) -> dict[str,
         raise MissingValues(f"{where} (an LLM-judged score cannot be computed from the rankings); {_rerun(run, m)}")
     if m.source not in ("ir_measures", "ragas"):
         raise MissingValues(f"{where}; {_rerun(run, m)}")
+    held = getattr(run, "rankings", None)
     trec = run.path / "run.trec"
-    if not trec.is_file():
+    if held is None and not trec.is_file():
         raise MissingValues(f"{where} and no run.trec to compute it from; {_rerun(run, m)}")
     dataset = _dataset(run, m, cache, where)
-    ranking = _ranking(trec, where)
+    ranking = {q: dict(docs) for q, docs in held.items()} if held is not None else _ranking(trec, where)
     qrels = {q: dict(dataset.qrels.get(q, {})) for q in ids}
     if m.source == "ragas":
-        from searchkit.evaluate import ragas_metrics
-
         if not ragas_metrics.is_available():
             raise MissingValues(f"{where}; computing it needs ragas: {ragas_metrics.INSTALL_HINT}")
         scores = ragas_metrics.ragas_scores(ranking, qrels, k=int(m.k or 10))
         return {q: _finite(scores.get(q, {}).get(m.name)) for q in ids}
-    from searchkit.evaluate.metrics import per_query_metrics
-
     values = per_query_metrics(qrels, ranking, [m.name])
     return {q: (values[q][m.name] if q in values else None) for q in ids}
 
 
 def _finite(v: Any) -> float | None:
-    import math
-
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
 def _ranking(path: Path, where: str) -> dict[str, dict[str, float]]:
     """``{query_id: {doc_id: score}}`` of a run file, each query's documents in trec_eval's order and ids
     decoded (``%XX``: what our writer encodes)."""
-    from searchkit.evaluate.trec import read_trec_run, untrec_id
-
     try:
         run = read_trec_run(path)
     except SearchkitError as exc:
@@ -154,13 +164,14 @@ def _ranking(path: Path, where: str) -> dict[str, dict[str, float]]:
 def _dataset(run: Any, m: Metric, cache: dict, where: str) -> Any:
     """The dataset split the run measured: at its provenance's ``dataset_path``, else under its name,
     whichever holds content with the run's hash."""
-    from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-    from searchkit.evaluate.provenance import dataset_hash
-
     name, split, sha = run.query_set
     key = (name, split, sha)
     if key in cache:
         return cache[key]
+    held = getattr(run, "dataset", None)
+    if held is not None and dataset_hash(held) == sha:
+        cache[key] = held
+        return held
     tried: list[str] = []
     candidates: list[Path] = []
     given = run.provenance.get("dataset_path")

@@ -22,7 +22,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -46,16 +46,31 @@ class RunFolderError(DataError):
 
 @dataclass(frozen=True)
 class RunFolder:
-    """A run folder as read back: its metrics (with per-query rows), provenance and config."""
+    """A run folder as read back: its metrics (with per-query rows), provenance and config.
+
+    The same object stands for a run that is not a folder of ours (``searchkit.evaluate.any_run``):
+    a TREC run file scored on a dataset split (``source`` ``trec``; ``path`` the file, ``config``
+    empty, its rankings in ``rankings``) or an evaluation kept in memory (``source`` ``memory``;
+    ``searchkit.api.evaluate``). ``compare``, ``report`` and the notebooks' tables read any of them."""
 
     path: Path
     metrics: Mapping[str, Any]
     provenance: Mapping[str, Any]
     config: Mapping[str, Any]
+    label: str | None = None
+    """The run's name in tables and comparisons; None: the folder's (or file's) name."""
+    rankings: Mapping[str, Mapping[str, float]] | None = None
+    """``{query id: {doc id: score}}`` of a run held in memory (ids as the dataset spells them, each
+    query's documents in the order trec_eval ranks them); None: the folder's ``run.trec``."""
+    source: str = "folder"
+    """``folder`` (a run folder written by ``write_run``), ``trec`` (a TREC run file) or ``memory``."""
+    dataset: Any = field(default=None, compare=False, repr=False)
+    """The loaded split the run was measured on, where it is at hand (a TREC run, an evaluation);
+    None: found from the provenance when needed (``run_values``)."""
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return self.label or self.path.name
 
     @property
     def queries(self) -> list[Mapping[str, Any]]:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
+from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.evaluate.trec import TrecRun, read_trec_run, untrec_id
 
@@ -39,9 +40,11 @@ def _fingerprint(run: TrecRun) -> str:
     return "trec:" + h.hexdigest()[:16]
 
 
-def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any) -> EvalReport:
+def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any, *,
+                      metrics: Sequence[str] = RANKING_METRICS) -> EvalReport:
     """Score a TREC run (a ``TrecRun``, or a run file's path, read with ``read_trec_run``) on
-    ``dataset`` (a loaded split) with the metrics ``eval`` reports.
+    ``dataset`` (a loaded split) with the metrics ``eval`` reports (``metrics``: any ir_measures
+    measures, ``searchkit.evaluate.measures``; default nDCG@10, RR@10, R@1/5/10/20/100).
 
     Returns:
         An ``EvalReport`` with ``path`` ``"trec"``, ``config_fingerprint`` ``trec:<content hash>``,
@@ -84,7 +87,7 @@ def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any) -> Ev
         ))
     outside = sum(1 for key in run.scores if key not in split_ids and untrec_id(key) not in split_ids)
     report = summarize(dataset, None, outcomes, path=TREC_PATH, depth=depth or 100, no_answer=False,
-                       fingerprint=_fingerprint(run))
+                       fingerprint=_fingerprint(run), metrics=metrics)
     counts = {**report.counts, "unranked_queries": unranked, "run_queries_outside_split": outside,
               "unknown_documents": unknown}
     timing = {k: 0.0 for k in report.timing}

@@ -1,0 +1,170 @@
+"""Any run a researcher has, as one comparable object (issue 40 item 3; SPEC E4): a searchkit run
+folder or another system's TREC run file (Pyserini, Elasticsearch, ColBERT, ... output), for
+``compare``, ``report`` and ``gate`` and the Python API (``searchkit.api``).
+
+``load_any_run(path, dataset=..., split=..., label=..., metrics=...)`` returns a
+``runs.RunFolder`` either way:
+
+- a **run folder** (``searchkit eval --out``) is read as ``runs.load_run`` reads it; ``metrics``
+  adds the ir_measures measures it lacks, computed from its ``run.trec`` against the qrels of the
+  dataset it measured (``run_values.with_metrics``);
+- a **TREC run file** (six columns: ``qid Q0 docid rank score tag``) is scored on ``dataset`` /
+  ``split`` as ``eval`` scores a ranking (``trec_runs.evaluate_trec_run``: trec_eval's tie order,
+  every query of the split counted, one the run does not rank scoring 0) and held in memory with its
+  per-query rows, provenance and rankings. It has no weak-match probability, so no no-answer or
+  missing-ID figures: ``compare`` leaves the AUROC comparison out and says so.
+
+The two then compare alike: the same query set (dataset name, split and content hash), the same
+per-query rows (``metrics.json``'s shape) and the same metric values a direct evaluation of the file
+gives.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from searchkit.errors import InputError
+from searchkit.evaluate.datasets import Dataset, available_splits, load_dataset, resolve_dataset
+from searchkit.evaluate.measures import metrics_option
+from searchkit.evaluate.provenance import dataset_hash, now
+from searchkit.evaluate.run_values import with_metrics
+from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
+from searchkit.evaluate.trec import read_trec_run
+from searchkit.evaluate.trec_runs import TREC_PATH, evaluate_trec_run
+
+__all__ = ["TREC_RUN_FORMAT", "RunInputError", "load_any_run", "open_dataset"]
+
+TREC_RUN_FORMAT = "searchkit-trec-run/1"
+"""The ``format`` of the provenance ``load_any_run`` gives a TREC run file (a run folder's is
+``runs.RUN_FORMAT``)."""
+
+
+class RunInputError(InputError):
+    """A run given with what it cannot be read with (a TREC run file without its dataset, a split
+    that is not the loaded dataset's, an LLM-judged score of a TREC run): one line naming it."""
+
+
+def open_dataset(dataset: Any, split: str | None = None) -> Any:
+    """A loaded split: ``dataset`` itself when it is one (a ``Dataset``; ``split``, when given, must be
+    its own), else the folder or name ``dataset`` names (``datasets.resolve_dataset``, as ``searchkit
+    eval --dataset`` reads it: a plain BEIR folder, TREC qrels, searchkit's own format) loaded for
+    ``split``. ``split`` None: ``dev`` where the folder has it, else its one split.
+
+    Raises:
+        RunInputError: ``split`` is not the split of the ``Dataset`` given.
+        DatasetError: no such dataset or split, or a bad line (file and line named).
+    """
+    if isinstance(dataset, Dataset):
+        if split is not None and split != dataset.split:
+            raise RunInputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
+                                "load the split you mean", param="split")
+        return dataset
+    root = resolve_dataset(dataset)
+    if split is None:
+        splits = available_splits(root)
+        split = splits[0] if len(splits) == 1 else "dev"
+    return load_dataset(root, split=split)
+
+
+def _relative(path: Path) -> str:
+    """A path relative to the working directory (provenance names no machine path where it can)."""
+    try:
+        return os.path.relpath(Path(path).resolve(), Path.cwd().resolve())
+    except ValueError:
+        return Path(path).name
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _trec_run(path: Path, dataset: Any, split: str | None, label: str | None,
+              metrics: str | Iterable[str] | None) -> RunFolder:
+    choice = metrics_option(metrics)
+    if choice.ragas_llm:
+        raise RunInputError(f"{path}: a TREC run holds document ids only, no cards an LLM could judge; "
+                            "ragas-llm scores need `searchkit eval`", param="metrics")
+    run = read_trec_run(path)  # every bad line named, before the dataset is read
+    ds = open_dataset(dataset, split)
+    report = evaluate_trec_run(run, ds, metrics=choice.ranking)
+    body = report.to_dict(with_queries=True)
+    prov = {
+        "format": TREC_RUN_FORMAT,
+        "dataset": ds.name,
+        "dataset_path": _relative(ds.path),
+        "split": ds.split,
+        "dataset_sha256": dataset_hash(ds),
+        "counts": {"records": len(ds.records), "queries": len(ds.queries),
+                   "answerable": sum(1 for q in ds.queries if q.answerable),
+                   "unanswerable": sum(1 for q in ds.queries if not q.answerable)},
+        "config_fingerprint": report.config_fingerprint,
+        "path": TREC_PATH,
+        "run_file": _relative(path),
+        "run_sha256": _file_sha256(path),
+        "tags": list(run.tags),
+        "depth": report.depth,
+        "split_counts": dict(report.counts),
+        "time": now(),
+    }
+    return RunFolder(path, body, prov, {}, label=label, rankings=report.run(), source="trec", dataset=ds)
+
+
+def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None, split: str | None = None,
+                 label: str | None = None, metrics: str | Iterable[str] | None = None) -> RunFolder:
+    """A run folder or a TREC run file as the ``RunFolder`` that ``compare.compare_runs``,
+    ``report.build_report``, ``gate`` and the notebooks' tables take.
+
+    Args:
+        path: a run folder (``searchkit eval --out``: ``metrics.json``, ``run.trec``, ...) or a TREC run
+            file (any other file: six whitespace-separated columns ``qid Q0 docid rank score tag``; the
+            ``rank`` column is ignored, documents rank by score, ties as trec_eval breaks them).
+        dataset: what a TREC run file is scored against: a loaded ``Dataset`` or a dataset folder or
+            name (``open_dataset``: plain BEIR, TREC qrels, searchkit's format). Required for a TREC
+            file; not used for a run folder (its provenance names what it measured, and ``compare`` /
+            ``report`` check that runs share one query set).
+        split: the split of ``dataset`` (None: the ``Dataset``'s own, else ``dev``, else the folder's
+            one split).
+        label: the run's name in tables and comparisons (``RunFolder.name``); None: the folder's or
+            the file's name.
+        metrics: ``eval --metrics`` names (a comma list or an iterable: ir_measures measures,
+            ``default``, ``ragas``). A TREC file is scored with exactly these ir_measures measures
+            (default nDCG@10, RR@10, R@1/5/10/20/100, as ``eval``); a run folder gets those it lacks
+            computed from its ``run.trec``. ragas' ID-based scores of either are computed when
+            ``compare`` asks for them.
+
+    Returns:
+        A ``RunFolder``. For a TREC file: ``path`` the file, ``source`` ``"trec"``, ``metrics`` what
+        ``eval --json --queries`` gives for the same rankings (headline, breakdowns, per-query rows
+        with ``answer_probability`` NaN; ``no_answer`` and ``missing_id`` empty; ``counts`` adds
+        ``unranked_queries``, ``run_queries_outside_split``, ``unknown_documents``), ``provenance``
+        (``format`` ``TREC_RUN_FORMAT``, dataset name / path / split / sha256, ``config_fingerprint``
+        ``trec:<content hash>``, ``path`` ``"trec"``, ``run_file``, ``run_sha256``, ``tags``),
+        ``config`` ``{}`` (no searchkit config made it), ``rankings`` and ``dataset`` the split.
+
+    Raises:
+        RunInputError: a TREC file without ``dataset`` (one line naming the file), a split that is not
+            the given ``Dataset``'s, ragas-llm asked of a TREC file.
+        RunFolderError: ``path`` does not exist, or is a folder that is not a run folder.
+        TrecRunError: the file holds a bad line (``file:line: why``, content never quoted).
+        DatasetError: the dataset or split cannot be read.
+        MetricError: a bad metric name. MissingValues: a measure a run folder lacks cannot be computed.
+    """
+    p = Path(path)
+    if p.is_dir():
+        run = load_run(p)
+        if metrics is not None:
+            run = replace(run, metrics=with_metrics(run, metrics_option(metrics).ranking))
+        return replace(run, label=label) if label else run
+    if not p.exists():
+        raise RunFolderError(f"{str(p)!r}: no such run folder or TREC run file", path=p)
+    if dataset is None:
+        raise RunInputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset "
+                            "(--dataset NAME or folder, and --split)", param="dataset")
+    return _trec_run(p, dataset, split, label, metrics)
