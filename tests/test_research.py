@@ -142,6 +142,35 @@ def test_comparison_frame_and_marks(two_runs):
     assert research.significance_marks(None) == {}
 
 
+def test_comparison_frame_shows_interval_effect_raw_p_and_identical(two_runs, tmp_path):
+    """Issue 40 item 6: the notebooks' comparison table carries what compare's text table shows: the
+    bootstrap interval of each delta, Cohen's d_z and the raw p beside the adjusted one; a comparison
+    whose per-query values are all the same says "identical" (no test), never a blank."""
+    import math
+    import shutil
+
+    from searchkit.evaluate.compare import compare_runs
+
+    a, b = two_runs
+    same = tmp_path / "c"
+    shutil.copytree(a.path, same)
+    cmp = compare_runs([a, b, load_run(same)], n_resamples=500)
+    frame = research.comparison_frame(cmp)
+    cols = list(frame.columns)
+    assert cols[cols.index("b"):cols.index("b") + 7] == ["b", "Δ b", "CI b", "d b", "raw p b", "p b", "sig b"]
+    for sec in (s for s in cmp.sections if s["breakdown"] == "all"):
+        for m in sec["metrics"]:
+            row = frame[(frame.group == sec["group"]) & (frame.metric == m["metric"])].iloc[0]
+            lo, hi = m["ci"][1]
+            assert row["CI b"] == f"[{lo:+.4f}, {hi:+.4f}]"
+            assert row["d b"] == m["effect_size"][1] and row["raw p b"] == m["p"][1] and row["p b"] == m["p_adjusted"][1]
+            assert row["sig b"] == ("*" if m["significant"][1] else "")
+            assert m["identical"][2] and row["sig c"] == "identical" and math.isnan(row["raw p c"])
+            assert row["Δ c"] == 0.0
+    auroc = frame[frame.metric == "AUROC (no answer)"].iloc[0]
+    assert auroc["CI b"].startswith("[") and math.isnan(auroc["d b"]) and auroc["sig c"] == "identical"
+
+
 # --------------------------------------------------------------------------- choices
 
 

@@ -128,12 +128,41 @@ def _run_labels(cmp: Any, labels: Mapping[str, str] | Sequence[str] | None) -> l
     return shown
 
 
+def _ci_cell(ci: Sequence[float] | None) -> str:
+    """A delta's interval as compare's text table writes it: ``[-0.0123, +0.0456]`` (blank: none)."""
+    return "" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
+
+
+def _number_or_nan(v: Any) -> float:
+    return math.nan if v is None else float(v)
+
+
+def _comparison_cells(row: dict[str, Any], m: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """Each run's value in ``row``, and for each run after the first its delta, interval, d_z, raw
+    and adjusted p and mark."""
+    same = m.get("identical") or [None] * len(names)
+    for i, name in enumerate(names):
+        row[name] = m["values"][i]
+        if not i:
+            continue
+        row[f"Δ {name}"] = m["delta"][i]
+        row[f"CI {name}"] = _ci_cell(m["ci"][i])
+        row[f"d {name}"] = _number_or_nan(m["effect_size"][i])
+        row[f"raw p {name}"] = math.nan if same[i] else _number_or_nan(m["p"][i])
+        row[f"p {name}"] = m["p_adjusted"][i]
+        row[f"sig {name}"] = "identical" if same[i] else ("*" if m["significant"][i] else "")
+    return row
+
+
 def comparison_frame(cmp: Any, breakdown: str = "all", *, labels: Mapping[str, str] | Sequence[str] | None = None) -> Any:
     """A ``compare.Comparison`` as a table: for each section of ``breakdown`` and each metric, every
-    run's value, and for each run after the first its delta, its p adjusted by the comparison's
-    correction (``Comparison.correction``, over every test of the comparison) and ``*`` where
-    significant at the comparison's alpha. Runs are named by ``labels`` (a list in the
-    comparison's order, or ``{run folder name: label}``; default the folder names)."""
+    run's value, and for each run after the first (columns named by the run) its delta (``Δ``), the
+    bootstrap interval of the delta (``CI``, as compare's text table writes it), Cohen's d_z (``d``),
+    the raw p (``raw p``: before the correction; NaN where there is no test), the p adjusted by the
+    comparison's correction over every test of the comparison (``p``) and ``sig``: ``*`` where
+    significant at the comparison's alpha, ``identical`` where every per-query value is the same (no
+    test, not in the correction's family). Runs are named by ``labels`` (a list in the comparison's
+    order, or ``{run name: label}``; default the runs' names: folder names or their labels)."""
     pd = _pd()
     names = _run_labels(cmp, labels)
     rows = []
@@ -141,24 +170,12 @@ def comparison_frame(cmp: Any, breakdown: str = "all", *, labels: Mapping[str, s
         if sec["breakdown"] != breakdown:
             continue
         for m in sec["metrics"]:
-            row = {"group": sec["group"], "queries": sec["queries"], "metric": m["metric"]}
-            for i, name in enumerate(names):
-                row[name] = m["values"][i]
-                if i:
-                    row[f"Δ {name}"] = m["delta"][i]
-                    row[f"p {name}"] = m["p_adjusted"][i]
-                    row[f"sig {name}"] = "*" if m["significant"][i] else ""
-            rows.append(row)
+            rows.append(_comparison_cells({"group": sec["group"], "queries": sec["queries"], "metric": m["metric"]},
+                                          m, names))
     if cmp.no_answer is not None and breakdown == "all":
         na = cmp.no_answer
-        row = {"group": "all", "queries": na["queries"], "metric": "AUROC (no answer)"}
-        for i, name in enumerate(names):
-            row[name] = na["values"][i]
-            if i:
-                row[f"Δ {name}"] = na["delta"][i]
-                row[f"p {name}"] = na["p_adjusted"][i]
-                row[f"sig {name}"] = "*" if na["significant"][i] else ""
-        rows.append(row)
+        rows.append(_comparison_cells({"group": "all", "queries": na["queries"], "metric": "AUROC (no answer)"},
+                                      na, names))
     return pd.DataFrame(rows)
 
 
