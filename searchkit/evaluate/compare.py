@@ -305,15 +305,8 @@ def compare_runs(
         if scored < len(per_query[0]):
             notes.append(f"{m.name}: {scored} of the {len(per_query[0])} judged queries have a value in every run "
                          "(the others were not scored); its rows are over those")
-    lacking = [r.name for r in runs if not has_no_answer(r)] if with_auroc else []
-    if lacking:
-        with_auroc = False
-        notes.append(f"no AUROC comparison: {', '.join(lacking)} {'holds' if len(lacking) == 1 else 'hold'} no "
-                     "no-answer figures (a TREC run has no weak-match probability); the no-answer comparison is "
-                     "left out")
-    no_answer = _compare_no_answer(runs, seed, n_bootstrap, keep, confidence) if with_auroc else None
-    if with_auroc and no_answer is None:
-        notes.append("no AUROC comparison: the queries compared are all answerable (or all unanswerable)")
+    no_answer = _no_answer_part(runs, seed, n_bootstrap, keep, confidence, notes) if with_auroc else None
+    with_auroc = no_answer is not None
     tests, identical = _correct([row for sec in sections for row in sec["metrics"]] + ([no_answer] if no_answer else []),
                                 correction, alpha)
     info = []
@@ -328,6 +321,21 @@ def compare_runs(
     return Comparison(tuple(info), d, s, h, test, alpha, correction, seed, tuple(sections), no_answer, tuple(notes),
                       tests=tests, confidence=confidence, n_bootstrap=n_bootstrap, breakdowns=breakdowns,
                       identical=identical, metrics=asked)
+
+
+def _no_answer_part(runs, seed, n_bootstrap, keep, confidence, notes: list[str]) -> dict[str, Any] | None:
+    """The AUROC comparison, or None with a note saying why there is none: a run without weak-match
+    probabilities (a TREC run), or queries of one class only."""
+    lacking = [r.name for r in runs if not has_no_answer(r)]
+    if lacking:
+        notes.append(f"no AUROC comparison: {', '.join(lacking)} {'holds' if len(lacking) == 1 else 'hold'} no "
+                     "no-answer figures (a TREC run has no weak-match probability); the no-answer comparison is "
+                     "left out")
+        return None
+    no_answer = _compare_no_answer(runs, seed, n_bootstrap, keep, confidence)
+    if no_answer is None:
+        notes.append("no AUROC comparison: the queries compared are all answerable (or all unanswerable)")
+    return no_answer
 
 
 def has_no_answer(run: Any) -> bool:

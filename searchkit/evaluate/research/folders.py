@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.any_run import open_dataset
+from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.provenance import dataset_hash, git_commit, package_versions
 from searchkit.evaluate.run import evaluate_dataset
 from searchkit.evaluate.runs import RunFolderError, load_run, write_run
-from searchkit.evaluate.task_eval import PATH, evaluate_task_search, load_task_set
+from searchkit.evaluate.task_eval import PATH, TaskSet, evaluate_task_search, load_task_set
 
 # --------------------------------------------------------------------------- run folders
 
@@ -40,9 +41,38 @@ def _run_name(dataset: str, split: str, config: Any, suffix: str = "") -> str:
     return f"{dataset}-{split}-{config.fingerprint()[:10]}{suffix}"
 
 
+def measure(dataset: Any, config: Any, *, as_tool: bool = False, embedder: Any = None, searcher: Any = None,
+            metrics: Sequence[str] = RANKING_METRICS, show_progress: bool = False) -> Any:
+    """The ``EvalReport`` of a loaded split under ``config``: ``run.evaluate_dataset`` for a dataset
+    (what ``searchkit eval`` runs: the same Searcher, ``metrics`` and, with ``as_tool``, the history
+    tool's path), ``task_eval.evaluate_task_search`` for a labelled task-store set (its default
+    metrics; ``metrics`` beyond them are for ``run_values.with_metrics``)."""
+    if isinstance(dataset, TaskSet):
+        return evaluate_task_search(dataset, config, embedder=embedder)
+    return evaluate_dataset(dataset, config, searcher=searcher, show_progress=show_progress, as_tool=as_tool,
+                            embedder=embedder, metrics=metrics)
+
+
+def run_folder(dataset: Any, config: Any, runs_dir: str | os.PathLike[str], *, name: str | None = None,
+               reuse: bool = True, as_tool: bool = False, embedder: Any = None, searcher: Any = None,
+               metrics: Sequence[str] = RANKING_METRICS, show_progress: bool = False) -> tuple[Any, Any]:
+    """``ensure_run`` for a loaded split (a ``Dataset`` or a ``TaskSet``): ``(RunFolder, EvalReport)``,
+    the report None where the folder was reused."""
+    tasks = isinstance(dataset, TaskSet)
+    path = PATH if tasks else ("tool" if as_tool else "searcher")
+    target = Path(runs_dir) / (name or _run_name(dataset.name, dataset.split, config, "-tool" if as_tool else ""))
+    if reuse:
+        found = _reuse(target, dataset_hash(dataset), config, path)
+        if found is not None:
+            return found, None
+    report = measure(dataset, config, as_tool=as_tool, embedder=embedder, searcher=searcher, metrics=metrics,
+                     show_progress=show_progress)
+    return load_run(write_run(target, report, dataset, config)), report
+
+
 def ensure_run(
-    dataset: str,
-    split: str,
+    dataset: Any,
+    split: str | None,
     config: Any,
     runs_dir: str | os.PathLike[str],
     *,
@@ -53,7 +83,8 @@ def ensure_run(
 ) -> Any:
     """The run folder of ``dataset`` / ``split`` under ``config`` in ``runs_dir`` (what
     ``searchkit eval --dataset D --split S --config C --out runs_dir/NAME`` writes), as a
-    ``RunFolder``.
+    ``RunFolder``. ``dataset``: a name or folder (``any_run.open_dataset``; ``split`` None: ``dev``,
+    else its one split) or a loaded split.
 
     With ``reuse`` an existing folder of that name is read instead of evaluating again when its
     provenance matches: the same dataset content hash, config fingerprint, measured path, git
@@ -61,18 +92,12 @@ def ensure_run(
     (re)written atomically. ``name`` defaults to ``DATASET-SPLIT-<config fingerprint>`` (``-tool``
     with ``as_tool``).
     """
-    ds = load_dataset(resolve_dataset(dataset), split=split)
-    target = Path(runs_dir) / (name or _run_name(ds.name, split, config, "-tool" if as_tool else ""))
-    if reuse:
-        found = _reuse(target, dataset_hash(ds), config, "tool" if as_tool else "searcher")
-        if found is not None:
-            return found
-    report = evaluate_dataset(ds, config, show_progress=False, as_tool=as_tool, embedder=embedder)
-    return load_run(write_run(target, report, ds, config))
+    ds = open_dataset(dataset, split)
+    return run_folder(ds, config, runs_dir, name=name, reuse=reuse, as_tool=as_tool, embedder=embedder)[0]
 
 
 def ensure_task_run(
-    task_set: str,
+    task_set: Any,
     split: str,
     config: Any,
     runs_dir: str | os.PathLike[str],
@@ -82,15 +107,10 @@ def ensure_task_run(
     embedder: Any = None,
 ) -> Any:
     """``ensure_run`` for a labelled task-store set (``task_eval.evaluate_task_search``): the task
-    tool's answers under ``config`` (its ``tasks.retrievers``) as a run folder."""
-    ts = load_task_set(task_set, split)
-    target = Path(runs_dir) / (name or _run_name(ts.name, split, config))
-    if reuse:
-        found = _reuse(target, dataset_hash(ts), config, PATH)
-        if found is not None:
-            return found
-    report = evaluate_task_search(ts, config, embedder=embedder)
-    return load_run(write_run(target, report, ts, config))
+    tool's answers under ``config`` (its ``tasks.retrievers``) as a run folder. ``task_set``: a name,
+    a folder or a loaded ``TaskSet``."""
+    ts = task_set if isinstance(task_set, TaskSet) else load_task_set(task_set, split)
+    return run_folder(ts, config, runs_dir, name=name, reuse=reuse, embedder=embedder)[0]
 
 
 def find_runs(runs_dir: str | os.PathLike[str], config: Any) -> list[Path]:
