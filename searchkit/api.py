@@ -316,10 +316,12 @@ def per_query(run: Any, dataset: Any = None) -> Any:
 @dataclass(frozen=True, repr=False)
 class Compared:
     """``compare``'s result: the ``compare.Comparison`` (every figure; ``to_dict()`` is ``compare --json``)
-    and the runs compared, with pandas views."""
+    and the runs compared (``folders``), with pandas views. Any other attribute is the Comparison's
+    (``notes``, ``sections``, ``no_answer``, ``tests``, ``runs``: each run's name, path, config), so a
+    ``Compared`` goes wherever a Comparison does (``research.star_reach``, ``significance_marks``, ...)."""
 
     comparison: Comparison
-    runs: tuple[RunFolder, ...]
+    folders: tuple[RunFolder, ...]
 
     def frame(self, by: str = "all") -> Any:
         """A row per metric (and group of ``by``): each run's value and, per run after the first, Δ, the
@@ -340,8 +342,8 @@ class Compared:
 
     def deltas(self, metric: str = "nDCG@10") -> Any:
         """Per query, the second run's ``metric`` against the first's, most lost first."""
-        return research.per_query_deltas(self.runs[0], self.runs[1], metric,
-                                         labels=(self.runs[0].name, self.runs[1].name))
+        first, second = self.folders[0], self.folders[1]
+        return research.per_query_deltas(first, second, metric, labels=(first.name, second.name))
 
     @property
     def notes(self) -> tuple[str, ...]:

@@ -116,7 +116,7 @@ def test_api_evaluate_with_metrics_and_rows_is_searchkit_eval(env, tmp_path):
 def test_compare_our_evaluation_with_a_trec_run(env, ours, tmp_path):
     trec = toy_run(tmp_path / "toy.trec")
     cmp = api.compare([ours, trec], labels=["ours", "toy"])  # the TREC file scored on the dataset ours holds
-    assert isinstance(cmp.comparison.sections, tuple) and [r.name for r in cmp.runs] == ["ours", "toy"]
+    assert isinstance(cmp.comparison.sections, tuple) and [r.name for r in cmp.folders] == ["ours", "toy"]
     frame = cmp.frame()
     assert list(frame.metric) == list(ours.metrics["metrics"])  # the all rows only, as `searchkit compare`
     assert {"ours", "toy", "Δ toy", "CI toy", "d toy", "raw p toy", "p toy", "sig toy"} <= set(frame.columns)
@@ -126,6 +126,7 @@ def test_compare_our_evaluation_with_a_trec_run(env, ours, tmp_path):
     assert row["toy"] == pytest.approx(direct.metrics["metrics"]["nDCG@10"], abs=1e-12)
     assert row["ours"] == pytest.approx(ours.metrics["metrics"]["nDCG@10"], abs=1e-12)
     assert "note: no AUROC comparison" in cmp.text() and cmp.to_dict()["runs"][1]["name"] == "toy"
+    assert cmp.runs[1]["name"] == "toy" and cmp.tests + cmp.identical == 7  # the Comparison's own figures, delegated
     # a mapping names the runs; the same run twice is identical
     same = api.compare({"a": ours, "b": ours}, metrics="nDCG@10,AUROC")
     assert same.all_identical and set(same.frame()["sig b"]) == {"identical"}
