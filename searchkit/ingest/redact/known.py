@@ -50,6 +50,7 @@ _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 _TOKEN_RE = re.compile(r"[^\s:=/,;'\"`()\[\]{}<>|、。，：；「」『』（）【】〈〉《》・→]+")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")
 _STRONG_RE = re.compile(r"(?=.*\d)(?=.*[^\W\d_])|\d{4,}")
+_FRAG_RE = re.compile(r"[^\W_]+")
 
 
 def _cjk(ch: str) -> bool:
@@ -119,6 +120,11 @@ class _Scope:
     lengths: set[int] = field(default_factory=set)
     plain: set[tuple[str, ...] | str] | None = None
     firsts: set[str] | None = None
+    frags: set[str] | None = None
+    """With ``plain``: the longest run of letters or digits of each token key (a text holding none of
+    them holds no token key: ``spans`` skips it), in memory only."""
+    inner: set[str] | None = None
+    """With ``plain``: the keys matched inside a token (kana, kanji), in memory only."""
 
 
 def scope_of(space: str, owner: str | None = None, visibility: str = "shared") -> str:
@@ -152,17 +158,20 @@ class KnownSecrets:
         keys = value_keys(value)
         if not keys:
             return False
-        sc = self._scopes.setdefault(scope, _Scope(plain=set(), firsts=set()))
+        sc = self._scopes.setdefault(scope, _Scope(plain=set(), firsts=set(), frags=set(), inner=set()))
         for key in keys:  # a scope read back from digests (``plain`` None) takes digests only
             sc.digests.add(_digest(self.salt, key))
             if isinstance(key, str):
                 sc.lengths.add(len(key))
             else:
                 sc.counts.add(len(key))
-            if sc.plain is not None and sc.firsts is not None:
+            if sc.plain is not None and sc.firsts is not None and sc.frags is not None and sc.inner is not None:
                 sc.plain.add(key)
                 if isinstance(key, str):
                     sc.firsts.add(key[0])
+                    sc.inner.add(key)
+                else:
+                    sc.frags.add(max(_FRAG_RE.findall(key[0]) or [key[0]], key=len))
         return True
 
     def merge(self, other: "KnownSecrets") -> None:
@@ -174,7 +183,7 @@ class KnownSecrets:
             sc.digests |= theirs.digests
             sc.counts |= theirs.counts
             sc.lengths |= theirs.lengths
-            sc.plain = sc.firsts = None  # what we hold now is known by its digests only
+            sc.plain = sc.firsts = sc.frags = sc.inner = None  # what we hold now is known by its digests only
 
     def with_values(self, scope: str, values: Iterable[str]) -> "KnownSecrets":
         """A copy of this set with ``values`` added to ``scope`` (this set unchanged)."""
@@ -183,9 +192,8 @@ class KnownSecrets:
             return self
         out = KnownSecrets(self.salt)
         for name, sc in self._scopes.items():
-            out._scopes[name] = _Scope(set(sc.digests), set(sc.counts), set(sc.lengths),
-                                       None if sc.plain is None else set(sc.plain),
-                                       None if sc.firsts is None else set(sc.firsts))
+            out._scopes[name] = _Scope(*(None if v is None else set(v) for v in (
+                sc.digests, sc.counts, sc.lengths, sc.plain, sc.firsts, sc.frags, sc.inner)))
         for value in values:
             out.add(scope, value)
         return out
@@ -207,6 +215,8 @@ class KnownSecrets:
         if not chosen or not text:
             return []
         folded = text.translate(_FOLD)
+        if all(sc.frags is not None and sc.inner is not None for sc in chosen) and not _may_hold(folded, chosen):
+            return []  # the values are known in memory (a load): none can be in this text
         toks = _tokens(folded)
         counts = sorted({k for sc in chosen for k in sc.counts}, reverse=True)
         lengths = sorted({n for sc in chosen for n in sc.lengths}, reverse=True)
@@ -323,6 +333,24 @@ class KnownSecrets:
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
         return out if len(salt) == SALT_BYTES else None
+
+
+def _may_hold(folded: str, chosen: list[_Scope]) -> bool:
+    """Whether ``folded`` could hold a key of ``chosen`` (all known in memory): a token key's longest
+    run of letters or digits is one of the text's, or a key of kana or kanji is in it. Never False
+    where ``spans`` would find something: a token equal to a key has the key's runs."""
+    low = folded.casefold()
+    runs: set[str] | None = None
+    for sc in chosen:
+        assert sc.frags is not None and sc.inner is not None
+        if any(k in low for k in sc.inner):
+            return True
+        if sc.frags:
+            if runs is None:
+                runs = set(_FRAG_RE.findall(low))
+            if not runs.isdisjoint(sc.frags):
+                return True
+    return False
 
 
 def salt_for(name: str) -> bytes:
