@@ -8,7 +8,10 @@ indexed as ``tool: NAME`` alone; attachments append their file names only. Every
 (``comment``, ``interjection_ack``, unknown kinds and progress types) is not indexed. Indexed text
 is NFKC-normalised and redacted (``searchkit.ingest.redact``); each attachment name is redacted as
 a file name too (``redact_file_name``). Task titles are redacted at import (T6): ``tasks.title`` holds
-the title every tool shows, ``tasks.title_raw`` the title as imported.
+the title every tool shows, ``tasks.title_raw`` the title as imported. A value redaction replaces once in
+a space is redacted wherever it appears again there (issue 39 item 4, ``known_pass``): in the other
+comments, titles and authors, of this import and of those before; the store keeps salted digests of the
+values (table ``known_secrets``), never a value.
 
 Storage safety (issue 8 items 5-6):
 
