@@ -8,6 +8,7 @@ from typing import Any
 
 from searchkit.cli.common import CLIError, fmt
 from searchkit.evaluate import ragas_metrics
+from searchkit.evaluate.measures import metrics_option
 from searchkit.searcher import make_embedder
 
 _FLAGS = ("llm_base_url", "llm_model", "llm_api_key_env", "llm_embedding_model", "llm_queries")
@@ -18,8 +19,6 @@ def judge_from_args(args: argparse.Namespace, choice: Any = None) -> Any:
     before anything is indexed; a missing or bad flag is one line naming it, and so is an ``--llm-*``
     flag given without ``--metrics ragas-llm`` (it would do nothing). ``choice``: ``measures.metrics_option``
     of ``--metrics`` (read here when not given)."""
-    from searchkit.evaluate.measures import metrics_option
-
     choice = choice if choice is not None else metrics_option(args.metrics)
     if choice.llm_k is not None and args.llm_k is not None and args.llm_k != choice.llm_k:
         raise CLIError(f"--metrics names LLM-judged scores at {choice.llm_k} cards but --llm-k is {args.llm_k}; give one")
