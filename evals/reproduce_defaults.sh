@@ -100,14 +100,18 @@ fi
 #    answerable queries get a warning in every set; scored on the report half
 $S tune weak-match --runs "$OUT"/eval_*.json --config "$OUT/fusion.json" --refit "$REFIT" \
   --target-false-warn 0.10 --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
-# 4b. the documents threshold held to the same 10% on the whole of mini's dev split through the tool
-#     (its tune half alone holds 13 answerable questions, too few to hold a rate: the fit holds it
-#     with the other small sets); lowered, never raised; mini's test split and the demo workspace
-#     stay unseen (step 6)
+# 4b. the documents threshold set on the development sets' tune halves, never on mini (issue 39 item
+#     10): mini's dev and test splits through the history tool are where the warning's figure is
+#     reported and gated, and a threshold tuned on the split it is reported on says nothing. In every
+#     development set (the small ones pooled) at most floor(rate * n) of the tune half's answerable
+#     queries the documents model scored are warned, the rate being the target held with a margin
+#     mini dev's 26 answerable queries can carry: 0.032, at which a split of 26 gets at most 2
+#     (10%) false warnings with 95% probability (evaluate.tune.operating_rate); the conversation
+#     model's threshold is the fit's
 if [ "$REFIT" != conversation ]; then
-  $S eval --dataset mini --split dev --as-tool --config "$OUT/tuned.json" --json --queries --quiet > "$OUT/hold_mini-dev.json"
-  .venv/bin/python evals/hold_threshold.py --check "$OUT/hold_mini-dev.json" --config "$OUT/tuned.json" \
-    --target 0.10 --out "$OUT/tuned.json" > "$OUT/threshold_held.json"
+  runs=(); for s in $DOC_SETS $CONV_SETS; do runs+=("$OUT/eval_$s.json"); done
+  .venv/bin/python evals/hold_threshold.py --runs "${runs[@]}" --config "$OUT/tuned.json" \
+    --target 0.10 --check-n 26 --confidence 0.95 --out "$OUT/tuned.json" > "$OUT/threshold_held.json"
 fi
 # 5. the previous and the new defaults side by side, report half, with paired tests
 for s in $SETS; do
@@ -116,8 +120,10 @@ for s in $SETS; do
   $S eval --dataset "$s" --config "$OUT/tuned.json" --out "$OUT/after_$s" --quiet > /dev/null
   $S compare "$OUT/before_$s" "$OUT/after_$s" --half report --json > "$OUT/compare_$s.json"
 done
-# 6. the checks no choice saw: mini's test split and the labelled questions about the demo workspace
-#    (datasets/demo-workspace-queries), both through the history tool, previous and new defaults
+# 6. the checks no threshold choice saw: mini's dev and test splits and the labelled questions about
+#    the demo workspace (datasets/demo-workspace-queries), all through the history tool, previous and
+#    new defaults (mini's tune half is among the rows the documents model's coefficients were fitted
+#    on, through the Searcher; its threshold never saw mini)
 if [ "$REFIT" != conversation ]; then
   for c in previous tuned; do
     cfg=$([ "$c" = previous ] && echo "$PREVIOUS" || echo "$OUT/tuned.json")

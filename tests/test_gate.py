@@ -238,3 +238,55 @@ def test_update_that_skips_every_baseline_wrote_nothing(tmp_path, capsys):
     rc, out, err = _run(["gate", "--update", "--baseline", str(gone), "--skip-missing", "--quiet"], capsys)
     assert rc == 2 and "nothing written" in err and len(err.strip().splitlines()) == 1
     assert json.loads(gone.read_text()) == doc  # untouched
+
+
+# -- the weak-match warning's false-warning rate (issue 39 item 10, H11) ------------------------
+
+def _warn_baseline(warned_before, warned_now, n_answerable=26, n_unanswerable=11):
+    """A baseline and a run over ``n_answerable`` answerable and ``n_unanswerable`` unanswerable
+    queries, the answerable ones ``warned_*`` warned (the first ones)."""
+    ans = {f"a{i}": True for i in range(n_answerable)} | {f"u{i}": False for i in range(n_unanswerable)}
+
+    def side(k):
+        warned = {q: (q.startswith("a") and int(q[1:]) < k) or q.startswith("u") for q in ans}
+        return {"figures": {gate.FALSE_WARN: k / n_answerable}, "per_query": {}, "answerable": ans,
+                "answer_probability": {q: 0.5 for q in ans}, "warned": warned, "path": "tool"}
+
+    base = {"name": "mini-dev-tool", "dataset": "mini", "split": "dev", "gated": {gate.FALSE_WARN: 0.01},
+            "test": "fisher", "alpha": 0.05, "path": "tool", **{k: v for k, v in side(warned_before).items() if k != "path"}}
+    return base, side(warned_now)
+
+
+def test_a_rise_of_the_false_warning_rate_beyond_noise_fails():
+    # 26 answerable queries (mini's dev split): one more warned is noise, two fail (0.077 > margin 0.05)
+    (row,) = gate.check(*_warn_baseline(1, 2))
+    assert not row.failed and row.verdict == "drop not significant" and row.p == pytest.approx(0.5)
+    (row,) = gate.check(*_warn_baseline(1, 3))
+    assert row.failed and (row.verdict, row.reason) == ("REGRESSION", "beyond margin")
+    assert "rise > margin 0.050" in gate.render([row])
+    # fewer warnings is better, never a regression
+    (row,) = gate.check(*_warn_baseline(3, 0))
+    assert row.verdict == "better" and row.delta < 0
+    # on a large split a consistent small rise is significant (McNemar's exact test)
+    (row,) = gate.check(*_warn_baseline(20, 40, n_answerable=1000))
+    assert row.failed and row.reason == "significant" and row.p < 0.001
+
+
+def test_a_tool_baseline_is_gated_only_against_a_tool_run():
+    base, now = _warn_baseline(1, 1)
+    with pytest.raises(gate.GateError, match="through the history tool.*--as-tool"):
+        gate.check(base, {**now, "path": "searcher"})
+    (row,) = gate.check(base, now)
+    assert row.verdict == "ok"
+
+
+def test_a_baseline_written_before_warnings_were_recorded_still_gates_by_margin():
+    base, now = _warn_baseline(1, 3)
+    del base["warned"]
+    (row,) = gate.check(base, now)
+    assert row.failed and row.reason == "beyond margin"
+    base, now = _warn_baseline(1, 2)
+    del base["warned"]
+    (row,) = gate.check(base, now)
+    assert not row.failed  # no test possible: a rise within the margin passes
+

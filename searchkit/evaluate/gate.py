@@ -11,7 +11,14 @@ now and, for each gated metric, reads the drop against two thresholds:
   gave p 0.065 for nDCG@10 0.933 -> 0.855), and such a drop is not one to ship;
 - in between, it fails only when a paired test over queries says the drop is significant
   (Fisher's randomization test for per-query metrics, a paired bootstrap for the no-answer AUROC;
-  ``evaluate.compare``), so noise does not make CI flaky.
+  ``evaluate.compare``; McNemar's exact test over the answerable queries for the false-warning
+  rate), so noise does not make CI flaky.
+
+The weak-match warning's ``false-warn-rate`` (H11: answerable queries warned) is gated the other way
+round: a *rise* is the regression (``LOWER_IS_BETTER``). A baseline measured through the history
+tool (``path`` ``tool``: ``eval --as-tool``) is gated only against a run of that path (issue 39
+item 10): mini's dev split has 26 answerable queries, so one query warned more (0.04) is noise and
+passes, two (0.08, beyond the 0.05 margin) fail.
 """
 from __future__ import annotations
 
@@ -29,13 +36,21 @@ from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 BASELINE_FORMAT = "searchkit.baseline"
 BASELINE_VERSION = 1
-DEFAULT_GATED: dict[str, float] = {"nDCG@10": 0.01, "RR@10": 0.01, "R@100": 0.01, "AUROC": 0.02}
-"""Gated metrics and the drop each tolerates before the significance test is asked."""
-DEFAULT_MARGINS: dict[str, float] = {"nDCG@10": 0.02, "RR@10": 0.02, "R@100": 0.02, "AUROC": 0.03}
+FALSE_WARN = "false-warn-rate"
+"""The share of answerable queries the weak-match warning fired on (H11; ``metrics.no_answer_metrics``)."""
+LOWER_IS_BETTER: frozenset[str] = frozenset({FALSE_WARN})
+"""Gated figures whose rise is the regression."""
+DEFAULT_GATED: dict[str, float] = {"nDCG@10": 0.01, "RR@10": 0.01, "R@100": 0.01, "AUROC": 0.02, FALSE_WARN: 0.01}
+"""Gated metrics and the drop (for ``LOWER_IS_BETTER``: the rise) each tolerates before the
+significance test is asked. A baseline file names its own (``gated``): one written before the
+false-warning rate was gated keeps not gating it until it is rewritten."""
+DEFAULT_MARGINS: dict[str, float] = {"nDCG@10": 0.02, "RR@10": 0.02, "R@100": 0.02, "AUROC": 0.03, FALSE_WARN: 0.05}
 """Non-inferiority margins: a drop larger than this fails even when the test does not call it
 significant (absolute, in the metric's units). Twice the tolerance for the ranking metrics; AUROC,
-measured on fewer (unanswerable) queries and noisier, gets 0.03. A gated metric not named here
-gets ``FALLBACK_MARGIN``."""
+measured on fewer (unanswerable) queries and noisier, gets 0.03; the false-warning rate 0.05, so on
+a split of 26 answerable queries one more warned (0.038) is noise and two (0.077) fail, and on a
+large split a rise of more than 5 points fails. A gated metric not named here gets
+``FALLBACK_MARGIN``."""
 FALLBACK_MARGIN = 0.02
 DEFAULT_TEST = "fisher"
 DEFAULT_ALPHA = 0.05
@@ -128,6 +143,11 @@ def _baseline_problem(data: Mapping[str, Any]) -> str | None:
         return "answerable is not an object of true/false"
     if not isinstance(prob, dict) or not all(v is None or _num(v) for v in prob.values()) or set(prob) < set(ans):
         return "answer_probability is not an object of numbers for every query"
+    warned = data.get("warned", {})
+    if not isinstance(warned, dict) or not all(isinstance(v, bool) for v in warned.values()):
+        return "warned is not an object of true/false"
+    if not isinstance(data.get("path", "searcher"), str):
+        return "path is not a string"
     return None
 
 
@@ -154,12 +174,25 @@ def baseline_from_report(
         "gated": dict(gated or DEFAULT_GATED),
         "test": test,
         "alpha": alpha,
-        "figures": {**{k: _r(v) for k, v in d["metrics"].items()}, "AUROC": _r(d["no_answer"].get("AUROC"))},
+        "figures": {**{k: _r(v) for k, v in d["metrics"].items()}, "AUROC": _r(d["no_answer"].get("AUROC")),
+                    FALSE_WARN: _r(d["no_answer"].get(FALSE_WARN))},
         "per_query": {q["id"]: {m: _r(v) for m, v in q["metrics"].items()} for q in d["queries"] if q.get("metrics")},
         "answerable": {q["id"]: bool(q["answerable"]) for q in d["queries"]},
         "answer_probability": {q["id"]: _r(q["answer_probability"]) for q in d["queries"]},
+        "warned": {q["id"]: bool(q.get("weak_match")) for q in d["queries"]},
         "written": {"git": git_commit(), "time": now(), "versions": package_versions()},
     }
+
+
+def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_progress: bool = False) -> Any:
+    """The eval a baseline of ``path`` records and is gated against (``evaluate.run.evaluate_dataset``;
+    ``path`` ``tool``: through the history tool, ``eval --as-tool``): what ``searchkit gate`` runs
+    for a baseline (``path`` read from it) and for ``--update``."""
+    from searchkit.evaluate.run import PATHS, evaluate_dataset
+
+    if path not in PATHS:
+        raise GateError(f"unknown eval path {str(path)[:40]!r}; valid: {', '.join(PATHS)}")
+    return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool")
 
 
 def _r(value: Any) -> Any:
@@ -186,12 +219,16 @@ def now_figures(report_dict: Mapping[str, Any]) -> dict[str, Any]:
     """The parts of an eval (``EvalReport.to_dict(with_queries=True)`` or a run folder's
     ``metrics.json``) the gate compares."""
     queries = report_dict.get("queries") or []
-    figures = {**dict(report_dict.get("metrics", {})), "AUROC": report_dict.get("no_answer", {}).get("AUROC")}
+    no_answer = report_dict.get("no_answer", {})
+    figures = {**dict(report_dict.get("metrics", {})), "AUROC": no_answer.get("AUROC"),
+               FALSE_WARN: no_answer.get(FALSE_WARN)}
     return {  # rounded as a baseline stores them, so an unchanged run compares equal
         "figures": {k: _r(v) for k, v in figures.items()},
         "per_query": {q["id"]: {m: _r(v) for m, v in q["metrics"].items()} for q in queries if q.get("metrics")},
         "answerable": {q["id"]: bool(q["answerable"]) for q in queries},
         "answer_probability": {q["id"]: _r(float(q["answer_probability"])) for q in queries},
+        "warned": {q["id"]: bool(q.get("weak_match")) for q in queries},
+        "path": str(report_dict.get("path") or "searcher"),
     }
 
 
@@ -202,10 +239,17 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
     label = label or str(baseline.get("name", ""))
     test = baseline.get("test", DEFAULT_TEST)
     alpha = float(baseline.get("alpha", DEFAULT_ALPHA))
+    want, got = str(baseline.get("path", "searcher")), str(now.get("path", "searcher"))
+    if want != got:
+        how = {"tool": "through the history tool (eval --as-tool)", "searcher": "through the Searcher (eval)"}
+        raise GateError(f"{label}: the baseline was measured {how.get(want, want)}, this run {how.get(got, got)}; "
+                        f"gate it against a run of the same path (e.g. `searchkit eval --dataset {baseline['dataset']} "
+                        f"--split {baseline['split']}{' --as-tool' if want == 'tool' else ''} --out RUN` and "
+                        "`searchkit gate --run RUN`)")
     if set(now["answerable"]) != set(baseline["answerable"]):
         raise GateError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
     margin_of = margins_of(baseline, margins)
-    per_query_metrics = [m for m in baseline["gated"] if m != "AUROC"]
+    per_query_metrics = [m for m in baseline["gated"] if m != "AUROC" and m not in LOWER_IS_BETTER]
     ps = paired_test(baseline["per_query"], now["per_query"], test, metrics=per_query_metrics) if per_query_metrics else {}
     rows = []
     for metric, tol in baseline["gated"].items():
@@ -218,13 +262,34 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
             p = auroc_bootstrap([baseline["answerable"][q] for q in ids],
                                 [baseline["answer_probability"][q] for q in ids],
                                 [now["answer_probability"][q] for q in ids])["p"]
+        elif metric == FALSE_WARN:
+            p = more_warned_p(baseline, now)
         else:
             p = ps[metric]
         delta = float(value) - float(before)
-        verdict, reason = _verdict(delta, float(tol), margin_of[metric], float(p), alpha)
+        better = -delta if metric in LOWER_IS_BETTER else delta
+        verdict, reason = _verdict(better, float(tol), margin_of[metric], float(p), alpha)
         rows.append(Row(label, str(baseline["dataset"]), metric, float(before), float(value), float(tol), float(p), verdict,
                         margin_of[metric], reason))
     return rows
+
+
+def more_warned_p(baseline: Mapping[str, Any], now: Mapping[str, Any]) -> float:
+    """McNemar's exact one-sided p that the weak-match warning fires on more answerable queries
+    now than in the baseline: of the answerable queries whose warning changed, how unlikely so
+    many newly warned ones are if either change were as likely (``binom(n, 0.5)``). NaN when the
+    baseline does not record each query's warning (written before it was gated)."""
+    from scipy.stats import binom
+
+    before, after = baseline.get("warned"), now.get("warned")
+    if not before or after is None:
+        return math.nan
+    ids = [q for q, a in baseline["answerable"].items() if a]
+    up = sum(1 for q in ids if after.get(q) and not before.get(q))
+    down = sum(1 for q in ids if before.get(q) and not after.get(q))
+    if up + down == 0:
+        return 1.0
+    return float(binom.sf(up - 1, up + down, 0.5))
 
 
 _EPS = 1e-9  # figures are stored rounded to 6 places: a drop must exceed a threshold by more than this
@@ -251,7 +316,9 @@ def render(rows: Sequence[Row]) -> str:
     lines = [head]
     for r in rows:
         p = "n/a" if math.isnan(r.p) else f"{r.p:.4f}"
-        why = {"beyond margin": f" (drop > margin {r.margin:.3f})", "significant": f" (p < alpha, drop > {r.tolerance:.3f})"}
+        change = "rise" if r.metric in LOWER_IS_BETTER else "drop"
+        why = {"beyond margin": f" ({change} > margin {r.margin:.3f})",
+               "significant": f" (p < alpha, {change} > {r.tolerance:.3f})"}
         lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<9}{r.before:>9.4f}{r.now:>9.4f}"
                      f"{r.delta:>+9.4f}{r.tolerance:>7.3f}{r.margin:>8.3f}{p:>8}  {r.verdict}{why.get(r.reason, '')}")
     failed = [r for r in rows if r.failed]

@@ -46,7 +46,8 @@ __all__ = [  # the weak-match fitting here; fusion tuning (fusion_tuning) and th
     "RRF_KS", "RRF_REFERENCE", "SALT", "SHARES", "TuneError", "by_shape", "default_grid", "fit_weak_match",
     "fit_weak_match_by_shape", "from_eval_json", "fusion_cell", "fusion_grid", "fusion_significance", "grid_edges",
     "half_of", "parse_grid", "query_shape", "run_shape", "score_weak_match", "small_half_warnings", "tune_fusion",
-    "unfittable",
+    "unfittable", "HeldThreshold", "held_threshold", "held_by_group", "false_warn_upper", "operating_rate",
+    "rate_of", "FALSE_WARN_TARGET", "CHECK_CONFIDENCE",
 ]
 
 log = logging.getLogger(__name__)
@@ -177,6 +178,97 @@ def _pairwise_direction(Z: np.ndarray, y: np.ndarray, groups: np.ndarray, C: flo
     return lr.coef_[0]
 
 
+FALSE_WARN_TARGET = 0.10
+"""The weak-match warning's false-warning target (H11): at most 10% of the answerable queries warned."""
+CHECK_CONFIDENCE = 0.95
+"""How sure the margin rule makes a check split of ``check_n`` answerable queries shows the target."""
+
+
+def false_warn_upper(warned: int, n: int, confidence: float = CHECK_CONFIDENCE) -> float:
+    """The one-sided ``confidence`` upper bound (Clopper-Pearson, exact) of a false-warning rate
+    seen as ``warned`` of ``n`` answerable queries: 1 - (1 - confidence) ** (1 / n) for none
+    warned (0.109 for 26 at 95%: even no false warning on 26 queries cannot show a rate under 10%)."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 1.0
+    if not 0 <= warned <= n:
+        raise ValueError(f"warned must be within 0..{n}, got {warned}")
+    if warned >= n:
+        return 1.0
+    return float(beta.ppf(confidence, warned + 1, n - warned))
+
+
+def operating_rate(target: float, check_n: int, confidence: float = CHECK_CONFIDENCE) -> float:
+    """The margin rule's false-warning rate (issue 39 item 10): the largest rate ``r`` at which a
+    check split of ``check_n`` answerable queries gets at most ``floor(target * check_n)`` false
+    warnings with probability ``confidence`` (``binom(check_n, r)``'s one-sided upper bound within the
+    target). Mini's dev split has 26 answerable queries: 10% allows 2 of them, and a rate of 0.032
+    keeps to 2 with 95% probability (at 0.10 itself, half of such splits would show 3 or more)."""
+    from scipy.stats import beta
+
+    if not 0.0 <= target < 1.0:
+        raise ValueError(f"the false-warning target must be within [0, 1), got {target}")
+    if not isinstance(check_n, int) or isinstance(check_n, bool) or check_n < 1:
+        raise ValueError(f"check_n must be a positive number of answerable queries, got {check_n!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be within (0, 1), got {confidence}")
+    k = int(np.floor(target * check_n))
+    if k >= check_n:
+        return 1.0
+    return float(beta.ppf(1.0 - confidence, k + 1, check_n - k))  # P(binom(n, r) <= k) = confidence
+
+
+@dataclass(frozen=True)
+class HeldThreshold:
+    """A warning threshold held to a false-warning rate on some answerable queries' P(answer)."""
+
+    threshold: float
+    """Warn when P(answer) < threshold."""
+    n: int
+    """Answerable queries it was held on."""
+    allowed: int
+    """False warnings the threshold gives those queries at most (ties can give fewer)."""
+    target: float
+    rate: float
+    """The rate held: ``target`` (the plain rule) or the margin rule's ``operating_rate``."""
+    check_n: int | None = None
+    confidence: float | None = None
+    degenerate: bool = False
+    """Too few queries to hold the rate (``floor(rate * n)`` is 0): the threshold warns on none of
+    them, the lowest P(answer) sets it alone."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "n": self.n, "allowed": self.allowed, "target": self.target,
+                "rate": self.rate, "check_n": self.check_n, "confidence": self.confidence,
+                "degenerate": self.degenerate}
+
+
+def rate_of(target: float, check_n: int | None, confidence: float = CHECK_CONFIDENCE) -> float:
+    """The false-warning rate a threshold is held to: ``target``, or with ``check_n`` the margin
+    rule's ``operating_rate``."""
+    return target if check_n is None else operating_rate(target, check_n, confidence)
+
+
+def held_threshold(p_answerable: Sequence[float], target: float = FALSE_WARN_TARGET, *,
+                   check_n: int | None = None, confidence: float = CHECK_CONFIDENCE) -> HeldThreshold:
+    """The largest threshold (warn when P(answer) < threshold) at which at most ``floor(rate * n)``
+    of the ``n`` answerable queries whose probabilities are ``p_answerable`` warn: ``rate`` is
+    ``target`` (the plain rule), or with ``check_n`` the margin rule's ``operating_rate`` (the
+    target held with a margin a check split of ``check_n`` answerable queries can carry: 0.032 for
+    10% and 26 at 95%). A threshold of 1.0 (every one may warn) when ``n`` allows it."""
+    if not 0.0 <= target < 1.0:
+        raise ValueError(f"the false-warning target must be within [0, 1), got {target}")
+    rate = rate_of(target, check_n, confidence)
+    p = np.sort(np.asarray([float(x) for x in p_answerable], dtype=float))
+    n = len(p)
+    if not n:
+        raise ValueError("no answerable query to hold the false-warning rate on")
+    k = int(np.floor(rate * n))
+    threshold = float(p[k]) if k < n else 1.0
+    return HeldThreshold(threshold, n, min(k, n), target, rate, check_n, confidence if check_n else None, k == 0)
+
+
 def fit_weak_match(
     rows: Iterable[LabelledSignals],
     features: Sequence[str] = DEFAULT_FEATURES,
@@ -186,11 +278,14 @@ def fit_weak_match(
     balance_groups: bool = True,
     every_group: bool = True,
     objective: str = "pointwise",
+    check_n: int | None = None,
+    confidence: float = CHECK_CONFIDENCE,
 ) -> WeakMatchConfig:
     """Fit on ``rows`` (use the tune half). The threshold is 0.5 on the balanced model, or, with
     ``target_false_warn``, the largest threshold whose false-warning rate on answerable rows stays
     within that target — in every group (dataset) when ``every_group`` (the groups too small to hold
-    the rate alone held to it together, ``_rate_groups``), else over the rows pooled.
+    the rate alone held to it together, ``_rate_groups``), else over the rows pooled; with
+    ``check_n``, each group held to the margin rule's rate (``operating_rate``, ``held_threshold``).
     With ``balance_groups`` every (group, class) cell weighs the same in the fit, so a small
     workspace-like set counts as much as a large Wikipedia one.
 
@@ -230,13 +325,14 @@ def fit_weak_match(
     threshold = 0.5
     if target_false_warn is not None:
         p = 1.0 / (1.0 + np.exp(-(X @ coef + intercept)))
-        groups = _rate_groups([r.group for r in rows], y, target_false_warn) if every_group else np.zeros(len(rows), dtype=int)
+        rate = rate_of(target_false_warn, check_n, confidence)
+        groups = _rate_groups([r.group for r in rows], y, rate) if every_group else np.zeros(len(rows), dtype=int)
         threshold = 1.0
         for g in np.unique(groups):
-            pa = np.sort(p[(y == 1) & (groups == g)])
+            pa = p[(y == 1) & (groups == g)]
             if len(pa):
-                k = int(np.floor(target_false_warn * len(pa)))
-                threshold = min(threshold, float(pa[k]) if k < len(pa) else 1.0)
+                threshold = min(threshold, held_threshold(pa, target_false_warn, check_n=check_n,
+                                                          confidence=confidence).threshold)
     return WeakMatchConfig(
         enabled=True,
         features=tuple(features),
@@ -247,16 +343,41 @@ def fit_weak_match(
 
 
 def _rate_groups(groups: Sequence[str], y: np.ndarray, target: float) -> np.ndarray:
-    """The groups the every-group false-warning rule holds to ``target``: each dataset, except that
-    the datasets too small to hold the rate on their own (fewer than ``1 / target`` answerable rows:
-    ``floor(target * n)`` is 0, so one query would set the threshold) are held to it together, as
-    one group. A model fitted on the queries it scored meets such sets: the few LoCoMo questions
-    that name no speaker, a small workspace set's tune half."""
+    """The groups the every-group false-warning rule holds to ``target`` (a rate): each dataset,
+    except that the datasets too small to hold the rate on their own (fewer than ``1 / target``
+    answerable rows: ``floor(target * n)`` is 0, so one query would set the threshold) are held to
+    it together, as one group. A model fitted on the queries it scored meets such sets: the few
+    LoCoMo questions that name no speaker, a small workspace set's tune half."""
     g = np.array(groups, dtype=object)
     small = {name for name in set(groups) if int(np.floor(target * int(((g == name) & (y == 1)).sum()))) == 0}
     if len(small) > 1:
-        g = np.array(["\x00small sets" if name in small else name for name in groups], dtype=object)
+        g = np.array([_SMALL if name in small else name for name in groups], dtype=object)
     return g
+
+
+_SMALL = "\x00small sets"
+
+
+def held_by_group(rows: Iterable[LabelledSignals], model: Any, target: float = FALSE_WARN_TARGET, *,
+                  check_n: int | None = None, confidence: float = CHECK_CONFIDENCE,
+                  ) -> tuple[float, dict[str, HeldThreshold]]:
+    """The threshold of ``model`` (a weak-match model: ``features``, ``coef``, ``intercept``) that
+    holds the false-warning rate of the answerable ``rows`` to ``target`` in every group (dataset),
+    the groups too small to hold it alone pooled (``_rate_groups``), each by ``held_threshold``
+    (with ``check_n``: the margin rule's rate): the lowest group's threshold, and each group's hold
+    (the pooled one under ``"small sets: A+B"``)."""
+    rows = [r for r in rows if r.answerable]
+    if not rows:
+        raise TuneError("no answerable query to hold the false-warning rate on")
+    p = np.array([answer_probability(r.signals, model) for r in rows])
+    names = [r.group for r in rows]
+    groups = _rate_groups(names, np.ones(len(rows), dtype=int), rate_of(target, check_n, confidence))
+    out: dict[str, HeldThreshold] = {}
+    for g in sorted(set(groups.tolist())):
+        members = groups == g
+        label = str(g) if g != _SMALL else "small sets: " + "+".join(sorted({n for n, m in zip(names, members) if m}))
+        out[label] = held_threshold(p[members], target, check_n=check_n, confidence=confidence)
+    return min(h.threshold for h in out.values()), out
 
 
 def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> dict[str, float]:
@@ -307,11 +428,14 @@ def fit_weak_match_by_shape(
     refit: str = "both",
     objective: str = DOCUMENTS_OBJECTIVE,
     conversation_objective: str = CONVERSATION_OBJECTIVE,
+    check_n: int | None = None,
+    confidence: float = CHECK_CONFIDENCE,
 ) -> WeakMatchConfig:
     """Each weak-match model on the queries it scored (``LabelledSignals.shape``: the documents
     model on the queries whose top results were documents, the conversation model on those whose
     top results were conversations); each with its own threshold for ``target_false_warn`` (use the
-    tune half) and its own ``objective`` (``fit_weak_match``). ``refit`` ``"documents"`` or
+    tune half; with ``check_n``, held to the margin rule's rate, ``held_threshold``) and its own
+    ``objective`` (``fit_weak_match``). ``refit`` ``"documents"`` or
     ``"conversation"`` fits only that model and takes the other one from ``keep``; ``"both"`` fits
     every model that scored some of the rows and keeps the other (logged) from ``keep``. Everything
     else of ``weak_match`` (the rule that picks the model, ``enabled``) is ``keep``'s. A model to
@@ -350,11 +474,12 @@ def fit_weak_match_by_shape(
         log.warning("%s", line)
     wm = keep if keep is not None else WeakMatchConfig(conversation=None)
     if "documents" in wanted:
-        d = _fit_shape("documents", groups["documents"], features, C, target_false_warn, objective)
+        d = _fit_shape("documents", groups["documents"], features, C, target_false_warn, objective, check_n,
+                       confidence)
         wm = replace(wm, features=d.features, coef=d.coef, intercept=d.intercept, threshold=d.threshold)
     if "conversation" in wanted:
         c = _fit_shape("conversation", groups["conversation"], conversation_features, C, target_false_warn,
-                       conversation_objective)
+                       conversation_objective, check_n, confidence)
         wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))
     return wm
 
@@ -393,9 +518,11 @@ def unfittable(shape: str, groups: Mapping[str, Sequence[LabelledSignals]], obje
 
 
 def _fit_shape(shape: str, rows: Sequence[LabelledSignals], features: Sequence[str], C: float,
-               target_false_warn: float | None, objective: str) -> WeakMatchConfig:
+               target_false_warn: float | None, objective: str, check_n: int | None = None,
+               confidence: float = CHECK_CONFIDENCE) -> WeakMatchConfig:
     """``fit_weak_match`` of one model; its errors name the model."""
     try:
-        return fit_weak_match(rows, features, C=C, target_false_warn=target_false_warn, objective=objective)
+        return fit_weak_match(rows, features, C=C, target_false_warn=target_false_warn, objective=objective,
+                              check_n=check_n, confidence=confidence)
     except TuneError as exc:
         raise TuneError(f"the {shape} model: {exc}") from None
