@@ -32,6 +32,7 @@ from searchkit.config import SearchConfig
 from searchkit.errors import DataError
 from searchkit.evaluate.compare import auroc_bootstrap, paired_test
 from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
+from searchkit.evaluate.run import PATHS, evaluate_dataset
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 BASELINE_FORMAT = "searchkit.baseline"
@@ -188,8 +189,6 @@ def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_
     """The eval a baseline of ``path`` records and is gated against (``evaluate.run.evaluate_dataset``;
     ``path`` ``tool``: through the history tool, ``eval --as-tool``): what ``searchkit gate`` runs
     for a baseline (``path`` read from it) and for ``--update``."""
-    from searchkit.evaluate.run import PATHS, evaluate_dataset
-
     if path not in PATHS:
         raise GateError(f"unknown eval path {str(path)[:40]!r}; valid: {', '.join(PATHS)}")
     return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool")
