@@ -253,8 +253,6 @@ def test_the_report_redacts_the_new_shapes():
         assert value not in shown_text(text)
 
 
-@pytest.mark.xfail(reason="searchkit.tools.live_read.redact_as_ingest (engineer G) still reads through a plain "
-                          "_Collector; with live_collector(known_secrets(index)) it passes (see the issue 39 item 4 report)")
 def test_chat_read_and_app_row_read_live_redact_values_known_from_other_records(ws):
     """A chat or a row read now holds a value redacted elsewhere in its space (a chat's title and author,
     a cell): the live read redacts it as the load did."""

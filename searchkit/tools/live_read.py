@@ -37,7 +37,8 @@ from typing import Any, Callable, TypeVar
 from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.workspace.app import read_row
 from searchkit.ingest.workspace.chats import LiveChat, chat_files, read_chat
-from searchkit.ingest.workspace.collect import _Collector
+from searchkit.ingest.workspace.collect import _Collector, live_collector
+from searchkit.ingest.workspace.verdicts import known_secrets
 from searchkit.records import Record
 from searchkit.tools.access import ChatAccess, _signature, _space_dir
 from searchkit.tools.opening import Opened
@@ -73,11 +74,13 @@ def redact_as_ingest(index: Any, space: str, read: Callable[[_Collector], T]) ->
     as ingest does for a row (``_sniff_cells`` on each cell, then ``_Collector.add`` on the card)
     or a chat (``_Collector.add`` on its text and title), under ``DEFAULT_POLICY``.
 
-    This is the one place a live read is redacted: a workspace-wide redaction (a value redacted
-    once in a workspace redacted wherever it appears again) goes in here, for ``index``'s
-    workspace and ``space``, and both tools take it."""
-    del index, space  # today's redaction needs neither; a workspace-wide one reads them
-    return read(_Collector(DEFAULT_POLICY))
+    This is the one place a live read is redacted, and it redacts as ingest's workspace-wide pass
+    does (issue 39 item 4a): a value redacted once in the record's scope (its space's shared
+    records, or a personal chat owner's own records) is redacted here too, read from the salted
+    digests the index keeps (``known_secrets``); the record's space, owner and visibility choose
+    the scopes, so ``space`` is not needed."""
+    del space
+    return read(live_collector(known_secrets(index), DEFAULT_POLICY))
 
 
 def _folder(index: Any, space: str) -> Any:
