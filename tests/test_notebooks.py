@@ -1,6 +1,7 @@
 """The research notebooks (E1, E4): committed without outputs, parameterised, and executed headless
 (papermill, one fresh kernel each) with quick parameters: the ``mini`` set, the hashing embedder,
-run folders in a temporary folder. A notebook that breaks fails here, and so in CI."""
+run folders in a temporary folder. A notebook that breaks fails here, and so in CI. Only the
+notebooks the selected tests read are executed (``-k 00_api`` runs 00 alone)."""
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ def _quick(runs: Path) -> dict[str, dict]:
     common = {"EMBEDDER": "hashing", "RUNS": str(runs)}
     tuned = runs / "tuned-fusion.json"  # what 02 writes; 05 exports it
     return {
+        "00_api": {"EMBEDDER": "hashing"},  # writes nothing: no RUNS
         "01_eval_overview": dict(common),
         "02_tune_fusion": dict(common, DATASETS=["mini"]),
         "03_no_answer": dict(common, DATASETS=["mini"]),
@@ -42,8 +44,8 @@ def _code(nb: dict) -> list[dict]:
 # --------------------------------------------------------------------------- as committed
 
 
-def test_the_six_notebooks_are_there():
-    assert NAMES == ["01_eval_overview", "02_tune_fusion", "03_no_answer", "04_error_analysis",
+def test_the_seven_notebooks_are_there():
+    assert NAMES == ["00_api", "01_eval_overview", "02_tune_fusion", "03_no_answer", "04_error_analysis",
                      "05_export_and_verify", "06_task_search"]
 
 
@@ -93,10 +95,30 @@ def _execute(pm, name: str, out: Path, parameters: dict) -> None:
                         kernel_name="python3", progress_bar=False, log_output=False, execution_timeout=CELL_TIMEOUT)
 
 
-CHAINS = (("01_eval_overview", "03_no_answer", "04_error_analysis"),
+CHAINS = (("00_api",),
+          ("01_eval_overview", "03_no_answer", "04_error_analysis"),
           ("02_tune_fusion", "05_export_and_verify", "06_task_search"))
-"""Run side by side (two cores), each chain in order: 03 and 04 reuse 01's run folder (the one
-notebooks writing the same run folder are in one chain), 05 exports what 02 tuned."""
+"""Run side by side, each chain in order: 03 and 04 reuse 01's run folder (the notebooks
+writing the same run folder are in one chain), 05 exports what 02 tuned; 00 writes nothing."""
+
+
+def _needed(request) -> set[str]:
+    """The notebooks the selected tests of this module read: a test parametrised by ``name`` reads
+    that one, ``test_0N_...`` notebook 0N, any other every notebook."""
+    wanted: set[str] = set()
+    for item in request.session.items:
+        if item.module is not request.module or "executed" not in getattr(item, "fixturenames", ()):
+            continue
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("name") if callspec is not None else None
+        prefix = item.originalname.removeprefix("test_")[:3]
+        if name:
+            wanted.add(name)
+        elif prefix[:2].isdigit() and prefix[2] == "_":
+            wanted.update(n for n in NAMES if n.startswith(prefix))
+        else:
+            return set(NAMES)
+    return wanted or set(NAMES)
 
 
 def _run_chain(chain: tuple[str, ...], runs: Path, outs: Path, env: dict) -> dict:
@@ -121,18 +143,20 @@ def _run_chain(chain: tuple[str, ...], runs: Path, outs: Path, env: dict) -> dic
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory):
-    """Every notebook, two chains side by side, into one runs folder;
-    ``{name: (error or None, seconds, output notebook)}`` and ``_runs``."""
+def executed(request, tmp_path_factory):
+    """The chains holding a notebook the selected tests read (``_needed``), side by side, into one
+    runs folder; ``{name: (error or None, seconds, output notebook)}`` and ``_runs``."""
     from concurrent.futures import ThreadPoolExecutor
 
     _papermill()
+    needed = _needed(request)
+    chains = [c for c in CHAINS if needed & set(c)]
     base = tmp_path_factory.mktemp("notebooks")
     runs, outs = base / "runs", base / "out"
     outs.mkdir()
     env = dict(os.environ, SEARCHKIT_CACHE=str(base / "cache" / "embeddings.sqlite"))
-    with ThreadPoolExecutor(len(CHAINS)) as pool:
-        parts = list(pool.map(lambda chain: _run_chain(chain, runs, outs, env), CHAINS))
+    with ThreadPoolExecutor(len(chains)) as pool:
+        parts = list(pool.map(lambda chain: _run_chain(chain, runs, outs, env), chains))
     results = {k: v for part in parts for k, v in part.items()}
     results["_runs"] = runs
     return results
@@ -276,3 +300,42 @@ def test_03_default_datasets_give_curves():
             assert {q.answerable for q in ds.queries} == {True, False}, name
     finally:
         os.chdir(cwd)
+
+
+# --------------------------------------------------------------------------- issue 40 item 6: the API notebook
+
+
+def _code_lines(nb: dict) -> list[str]:
+    """The lines of code outside the parameters cell (no blank lines, no comment lines)."""
+    out = []
+    for cell in _code(nb):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            continue
+        out += [ln for ln in "".join(cell["source"]).splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return out
+
+
+def test_00_api_is_fifteen_lines_of_the_api():
+    """A custom config evaluated on a BEIR folder and compared with a TREC run in at most 15 lines of code,
+    through searchkit.api alone (and a figure)."""
+    nb = _load(NOTEBOOKS / "00_api.ipynb")
+    lines = _code_lines(nb)
+    assert len(lines) <= 15, "\n".join(lines)
+    imports = [ln for ln in lines if ln.startswith(("import ", "from "))]
+    assert imports == ["from searchkit import api", "from searchkit.evaluate import plots"]
+    params: dict = {}
+    exec("".join(next(c for c in _code(nb) if "parameters" in c["metadata"].get("tags", []))["source"]), params)
+    assert isinstance(params["CONFIG"], dict) and params["TREC_RUN"].endswith(".trec")
+    root = Path(__file__).resolve().parents[1]
+    assert (root / params["TREC_RUN"]).is_file() and (root / params["DATASET"] / "corpus.jsonl").is_file()
+
+
+def test_00_api_compares_the_config_with_the_trec_run(executed):
+    nb = _load(executed["00_api"][2])
+    html = [("".join(o["data"]["text/html"])) for o in _outputs(nb) if "text/html" in o.get("data", {})]
+    comparison = html[0]
+    for column in (">custom<", ">rank_bm25<", ">Δ rank_bm25<", ">CI rank_bm25<", ">d rank_bm25<", ">raw p rank_bm25<",
+                   ">p rank_bm25<", ">sig rank_bm25<", ">nDCG@10<"):
+        assert column in comparison, column
+    shown = _shown(nb)
+    assert "no AUROC comparison: rank_bm25 holds no no-answer figures" in shown
