@@ -95,9 +95,6 @@ def test_api_evaluate_is_searchkit_eval_to_the_last_digit(env, ours, tmp_path):
             assert figures == pytest.approx(cli[key][g], rel=1e-14, abs=1e-15)
 
 
-@pytest.mark.xfail(strict=True, reason="run.summarize averages a breakdown group over a set of query ids, so the "
-                   "summation order (and the last digit) follows PYTHONHASHSEED; fixed by iterating "
-                   "sorted(members[g]) there (searchkit/evaluate/run.py, not this engineer's file)")
 def test_breakdowns_do_not_depend_on_the_hash_seed(env):
     a = _cli("eval", "--dataset", "mini", "--config", str(HASHING_FILE), "--json", tmp=env, seed=0)
     b = _cli("eval", "--dataset", "mini", "--config", str(HASHING_FILE), "--json", tmp=env, seed=1)

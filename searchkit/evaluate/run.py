@@ -336,7 +336,7 @@ def summarize(
                 for g in sorted(members):
                     # every group carries its query count ``n`` beside its figures (issue 31 item 2)
                     groups[name][g] = {"n": len(members[g]),
-                                       **ranking_metrics({q: qrels_a[q] for q in members[g]}, run, names)}
+                                       **ranking_metrics({q: qrels_a[q] for q in sorted(members[g])}, run, names)}
         per_q = per_query_metrics(qrels_a, run, names)
         labelled = [o for o in outcomes if o.id_in_corpus is not None]
         missing = missing_id_metrics([o.id_in_corpus for o in labelled], [bool(o.missing_ids) for o in labelled])
