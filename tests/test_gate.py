@@ -290,3 +290,14 @@ def test_a_baseline_written_before_warnings_were_recorded_still_gates_by_margin(
     (row,) = gate.check(base, now)
     assert not row.failed  # no test possible: a rise within the margin passes
 
+
+
+def test_the_committed_tool_baseline_gates_the_false_warning_rate():
+    """evals/baselines/mini-dev-tool.json: mini's dev split through the history tool (eval --as-tool),
+    where the warning's figure is reported; its false-warning rate is gated."""
+    doc = gate.read_baseline(BASELINES / "mini-dev-tool.json")
+    assert doc["path"] == "tool" and (doc["dataset"], doc["split"]) == ("mini", "dev")
+    assert gate.FALSE_WARN in doc["gated"] and doc["figures"][gate.FALSE_WARN] <= 0.10
+    assert set(doc["warned"]) == set(doc["answerable"])
+    assert doc["figures"][gate.FALSE_WARN] == pytest.approx(
+        sum(doc["warned"][q] for q, a in doc["answerable"].items() if a) / sum(doc["answerable"].values()), abs=1e-6)

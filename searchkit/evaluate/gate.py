@@ -310,15 +310,16 @@ def _verdict(delta: float, tolerance: float, margin: float, p: float, alpha: flo
 
 def render(rows: Sequence[Row]) -> str:
     """The gate's table: dataset, metric, baseline, now, delta, tolerance, margin, p, verdict."""
-    head = (f"{'baseline':<22}{'dataset':<18}{'metric':<9}{'baseline':>9}{'now':>9}{'delta':>9}{'tol':>7}{'margin':>8}"
-            f"{'p':>8}  verdict")
+    w = max([9] + [len(r.metric) + 1 for r in rows])  # false-warn-rate is wider than nDCG@10
+    head = (f"{'baseline':<22}{'dataset':<18}{'metric':<{w}}{'baseline':>9}{'now':>9}{'delta':>9}{'tol':>7}"
+            f"{'margin':>8}{'p':>8}  verdict")
     lines = [head]
     for r in rows:
         p = "n/a" if math.isnan(r.p) else f"{r.p:.4f}"
         change = "rise" if r.metric in LOWER_IS_BETTER else "drop"
         why = {"beyond margin": f" ({change} > margin {r.margin:.3f})",
                "significant": f" (p < alpha, {change} > {r.tolerance:.3f})"}
-        lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<9}{r.before:>9.4f}{r.now:>9.4f}"
+        lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<{w}}{r.before:>9.4f}{r.now:>9.4f}"
                      f"{r.delta:>+9.4f}{r.tolerance:>7.3f}{r.margin:>8.3f}{p:>8}  {r.verdict}{why.get(r.reason, '')}")
     failed = [r for r in rows if r.failed]
     lines.append(f"gate: {'FAILED' if failed else 'passed'} — {len(failed)} regression(s) in {len(rows)} gated figure(s)"
