@@ -13,14 +13,20 @@ def add_parser(sub: Any) -> None:
                        "by more than its margin, or significantly by more than its tolerance")
     pg.add_argument("--baseline", action="append", required=True, metavar="FILE",
                     help="a baseline file (evals/baselines/NAME.json); repeatable")
-    pg.add_argument("--run", help="read this run folder (eval --out) instead of running the eval")
+    pg.add_argument("--run", metavar="RUN", help="read this run instead of running the eval: a run folder (eval --out) "
+                    "or another system's TREC run file (qid Q0 docid rank score tag), scored on the baseline's split; "
+                    "a TREC run has no weak-match probability, so its no-answer figures are 'not measured'")
     pg.add_argument("--config", help="gate this config instead of the baseline's (with --update: the config to record)")
     pg.add_argument("--update", action="store_true", help="rewrite the baseline(s) on purpose (records commit and date)")
     pg.add_argument("--dataset", help="with --update of a new baseline: the dataset it measures")
-    pg.add_argument("--split", choices=["dev", "test"], help="with --update of a new baseline: the split")
+    pg.add_argument("--split", metavar="SPLIT", help="with --update of a new baseline: the split, any the dataset has "
+                    "(default: dev, else the dataset's one split)")
+    pg.add_argument("--as-tool", action="store_true", help="with --update: measure through the history tool's path "
+                    "(eval --as-tool) and record it; a check measures a baseline on the path it records")
     pg.add_argument("--skip-missing", action="store_true",
-                    help="skip, with one line, a baseline whose dataset is not on this machine (../shared/data); "
-                         "when every baseline is skipped the gate fails (exit 2): it gated nothing")
+                    help="skip a baseline whose dataset is not on this machine (../shared/data): listed in the JSON's "
+                         "'skipped' (--json), else one line each on stderr; when every baseline is skipped the gate "
+                         "fails (exit 2): it gated nothing")
     pg.add_argument("--margin", action="append", metavar="METRIC=DROP", default=[],
                     help="non-inferiority margin of a gated metric: a drop larger than DROP fails even when not "
                          "significant (repeatable; default nDCG@10, RR@10, R@100 0.02, AUROC 0.03; with --update: "

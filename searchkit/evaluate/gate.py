@@ -18,7 +18,15 @@ The weak-match warning's ``false-warn-rate`` (H11: answerable queries warned) is
 round: a *rise* is the regression (``LOWER_IS_BETTER``). A baseline measured through the history
 tool (``path`` ``tool``: ``eval --as-tool``) is gated only against a run of that path (issue 39
 item 10): mini's dev split has 26 answerable queries, so one query warned more (0.04) is noise and
-passes, two (0.08, beyond the 0.05 margin) fail.
+passes, two (0.08, beyond the 0.05 margin) fail. The eval the gate runs for a baseline goes the way
+the baseline records (``measure``: ``path`` ``tool`` through the history tool).
+
+A baseline may gate any ir_measures measure of the metric registry (``searchkit.evaluate.measures``;
+issue 40 item 4) in its canonical spelling (``AP``, never ``MAP``), the AUROC and the false-warning
+rate; the eval it runs reports them (``ranking_of``), a run folder that lacks one gets it from its
+``run.trec``, and a run that still lacks one is refused in one line. Another system's TREC run
+(``any_run.load_any_run``) is gated against any baseline: it has no weak-match probability, so its
+gated no-answer figures are ``not measured`` (shown, never a failure).
 """
 from __future__ import annotations
 
@@ -31,8 +39,11 @@ from searchkit import strict_json
 from searchkit.config import SearchConfig
 from searchkit.errors import DataError
 from searchkit.evaluate.compare import auroc_bootstrap, paired_test
+from searchkit.evaluate.measures import DEFAULT_METRICS, MetricError
+from searchkit.evaluate.measures import metric as registry_metric
 from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
 from searchkit.evaluate.run import PATHS, evaluate_dataset
+from searchkit.evaluate.trec_runs import TREC_PATH
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 BASELINE_FORMAT = "searchkit.baseline"
@@ -57,6 +68,12 @@ DEFAULT_TEST = "fisher"
 DEFAULT_ALPHA = 0.05
 
 
+NOT_MEASURED = "not measured"
+"""The verdict of a gated no-answer figure the run does not hold (a TREC run has no weak-match
+probability): shown, never a failure."""
+NOT_MEASURED_WHY = "a TREC run has no weak-match probability"
+
+
 class GateError(DataError):
     """A baseline or run the gate cannot use; the message names it."""
 
@@ -72,10 +89,11 @@ class Row:
     now: float
     tolerance: float
     p: float
-    verdict: str  # "ok", "better", "drop within tolerance", "drop not significant", "REGRESSION"
+    verdict: str  # "ok", "better", "drop within tolerance", "drop not significant", "REGRESSION", "not measured"
     margin: float = math.inf
     reason: str = ""
-    """Why a REGRESSION failed: ``beyond margin`` (larger than the margin) or ``significant``."""
+    """Why a REGRESSION failed: ``beyond margin`` (larger than the margin) or ``significant``; why a
+    figure was ``not measured``."""
 
     @property
     def delta(self) -> float:
@@ -117,6 +135,30 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _gated_problem(name: str) -> str | None:
+    """Why a gated name cannot be gated (the registry, ``searchkit.evaluate.measures``), or None: any
+    ir_measures measure in its canonical spelling, the AUROC or the false-warning rate (a baseline
+    holds no ragas scores, and the other no-answer figures have no paired test)."""
+    try:
+        m = registry_metric(name)
+    except MetricError:
+        return f"gated names {name[:40]!r}, which is not a metric (see searchkit.evaluate.measures)"
+    if m.name != name:
+        return f"gated names {name[:40]!r}; write it as {m.name}"
+    if m.source != "ir_measures" and m.name not in ("AUROC", FALSE_WARN):
+        return f"gated names {name[:40]!r}, a figure the gate has no test for"
+    return None
+
+
+def ranking_of(baseline: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The ranking metrics an eval gated against ``baseline`` reports: ``DEFAULT_METRICS`` and every
+    gated ir_measures measure (``evaluate_dataset(metrics=...)``, ``run_values.with_metrics``). None
+    (a new baseline): ``DEFAULT_GATED``'s."""
+    gated = (baseline or {}).get("gated") or DEFAULT_GATED
+    extra = [registry_metric(m).name for m in gated if registry_metric(m).source == "ir_measures"]
+    return tuple(dict.fromkeys([*DEFAULT_METRICS, *extra]))
+
+
 def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -130,6 +172,10 @@ def _baseline_problem(data: Mapping[str, Any]) -> str | None:
     gated = data.get("gated", DEFAULT_GATED)
     if not isinstance(gated, dict) or not all(isinstance(k, str) and _num(v) for k, v in gated.items()):
         return "gated is not an object of tolerances"
+    for name in gated:
+        problem = _gated_problem(name)
+        if problem:
+            return problem
     if "alpha" in data and not _num(data["alpha"]):
         return "alpha is not a number"
     margins = data.get("margins", {})
@@ -185,13 +231,15 @@ def baseline_from_report(
     }
 
 
-def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_progress: bool = False) -> Any:
+def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_progress: bool = False,
+            metrics: Sequence[str] = DEFAULT_METRICS) -> Any:
     """The eval a baseline of ``path`` records and is gated against (``evaluate.run.evaluate_dataset``;
     ``path`` ``tool``: through the history tool, ``eval --as-tool``): what ``searchkit gate`` runs
-    for a baseline (``path`` read from it) and for ``--update``."""
+    for a baseline (``path`` read from it) and for ``--update``. ``metrics``: the ranking metrics
+    reported (``ranking_of(baseline)``: the defaults and every gated ir_measures measure)."""
     if path not in PATHS:
         raise GateError(f"unknown eval path {str(path)[:40]!r}; valid: {', '.join(PATHS)}")
-    return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool")
+    return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool", metrics=metrics)
 
 
 def _r(value: Any) -> Any:
@@ -239,7 +287,7 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
     test = baseline.get("test", DEFAULT_TEST)
     alpha = float(baseline.get("alpha", DEFAULT_ALPHA))
     want, got = str(baseline.get("path", "searcher")), str(now.get("path", "searcher"))
-    if want != got:
+    if want != got and got != TREC_PATH:  # another system's TREC run is gated against any baseline
         how = {"tool": "through the history tool (eval --as-tool)", "searcher": "through the Searcher (eval)"}
         raise GateError(f"{label}: the baseline was measured {how.get(want, want)}, this run {how.get(got, got)}; "
                         f"gate it against a run of the same path (e.g. `searchkit eval --dataset {baseline['dataset']} "
@@ -248,14 +296,23 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
     if set(now["answerable"]) != set(baseline["answerable"]):
         raise GateError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
     margin_of = margins_of(baseline, margins)
-    per_query_metrics = [m for m in baseline["gated"] if m != "AUROC" and m not in LOWER_IS_BETTER]
+    per_query_metrics = [m for m in baseline["gated"] if registry_metric(m).source == "ir_measures"]
+    for m in per_query_metrics:
+        if baseline["figures"].get(m) is not None and now["figures"].get(m) is None:
+            raise GateError(f"{label}: the run holds no {m}, which the baseline gates; rerun the eval with "
+                            f"--metrics {','.join(ranking_of(baseline))}")
     ps = paired_test(baseline["per_query"], now["per_query"], test, metrics=per_query_metrics) if per_query_metrics else {}
     rows = []
     for metric, tol in baseline["gated"].items():
         before = baseline["figures"].get(metric)
         value = now["figures"].get(metric)
-        if before is None or value is None or (isinstance(value, float) and math.isnan(value)):
+        if before is None:
             continue  # not defined on this split (e.g. AUROC without unanswerable queries)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            # a no-answer figure of a run without weak-match probabilities (a TREC run): said, not gated
+            rows.append(Row(label, str(baseline["dataset"]), metric, float(before), math.nan, float(tol), math.nan,
+                            NOT_MEASURED, margin_of[metric], NOT_MEASURED_WHY if got == TREC_PATH else "the run lacks it"))
+            continue
         if metric == "AUROC":
             ids = sorted(baseline["answerable"])
             p = auroc_bootstrap([baseline["answerable"][q] for q in ids],
@@ -319,9 +376,15 @@ def render(rows: Sequence[Row]) -> str:
         change = "rise" if r.metric in LOWER_IS_BETTER else "drop"
         why = {"beyond margin": f" ({change} > margin {r.margin:.3f})",
                "significant": f" (p < alpha, {change} > {r.tolerance:.3f})"}
+        if r.verdict == NOT_MEASURED:
+            lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<{w}}{r.before:>9.4f}{'n/a':>9}"
+                         f"{'':>9}{r.tolerance:>7.3f}{r.margin:>8.3f}{'n/a':>8}  {r.verdict} ({r.reason})")
+            continue
         lines.append(f"{r.baseline[:21]:<22}{r.dataset[:17]:<18}{r.metric:<{w}}{r.before:>9.4f}{r.now:>9.4f}"
                      f"{r.delta:>+9.4f}{r.tolerance:>7.3f}{r.margin:>8.3f}{p:>8}  {r.verdict}{why.get(r.reason, '')}")
     failed = [r for r in rows if r.failed]
-    lines.append(f"gate: {'FAILED' if failed else 'passed'} — {len(failed)} regression(s) in {len(rows)} gated figure(s)"
-                 + (": " + ", ".join(f"{r.dataset} {r.metric}" for r in failed) if failed else ""))
+    unmeasured = sum(1 for r in rows if r.verdict == NOT_MEASURED)
+    lines.append(f"gate: {'FAILED' if failed else 'passed'} — {len(failed)} regression(s) in {len(rows) - unmeasured} "
+                 "gated figure(s)" + (": " + ", ".join(f"{r.dataset} {r.metric}" for r in failed) if failed else "")
+                 + (f"; {unmeasured} not measured" if unmeasured else ""))
     return "\n".join(lines)

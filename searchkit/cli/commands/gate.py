@@ -13,10 +13,10 @@ from searchkit import strict_json
 from searchkit.cli.common import CLIError, load_config
 from searchkit.config import SearchConfig
 from searchkit.evaluate import gate
-from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
+from searchkit.evaluate.any_run import load_any_run, open_dataset
+from searchkit.evaluate.datasets import DatasetError, resolve_dataset
 from searchkit.evaluate.provenance import dataset_hash
-from searchkit.evaluate.run import evaluate_dataset
-from searchkit.evaluate.runs import load_run
+from searchkit.evaluate.run_values import with_metrics
 from searchkit.util import check_file_target, write_failure_line
 
 
@@ -64,31 +64,32 @@ def cmd_gate(args: argparse.Namespace) -> int:
     margins = _margins(args.margin)
     if args.run and len(args.baseline) != 1:
         raise CLIError("--run goes with exactly one --baseline")
-    if (args.dataset or args.split) and not args.update:
-        raise CLIError("--dataset and --split name what --update measures; a check reads them from the baseline")
+    if (args.dataset or args.split or args.as_tool) and not args.update:
+        raise CLIError("--dataset, --split and --as-tool name what --update measures; a check reads them from the baseline")
     if args.update:  # before any eval: a target it must not replace is refused now (issue 39 item 6)
         for path in args.baseline:
             _check_baseline_target(path)
-    rows, skipped = [], []
+    rows: list[gate.Row] = []
+    skipped: list[dict[str, str]] = []  # {baseline, name, why}: in the JSON, else one line each on stderr
     for path in args.baseline:
         old = None if args.update and not os.path.lexists(path) else gate.read_baseline(path)
         _check_margins(margins, (old or {}).get("gated") or gate.DEFAULT_GATED, path)
         name = Path(path).stem
         ds_name = args.dataset or (old or {}).get("dataset")
-        split = args.split or (old or {}).get("split") or "dev"
         if ds_name is None:
             raise CLIError(f"--update of a new baseline {path!r} needs --dataset (and --split)")
         try:
             where = resolve_dataset(ds_name)
         except DatasetError as exc:
             if args.skip_missing:
-                skipped.append(f"gate: skipped {name}: {' '.join(str(exc).split())[:200]}")
+                skipped.append({"baseline": str(path), "name": name, "why": " ".join(str(exc).split())})  # whole
                 continue
             raise
-        ds = load_dataset(where, split=split)
+        ds = open_dataset(where, args.split or (old or {}).get("split"))  # any split name; none: dev, else the one
         if args.update:
+            measured = "tool" if args.as_tool else (old or {}).get("path", "searcher")
             config = load_config(args.config)
-            report = evaluate_dataset(ds, config, show_progress=not args.quiet)
+            report = gate.measure(ds, config, path=measured, show_progress=not args.quiet, metrics=gate.ranking_of(old))
             doc = gate.baseline_from_report(report, ds, config, name=name, gated=(old or {}).get("gated"),
                                             margins={**((old or {}).get("margins") or {}), **margins})
             _check_baseline_target(path)  # again: the eval took a while
@@ -96,36 +97,39 @@ def cmd_gate(args: argparse.Namespace) -> int:
                 gate.write_baseline(path, doc)
             except OSError as exc:
                 raise CLIError(write_failure_line("--baseline", path, exc)) from None
-            print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()})")
+            print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()}, "
+                  f"path {doc['path']})")
             continue
         if dataset_hash(ds) != old["dataset_sha256"]:
-            raise CLIError(f"{path}: dataset {ds_name!r} {split} changed since the baseline was written "
+            raise CLIError(f"{path}: dataset {ds_name!r} {ds.split} changed since the baseline was written "
                            "(content hash differs); review it, then rewrite the baseline with --update")
-        if args.run:
-            run = load_run(args.run)
+        if args.run:  # a run folder, or another system's TREC run scored on the baseline's split
+            run = load_any_run(args.run, dataset=ds)
             if run.query_set[2] != old["dataset_sha256"]:
                 raise CLIError(f"{args.run} was measured on other data than {path} (dataset hash differs)")
-            now = gate.now_figures(run.metrics)
+            now = gate.now_figures(with_metrics(run, gate.ranking_of(old)))  # a gated measure it lacks: from its rankings
         else:
             config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
-            now = gate.now_figures(evaluate_dataset(ds, config, show_progress=not args.quiet).to_dict(with_queries=True))
+            report = gate.measure(ds, config, path=old.get("path", "searcher"), show_progress=not args.quiet,
+                                  metrics=gate.ranking_of(old))
+            now = gate.now_figures(report.to_dict(with_queries=True))
         rows.extend(gate.check(old, now, label=name, margins=margins))
     if len(skipped) == len(args.baseline):
         raise CLIError(f"gate: nothing {'written' if args.update else 'gated'}: all {len(skipped)} baseline(s) skipped, "
                        "their datasets are not on this machine ("
-                       + "; ".join(line.removeprefix("gate: skipped ") for line in skipped)[:300] + ")")
-    for line in skipped:
-        print(line)
+                       + "; ".join(f"{s['name']}: {s['why']}" for s in skipped) + ")")
+    if not args.json:
+        for s in skipped:  # stdout carries the table (or the JSON) alone
+            print(f"gate: skipped {s['name']}: {s['why']}", file=sys.stderr)
     if args.update:
         return 0
-    if not rows:
+    if not any(r.verdict != gate.NOT_MEASURED for r in rows):
         raise CLIError("gate: nothing gated: no gated figure is defined on these splits (e.g. AUROC without "
                        "unanswerable queries)")
     if args.json:
         print(strict_json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
                                  "failed": any(r.failed for r in rows)}))
-    elif rows:
+    else:
         print(gate.render(rows))
     print(f"gate: {len(args.baseline) - len(skipped)} baseline(s) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 1 if any(r.failed for r in rows) else 0
-
