@@ -2,9 +2,12 @@
 import numpy as np
 import pytest
 
-from searchkit.config import WeakMatchConfig
+from searchkit.config import SearchConfig, WeakMatchConfig
 from searchkit.evaluate.tune import LabelledSignals, fit_weak_match, half_of, score_weak_match
 from searchkit.rank.signals import answer_probability
+
+SHIPPED_FP = SearchConfig().fingerprint()
+"""What a synthetic eval run records: tune weak-match writes only into the config that made the runs."""
 
 
 def _rows(n=400, seed=0):
@@ -109,7 +112,7 @@ def test_cli_tune_weak_match_refit_conversation_only(tmp_path, capsys):
     from searchkit.cli import main
     from searchkit.config import SearchConfig
 
-    run = {"dataset": "chats", "shape": "conversation",
+    run = {"dataset": "chats", "shape": "conversation", "config_fingerprint": SearchConfig().fingerprint(),
            "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals} for r in _rows(seed=5)]}
     (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
     base = SearchConfig()
@@ -348,8 +351,9 @@ def test_cli_tune_weak_match_objective(tmp_path, capsys):
 
     rows = _easy_and_hard(3)
     for g in ("easy", "hard"):
-        run = {"dataset": g, "queries": [{"id": r.query_id.split(":")[1], "answerable": r.answerable, "signals": r.signals}
-                                         for r in rows if r.group == g]}
+        run = {"dataset": g, "config_fingerprint": SHIPPED_FP,
+               "queries": [{"id": r.query_id.split(":")[1], "answerable": r.answerable, "signals": r.signals}
+                           for r in rows if r.group == g]}
         (tmp_path / f"{g}.json").write_text(json.dumps(run), encoding="utf-8")
     runs = [str(tmp_path / "easy.json"), str(tmp_path / "hard.json")]
     got = {}
@@ -403,7 +407,7 @@ def test_a_small_tune_half_gets_a_warning(tmp_path, capsys, caplog):
     with caplog.at_level(logging.WARNING, logger="searchkit.evaluate.tune"):
         fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig())
     assert any("documents model's tune half has" in r.getMessage() for r in caplog.records)
-    run = {"dataset": "small", "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals}
+    run = {"dataset": "small", "config_fingerprint": SHIPPED_FP, "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals}
                                            for r in rows]}
     (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
     caplog.clear()
@@ -443,7 +447,7 @@ def test_sets_too_small_for_the_rate_are_held_to_it_together():
 def _flagged_run(rows, conversation):
     """An eval run (``eval --json --queries``) whose ``conversation(i, row)`` queries the
     conversation model scored (the ``conversation_model`` signal), the rest the documents model."""
-    return {"dataset": "mini", "queries": [
+    return {"dataset": "mini", "config_fingerprint": SHIPPED_FP, "queries": [
         {"id": r.query_id, "answerable": r.answerable,
          "signals": {**r.signals, **dict.fromkeys(("speaker_query", "speaker_named", "speaker_other", "speaker_gap"), 0.0),
                      "conversation_model": 1.0 if conversation(i, r) else 0.0}}

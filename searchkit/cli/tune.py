@@ -13,10 +13,14 @@ cmd_tune = Verb("searchkit.cli.commands.tune:cmd_tune")
 def add_parser(sub: Any) -> None:
     pt = sub.add_parser("tune", help="fit weak match (H11) or pick fusion settings on the tune half; report half held out")
     pt.add_argument("what", choices=["weak-match", "fusion", "adaptive-fusion"])
-    pt.add_argument("--runs", nargs="+", help="weak-match: outputs of `searchkit eval --json --queries`")
+    pt.add_argument("--runs", nargs="+", metavar="RUN",
+                    help="weak-match: run folders of `searchkit eval --out` (or files of `eval --json --queries`), all "
+                    "of one config; the model is written into that config: the folders' own, or --config when it "
+                    "is the same config but for the weak-match models")
     pt.add_argument("--dataset", action="append", help="fusion, adaptive-fusion: a dataset to tune on (repeatable)")
     pt.add_argument("--cases", help="adaptive-fusion: reuse (if it exists) or write the per-query cases here (JSON)")
-    pt.add_argument("--config", help="base SearchConfig (default: the shipped one)")
+    pt.add_argument("--config", help="base SearchConfig (default: the shipped one; weak-match: the runs' own config, "
+                    "and a --config other than theirs is refused)")
     pt.add_argument("--features", help="comma-separated feature names of the documents model "
                     "(searchkit.rank.signals.FEATURES)")
     pt.add_argument("--conversation-features", help="comma-separated feature names of the conversation model "

@@ -14,7 +14,7 @@ from searchkit import strict_json
 from searchkit.cli.commands import engine
 from searchkit.cli.common import CLIError, load_config
 from searchkit.config import AdaptiveFusion, SearchConfig
-from searchkit.evaluate import adaptive
+from searchkit.evaluate import adaptive, weak_match_runs
 from searchkit.evaluate import tune as tuning
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.index.engine import using
@@ -44,23 +44,21 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.engine != "local" or args.address is not None or args.workers is not None:
         raise CLIError("--engine, --address and --workers go with tune fusion")
     if not args.runs:
-        raise CLIError("tune weak-match needs --runs (outputs of `searchkit eval --json --queries`)")
-    rows = []
-    for path in args.runs:
-        p = Path(path)
-        if p.is_dir() and (p / "metrics.json").exists():  # a run folder (eval --out)
-            p = p / "metrics.json"
-        data = _read_json(p, f"cannot read eval run {p}")
-        try:
-            rows.extend(tuning.from_eval_json(data))
-        except ValueError as exc:
-            raise CLIError(f"eval run {p}: {exc}") from None
+        raise CLIError("tune weak-match needs --runs (run folders of `searchkit eval --out`, or files of "
+                       "`searchkit eval --json --queries`)")
+    try:
+        runs = [weak_match_runs.read_eval_run(path) for path in args.runs]
+        # the model goes only into the config that made the runs' signals (issue 40 item 1)
+        base, written_into = weak_match_runs.config_for_runs(
+            runs, load_config(args.config) if args.config else None, args.config)
+    except tuning.TuneError as exc:
+        raise CLIError(f"tune weak-match: {exc}") from None
+    rows = [row for run in runs for row in run.rows]
     tune = [r for r in rows if tuning.half_of(r.query_id) == "tune"]
     report = [r for r in rows if tuning.half_of(r.query_id) == "report"]
     features = tuple(args.features.split(",")) if args.features else tuning.DEFAULT_FEATURES
     conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
                      else tuning.CONVERSATION_FEATURES)
-    base = load_config(args.config)
     if not args.quiet:  # the fit's warnings (a model's tune half too small, a model kept), one line each
         logging.basicConfig(level=logging.WARNING, format="tune weak-match: %(message)s", stream=sys.stderr)
     try:
@@ -78,6 +76,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
            "n_tune": len(tune), "n_report": len(report),
            "scored_by": {shape: {"tune": len(tuning.by_shape(tune)[shape]), "report": len(tuning.by_shape(report)[shape])}
                          for shape in ("documents", "conversation")},
+           "config": {"written_into": written_into, "runs": sorted({r.fingerprint for r in runs}),
+                      "fingerprint": cfg.fingerprint()},
            "weak_match": cfg.to_dict()["weak_match"],
            "report_half": {"all": tuning.score_weak_match(report, wm)}}
     for g in sorted({r.group for r in rows}):
