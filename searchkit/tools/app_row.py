@@ -18,9 +18,10 @@ from typing import Any
 from searchkit.errors import ParameterError
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import ref_field, shown, title_field
-from searchkit.tools.live_read import LIVE, live_row
+from searchkit.tools.live_read import FRESHNESS, LIVE, live_row
 from searchkit.tools.messages import LANGS, message
 from searchkit.tools.opening import open_ref
+from searchkit.tools.outputs import output_data
 from searchkit.tools.terminal import one_line, plain_text
 
 ROW_CHARS = 8000
@@ -38,6 +39,28 @@ class AppRowParams:
     ref: str = field(metadata={"doc": "The row's ref, app:<table>#<id>."})
     in_space: str | None = field(default=None, metadata={
         "doc": "The space a card named (space: <slug>) when it is not the current space; you must be a member."})
+
+
+@dataclass(frozen=True)
+class AppRowData:
+    """One table row as its table has it now: one "column: value" line each, then the table's name
+    and columns. Take figures from here, not from a card's snippet."""
+
+    ref: str
+    space: str = field(metadata={"doc": "The slug of the row's space."})
+    table: str | None
+    id: str = field(metadata={"doc": "The row's id in its table."})
+    date: str | None = field(metadata={"doc": "When the row was last updated (its updated_at)."})
+    title: str
+    columns: tuple[str, ...]
+    text: str = field(metadata={"doc": "The row: a \"column: value\" line each (secret-like columns never), then "
+                                       "\"Table: NAME (columns)\"."})
+    cut: int = field(metadata={"doc": "Characters cut from the end of text (0: none)."})
+    freshness: str = field(metadata={"choices": FRESHNESS, "doc": "live: read from the table now; changed: changed "
+                                                                  "since it was indexed (shown as it is now); gone: "
+                                                                  "deleted since; withheld: its table is left out "
+                                                                  "now; as_indexed: the table could not be read now "
+                                                                  "(the index's copy, maybe stale)."})
 
 
 @dataclass(frozen=True)
@@ -59,11 +82,13 @@ class AppRowAnswer:
     cut: int = 0
     freshness: str = LIVE
 
-    def to_dict(self) -> dict[str, Any]:
-        """The answer as plain JSON data."""
-        return {"ref": self.ref, "space": self.space, "table": self.table, "id": self.row_id, "date": self.date,
-                "title": self.title, "columns": list(self.columns), "text": self.text, "cut": self.cut,
-                "freshness": self.freshness, "rendered": self.render()}
+    Output = AppRowData
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        """The answer as plain JSON data (``AppRowData``; the rendered text is ``render()``)."""
+        return output_data(AppRowData(ref=self.ref, space=self.space, table=self.table, id=self.row_id,
+                                      date=self.date, title=self.title, columns=self.columns, text=self.text,
+                                      cut=self.cut, freshness=self.freshness))
 
     def render(self, lang: str | None = None) -> str:
         """The row as text, in ``lang`` (``ru``, ``en``, ``ja``; None: the answer's own)."""

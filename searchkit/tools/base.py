@@ -19,14 +19,17 @@ command line, and the MCP / HTTP server built on the same tools, are thin adapte
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from searchkit.errors import ParameterError
 from searchkit.schema import dataclass_schema
 from searchkit.strict_json import safe_data, safe_text
+from searchkit.tools.outputs import output_schema
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,8 @@ class Answer(Protocol):
     (the markdown the seeds show; None: the answer's own language)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The answer as plain JSON data."""
+        """The answer as plain JSON data (answers with scoring internals take ``explain=True`` to
+        include them; :mod:`searchkit.tools.outputs`)."""
         ...
 
     def render(self, lang: str | None = None) -> str:
@@ -79,9 +83,17 @@ class Answer(Protocol):
         ...
 
 
+READ_ONLY: Mapping[str, bool] = MappingProxyType({
+    "readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+"""The MCP annotations of a tool that only reads this workspace: it changes nothing, the same call
+twice does nothing more, and it reaches nothing outside (issue 41 item 6)."""
+
+
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its name, parameter dataclass, ``run`` and a description for a tool listing.
+    """One tool: its name, parameter dataclass, ``run``, a description for a tool listing (written
+    for the assistant that calls it: what it finds, when to use it, what to open next), a title
+    for people, the answer types ``run`` may return (their output schema) and its MCP hints.
 
     ``run`` is kept wrapped (:func:`sanitising`): its answer is a :class:`SafeAnswer`, whose
     ``render`` and ``to_dict`` pass the one sanitiser (issue 39 item 3), for every tool, the
@@ -91,14 +103,32 @@ class Tool:
     params: type
     run: Callable[[Any, ToolContext], Answer]
     description: str
+    title: str = ""
+    answers: tuple[type, ...] = ()
+    hints: Mapping[str, bool] = dataclasses.field(default_factory=lambda: READ_ONLY, compare=False)
 
     def __post_init__(self) -> None:
         # every answer leaves sanitised (issue 39 item 3): ``run`` as given, its answer wrapped
         object.__setattr__(self, "run", sanitising(self.run))
 
     def schema(self) -> dict[str, Any]:
-        """The JSON Schema (draft 2020-12) of the tool's parameters, generated from ``params``."""
-        return dataclass_schema(self.params, title=self.name, schema_id=f"urn:searchkit:tool:{self.name}")
+        """The JSON Schema (draft 2020-12) of the tool's parameters, generated from ``params``,
+        with the rules that tie parameters together (``params.SCHEMA_RULES``: a ``oneOf`` ...)."""
+        out = dataclass_schema(self.params, title=self.name, schema_id=f"urn:searchkit:tool:{self.name}")
+        out.update(copy.deepcopy(dict(getattr(self.params, "SCHEMA_RULES", None) or {})))
+        return out
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the tool's structured result, generated from its answer types
+        (:func:`searchkit.tools.outputs.output_schema`); None for a tool that names none."""
+        if not self.answers:
+            return None
+        return output_schema(self.answers, title=f"{self.name} answer",
+                             schema_id=f"urn:searchkit:tool:{self.name}:output")
+
+    def annotations(self) -> dict[str, Any]:
+        """The MCP ``annotations`` of the tool: its title and hints (``readOnlyHint``...)."""
+        return {"title": self.title or self.name, **self.hints}
 
     def parse(self, arguments: Any) -> Any:
         """``params`` from JSON arguments (an object): unknown keys and missing required ones are
@@ -142,9 +172,10 @@ class SafeAnswer:
         """``answer`` wrapped (once; None stays None)."""
         return answer if answer is None or type(answer) is SafeAnswer else cls(answer)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The answer's ``to_dict()``, every string sanitised."""
-        return safe_data(self.answer.to_dict())
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        """The answer's ``to_dict()`` (``to_dict(explain=True)`` when ``explain``: with its scoring
+        internals), every string sanitised."""
+        return safe_data(self.answer.to_dict(explain=True) if explain else self.answer.to_dict())
 
     def render(self, lang: str | None = None, *args: Any, **kwargs: Any) -> str:
         """The answer's ``render(lang)``, sanitised."""

@@ -13,18 +13,44 @@ sanitised the same way (``safe_data``), so ``--json``, MCP and the HTTP API hold
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
 
 from searchkit.errors import ParameterError
-from searchkit.records import Hit, Record, Result
+from searchkit.records import KINDS, Hit, Notice, Record, Result
 from searchkit.strict_json import safe_data, safe_text
 from searchkit.tools.messages import LANGS, message
+from searchkit.tools.outputs import explain_only, output_data
 from searchkit.tools.terminal import one_line
 
 TOP_FULL = 3
 FULL_CHARS = 1500
 SHORT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class CardData:
+    """One card: what it is, where it points and the passage it matched."""
+
+    rank: int = field(metadata={"doc": "Its place in the answer, 1 first."})
+    kind: str = field(metadata={"choices": KINDS, "doc": "What it is: digest (a past turn's summary), chat, log (a "
+                                                         "day of log.md), file, source, page (a dashboard or "
+                                                         "report) or app (a table row)."})
+    date: str = field(metadata={"doc": "Its day (YYYY-MM-DD); empty when it has none."})
+    title: str
+    ref: str = field(metadata={"doc": "What to open: chat:<ses_id> (chat_read), app:<table>#<id> (app_row), a file "
+                                      "path, log.md#YYYY-MM-DD, digest:<turn_id>, source:<uuid>, page:<uuid>."})
+    space: str = field(metadata={"doc": "The slug of the space it belongs to."})
+    snippet: str = field(metadata={"doc": "The matched passage: whole (up to 1,500 characters) for the top three "
+                                          "cards, its first 300 for the others."})
+    chat: str | None = field(metadata={"doc": "A digest's chat (its ses_id: open chat:<ses_id> with chat_read)."})
+    table: str | None = field(metadata={"doc": "A table row's table."})
+    score: float = field(default=0.0, metadata=explain_only("The fused score that ordered the cards."))
+    scores: Mapping[str, float] = field(default_factory=dict, metadata=explain_only(
+        "Each retriever's score for it (bm25, dense, ...)."))
+    ranks: Mapping[str, int] = field(default_factory=dict, metadata=explain_only("Each retriever's rank for it."))
+    stages: Mapping[str, float] = field(default_factory=dict, metadata=explain_only(
+        "Its score after each ranking stage."))
 
 
 @dataclass(frozen=True)
@@ -34,23 +60,63 @@ class Card:
     hit: Hit
     snippet: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The card as plain data (a ``cards`` item of the answer's ``to_dict``)."""
+    Output = CardData
+
+    def data(self) -> CardData:
+        """The card as its output dataclass."""
         r = self.hit.record
-        return {
-            "rank": self.hit.rank,
-            "kind": r.kind,
-            "date": (r.date or "")[:10],
-            "title": r.title,
-            "ref": r.ref,
-            "space": r.space,
-            "snippet": self.snippet,
-            "chat": r.fields.get("chat") if r.kind == "digest" else None,
-            "table": r.fields.get("table") if r.kind == "app" else None,
-            "score": self.hit.score,
-            "scores": dict(self.hit.scores),
-            "ranks": dict(self.hit.ranks),
-        }
+        return CardData(
+            rank=self.hit.rank, kind=r.kind, date=(r.date or "")[:10], title=r.title, ref=r.ref, space=r.space,
+            snippet=self.snippet, chat=r.fields.get("chat") if r.kind == "digest" else None,
+            table=r.fields.get("table") if r.kind == "app" else None,
+            score=self.hit.score, scores=dict(self.hit.scores), ranks=dict(self.hit.ranks), stages=dict(self.hit.stages),
+        )
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        """The card as plain data (a ``cards`` item of the answer's ``to_dict``); the scores only
+        when ``explain``."""
+        return output_data(self.data(), explain)
+
+
+@dataclass(frozen=True)
+class SkippedSpace:
+    """A space the search did not cover, and why."""
+
+    space: str
+    reason: str = field(metadata={"doc": "not_member (you are not a member now, or no such space), "
+                                         "history_search_off, space_limit (over 60 spaces) or access_unknown."})
+
+
+@dataclass(frozen=True)
+class WarningData:
+    """A warning shown above the cards."""
+
+    code: str = field(metadata={"doc": "weak_match: no card stands out from the rest (what a search looks like when "
+                                       "the space has no record of it); missing_ids: a task or document number of "
+                                       "the query that no card mentions."})
+    message: str
+    ids: tuple[str, ...] = field(metadata={"doc": "missing_ids: the numbers no card mentions (else empty)."})
+    detail: Mapping[str, Any] = field(default_factory=dict, metadata=explain_only("The figures behind it."))
+
+    @classmethod
+    def of(cls, notice: Notice) -> "WarningData":
+        ids = notice.detail.get("ids") if notice.code == "missing_ids" else None
+        return cls(notice.code, notice.message, tuple(str(i) for i in ids or ()), dict(notice.detail))
+
+
+@dataclass(frozen=True)
+class HistoryData:
+    """The cards of one history search, by relevance, with the spaces searched and skipped and the
+    warnings above them. A card is a hint: open its ref before relying on a detail."""
+
+    query: str
+    lang: str = field(metadata={"doc": "The language of the answer's text (ru, en, ja)."})
+    searched: tuple[str, ...] = field(metadata={"doc": "The spaces searched."})
+    skipped: tuple[SkippedSpace, ...]
+    warnings: tuple[WarningData, ...]
+    cards: tuple[CardData, ...]
+    signals: Mapping[str, float] = field(default_factory=dict, metadata=explain_only(
+        "The score-shape features and the probability behind the weak-match warning."))
 
 
 @dataclass(frozen=True)
@@ -80,18 +146,22 @@ class HistoryAnswer:
         header = _header(lang, self.searched, self.skipped, self.own) if self.header_shown else []
         return render(self.result, self.cards, lang, header, searched=bool(self.searched))
 
-    def to_dict(self) -> dict[str, Any]:
-        """What ``searchkit history --json`` prints (sanitised: ``safe_data``)."""
-        return safe_data({
-            "query": self.result.query,
-            "lang": self.lang,
-            "searched": list(self.searched),
-            "skipped": [{"space": s, "reason": r} for s, r in self.skipped],
-            "warnings": [w.to_dict() for w in self.result.warnings],
-            "cards": [c.to_dict() for c in self.cards],
-            "signals": dict(self.result.signals),
-            "text": self.text,
-        })
+    Output = HistoryData
+
+    def data(self) -> HistoryData:
+        """The answer as its output dataclass (:mod:`searchkit.tools.outputs`)."""
+        return HistoryData(
+            query=self.result.query, lang=self.lang, searched=tuple(self.searched),
+            skipped=tuple(SkippedSpace(s, r) for s, r in self.skipped),
+            warnings=tuple(WarningData.of(w) for w in self.result.warnings),
+            cards=tuple(c.data() for c in self.cards), signals=dict(self.result.signals),
+        )
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
+        """What ``searchkit history --json`` prints and a served call's structured result holds
+        (sanitised: ``safe_data``): the cards, spaces and warnings; the scores and signals only
+        when ``explain``; never the rendered text (``render``)."""
+        return safe_data(output_data(self.data(), explain))
 
 
 def shown(value: Any, limit: int = 60) -> str:

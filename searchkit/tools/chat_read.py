@@ -22,9 +22,10 @@ from searchkit.errors import ParameterError
 from searchkit.records import Record
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import shown, title_field
-from searchkit.tools.live_read import LIVE, live_chat
+from searchkit.tools.live_read import FRESHNESS, LIVE, live_chat
 from searchkit.tools.messages import LANGS, counted, message
 from searchkit.tools.opening import open_ref
+from searchkit.tools.outputs import output_data
 from searchkit.tools.terminal import one_line, plain_text
 
 DEFAULT_LIMIT = 20
@@ -80,9 +81,27 @@ class ChatMessage:
     cut_after: int = 0
     match: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "author": self.author, "ts": self.ts, "text": self.text,
-                "cut_before": self.cut_before, "cut_after": self.cut_after, "match": self.match}
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        return output_data(self)
+
+
+@dataclass(frozen=True)
+class ChatData:
+    """The messages of a chat read by its ref, in order, and where to page back from."""
+
+    ref: str
+    space: str = field(metadata={"doc": "The slug of the chat's space."})
+    title: str
+    total: int = field(metadata={"doc": "How many messages the chat has."})
+    find: str | None = field(metadata={"doc": "The text asked for (null: the last messages were asked for)."})
+    matches: int = field(metadata={"doc": "With find: how many messages hold it (before the position asked)."})
+    before: int | None = field(metadata={"doc": "Pass this as before to read further back (null: nothing older "
+                                                "to read)."})
+    freshness: str = field(metadata={"choices": FRESHNESS, "doc": "live: read from the chat now; changed: it "
+                                                                  "changed since it was indexed (shown as it is "
+                                                                  "now); as_indexed: it could not be read now "
+                                                                  "(the index's copy, maybe stale)."})
+    messages: tuple[ChatMessage, ...]
 
 
 @dataclass(frozen=True)
@@ -105,12 +124,13 @@ class ChatAnswer:
     freshness: str = LIVE
     upto: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The answer as plain JSON data."""
-        return {"ref": self.ref, "space": self.space, "title": self.title, "total": self.total,
-                "find": self.find, "matches": self.matches, "before": self.before,
-                "freshness": self.freshness, "messages": [m.to_dict() for m in self.messages],
-                "text": self.render()}
+    Output = ChatData
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        """The answer as plain JSON data (``ChatData``; the rendered text is ``render()``)."""
+        return output_data(ChatData(ref=self.ref, space=self.space, title=self.title, total=self.total, find=self.find,
+                                    matches=self.matches, before=self.before, freshness=self.freshness,
+                                    messages=self.messages))
 
     def render(self, lang: str | None = None) -> str:
         """The answer as text, in ``lang`` (``ru``, ``en``, ``ja``; None: the answer's own)."""

@@ -10,13 +10,13 @@ terminal (issue 27 item 16); ``to_dict`` keeps the text as stored.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from searchkit.errors import ParameterError
 from searchkit.ingest import tasks as store
-from searchkit.schema import to_plain
 from searchkit.tools.messages import LANGS, task_messages
+from searchkit.tools.outputs import output_data
 from searchkit.tools.terminal import one_line, plain_text
 
 DEFAULT_LANG = "ja"
@@ -33,6 +33,19 @@ class _Rendered:
         return render(self, lang or DEFAULT_LANG)  # type: ignore[arg-type]
 
 
+UNAVAILABLE_REASONS: tuple[str, ...] = ("no_auth", "subtask", "no_fts5", "not_member", "members_unknown")
+
+
+@dataclass(frozen=True)
+class UnavailableData:
+    """The task tools cannot run here; the text says why in a sentence."""
+
+    unavailable: str = field(metadata={
+        "choices": UNAVAILABLE_REASONS,
+        "doc": "no_auth (no signed-in owner), subtask (a subtask run), no_fts5 (this SQLite has no FTS5), "
+               "not_member (you are not a member of this space now) or members_unknown."})
+
+
 @dataclass(frozen=True)
 class Unavailable(_Rendered):
     """The tool cannot run here (T8): ``reason`` is ``no_auth``, ``subtask``, ``no_fts5``, or (T1)
@@ -41,13 +54,17 @@ class Unavailable(_Rendered):
 
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"unavailable": self.reason}
+    Output = UnavailableData
+
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        return output_data(UnavailableData(self.reason))
 
 
 @dataclass(frozen=True)
 class Comment:
-    """One comment as ``around_ref`` and ``context`` show it: raw, unredacted text."""
+    """One comment, raw (as written, unredacted); is_target marks the one asked for.
+
+    As ``around_ref`` and ``context`` show it."""
 
     comment_id: int
     task_id: int
@@ -60,7 +77,8 @@ class Comment:
 
 @dataclass(frozen=True)
 class TaskHit:
-    """A matching comment: refs, task title, author/kind/time, a redacted excerpt, raw neighbours."""
+    """A matching comment (comment:<comment_id> of task:<task_id>): its task's title, author, kind and
+    time, a redacted excerpt, and with context its neighbouring comments, raw."""
 
     task_id: int
     task_title: str
@@ -74,9 +92,14 @@ class TaskHit:
 
 @dataclass(frozen=True)
 class SearchResult(_Rendered):
-    """Hits of a query. ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or
-    ``hybrid`` (several retrievers fused, ``tasks.retrievers``);
-    ``split_from`` holds the original query when the zero-hit split ran (T5)."""
+    """The comments of the other tasks that match a query. To read a hit's neighbours, call again
+    with around_ref "comment:<id>". method: fts (relevance), like (a term under 3 characters: newest
+    first) or hybrid; split_from: the query as given when nothing matched it and it was split at
+    particles and punctuation and searched again.
+
+    ``method`` is ``fts`` (bm25 order), ``like`` (newest first) or ``hybrid`` (several retrievers
+    fused, ``tasks.retrievers``); ``split_from`` holds the original query when the zero-hit split
+    ran (T5)."""
 
     query: str
     terms: tuple[str, ...]
@@ -85,14 +108,14 @@ class SearchResult(_Rendered):
     hits: tuple[TaskHit, ...]
     split_from: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data (what ``--json`` prints)."""
-        return to_plain(self)
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        """Plain JSON data (what ``--json`` prints): the fields as they are."""
+        return output_data(self)
 
 
 @dataclass(frozen=True)
 class AroundResult(_Rendered):
-    """A comment and its neighbours within its task (``comments`` in time order)."""
+    """A comment of another task and its neighbours within that task, raw, in time order."""
 
     task_id: int
     task_title: str
@@ -100,15 +123,15 @@ class AroundResult(_Rendered):
     context: int
     comments: tuple[Comment, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data (what ``--json`` prints)."""
-        return to_plain(self)
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        """Plain JSON data (what ``--json`` prints): the fields as they are."""
+        return output_data(self)
 
 
 @dataclass(frozen=True)
 class TaskSummary:
-    """One task of ``list_tasks``: ``state`` as the platform gave it (``実行中``, ``interrupted``...),
-    ``state_class`` its class, ``open`` or ``closed`` (what ``state=`` filters on)."""
+    """One task: state as the platform gave it (実行中, interrupted...), state_class open or closed
+    (what the state parameter filters on)."""
 
     task_id: int
     title: str
@@ -120,15 +143,17 @@ class TaskSummary:
 
 @dataclass(frozen=True)
 class TaskList(_Rendered):
-    """Other tasks of the space, newest first (T7)."""
+    """The other tasks of this space, most recently updated first (the current task is never listed).
+
+    T7."""
 
     space: str
     state: str | None
     tasks: tuple[TaskSummary, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON data (what ``--json`` prints)."""
-        return to_plain(self)
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:  # noqa: ARG002 - no scoring internals here
+        """Plain JSON data (what ``--json`` prints): the fields as they are."""
+        return output_data(self)
 
 
 # --------------------------------------------------------------------------- rendering

@@ -18,7 +18,8 @@ gets ``Unavailable("members_unknown")``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping
 
 from searchkit.errors import ParameterError
 from searchkit.ingest.tasks.fts import MATCH_OPERATORS
@@ -38,6 +39,12 @@ class TaskSearchParams:
     """Search the comments of the other tasks of the current space (whatever their state; the
     current task is never searched), or read around one comment. Give exactly one of query and
     around_ref. Hits show redacted excerpts; around_ref and context return the raw comments."""
+
+    SCHEMA_RULES: ClassVar[Mapping[str, Any]] = MappingProxyType({"oneOf": [
+        {"title": "search", "required": ["query"], "properties": {"query": {"type": "string"}}},
+        {"title": "read around", "required": ["around_ref"], "properties": {"around_ref": {"type": "string"}}},
+    ]})
+    """Exactly one of query and around_ref (T3), in the generated schema (``Tool.schema``)."""
 
     query: str | None = field(default=None, metadata={
         "doc": f"One or a few keywords (at most {MAX_QUERY_CHARS} characters); exclusive with around_ref."})
@@ -60,7 +67,7 @@ class TaskSearchParams:
 
 @dataclass(frozen=True)
 class TaskAroundParams:
-    """Read one comment of another task of the current space and its neighbours, raw (T6)."""
+    """Read one comment of another task of the current space and its neighbours, as written."""
 
     around_ref: str = field(metadata={"doc": _REF_DOC})
     context: int | None = field(default=None, metadata={
@@ -70,7 +77,7 @@ class TaskAroundParams:
 @dataclass(frozen=True)
 class TaskListParams:
     """List the other tasks of the current space, most recently updated first: id, state, title,
-    piece, last update (T7)."""
+    piece, last update."""
 
     state: str | None = field(default=None, metadata={
         "choices": LIST_STATES, "doc": "open (running, 実行中, open) or closed (done, 完了, interrupted, 中断, "
