@@ -47,6 +47,15 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=2,
                    help="tool calls run at once (default 2: on 2 cores it served the most calls with the shortest "
                         "waits; benchmarks/README.md)")
+    p.add_argument("--queue", type=int, default=8,
+                   help="tool calls that may wait for a worker (default 8); beyond it a call is refused at once: "
+                        "HTTP 503 with Retry-After, an MCP tool error 'busy' (issue 41)")
+    p.add_argument("--allowed-host", action="append", metavar="HOST",
+                   help="HTTP: a Host header /mcp also answers (a name or address, optionally :PORT), e.g. the name a "
+                        "TLS proxy forwards; repeat for more (loopback names, and beyond loopback the bound address "
+                        "and this machine's name, are always answered)")
+    p.add_argument("--allowed-origin", action="append", metavar="ORIGIN",
+                   help="HTTP: an Origin header /mcp also answers (scheme://host[:port]); repeat for more")
     p.add_argument("--state-dir", help="where the server keeps its private copy of the index for refreshes (a new "
                                        "owner-only folder inside it, removed at stop; default: the system's temp folder)")
     p.set_defaults(func=run)

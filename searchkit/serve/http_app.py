@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Callable, Mapping
+import socket
+from typing import Any, Callable, Mapping, Sequence
 
-import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -28,13 +28,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from searchkit import __version__
+from searchkit.serve.admission import Admission
 from searchkit.serve.auth import Tokens, bearer
 from searchkit.serve.mcp_app import SESSION_KEY, build_server, not_unicode_request, request_session, tool_result
 from searchkit.serve.service import Service
 from searchkit.serve.session import Session
 
 MAX_BODY = 1 << 20
-STATUS = {"ok": 200, "bad_parameter": 422, "unknown_tool": 404, "unavailable": 503, "internal": 500}
+STATUS = {"ok": 200, "bad_parameter": 422, "unknown_tool": 404, "unavailable": 503, "busy": 503, "internal": 500}
 PROTECTED = ("/mcp", "/api/")
 
 
@@ -59,15 +60,17 @@ class BearerAuth:
 
 
 def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[], Mapping[str, Any]],
-              limiter: anyio.CapacityLimiter | None = None, on_start: Callable[[], Any] | None = None,
-              on_stop: Callable[[], Any] | None = None) -> Any:
+              admission: Admission | None = None, on_start: Callable[[], Any] | None = None,
+              on_stop: Callable[[], Any] | None = None, allowed_hosts: Sequence[str] = (),
+              allowed_origins: Sequence[str] = ()) -> Any:
     """The ASGI app; ``health()`` gives ``/health``'s body; ``on_start`` / ``on_stop`` run in the
-    app's lifespan (the refresh thread)."""
-    limiter = limiter or anyio.CapacityLimiter(4)
-    server = build_server(service, request_session, "mcp-http", limiter)
+    app's lifespan (the refresh thread); ``admission`` bounds the calls running and waiting;
+    ``allowed_hosts`` / ``allowed_origins`` are what ``/mcp`` answers beyond ``security``'s own."""
+    admission = admission or Admission(4, 16)
+    server = build_server(service, request_session, "mcp-http", admission)
     manager = StreamableHTTPSessionManager(
         app=server, json_response=True, stateless=True, max_request_body_size=MAX_BODY,
-        security_settings=_security(host),
+        security_settings=security(host, allowed_hosts, allowed_origins),
     )
 
     async def call(request: Request) -> JSONResponse:
@@ -75,9 +78,8 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         if isinstance(body, JSONResponse):
             return body
         session = request.scope["state"][SESSION_KEY]
-        out = await anyio.to_thread.run_sync(service.call, request.path_params["name"], body, session, "http",
-                                             limiter=limiter)
-        return JSONResponse(out.to_dict(), status_code=STATUS.get(out.status, 500))
+        out = await admission.call(service, request.path_params["name"], body, session, "http")
+        return outcome_response(out)
 
     async def list_tools(request: Request) -> JSONResponse:  # noqa: ARG001 - Starlette's signature
         return JSONResponse({"tools": [{"name": n, "description": t.description, "input_schema": t.schema()}
@@ -105,7 +107,8 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/{name}", call, methods=["POST"]),
-        Route("/mcp", RescueMcp(StreamableHTTPASGIApp(manager), service, limiter), methods=["GET", "POST", "DELETE"]),
+        # stateless: no GET stream (a GET is 405, not an SSE stream held open with nothing to send)
+        Route("/mcp", RescueMcp(StreamableHTTPASGIApp(manager), service, admission), methods=["POST", "DELETE"]),
     ], lifespan=lifespan)
     return BearerAuth(app, tokens)
 
@@ -116,8 +119,8 @@ class RescueMcp:
     it, so the answer is the tool's error naming the parameter, logged not ok (issue 39 item 5);
     every other request goes to the SDK's app as it came."""
 
-    def __init__(self, app: Any, service: Service, limiter: anyio.CapacityLimiter) -> None:
-        self.app, self.service, self.limiter = app, service, limiter
+    def __init__(self, app: Any, service: Service, admission: Admission) -> None:
+        self.app, self.service, self.admission = app, service, admission
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -142,10 +145,16 @@ class RescueMcp:
         if not isinstance(session, Session):  # not admitted by BearerAuth: cannot get here; the SDK's app refuses
             await self.app(scope, _replay(chunks, None, receive), send)
             return
-        out = await anyio.to_thread.run_sync(self.service.call, params.get("name"), params.get("arguments"), session,
-                                             "mcp-http", limiter=self.limiter)
+        out = await self.admission.call(self.service, params.get("name"), params.get("arguments"), session, "mcp-http")
         result = tool_result(out).model_dump(mode="json", by_alias=True, exclude_none=True)
         await JSONResponse({"jsonrpc": "2.0", "id": request["id"], "result": result})(scope, receive, send)
+
+
+def outcome_response(out: Any) -> JSONResponse:
+    """The JSON API's answer to one call: its status code; a refused call (``busy``) says when to
+    try again (``Retry-After``)."""
+    headers = {"Retry-After": str(out.retry_after)} if out.retry_after is not None else None
+    return JSONResponse(out.to_dict(), status_code=STATUS.get(out.status, 500), headers=headers)
 
 
 def _replay(chunks: list[bytes], pending: Any, receive: Any, more: bool = False) -> Any:
@@ -177,13 +186,40 @@ def _error(code: int, status: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"status": status, "param": None, "message": message}}, status_code=code)
 
 
-def _security(host: str) -> TransportSecuritySettings:
-    """DNS-rebinding protection for MCP: the Host and Origin a loopback server answers."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def security(host: str, allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection for MCP: the ``Host`` and ``Origin`` values ``/mcp`` answers (any
+    other is the SDK's 421 / 403). Always the loopback names; a server bound beyond loopback also
+    answers the address it is bound to (unless a wildcard) and this machine's host name; then every
+    ``allowed_hosts`` value (``--allowed-host``: a name or address, with or without a port: what a
+    TLS proxy in front forwards). Each host is answered with any port and without one, its origins
+    ``http://`` and ``https://`` alike; ``allowed_origins`` (``--allowed-origin``) adds origins."""
+    bases: list[str] = list(LOOPBACK_HOSTS)
     if host not in ("127.0.0.1", "localhost", "::1"):
-        hosts.append(f"{host}:*" if ":" not in host else f"[{host}]:*")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                     allowed_origins=["http://" + h for h in hosts])
+        if host not in WILDCARD_HOSTS:
+            bases.append(f"[{host}]" if ":" in host else host)
+        name = socket.gethostname()
+        if name:
+            bases.append(name)
+    hosts: list[str] = []
+    for value in [*bases, *allowed_hosts]:
+        if _has_port(value):
+            hosts.append(value)
+        else:
+            hosts += [value, f"{value}:*"]
+    hosts = list(dict.fromkeys(hosts))
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    origins = list(dict.fromkeys([*origins, *allowed_origins]))
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def _has_port(host: str) -> bool:
+    """Whether ``host`` (``name``, ``name:8443``, ``[::1]:*``, ``[::1]``) names a port."""
+    tail = host.rsplit("]", 1)[-1] if host.startswith("[") else host
+    return ":" in tail
 
 
 def openapi_document(service: Service) -> dict[str, Any]:

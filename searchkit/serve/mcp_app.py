@@ -20,6 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from searchkit import __version__
+from searchkit.serve.admission import Admission
 from searchkit.serve.service import Outcome, Service, has_lone_surrogate
 from searchkit.serve.session import Session
 
@@ -38,9 +39,10 @@ INSTRUCTIONS = (
 
 
 def build_server(service: Service, session_of: Callable[[Any], Session | None], transport: str,
-                 limiter: anyio.CapacityLimiter | None = None) -> Server:
-    """The low-level MCP server over ``service``; ``session_of(ctx)`` tells who is calling."""
-    limiter = limiter or anyio.CapacityLimiter(4)
+                 admission: Admission | None = None) -> Server:
+    """The low-level MCP server over ``service``; ``session_of(ctx)`` tells who is calling; its calls
+    are admitted by ``admission`` (a full queue: a ``busy`` tool error; issue 41 item 5)."""
+    admission = admission or Admission(4, 16)
     info = service.info
 
     # the schemas are the parameter dataclasses': generated once, not at every call (the SDK reads a
@@ -58,9 +60,7 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
         session = session_of(ctx)
         if session is None:  # an HTTP request the middleware did not admit cannot get here; refuse anyway
             return tool_result(Outcome("unauthorized", "unauthorized: no valid bearer token"))
-        out = await anyio.to_thread.run_sync(service.call, params.name, params.arguments, session, transport,
-                                             limiter=limiter)
-        return tool_result(out)
+        return tool_result(await admission.call(service, params.name, params.arguments, session, transport))
 
     return Server(
         "searchkit", version=__version__, title="searchkit history and task search",

@@ -14,6 +14,7 @@ import anyio
 
 from searchkit import __version__
 from searchkit.serve import calllog, startup, statedir
+from searchkit.serve.admission import Admission
 from searchkit.serve.auth import Tokens
 from searchkit.serve.session import Session
 from searchkit.serve.service import Service
@@ -45,6 +46,9 @@ class Options:
     log_content: bool = False
     workers: int = 2
     state_dir: str | None = None
+    queue: int = 8
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,10 +77,10 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
                   records=len(served.index.searcher.records), tools=list(ready.service.tools),
                   refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads, omp_threads=omp_threads,
                   stale_state_removed=stale, **ready.service.info)
-        limiter = anyio.CapacityLimiter(opts.workers)
+        admission = Admission(opts.workers, opts.queue)
         if opts.transport == "stdio":
-            return _stdio(ready.service, opts.session, refresher, limiter)
-        return _http(ready.service, opts, sock, _health(ready.service, refresher, opts.every), refresher, limiter, log)
+            return _stdio(ready.service, opts.session, refresher, admission)
+        return _http(ready.service, opts, sock, _health(ready.service, refresher, opts.every), refresher, admission, log)
     finally:
         shutil.rmtree(state, ignore_errors=True)  # the server's copy of the index leaves with it
 
@@ -138,13 +142,12 @@ def _health(service: Service, refresher: Refresher | None, every: float):
     return body
 
 
-def _stdio(service: Service, session: Session | None, refresher: Refresher | None,
-           limiter: anyio.CapacityLimiter) -> int:
+def _stdio(service: Service, session: Session | None, refresher: Refresher | None, admission: Admission) -> int:
     from searchkit.serve.mcp_app import build_server, fixed_session, run_stdio
 
     if session is None:  # pragma: no cover - the CLI checks it
         raise startup.ServeError("stdio needs the launching session (--caller, or --container shared --space)")
-    server = build_server(service, fixed_session(session), "mcp-stdio", limiter)
+    server = build_server(service, fixed_session(session), "mcp-stdio", admission)
     signal.signal(signal.SIGTERM, _stop)  # a client stopping the server: clean up as at the end of input
     if refresher is not None:
         refresher.start()
@@ -161,13 +164,14 @@ def _stop(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal module'
 
 
 def _http(service: Service, opts: Options, sock: socket.socket | None, health: Any, refresher: Refresher | None,
-          limiter: anyio.CapacityLimiter, log: calllog.CallLog) -> int:
+          admission: Admission, log: calllog.CallLog) -> int:
     import uvicorn
 
     from searchkit.serve.http_app import build_app
 
     tokens = Tokens(opts.tokens)
-    app = build_app(service, tokens, host=opts.host, health=health, limiter=limiter,
+    app = build_app(service, tokens, host=opts.host, health=health, admission=admission,
+                    allowed_hosts=opts.allowed_hosts, allowed_origins=opts.allowed_origins,
                     on_start=refresher.start if refresher else None, on_stop=refresher.stop if refresher else None)
     if sock is None:  # pragma: no cover - the CLI binds first
         raise startup.ServeError("no listening socket")

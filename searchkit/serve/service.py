@@ -36,14 +36,15 @@ TASK_TOOLS = ("task_search", "task_around", "task_list")
 @dataclass(frozen=True)
 class Outcome:
     """The result of one call. ``status``: ``ok``, ``bad_parameter`` (``param`` names it),
-    ``unknown_tool``, ``unavailable`` (who may see what, or the store, cannot be read now) or
-    ``internal``."""
+    ``unknown_tool``, ``unavailable`` (who may see what, or the store, cannot be read now),
+    ``busy`` (refused: the queue of calls is full; ``retry_after`` seconds) or ``internal``."""
 
     status: str
     text: str
     answer: Mapping[str, Any] = field(default_factory=dict)
     param: str | None = None
     version: int | None = None
+    retry_after: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -53,8 +54,10 @@ class Outcome:
         """What the JSON API returns: the answer, or the error."""
         if self.ok:
             return {"answer": dict(self.answer), "text": self.text, "index_version": self.version}
-        return {"error": {"status": self.status, "param": self.param, "message": self.text},
-                "index_version": self.version}
+        error: dict[str, Any] = {"status": self.status, "param": self.param, "message": self.text}
+        if self.retry_after is not None:
+            error["retry_after_s"] = self.retry_after
+        return {"error": error, "index_version": self.version}
 
 
 class Service:
@@ -88,6 +91,16 @@ class Service:
                       fingerprint=self.fingerprint, version=served.version, counts=counts(out.answer),
                       arguments=arguments, text=out.text, unknown_arguments=unknown)
         return out
+
+    def busy(self, name: Any, session: Session, transport: str, retry_after: int) -> Outcome:
+        """A call refused because the queue of calls is full (``serve.admission``; issue 41 item 5):
+        nothing run, one log line (``error``: ``busy``)."""
+        served = self.holder.current
+        known = isinstance(name, str) and name in self.tools
+        self.log.call(tool=name if known else "?", who=session.tag(self.log.salt), transport=transport, ok=False,
+                      error="busy", latency_ms=0.0, fingerprint=self.fingerprint, version=served.version, counts={})
+        return Outcome("busy", f"the server is busy: too many calls are waiting; try again in {retry_after} s",
+                       version=served.version, retry_after=retry_after)
 
     def _run(self, tool: Tool, arguments: Any, session: Session, served: Any) -> Outcome:
         v = served.version

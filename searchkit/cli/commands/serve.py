@@ -8,7 +8,7 @@ stdio: who is calling is fixed by the flags (``--caller``, ``--container``, ``--
 its dataset is present; a different ranking refuses to start unless ``--no-verify``.
 
 The flags are checked here first; the server itself (``serve.runner``: anyio, the MCP SDK's and
-Starlette's wiring, the serve extra) loads only then, from ``searchkit.cli.commands.server``.
+Starlette's wiring, the serve extra) loads only then, from ``searchkit.cli.commands.serve_start``.
 """
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ from searchkit.util import check_file_target
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-_SERVER = Verb("searchkit.cli.commands.server:start")
+_SERVER = Verb("searchkit.cli.commands.serve_start:start")
+_HOST = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::(?:\d{1,5}|\*))?$")
+_ORIGIN = re.compile(r"^https?://(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::(?:\d{1,5}|\*))?$")
 
 
 def duration(text: str) -> float:
@@ -61,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
 def _check_flags(args: argparse.Namespace) -> Any:
     if not 1 <= args.workers <= 64:
         raise CLIError("--workers: from 1 to 64")
+    if not 0 <= args.queue <= 4096:
+        raise CLIError("--queue: from 0 to 4096")
+    _check_allowed(args)
     _check_paths(args)
     stdio_flags = [f for f, v in (("--caller", args.caller), ("--container", args.container), ("--space", args.space),
                                   ("--current-task", args.current_task)) if v is not None]
@@ -83,6 +88,21 @@ def _check_flags(args: argparse.Namespace) -> Any:
                        current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
         raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
+
+
+def _check_allowed(args: argparse.Namespace) -> None:
+    """``--allowed-host`` / ``--allowed-origin``: HTTP only, each a host (``name``, ``name:8443``,
+    ``[::1]:*``) or an origin (``https://name[:port]``)."""
+    hosts, origins = args.allowed_host or [], args.allowed_origin or []
+    if (hosts or origins) and args.transport != "http":
+        raise CLIError(f"{'--allowed-host' if hosts else '--allowed-origin'}: only with --transport http")
+    for h in hosts:
+        if not _HOST.match(h):
+            raise CLIError(f"--allowed-host: expected a host name or address, optionally with :PORT or :*, "
+                           f"got {one_line(h)[:60]!r}")
+    for o in origins:
+        if not _ORIGIN.match(o):
+            raise CLIError(f"--allowed-origin: expected http(s)://HOST[:PORT], got {one_line(o)[:60]!r}")
 
 
 def _check_paths(args: argparse.Namespace) -> None:
