@@ -393,26 +393,32 @@ def test_each_model_is_fitted_on_the_queries_it_scored():
     assert score_weak_match(rows, wm)["false-warn-rate"] <= 0.1 + 1e-9
 
 
-def test_a_small_tune_half_gets_a_warning(tmp_path, capsys, caplog):
+def test_a_small_tune_half_is_refused_unless_allowed(tmp_path, capsys, caplog):
+    """Issue 40 item 1: fewer than MIN_HALF_CLASS of a class was a warning and exit 0; now it is refused,
+    and --allow-small fits it with the warning."""
     import json
     import logging
 
     from searchkit.cli import main
-    from searchkit.evaluate.tune import MIN_HALF_CLASS, fit_weak_match_by_shape, small_half_warnings
+    from searchkit.evaluate.tune import MIN_HALF_CLASS, TuneError, fit_weak_match_by_shape, small_half_warnings
 
     rows = _rows(n=80, seed=8)  # about 27 answerable and 13 unanswerable in each half
     assert small_half_warnings(_rows(n=400)) == []
     lines = small_half_warnings(rows)
     assert len(lines) == 1 and "documents model" in lines[0] and f"fewer than {MIN_HALF_CLASS}" in lines[0]
-    with caplog.at_level(logging.WARNING, logger="searchkit.evaluate.tune"):
+    with pytest.raises(TuneError, match="--allow-small"):
         fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig())
+    with caplog.at_level(logging.WARNING, logger="searchkit.evaluate.tune"):
+        fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig(), allow_small=True)
     assert any("documents model's tune half has" in r.getMessage() for r in caplog.records)
-    run = {"dataset": "small", "config_fingerprint": SHIPPED_FP, "queries": [{"id": r.query_id, "answerable": r.answerable, "signals": r.signals}
-                                           for r in rows]}
+    run = {"dataset": "small", "config_fingerprint": SHIPPED_FP, "queries": [
+        {"id": r.query_id, "answerable": r.answerable, "signals": r.signals} for r in rows]}
     (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    argv = ["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--refit", "documents", "--features", "dense_top1"]
+    assert main(argv) == 2
+    assert f"fewer than {MIN_HALF_CLASS} of a class" in capsys.readouterr().err
     caplog.clear()
-    assert main(["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--refit", "documents",
-                 "--features", "dense_top1"]) == 0
+    assert main([*argv, "--allow-small"]) == 0
     assert any("fewer than 30 of a class" in r.getMessage() for r in caplog.records)
 
 
@@ -463,7 +469,7 @@ def test_a_model_with_one_class_says_which_model_and_what_to_pass(tmp_path, caps
 
     from searchkit.cli import main
 
-    rows = _rows(n=120, seed=10)
+    rows = _rows(n=240, seed=10)
     run = _flagged_run(rows, lambda i, r: r.answerable and i % 5 == 0)
     (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
     argv = ["tune", "weak-match", "--runs", str(tmp_path / "run.json"), "--features", "dense_top1,dense_margin",

@@ -134,3 +134,106 @@ def test_a_run_that_names_no_config_is_refused(tmp_path, capsys):
     assert main(["tune", "weak-match", "--runs", str(path), *ARGS]) == 2
     err = _one_line(capsys)
     assert "config_fingerprint" in err and "run.json" in err
+
+
+# -- a fit it cannot trust is refused; the threshold holds a false-warning rate ----------------------
+
+def _fit(tmp_path, queries, *extra, name="run.json"):
+    run = _json_run(tmp_path / name, SearchConfig(), queries)
+    return main(["tune", "weak-match", "--runs", run, *ARGS, *extra])
+
+
+def _separated(n=300):
+    """Every answerable query above every unanswerable one along term_coverage."""
+    rng = np.random.default_rng(3)
+    return [{"id": f"s{i}", "answerable": bool(i % 2),
+             "signals": {"bm25_margin": float(rng.normal()), "term_coverage": float((0.6 if i % 2 else 0.2) + rng.random() * 0.3),
+                         "conversation_model": 0.0}} for i in range(n)]
+
+
+def test_a_tune_half_with_too_few_of_a_class_is_refused(tmp_path, capsys):
+    """Mini's tune half holds one unanswerable query: coef 544, intercept -461 and exit 0 before."""
+    queries = [q for q in _queries(n=400) if q["answerable"]][:200] + [q for q in _queries(n=400) if not q["answerable"]][:8]
+    assert _fit(tmp_path, queries) == 2
+    err = _one_line(capsys)
+    assert "documents model" in err and "fewer than 30" in err and "--allow-small" in err
+    assert _fit(tmp_path, queries, "--allow-small") == 0
+    assert json.loads(capsys.readouterr().out)["weak_match"]["coef"]
+
+
+def test_separated_classes_are_refused(tmp_path, capsys):
+    """Classes a direction separates have no finite fit: the coefficients say only how far the solver went."""
+    assert _fit(tmp_path, _separated()) == 2
+    err = _one_line(capsys)
+    assert "separat" in err and "documents model" in err and "--allow-small" in err
+    assert _fit(tmp_path, _separated(), "--allow-small") == 0
+    capsys.readouterr()
+    # overlapping classes are fitted as before
+    assert _fit(tmp_path, _queries()) == 0
+
+
+def test_quasi_separation_is_found_by_the_lp():
+    from searchkit.evaluate.separation import separated
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (rng.random(200) < 0.5).astype(int)
+    assert not separated(X, y)  # noise
+    assert separated(np.c_[X, y * 2.0], y)  # a feature that is the label
+    tied = np.c_[X, np.where(y == 1, 1.0, np.where(np.arange(200) % 2, 1.0, 0.0))]
+    assert separated(tied, y)  # quasi: the answerable rows and half the others tie on it, the rest lie below
+    # within-group offsets: each dataset separated at its own level is separation of a pairwise fit
+    groups = np.array(["a", "b"] * 100)
+    shifted = np.c_[X, y + np.where(groups == "a", 5.0, 0.0)]
+    assert not separated(shifted, y) and separated(shifted, y, groups)
+
+
+def test_mini_tune_half_is_refused_end_to_end(tmp_path, monkeypatch, capsys):
+    ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("SEARCHKIT_CACHE", str(tmp_path / "c.sqlite"))
+    run = tmp_path / "mini"
+    assert main(["eval", "--dataset", str(ROOT / "datasets" / "mini"), "--config", str(ROOT / "tests" / "data" / "hashing.json"),
+                 "--out", str(run), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["tune", "weak-match", "--runs", str(run), "--quiet", "--out", str(tmp_path / "tuned.json")]) == 2
+    err = _one_line(capsys)
+    assert "documents model" in err and "unanswerable" in err and "--allow-small" in err
+    assert not (tmp_path / "tuned.json").exists()
+
+
+def test_the_threshold_holds_the_false_warning_rate(tmp_path, capsys):
+    """10% of the tune half's answerable queries warned by default (was a threshold of 0.5), stated in
+    the output; --false-warn-rate R, --check-n N (the margin rule of issue 39 item 10) and a fixed
+    --threshold; the rule is evaluate.tune.held_by_group's."""
+    from searchkit.config import WeakMatchConfig
+    from searchkit.evaluate.tune import from_eval_json, half_of, held_by_group
+
+    queries = _queries(n=600, seed=4)
+    tune_rows = [r for r in from_eval_json({"dataset": "set", "queries": queries}) if half_of(r.query_id) == "tune"]
+    got = {}
+    for extra in ([], ["--false-warn-rate", "0.05"], ["--check-n", "26"], ["--threshold", "0.5"]):
+        assert _fit(tmp_path, queries, *extra) == 0
+        got[" ".join(extra)] = json.loads(capsys.readouterr().out)
+    default = got[""]
+    assert default["threshold"]["false_warn_rate"] == 0.10 and default["threshold"]["rule"].startswith("held")
+    wm = WeakMatchConfig(features=tuple(default["weak_match"]["features"]), coef=tuple(default["weak_match"]["coef"]),
+                         intercept=default["weak_match"]["intercept"], conversation=None)
+    want, held = held_by_group(tune_rows, wm, 0.10)
+    assert default["weak_match"]["threshold"] == pytest.approx(want) != 0.5
+    assert default["threshold"]["held"]["documents"]["set"]["allowed"] == held["set"].allowed
+    assert got["--false-warn-rate 0.05"]["weak_match"]["threshold"] < default["weak_match"]["threshold"]
+    margin = got["--check-n 26"]
+    assert margin["threshold"]["check_n"] == 26 and margin["threshold"]["rate"] < 0.05
+    assert margin["weak_match"]["threshold"] == pytest.approx(held_by_group(tune_rows, wm, 0.10, check_n=26)[0])
+    assert got["--threshold 0.5"]["weak_match"]["threshold"] == 0.5 and got["--threshold 0.5"]["threshold"]["rule"] == "fixed"
+    for bad in (["--false-warn-rate", "1.5"], ["--check-n", "0"], ["--threshold", "0.5", "--false-warn-rate", "0.2"]):
+        assert _fit(tmp_path, queries, *bad) == 2
+        err = _one_line(capsys)
+        assert bad[0] in err or "not allowed with" in err
+
+
+def test_the_help_states_the_default_rate(capsys):
+    with pytest.raises(SystemExit):
+        main(["tune", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--false-warn-rate" in text and "10%" in text and "--allow-small" in text

@@ -31,7 +31,17 @@ def add_parser(sub: Any) -> None:
                     "within-dataset answerable/unanswerable pairs, then Platt scaling)")
     pt.add_argument("--conversation-objective", choices=["pointwise", "pairwise"],
                     help="weak-match: how the conversation model is fitted (default: the shipped choice, pointwise)")
-    pt.add_argument("--target-false-warn", type=float, help="cap on the false-warning rate of answerable queries")
+    pt.add_argument("--false-warn-rate", "--target-false-warn", dest="false_warn_rate", type=float, metavar="R",
+                    help="weak-match: each threshold is the largest at which at most this share of the tune half's "
+                    "answerable queries the model scored is warned, in every dataset (default 0.10: 10%%)")
+    pt.add_argument("--check-n", type=int, metavar="N",
+                    help="weak-match: hold the rate with a margin, so that a check split of N answerable queries "
+                    "shows it with 95%% probability (searchkit.evaluate.tune.operating_rate; 26 for mini's dev split)")
+    pt.add_argument("--threshold", type=float, metavar="P",
+                    help="weak-match: a fixed threshold instead of the rate (warn when P(answer) < P)")
+    pt.add_argument("--allow-small", action="store_true",
+                    help="weak-match: fit a model whose tune half holds fewer than 30 answerable or unanswerable "
+                    "queries, or whose classes a direction separates (refused without it), with a warning")
     pt.add_argument("--refit", choices=["both", "documents", "conversation"], default="both",
                     help="weak-match: refit only this model (the queries it scored) and keep the other one from "
                     "--config; both: every model that scored some query")

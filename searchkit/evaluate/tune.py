@@ -37,6 +37,7 @@ from searchkit.evaluate.fusion_tuning import (
 )
 from searchkit.evaluate.halves import SALT, TuneError, half_of, query_shape, run_shape
 from searchkit.evaluate.metrics import no_answer_metrics
+from searchkit.evaluate.separation import separated
 from searchkit.rank.conversation import SHAPES
 from searchkit.rank.signals import answer_probability
 
@@ -47,7 +48,7 @@ __all__ = [  # the weak-match fitting here; fusion tuning (fusion_tuning) and th
     "fit_weak_match_by_shape", "from_eval_json", "fusion_cell", "fusion_grid", "fusion_significance", "grid_edges",
     "half_of", "parse_grid", "query_shape", "run_shape", "score_weak_match", "small_half_warnings", "tune_fusion",
     "unfittable", "HeldThreshold", "held_threshold", "held_by_group", "false_warn_upper", "operating_rate",
-    "rate_of", "FALSE_WARN_TARGET", "CHECK_CONFIDENCE",
+    "rate_of", "FALSE_WARN_TARGET", "CHECK_CONFIDENCE", "separation_warnings",
 ]
 
 log = logging.getLogger(__name__)
@@ -389,8 +390,10 @@ def score_weak_match(rows: Iterable[LabelledSignals], cfg: WeakMatchConfig) -> d
 
 
 MIN_HALF_CLASS = 30
-"""A model's tune half with fewer answerable or fewer unanswerable queries than this is fitted, with
-a warning: its coefficients and threshold rest on too few queries to trust."""
+"""A model's tune half with fewer answerable or fewer unanswerable queries than this is refused by
+``fit_weak_match_by_shape`` (fitted with a warning under ``allow_small``): its coefficients and
+threshold rest on too few queries to trust (issue 40 item 1: mini's tune half, one unanswerable
+query, gave coef 544 and intercept -461)."""
 
 
 def by_shape(rows: Iterable[LabelledSignals]) -> dict[str, list[LabelledSignals]]:
@@ -417,19 +420,40 @@ def small_half_warnings(rows: Iterable[LabelledSignals], shapes: Sequence[str] =
     return out
 
 
+def separation_warnings(groups: Mapping[str, Sequence[LabelledSignals]], shapes: Sequence[str],
+                        features: Mapping[str, Sequence[str]], objectives: Mapping[str, str]) -> list[str]:
+    """One line for each model of ``shapes`` whose rows (``groups[shape]``, a tune half) are
+    (quasi-)separated along its ``features[shape]`` (``separation.separated``; a pairwise fit with
+    an offset per dataset): its logistic fit has no finite coefficients."""
+    out = []
+    for shape in shapes:
+        mine = groups.get(shape, [])
+        X, y = _matrix(mine, features[shape])
+        pairwise = objectives[shape] == "pairwise"
+        if separated(X, y, [r.group for r in mine] if pairwise else None):
+            within = " within each dataset" if pairwise else ""
+            out.append(f"the {shape} model's tune half is separated{within}: some direction of its features "
+                       f"({', '.join(features[shape])}) puts every answerable query above every unanswerable one, so "
+                       "the fit has no finite coefficients (they say only where the solver stopped); evaluate more "
+                       "labelled queries")
+    return out
+
+
 def fit_weak_match_by_shape(
     rows: Iterable[LabelledSignals],
     features: Sequence[str] = DEFAULT_FEATURES,
     conversation_features: Sequence[str] = CONVERSATION_FEATURES,
     *,
     C: float = 1.0,
-    target_false_warn: float | None = None,
+    target_false_warn: float | None = FALSE_WARN_TARGET,
     keep: WeakMatchConfig | None = None,
     refit: str = "both",
     objective: str = DOCUMENTS_OBJECTIVE,
     conversation_objective: str = CONVERSATION_OBJECTIVE,
     check_n: int | None = None,
     confidence: float = CHECK_CONFIDENCE,
+    allow_small: bool = False,
+    threshold: float | None = None,
 ) -> WeakMatchConfig:
     """Each weak-match model on the queries it scored (``LabelledSignals.shape``: the documents
     model on the queries whose top results were documents, the conversation model on those whose
@@ -439,8 +463,10 @@ def fit_weak_match_by_shape(
     ``"conversation"`` fits only that model and takes the other one from ``keep``; ``"both"`` fits
     every model that scored some of the rows and keeps the other (logged) from ``keep``. Everything
     else of ``weak_match`` (the rule that picks the model, ``enabled``) is ``keep``'s. A model to
-    fit with no rows is a ``TuneError`` naming it; a model fitted on fewer than ``MIN_HALF_CLASS``
-    queries of a class is logged as a warning (``small_half_warnings``)."""
+    fit with no rows is a ``TuneError`` naming it; so is one whose rows hold fewer than
+    ``MIN_HALF_CLASS`` queries of a class (``small_half_warnings``) or are separated
+    (``separation_warnings``), unless ``allow_small``, which fits it and logs the line as a warning.
+    Each threshold holds ``target_false_warn`` (10% by default), or is ``threshold`` when given."""
     from dataclasses import replace
 
     if refit not in ("both",) + SHAPES:
@@ -470,17 +496,26 @@ def fit_weak_match_by_shape(
         problem = unfittable(shape, groups, objectives[shape], refit)
         if problem:
             raise TuneError(problem)
-    for line in small_half_warnings([r for s in wanted for r in groups[s]], wanted):
+    feats = {"documents": features, "conversation": conversation_features}
+    doubts = (small_half_warnings([r for s in wanted for r in groups[s]], wanted)
+              + separation_warnings(groups, wanted, feats, objectives))
+    if doubts and not allow_small:
+        raise TuneError(f"refused: {doubts[0]}, or pass --allow-small to fit it anyway")
+    for line in doubts:
         log.warning("%s", line)
+    if threshold is not None:
+        target_false_warn = None
     wm = keep if keep is not None else WeakMatchConfig(conversation=None)
     if "documents" in wanted:
         d = _fit_shape("documents", groups["documents"], features, C, target_false_warn, objective, check_n,
                        confidence)
-        wm = replace(wm, features=d.features, coef=d.coef, intercept=d.intercept, threshold=d.threshold)
+        wm = replace(wm, features=d.features, coef=d.coef, intercept=d.intercept,
+                     threshold=d.threshold if threshold is None else threshold)
     if "conversation" in wanted:
         c = _fit_shape("conversation", groups["conversation"], conversation_features, C, target_false_warn,
                        conversation_objective, check_n, confidence)
-        wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept, c.threshold))
+        wm = replace(wm, conversation=WeakMatchModel(c.features, c.coef, c.intercept,
+                                                     c.threshold if threshold is None else threshold))
     return wm
 
 

@@ -59,13 +59,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
     features = tuple(args.features.split(",")) if args.features else tuning.DEFAULT_FEATURES
     conv_features = (tuple(args.conversation_features.split(",")) if args.conversation_features
                      else tuning.CONVERSATION_FEATURES)
+    rate = _threshold_args(args)
     if not args.quiet:  # the fit's warnings (a model's tune half too small, a model kept), one line each
         logging.basicConfig(level=logging.WARNING, format="tune weak-match: %(message)s", stream=sys.stderr)
     try:
         wm = tuning.fit_weak_match_by_shape(tune, features, conv_features, C=args.C,
-                                     target_false_warn=args.target_false_warn, keep=base.weak_match,
+                                     target_false_warn=rate, keep=base.weak_match,
                                      refit=args.refit, objective=args.objective or tuning.DOCUMENTS_OBJECTIVE,
-                                     conversation_objective=args.conversation_objective or tuning.CONVERSATION_OBJECTIVE)
+                                     conversation_objective=args.conversation_objective or tuning.CONVERSATION_OBJECTIVE,
+                                     check_n=args.check_n, allow_small=args.allow_small, threshold=args.threshold)
+        held = _threshold_out(args, rate, tune, wm)
     except tuning.TuneError as exc:
         raise CLIError(f"tune weak-match: {exc}") from None
     cfg = base.replace(weak_match=wm)
@@ -78,6 +81,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                          for shape in ("documents", "conversation")},
            "config": {"written_into": written_into, "runs": sorted({r.fingerprint for r in runs}),
                       "fingerprint": cfg.fingerprint()},
+           "threshold": held,
            "weak_match": cfg.to_dict()["weak_match"],
            "report_half": {"all": tuning.score_weak_match(report, wm)}}
     for g in sorted({r.group for r in rows}):
@@ -86,6 +90,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
         _write_config(args.out, cfg)
     print(strict_json.dumps(out))  # strict JSON: an undefined figure is null (issue 31 item 2)
     return 0
+
+
+def _threshold_args(args: argparse.Namespace) -> float | None:
+    """The false-warning rate the thresholds hold (``--false-warn-rate``, 10% by default), or None
+    under a fixed ``--threshold``; a bad value is one line naming the flag."""
+    rate = args.false_warn_rate
+    if args.threshold is not None:
+        if rate is not None or args.check_n is not None:
+            raise CLIError("--threshold: not allowed with --false-warn-rate or --check-n (a fixed threshold holds no rate)")
+        if not 0.0 <= args.threshold <= 1.0:
+            raise CLIError(f"--threshold: a probability within [0, 1], got {args.threshold:g}")
+        return None
+    if rate is not None and not 0.0 <= rate < 1.0:
+        raise CLIError(f"--false-warn-rate: a share of the answerable queries within [0, 1), got {rate:g}")
+    if args.check_n is not None and args.check_n < 1:
+        raise CLIError(f"--check-n: a positive number of answerable queries, got {args.check_n}")
+    return tuning.FALSE_WARN_TARGET if rate is None else rate
+
+
+def _threshold_out(args: argparse.Namespace, rate: float | None, tune: list[Any], wm: Any) -> dict[str, Any]:
+    """How each refit model's threshold was set, for the output: the rule, the rate and, per dataset
+    (the small ones pooled), what it held on the tune half (``tune.held_by_group``)."""
+    if rate is None:
+        return {"rule": "fixed", "threshold": args.threshold}
+    shapes = [s for s in ("documents", "conversation") if args.refit in ("both", s) and tuning.by_shape(tune)[s]]
+    held = {s: tuning.held_by_group(tuning.by_shape(tune)[s], wm.model_for(s), rate, check_n=args.check_n)[1]
+            for s in shapes}
+    return {"rule": "held: the largest threshold at which at most false_warn_rate of the tune half's answerable "
+                    "queries the model scored are warned, in every dataset (the small ones pooled)"
+                    + (", with the margin for a check split of check_n answerable queries" if args.check_n else ""),
+            "false_warn_rate": rate, "check_n": args.check_n, "rate": tuning.rate_of(rate, args.check_n),
+            "held": {s: {g: h.to_dict() for g, h in by.items()} for s, by in held.items()}}
 
 
 def _tune_fusion(args: argparse.Namespace) -> int:
