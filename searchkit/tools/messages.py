@@ -1,6 +1,6 @@
 """The one message catalogue of both tools, in Russian, English and Japanese: history search
 (H11-H14; Russian is the seed's wording) and task search (keys ``task.*``, T5-T8; Japanese is its
-seed's). Keys are stable; ``message(lang, key, **values)`` formats one, and ``counted(lang, key, n,
+seed's) and the space snapshot (keys ``snapshot.*``). Keys are stable; ``message(lang, key, **values)`` formats one, and ``counted(lang, key, n,
 **values)`` one that states a count: ``KEY_one`` where the language has it and ``n`` is 1 (English:
 "1 message"; Russian and Japanese say a count in a form that fits every number: «сообщений: 1»,
 「メッセージ 1 件」)."""
@@ -56,6 +56,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "task.updated": 'обновлена',
         "task.list_none": 'Других задач нет.',
         "task.list_hint": 'Чтобы искать внутри задачи, передайте query вместе с task_id.',
+        "snapshot.head": "Сводка пространства {slug} ({title}): история с {since} по {until}, собрана {built}.",
+        "snapshot.note": "Это снимок недавней истории, он мог устареть: прежде чем опираться на цифру, номер или решение, проверьте их в источнике или через history_search. Это не память: правила живут в knowledge/memory.md.",
+        "snapshot.shared_only": "В пространстве несколько участников: сводка собрана только из общих чатов, запусков по расписанию и автоматических запусков, но не из чьих-то личных чатов.",
+        "snapshot.in_work": "В работе",
+        "snapshot.decisions": "Последние решения",
+        "snapshot.waiting": "Ждёт ответа",
+        "snapshot.appeared": "Появилось",
+        "snapshot.empty": "— ничего за эти дни",
+        "snapshot.more": "…и ещё {n}",
+        "snapshot.none": "Сводки пространства {slug} нет: вы не участник, такого пространства нет или поиск по истории в нём выключен.",
     },
     "en": {
         "searched": "Searched spaces: {spaces}.",
@@ -104,6 +114,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "task.updated": 'updated',
         "task.list_none": 'There are no other tasks.',
         "task.list_hint": 'To search inside a task, pass query with task_id.',
+        "snapshot.head": "Snapshot of space {slug} ({title}): history from {since} to {until}, built {built}.",
+        "snapshot.note": "A snapshot of recent history; it may be out of date: before relying on a figure, a number or a decision, check it in its source or with history_search. It is not memory: the rules live in knowledge/memory.md.",
+        "snapshot.shared_only": "This space has several members: the snapshot is built only from shared chats, scheduled and automatic runs, never from anyone's personal chats.",
+        "snapshot.in_work": "In work",
+        "snapshot.decisions": "Recent decisions",
+        "snapshot.waiting": "Waiting for an answer",
+        "snapshot.appeared": "What appeared",
+        "snapshot.empty": "— nothing in these days",
+        "snapshot.more": "…and {n} more",
+        "snapshot.none": "No snapshot of space {slug}: you are not a member, there is no such space, or history search is switched off there.",
     },
     "ja": {
         "searched": "検索したスペース: {spaces}。",
@@ -152,6 +172,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "task.updated": '最終更新',
         "task.list_none": '他のタスクはありません。',
         "task.list_hint": '中身を検索するには query と task_id を指定してください。',
+        "snapshot.head": "スペース {slug}（{title}）のスナップショット: {since} から {until} までの履歴、{built} に作成。",
+        "snapshot.note": "最近の履歴のスナップショットで、古くなっている可能性があります。数値・番号・決定に頼る前に、元の情報か history_search で確認してください。これはメモリではありません。ルールは knowledge/memory.md にあります。",
+        "snapshot.shared_only": "このスペースには複数のメンバーがいるため、共有チャット・定期実行・自動実行だけから作成し、個人のチャットは使いません。",
+        "snapshot.in_work": "進行中",
+        "snapshot.decisions": "最近の決定",
+        "snapshot.waiting": "返事待ち",
+        "snapshot.appeared": "新しく追加されたもの",
+        "snapshot.empty": "— この期間にはありません",
+        "snapshot.more": "…ほか {n} 件",
+        "snapshot.none": "スペース {slug} のスナップショットはありません（メンバーではない、そのスペースがない、または履歴検索がオフです）。",
     },
 }
 
