@@ -194,14 +194,36 @@ def read_snapshot(service: Service, session: Session, slug: str) -> tuple[Any, i
     return None if snap is None else (snap, served.version)
 
 
+async def snapshot_reply(service: Service, session: Session, slug: str,
+                         limiter: anyio.CapacityLimiter | None = None) -> tuple[int, dict[str, Any]]:
+    """``snapshot_response`` in a worker thread (``limiter``: the calls' workers)."""
+    return await anyio.to_thread.run_sync(snapshot_response, service, session, slug, limiter=limiter)
+
+
 def snapshot_response(service: Service, session: Session, slug: str) -> tuple[int, dict[str, Any]]:
     """The JSON API's ``GET /api/spaces/{slug}/snapshot``: ``200`` with the snapshot, its text and
     the index version, or ``404`` with the one answer for a snapshot the caller may not have."""
-    got = read_snapshot(service, session, slug)
+    got = read_snapshot(service, session, slug) if is_slug(slug) else None
     if got is None:
         return 404, {"error": {"status": "not_found", "param": "slug", "message": not_found_text(slug)}}
     snap, version = got
     return 200, {"snapshot": snap.to_dict(), "text": snap.render(session.lang), "index_version": version}
+
+
+SNAPSHOT_PATH: dict[str, Any] = {"get": {
+    "operationId": "space_snapshot", "summary": SNAPSHOT_DOC,
+    "parameters": [{"name": "slug", "in": "path", "required": True, "schema": {"type": "string"},
+                    "description": "The space's slug (a space you are a member of now)."}],
+    "responses": {
+        "200": {"description": "the snapshot, its text and the index version it was built from",
+                "content": {"application/json": {"schema": {"type": "object", "properties": {
+                    "snapshot": {"type": "object"}, "text": {"type": "string"}, "index_version": {"type": "integer"}}}}}},
+        "401": {"description": "no valid bearer token"},
+        "404": {"description": "no snapshot for you there: no such space, not a member, or history search off (one "
+                               "answer for all)"},
+    },
+}}
+"""``GET /api/spaces/{slug}/snapshot`` in the JSON API's OpenAPI document."""
 
 
 def not_found_text(slug: str) -> str:
