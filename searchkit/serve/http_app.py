@@ -4,6 +4,8 @@
 - ``GET /api/tools``: the tools and their parameters' JSON Schemas.
 - ``POST /api/tools/{name}``: call a tool with a JSON object of arguments: 200 with the answer,
   422 naming the bad parameter, 404 for an unknown tool, 503 when who may see what cannot be read.
+- ``GET /api/spaces/{slug}/snapshot``: the space snapshot, as the MCP resource (issue 41 item 7):
+  200, or one 404 for every space the caller may not read.
 - ``GET /openapi.json``: OpenAPI 3.1, each tool's request body the schema generated from its
   parameter dataclass (the same schema ``tools/list`` gives).
 - ``GET /health``: the config fingerprint, the index version and its time, the replay's verdict,
@@ -30,7 +32,9 @@ from starlette.routing import Route
 from searchkit import __version__
 from searchkit.serve.admission import Admission
 from searchkit.serve.auth import Tokens, bearer
-from searchkit.serve.mcp_app import SESSION_KEY, build_server, not_unicode_request, request_session, tool_result
+from searchkit.serve.mcp_app import (
+    SESSION_KEY, SNAPSHOT_PATH, build_server, not_unicode_request, request_session, snapshot_reply, tool_result,
+)
 from searchkit.serve.service import Service
 from searchkit.serve.session import Session
 
@@ -82,8 +86,14 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         return outcome_response(out)
 
     async def list_tools(request: Request) -> JSONResponse:  # noqa: ARG001 - Starlette's signature
-        return JSONResponse({"tools": [{"name": n, "description": t.description, "input_schema": t.schema()}
-                                       for n, t in service.tools.items()]})
+        return JSONResponse({"tools": [{"name": n, "title": t.title, "description": t.description,
+                                        "input_schema": t.schema(), "output_schema": t.output_schema(),
+                                        "annotations": t.annotations()} for n, t in service.tools.items()]})
+
+    async def space_snapshot(request: Request) -> JSONResponse:  # issue 41 item 7: as the MCP resource
+        session = request.scope["state"][SESSION_KEY]
+        code, body = await snapshot_reply(service, session, request.path_params["slug"], admission.limiter)
+        return JSONResponse(body, status_code=code)
 
     async def openapi(request: Request) -> JSONResponse:  # noqa: ARG001
         return JSONResponse(openapi_document(service))
@@ -107,6 +117,7 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/{name}", call, methods=["POST"]),
+        Route("/api/spaces/{slug}/snapshot", space_snapshot, methods=["GET"]),
         # stateless: no GET stream (a GET is 405, not an SSE stream held open with nothing to send)
         Route("/mcp", RescueMcp(StreamableHTTPASGIApp(manager), service, admission), methods=["POST", "DELETE"]),
     ], lifespan=lifespan)
@@ -231,6 +242,8 @@ def openapi_document(service: Service) -> dict[str, Any]:
         "status": {"type": "string"}, "param": {"type": ["string", "null"]}, "message": {"type": "string"}}}}}
     for name, t in service.tools.items():
         schema = {k: v for k, v in t.schema().items() if k not in ("$schema", "$id")}
+        output = {k: v for k, v in (t.output_schema() or {"type": "object"}).items() if k != "$schema"}  # $id kept: its $defs
+        answer = {**answer, "properties": {**answer["properties"], "answer": output}}
         paths[f"/api/tools/{name}"] = {"post": {
             "operationId": name, "summary": t.description,
             "requestBody": {"required": True, "content": {"application/json": {"schema": schema}}},
@@ -241,6 +254,7 @@ def openapi_document(service: Service) -> dict[str, Any]:
                 "503": {"description": "who may see what cannot be read now"},
             },
         }}
+    paths["/api/spaces/{slug}/snapshot"] = SNAPSHOT_PATH
     return {
         "openapi": "3.1.0",
         "info": {"title": "searchkit tools", "version": __version__,
