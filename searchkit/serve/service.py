@@ -65,8 +65,10 @@ class Service:
     ``tasks`` when a task store is served."""
 
     def __init__(self, holder: Holder, *, fingerprint: str, log_: CallLog, tasks: TaskStores | None = None,
-                 info: Mapping[str, Any] | None = None) -> None:
+                 info: Mapping[str, Any] | None = None, explain: bool = False) -> None:
         self.holder = holder
+        self.explain = explain
+        """Answers carry their scoring internals (``serve --explain``; issue 41 item 6)."""
         self.tasks = tasks
         self.fingerprint = fingerprint
         self.log = log_
@@ -119,7 +121,7 @@ class Service:
                 engine = self.tasks.engine(ctx.space)
                 ctx = session.context(served.index, store, engine)
             answer = tool.run(params, ctx)
-            data = answer.to_dict()
+            data = answer.to_dict(explain=True) if self.explain else answer.to_dict()
             text = answer.render(ctx.lang)
             if has_lone_surrogate(text) or has_lone_surrogate(data):  # a bug: it could not be sent
                 log.error("tool %s answered with text that is not valid Unicode", tool.name)
