@@ -50,8 +50,10 @@ def add_parser(sub: Any) -> None:
                     help="fusion: paired test of the winner against the runner-up, RRF and the base config (tune half)")
     pt.add_argument("--grid", metavar="JSON_OR_FILE",
                     help="fusion: the settings to try, a JSON list of {dotted config key: value} objects given "
-                    "inline or as a file, e.g. '[{\"fusion.rrf_k\": 30}, {\"fusion.weights\": {\"bm25\": 0.7, "
-                    "\"dense\": 0.3}}]' (default: searchkit.evaluate.tune.default_grid, over the retrievers the config runs)")
+                    "inline or as a file, e.g. '[{\"fusion.method\": \"rrf\", \"fusion.rrf_k\": 30}, {\"fusion.weights\": "
+                    "{\"bm25\": 0.7, \"dense\": 0.3}}]' (default: searchkit.evaluate.tune.default_grid, over the retrievers "
+                    "the config runs); a key the point's fusion method does not fuse by (fusion.rrf_k under wsum) is warned "
+                    "about and never picked on a tie")
     pt.add_argument("--result", metavar="FILE",
                     help="fusion: write every trial, test and warning here (JSON); stdout keeps a short summary")
     pt.add_argument("--json", action="store_true",

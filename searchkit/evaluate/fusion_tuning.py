@@ -326,3 +326,135 @@ def fusion_significance(
         "vs_rrf": against(rrf[0] if rrf else None),
         "vs_base": against(base),
     }
+
+
+# --------------------------------------------------------------------------- keys a method does not fuse by
+
+UNREAD: Mapping[str, Mapping[str, str]] = {
+    "wsum": {"fusion.rrf_k": "RRF's k; under wsum it only picks which passage of a record the rerank, speaker and "
+                             "evidence stages read"},
+    "rrf": {"fusion.norm": "score normalisation; rrf fuses ranks",
+            "fusion.weights": "rrf weighs every retriever alike",
+            "fusion.fill_missing": "filled scores; rrf fuses ranks",
+            "fusion.adaptive": "per-query weights; rrf weighs every retriever alike"},
+}
+"""The keys each fusion method does not fuse by, and what they are (issue 40 item 1): a grid point
+that sets one is warned about, and a tie never picks it (``pick_fusion``)."""
+
+
+def unread_keys(settings: Mapping[str, Any], base: Any) -> tuple[str, ...]:
+    """The keys of a grid point that the fusion method it runs (its own ``fusion.method``, else the
+    base's) does not fuse by (``UNREAD``)."""
+    method = settings.get("fusion.method", base.fusion.method)
+    return tuple(k for k in settings if k in UNREAD.get(method, {}))
+
+
+def _without_unread(settings: Mapping[str, Any], base: Any) -> dict[str, Any]:
+    drop = unread_keys(settings, base)
+    return {k: v for k, v in settings.items() if k not in drop}
+
+
+def fusion_points(grid: Sequence[Mapping[str, Any]], base: Any) -> list[dict[str, Any]]:
+    """The points ``tune fusion`` scores: the grid; for a point that sets keys its method does not
+    fuse by, the same point without them where no other point (nor the base config) is that
+    config, so that a tie between them never picks those keys (``pick_fusion``); and the base
+    config itself (``BASE_POINT``), last."""
+    points = [dict(p) for p in grid]
+    seen = {base.fingerprint()} | {base.replace(**p).fingerprint() for p in points}
+    for p in grid:
+        clean = _without_unread(p, base)
+        if len(clean) < len(p) and clean:
+            fp = base.replace(**clean).fingerprint()
+            if fp not in seen:
+                seen.add(fp)
+                points.append(clean)
+    return [*points, dict(BASE_POINT)]
+
+
+def base_label(what: str, base: Any) -> str:
+    """How the summary and the warnings name the base config: ``what``, with ``with its adaptive
+    model`` where it fuses by one."""
+    if base.fusion.method != "rrf" and base.fusion.adaptive is not None:
+        return f"{what} with its adaptive model"
+    return what
+
+
+@dataclass(frozen=True)
+class FusionPick:
+    """What ``tune fusion`` (and notebook 02, ``research.fusion_sweep``) picked from a sweep, and
+    every warning about it: one function, so both show the same lines."""
+
+    best: FusionTrial
+    """The pick: the best grid trial on the tune half, or the base config's own trial when the best
+    differs from it only in keys its method does not fuse by and ties with it."""
+    trials: tuple[FusionTrial, ...]
+    """The grid's trials (the points ``fusion_points`` added included), best tune-half mean first,
+    the pick first; never the base config's trial."""
+    base: FusionTrial
+    warnings: tuple[str, ...]
+    config: Any
+    """The tuned config: the base config with the pick's settings."""
+    drops_adaptive: bool
+
+    @property
+    def is_base(self) -> bool:
+        return dict(self.best.settings) == dict(BASE_POINT)
+
+
+def _tied(a: FusionTrial, b: FusionTrial) -> bool:
+    return abs(a.tune_mean - b.tune_mean) <= 1e-12
+
+
+def _text(settings: Mapping[str, Any]) -> str:
+    import json
+
+    return json.dumps(dict(settings), sort_keys=True, default=str)
+
+
+def pick_fusion(scored: Sequence[FusionTrial], grid: Sequence[Mapping[str, Any]], base: Any,
+                base_name: str = "the base config") -> FusionPick:
+    """The pick of a sweep over ``fusion_points(grid, base)`` (``scored``: ``tune_fusion``'s trials,
+    the base config's among them) and its warnings, in the order shown: each grid point that sets a
+    key its method does not fuse by (``UNREAD``); a tie settled against such keys; the pick on the
+    edge of the grid (``grid_edges``); the tuned config dropping the base's ``fusion.adaptive``; the
+    base config scoring higher than the pick. ``base_name`` names the base config in them.
+
+    The best trial on the tune-half mean is the pick, except that among the trials tied with it
+    whose settings differ from its own only in keys their method does not fuse by (the base config
+    too, where that is all the best changes), the one that sets fewest such keys is (the base config
+    first): a key the method ignores is never a winner on a tie."""
+    base_trial = next(t for t in scored if dict(t.settings) == dict(BASE_POINT))
+    trials = sorted((t for t in scored if t is not base_trial), key=lambda t: -t.tune_mean)
+    if not trials:
+        raise TuneError("no fusion trials to pick from")
+    top = trials[0]
+    same = base.replace(**_without_unread(top.settings, base)).fingerprint()
+    tied = [t for t in [base_trial, *trials]
+            if _tied(t, top) and base.replace(**_without_unread(t.settings, base)).fingerprint() == same]
+    best = min(tied, key=lambda t: (len(unread_keys(t.settings, base)), t is not base_trial))
+    warnings = []
+    for i, point in enumerate(grid, 1):
+        keys = unread_keys(point, base)
+        if keys:
+            method = point.get("fusion.method", base.fusion.method)
+            what = "; ".join(f"{k}: {UNREAD[method][k]}" for k in keys)
+            warnings.append(f"grid point {i} sets {', '.join(keys)}, which fusion.method {method} does not fuse by "
+                            f"({what}): a tie never picks it")
+    if best is not top:
+        instead = base_label(base_name, base) if best is base_trial else f"{_text(best.settings)}"
+        warnings.append(f"the best grid point on the tune half, {_text(top.settings)}, ties with {instead}, which "
+                        f"differs from it only in keys its method does not fuse by: the pick is {instead}")
+    if best is not base_trial:
+        warnings += grid_edges(best.settings, grid, base)
+        trials.remove(best)
+        trials.insert(0, best)
+    config = base.replace(**best.settings)
+    drops = base.fusion.adaptive is not None and config.fusion.adaptive is None
+    if drops:
+        warnings.append(f"the tuned config drops fusion.adaptive: {base_name} picks each query's BM25 share with "
+                        "its adaptive model, the winner's fixed weights serve every query; to keep adaptive fusion, "
+                        "refit it on the tuned config (searchkit tune adaptive-fusion --config TUNED ...)")
+    if base_trial.tune_mean > best.tune_mean:
+        warnings.append(f"{base_label(base_name, base)} scores higher on the tune half than the grid's winner "
+                        f"({base_trial.tune_mean:.4f} vs {best.tune_mean:.4f} mean nDCG@10): keep it, or widen --grid")
+    return FusionPick(best, tuple(trials), base_trial, tuple(warnings), config, drops)

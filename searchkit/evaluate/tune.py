@@ -22,6 +22,12 @@ from searchkit.evaluate.fusion_tuning import (
     BASE_POINT,
     FUSION_GRID,
     MAX_GRID,
+    UNREAD,
+    FusionPick,
+    base_label,
+    fusion_points,
+    pick_fusion,
+    unread_keys,
     NORMS,
     RRF_KS,
     RRF_REFERENCE,
@@ -48,7 +54,8 @@ __all__ = [  # the weak-match fitting here; fusion tuning (fusion_tuning) and th
     "fit_weak_match_by_shape", "from_eval_json", "fusion_cell", "fusion_grid", "fusion_significance", "grid_edges",
     "half_of", "parse_grid", "query_shape", "run_shape", "score_weak_match", "small_half_warnings", "tune_fusion",
     "unfittable", "HeldThreshold", "held_threshold", "held_by_group", "false_warn_upper", "operating_rate",
-    "rate_of", "FALSE_WARN_TARGET", "CHECK_CONFIDENCE", "separation_warnings",
+    "rate_of", "FALSE_WARN_TARGET", "CHECK_CONFIDENCE", "separation_warnings", "UNREAD", "FusionPick", "base_label",
+    "fusion_points", "pick_fusion", "unread_keys",
 ]
 
 log = logging.getLogger(__name__)

@@ -138,31 +138,25 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     grid = _grid(args.grid, base) if args.grid is not None else tuning.default_grid(base)
     datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
     with engine.engine_scope(args) as eng:
-        scored = tuning.tune_fusion(datasets, base, [*grid, dict(tuning.BASE_POINT)], show_progress=not args.quiet, engine=eng)
-    base_trial = next(t for t in scored if dict(t.settings) == dict(tuning.BASE_POINT))
-    trials = [t for t in scored if t is not base_trial]
-    best = trials[0]
-    written = base.replace(**best.settings)
-    sig = tuning.fusion_significance(trials, test=args.test, base=base_trial)
+        scored = tuning.tune_fusion(datasets, base, tuning.fusion_points(grid, base), show_progress=not args.quiet,
+                                    engine=eng)
     base_name = "the shipped config" if args.config is None else f"the base config ({Path(args.config).name})"
-    base_label = _base_label(base_name, base)
-    warnings = tuning.grid_edges(best.settings, grid, base)
-    drops = base.fusion.adaptive is not None and written.fusion.adaptive is None
-    if drops:
-        warnings.append(f"the tuned config drops fusion.adaptive: {base_name} picks each query's BM25 share with "
-                        "its adaptive model, the winner's fixed weights serve every query; to keep adaptive fusion, "
-                        "refit it on the tuned config (searchkit tune adaptive-fusion --config TUNED ...)")
-    if base_trial.tune_mean > best.tune_mean:
-        warnings.append(f"{base_label} scores higher on the tune half than the grid's winner "
-                        f"({base_trial.tune_mean:.4f} vs {best.tune_mean:.4f} mean nDCG@10): keep it, or widen --grid")
-    out = {"picked_on": "tune half (mean nDCG@10)", "best": _row(best), "significance": sig,
-           "base": {"label": base_label, **_row(base_trial)}, "drops_adaptive": drops, "warnings": warnings,
-           "grid": "default" if args.grid is None else "given", "trials": [_row(t) for t in trials]}
+    pick = tuning.pick_fusion(scored, grid, base, base_name)  # the warnings notebook 02 shows too
+    best, base_trial, warnings = pick.best, pick.base, list(pick.warnings)
+    # the base config as the pick (a tie with points that differ only in keys their method ignores): the
+    # grid's trials are what it was tested against
+    sig = tuning.fusion_significance([best, *pick.trials] if pick.is_base else pick.trials, test=args.test,
+                                     base=base_trial)
+    base_label = tuning.base_label(base_name, base)
+    out = {"picked_on": "tune half (mean nDCG@10)", "best": _row(best), "best_is_base": pick.is_base,
+           "significance": sig, "base": {"label": base_label, **_row(base_trial)}, "drops_adaptive": pick.drops_adaptive,
+           "warnings": warnings, "grid": "default" if args.grid is None else "given",
+           "trials": [_row(t) for t in pick.trials]}
     if args.out:
-        _write_config(args.out, written)
+        _write_config(args.out, pick.config)
     if args.result:
         _write_result(args.result, strict_json.dumps(out))
-    summary = _fusion_summary(out, len(trials), len(datasets), args)
+    summary = _fusion_summary(out, len(pick.trials), len(datasets), args)
     for line in warnings:
         print(f"tune fusion: warning: {line}", file=sys.stderr)
     if args.json:
@@ -174,12 +168,6 @@ def _tune_fusion(args: argparse.Namespace) -> int:
 def _row(trial: Any) -> dict[str, Any]:
     return {"settings": dict(trial.settings), "tune_mean": round(trial.tune_mean, 4),
             "report_mean": round(trial.report_mean, 4), "report": {k: round(v, 4) for k, v in trial.report.items()}}
-
-
-def _base_label(what: str, base: Any) -> str:
-    if base.fusion.method != "rrf" and base.fusion.adaptive is not None:
-        return f"{what} with its adaptive model"
-    return what
 
 
 def _settings_text(settings: Any) -> str:
@@ -197,8 +185,9 @@ def _fusion_summary(out: dict[str, Any], n_trials: int, n_datasets: int, args: a
     config, and where the details went."""
     sig = out["significance"]
     best = out["best"]
+    picked = f"{out['base']['label']} as it is" if out["best_is_base"] else _settings_text(best["settings"])
     lines = [f"winner of {n_trials} settings on {n_datasets} dataset(s), picked on the tune half's mean nDCG@10: "
-             f"{_settings_text(best['settings'])}",
+             f"{picked}",
              f"  tune half {best['tune_mean']:.4f}, report half {best['report_mean']:.4f}"]
     for label, key in (("runner-up", "vs_runner_up"), ("RRF", "vs_rrf"), (out["base"]["label"], "vs_base")):
         o = sig[key]

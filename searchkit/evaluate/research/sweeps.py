@@ -17,7 +17,9 @@ from searchkit.evaluate.tune import (
     RRF_REFERENCE,
     SHAPES,
     default_grid,
+    fusion_points,
     half_of,
+    pick_fusion,
     query_shape,
     tune_fusion,
 )
@@ -35,6 +37,8 @@ def _lead(weights: Mapping[str, Any]) -> str:
 def setting_label(settings: Mapping[str, Any]) -> str:
     """A short name of a fusion grid point: ``rrf k=60``, ``wsum minmax bm25=0.4`` (the weight of
     its first retriever in the registry's order, ``_lead``)."""
+    if not settings:
+        return "the base config"
     method = settings.get("fusion.method", "?")
     if method == "rrf":
         return f"rrf k={settings.get('fusion.rrf_k', '?')}"
@@ -57,13 +61,17 @@ def fusion_label(config: Any) -> str:
 
 @dataclass(frozen=True)
 class FusionSweep:
-    """A fusion sweep (``fusion_sweep``): the grid's ``trials``, best tune-half mean first, and the
-    base config itself (``shipped``) scored the same way over the same queries — with its
-    query-adaptive model (``fusion.adaptive``), which no grid point keeps."""
+    """A fusion sweep (``fusion_sweep``): the grid's ``trials``, the pick first (``tune.pick_fusion``,
+    as ``searchkit tune fusion`` picks), then by tune-half mean, and the base config itself
+    (``shipped``) scored the same way over the same queries — with its query-adaptive model
+    (``fusion.adaptive``), which no grid point keeps. When the pick is the base config itself (the
+    grid's best differs from it only in keys its method does not fuse by, and ties with it), it is
+    ``trials[0]``. ``warnings``: the lines ``searchkit tune fusion`` prints, from the same function."""
 
     trials: tuple[Any, ...]
     shipped: Any
     shipped_label: str
+    warnings: tuple[str, ...] = ()
 
 
 SHIPPED_POINT: Mapping[str, Any] = {}
@@ -71,21 +79,25 @@ SHIPPED_POINT: Mapping[str, Any] = {}
 
 
 def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str, Any]] | None = None, *,
-                 metric: str = "nDCG@10", show_progress: bool = True, engine: Any = None) -> FusionSweep:
+                 metric: str = "nDCG@10", show_progress: bool = True, engine: Any = None,
+                 base_name: str = "the base config") -> FusionSweep:
     """``tune.tune_fusion`` over ``grid`` (default ``tune.default_grid(base)``) plus the base config as it
     is, on the same indexes and queries: the grid's trials (best tune-half mean first; the base is
     never among them, so never picked) and the base's own trial, adaptive model included. The
     grid's points are fixed weights (``base.replace`` with ``fusion.weights`` drops
-    ``fusion.adaptive``), so the shipped fusion can be compared only this way.
+    ``fusion.adaptive``), so the shipped fusion can be compared only this way. The points scored and
+    the pick and its warnings are ``searchkit tune fusion``'s (``tune.fusion_points``,
+    ``tune.pick_fusion``; ``base_name`` names the base config in the warnings).
 
     Progress: ``tune_fusion``'s tqdm bar over the grid (``show_progress``; in a notebook
     ``tqdm.auto`` draws a widget, the ``notebooks`` extra brings ipywidgets) and one INFO log
     line a grid point."""
     points = [dict(p) for p in (grid or default_grid(base)) if dict(p) != dict(SHIPPED_POINT)]
-    trials = tune_fusion(datasets, base, [*points, dict(SHIPPED_POINT)], metric=metric, show_progress=show_progress,
+    trials = tune_fusion(datasets, base, fusion_points(points, base), metric=metric, show_progress=show_progress,
                          engine=engine)
-    shipped = next(t for t in trials if dict(t.settings) == dict(SHIPPED_POINT))
-    return FusionSweep(tuple(t for t in trials if t is not shipped), shipped, fusion_label(base))
+    pick = pick_fusion(trials, points, base, base_name)  # its warnings are the caller's to show (notebook 02 prints them)
+    ordered = (pick.best, *pick.trials) if pick.is_base else pick.trials
+    return FusionSweep(tuple(ordered), pick.base, fusion_label(base), pick.warnings)
 
 
 def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "nDCG@10") -> list[dict[str, Any]]:
