@@ -15,13 +15,15 @@ import os
 import sys
 from typing import Sequence
 
-from searchkit.cli import compare, config, datasets, eval, gate, history, index, refs, report, runs, search, serve, tasks, tools, tune
+from searchkit.cli import (
+    compare, config, datasets, eval, gate, history, index, refs, report, runs, search, serve, snapshot, tasks, tools, tune,
+)
 from searchkit.cli.common import CLIError
 from searchkit._omp import prefer_passive_wait
 from searchkit.errors import SearchkitError
 from searchkit.tools.terminal import one_line
 
-VERBS = (index, search, eval, compare, report, runs, datasets, gate, tune, config, history, refs, tasks, tools, serve)
+VERBS = (index, search, eval, compare, report, runs, datasets, gate, tune, config, history, refs, snapshot, tasks, tools, serve)
 """The verb modules, in the order ``searchkit --help`` lists them."""
 
 __all__ = ["CLIError", "VERBS", "build_parser", "main"]
