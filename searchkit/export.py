@@ -41,7 +41,7 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
     load_export,
     validate_file,
 )
-from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
 from searchkit.ingest.policy import can_see
 from searchkit.searcher import Filters, Searcher
@@ -126,6 +126,26 @@ def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
 
 def _load_split(name_or_path: str, split: str) -> Any:
     return load_dataset(resolve_dataset(name_or_path), split=split)
+
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+"""The checkout this searchkit runs from (its ``datasets/`` holds ``mini``, the default replay set)."""
+
+
+def _replay_split(name_or_path: str, split: str) -> Any:
+    """The replay dataset of an export, whatever the working directory: a folder or a name as ``eval
+    --dataset`` resolves it (``datasets/`` and ``../shared/data`` of the working directory), else a
+    bare name in the ``datasets/`` folder of the checkout this searchkit runs from (the default,
+    ``mini``, is there)."""
+    try:
+        where = resolve_dataset(name_or_path)
+    except DatasetError:
+        raw = os.fspath(name_or_path)
+        beside = CHECKOUT / "datasets" / raw
+        if "/" in raw or raw in ("", ".", "..") or not (beside / "corpus.jsonl").is_file():
+            raise
+        where = beside
+    return load_dataset(where, split=split)
 
 
 # --------------------------------------------------------------------------- export
@@ -251,7 +271,7 @@ def export_config(
         ds = _load_split(d, "dev")
         tuned_rows.append({"dataset": ds.name, "dataset_path": _relative(ds.path), "split": "dev", "half": "tune",
                            "dataset_sha256": dataset_hash(ds)})
-    ds = _load_split(replay_dataset, replay_split)
+    ds = _replay_split(replay_dataset, replay_split)  # from any working directory (issue 40 item 7)
     block = replay(cfg, ds, show_progress=show_progress)
     block["dataset_path_from_export"] = os.path.relpath(Path(ds.path).resolve(), Path(out_dir).resolve())
     src_bytes = read_config_bytes(tuned)
@@ -330,7 +350,7 @@ def _dataset_folders(replay_block: Mapping[str, Any], export_file: Path) -> list
     searchkit runs from; then the dataset's name in the ``datasets/`` and ``../shared/data``
     folders of each of those."""
     here = export_file.resolve().parent
-    bases = list(dict.fromkeys([Path.cwd(), *[here, *here.parents], Path(__file__).resolve().parents[1]]))
+    bases = list(dict.fromkeys([Path.cwd(), *[here, *here.parents], CHECKOUT]))
     out: list[Path] = []
     beside = replay_block.get("dataset_path_from_export")
     if isinstance(beside, str) and beside:

@@ -423,6 +423,32 @@ def test_verify_of_the_default_replay_from_another_directory(tmp_path, capsys, m
     assert capsys.readouterr().out.strip().splitlines()[-1] == f"replay identical: {doc['replay']['queries']} queries"
 
 
+def test_export_of_the_default_replay_from_another_directory(tmp_path, capsys, monkeypatch):
+    """Issue 40 item 7: `config export` with the default replay (mini dev) works from any working
+    directory (it looked for datasets/mini under the working directory: 'no dataset folder mini')."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEARCHKIT_DATASETS", raising=False)
+    out = tmp_path / "exports"
+    assert main(["config", "export", str(ROOT / "tests" / "data" / "hashing.json"), "--out", str(out), "--quiet"]) == 0
+    doc = json.loads((out / "hashing.v1.json").read_text())
+    assert (doc["replay"]["dataset"], doc["replay"]["split"]) == ("mini", "dev")
+    capsys.readouterr()
+    assert main(["config", "verify", str(out / "hashing.v1.json"), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"replay identical: {doc['replay']['queries']} queries"
+
+
+def test_export_replays_any_split_name(tmp_path, tuned, tiny, capsys):
+    """Issue 40 item 2: --replay-split takes any split the dataset has (was dev or test only)."""
+    (tiny / "qrels" / "dev.tsv").rename(tiny / "qrels" / "held-out.tsv")
+    assert _export(tuned, tmp_path / "out", tiny, "--replay-split", "held-out") == 0
+    doc = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
+    assert doc["replay"]["split"] == "held-out"
+    capsys.readouterr()
+    assert _export(tuned, tmp_path / "out", tiny, "--replay-split", "nope") == 2
+    line = _one_error_line(capsys)
+    assert "'nope'" in line and "available splits: held-out" in line
+
+
 def test_verify_refuses_a_damaged_replay_block_in_one_line(tmp_path, tuned, tiny, capsys):
     path, doc = _exported(tmp_path, tuned, tiny)
     doc["replay"]["k"] = "ten"

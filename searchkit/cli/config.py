@@ -20,8 +20,9 @@ def add_parser(sub: Any) -> None:
     c.add_argument("tuned", help="the tuned config (bare JSON or an earlier export)")
     c.add_argument("--out", required=True, help="folder of the exported versions")
     c.add_argument("--name", help="base name of the file (default: TUNED's)")
-    c.add_argument("--replay-dataset", help="dataset replayed (default: mini)")
-    c.add_argument("--replay-split", choices=["dev", "test"], help="its split (default: dev)")
+    c.add_argument("--replay-dataset", help="dataset replayed, a folder or a name (default: mini, from any working "
+                   "directory)")
+    c.add_argument("--replay-split", metavar="SPLIT", help="its split, any the dataset has (default: dev)")
     c.add_argument("--runs", nargs="+", metavar="RUN_DIR", help="run folders (eval --out) the config was reported on")
     c.add_argument("--tuned-on", nargs="+", metavar="DATASET", help="datasets whose dev tune half it was tuned on")
     c.add_argument("--quiet", action="store_true", help="no progress bars")
