@@ -189,6 +189,9 @@ def test_bad_out_and_bad_runs(tmp_path, capsys):
     assert main(["report", str(a), "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "nope"), "--out", str(tmp_path / "r.html")]) == 2
+    assert "no such run folder or TREC run file" in capsys.readouterr().err  # a file may be a TREC run (issue 40)
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty"), "--out", str(tmp_path / "r.html")]) == 2
     assert "not a run folder" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
 

@@ -16,9 +16,23 @@ they agree)."""
 cmd_compare = Verb("searchkit.cli.commands.compare:cmd_compare")
 
 
+def add_run_arguments(parser: Any) -> None:
+    """``--dataset``, ``--split`` and ``--label``: what ``compare`` and ``report`` read TREC run files
+    with and name runs by (``searchkit.evaluate.any_run.load_any_runs``)."""
+    parser.add_argument("--dataset", metavar="D", help="the dataset (folder or name) a TREC run file is scored on; "
+                        "default: the one the first run folder given measured")
+    parser.add_argument("--split", metavar="SPLIT", help="with --dataset: its split (default: dev, else its one split)")
+    parser.add_argument("--label", action="append", metavar="NAME", help="a run's name in the tables (repeatable, in "
+                        "the order of the runs; default: the folder's or file's name)")
+
+
 def add_parser(sub: Any) -> None:
-    pm = sub.add_parser("compare", help="compare run folders (eval --out) against the first, with paired tests")
-    pm.add_argument("runs", nargs="+", metavar="RUN", help="run folders; the first is the baseline")
+    pm = sub.add_parser("compare", help="compare runs (run folders, TREC run files) against the first, with paired "
+                        "tests")
+    pm.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) or TREC run files (qid Q0 docid "
+                    "rank score tag: Pyserini, Elasticsearch, ColBERT, ... output) of one dataset split; the first is "
+                    "the baseline")
+    add_run_arguments(pm)
     pm.add_argument("--test", choices=["fisher", "student"], default="fisher",
                     help="paired test over queries: Fisher's randomization test (default) or Student's t")
     pm.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")

@@ -11,9 +11,16 @@ cmd_eval = Verb("searchkit.cli.commands.eval:cmd_eval")
 
 
 def add_parser(sub: Any) -> None:
-    pe = sub.add_parser("eval", help="index a dataset, run its queries, print metrics")
-    pe.add_argument("--dataset", required=True, help="dataset folder or name (datasets/ or ../shared/data)")
-    pe.add_argument("--split", default="dev", choices=["dev", "test"])
+    pe = sub.add_parser("eval", help="index a dataset, run its queries, print metrics (or score another system's "
+                        "TREC run with --run)")
+    pe.add_argument("--dataset", required=True, help="dataset folder or name (datasets/ or ../shared/data): a plain "
+                    "BEIR folder, TREC qrels or searchkit's own layout")
+    pe.add_argument("--split", metavar="SPLIT", help="any split the dataset has (qrels/SPLIT.tsv; default: dev, else "
+                    "the dataset's one split)")
+    pe.add_argument("--run", metavar="FILE", help="score this TREC run file (qid Q0 docid rank score tag: Pyserini, "
+                    "Elasticsearch, ColBERT, ... output) on the split instead of indexing: the same metrics and "
+                    "breakdowns, no no-answer figures (a TREC run has no weak-match probability); --out writes it as a "
+                    "run folder for compare, report and gate")
     pe.add_argument("--config", help="SearchConfig JSON file")
     pe.add_argument("--json", action="store_true", help="print one JSON object")
     pe.add_argument("--queries", action="store_true", help="with --json: include per-query outcomes")

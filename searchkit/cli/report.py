@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from searchkit.cli.compare import add_run_arguments
 from searchkit.cli.dispatch import Verb
 
 cmd_report = Verb("searchkit.cli.commands.report:cmd_report")
 
 
 def add_parser(sub: Any) -> None:
-    pr = sub.add_parser("report", help="write one self-contained HTML page for run folders of one dataset split")
-    pr.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) of one dataset split; the first "
-                    "is the baseline")
+    pr = sub.add_parser("report", help="write one self-contained HTML page for runs of one dataset split")
+    pr.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) or TREC run files of one dataset "
+                    "split; the first is the baseline")
+    add_run_arguments(pr)
     pr.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write: a new path, or a report "
                     "this command wrote (replaced atomically); anything else is refused")
     pr.add_argument("--title", help="the page title (default: searchkit report: DATASET (SPLIT))")

@@ -24,9 +24,9 @@ import hashlib
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
-from searchkit.errors import InputError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.datasets import Dataset, available_splits, load_dataset, resolve_dataset
 from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.provenance import dataset_hash, now
@@ -35,7 +35,8 @@ from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
 from searchkit.evaluate.trec import read_trec_run
 from searchkit.evaluate.trec_runs import TREC_PATH, evaluate_trec_run
 
-__all__ = ["TREC_RUN_FORMAT", "RunInputError", "load_any_run", "open_dataset"]
+__all__ = ["TREC_RUN_FORMAT", "RunInputError", "is_trec", "load_any_run", "load_any_runs", "open_dataset",
+           "trec_file_provenance"]
 
 TREC_RUN_FORMAT = "searchkit-trec-run/1"
 """The ``format`` of the provenance ``load_any_run`` gives a TREC run file (a run folder's is
@@ -85,6 +86,12 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def trec_file_provenance(path: str | os.PathLike[str], run: Any) -> dict[str, Any]:
+    """What names a TREC run file in a run's provenance: ``run_file`` (relative to the working
+    directory where it can be), ``run_sha256`` and the run's ``tags`` (``run``: its ``TrecRun``)."""
+    return {"run_file": _relative(Path(path)), "run_sha256": _file_sha256(Path(path)), "tags": list(run.tags)}
+
+
 def _trec_run(path: Path, dataset: Any, split: str | None, label: str | None,
               metrics: str | Iterable[str] | None) -> RunFolder:
     choice = metrics_option(metrics)
@@ -106,9 +113,7 @@ def _trec_run(path: Path, dataset: Any, split: str | None, label: str | None,
                    "unanswerable": sum(1 for q in ds.queries if not q.answerable)},
         "config_fingerprint": report.config_fingerprint,
         "path": TREC_PATH,
-        "run_file": _relative(path),
-        "run_sha256": _file_sha256(path),
-        "tags": list(run.tags),
+        **trec_file_provenance(path, run),
         "depth": report.depth,
         "split_counts": dict(report.counts),
         "time": now(),
@@ -168,3 +173,67 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None, split: st
         raise RunInputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset "
                             "(--dataset NAME or folder, and --split)", param="dataset")
     return _trec_run(p, dataset, split, label, metrics)
+
+
+def is_trec(run: Any) -> bool:
+    """Whether a run holds another system's TREC rankings: a TREC run file (``source`` ``trec``) or a
+    run folder ``eval --run FILE --out`` wrote from one (measured path ``trec``). No searchkit config
+    made it, and it has no weak-match probability."""
+    return getattr(run, "source", "folder") == "trec" or run.provenance.get("path") == TREC_PATH
+
+
+def _folder_dataset(run: RunFolder) -> Any:
+    """The dataset split a run folder measured, as its provenance names it (``dataset_path``, else the
+    name), for scoring a TREC run file given beside it; None where it cannot be read here."""
+    prov = run.provenance
+    for where in (prov.get("dataset_path"), prov.get("dataset")):
+        if isinstance(where, str) and where:
+            try:
+                ds = open_dataset(where, str(prov.get("split")))
+            except (SearchkitError, OSError, ValueError):
+                continue
+            if dataset_hash(ds) == prov.get("dataset_sha256"):
+                return ds
+    return None
+
+
+def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Any = None, split: str | None = None,
+                  labels: Sequence[str] | None = None, metrics: str | Iterable[str] | None = None) -> list[RunFolder]:
+    """Runs given together (``compare``, ``report``): run folders and TREC run files, in order.
+
+    A TREC run file is scored on ``dataset`` / ``split`` where given, else on the dataset split the
+    first run folder among ``paths`` measured (found from its provenance, with its content hash), so
+    ``compare runs/ours theirs.trec`` needs no ``--dataset``. ``labels`` name the runs in order (the
+    first ``len(labels)`` of them; the others keep their folder or file names).
+
+    Raises:
+        RunInputError: more labels than runs, an empty label, ``split`` without ``dataset``, or a TREC
+            run file with no dataset to be scored on (one line naming the file and ``--dataset``).
+        RunFolderError, TrecRunError, DatasetError, MetricError: as ``load_any_run``.
+    """
+    labels = list(labels or [])
+    if len(labels) > len(paths):
+        raise RunInputError(f"{len(labels)} labels for {len(paths)} runs: --label names the runs in order, at most "
+                            "one each", param="label")
+    if split is not None and dataset is None:
+        raise RunInputError(f"--split {split[:40]!r} names a split of --dataset; give --dataset too", param="split")
+    if any(not str(lab).strip() for lab in labels):
+        raise RunInputError("an empty --label: give each run a name", param="label")
+    given = [Path(p) for p in paths]
+    folders = {i: load_any_run(p, label=labels[i] if i < len(labels) else None, metrics=metrics)
+               for i, p in enumerate(given) if p.is_dir()}
+    scored_on = dataset
+    if scored_on is None and len(folders) < len(given) and folders:
+        scored_on = _folder_dataset(folders[min(folders)])
+    out = []
+    for i, p in enumerate(given):
+        if i in folders:
+            out.append(folders[i])
+            continue
+        label = labels[i] if i < len(labels) else None
+        if scored_on is None and p.exists() and dataset is None:
+            raise RunInputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset (--dataset "
+                                "NAME or folder, and --split), or a run folder of that split beside it", param="dataset")
+        out.append(load_any_run(p, dataset=scored_on, split=split if dataset is not None else None, label=label,
+                                metrics=metrics))
+    return out

@@ -1,15 +1,18 @@
-"""``searchkit report``: run folders as one self-contained HTML page (SPEC E4).
+"""``searchkit report``: runs as one self-contained HTML page (SPEC E4).
 
-``build_report`` turns run folders (``searchkit eval --out``) of one dataset split into a page: the
-headline table (each run's metrics as ``metrics.json`` holds them), the comparison against the
-first run with paired tests and significance marks (``compare.compare_runs``) and a table per
-metric for each breakdown (every metric with its ``n`` per group, and the no-answer AUROC per group
-where a group holds both classes), each run's config against the baseline's (dotted keys, old ->
-new), the no-answer ROC curves (a line style and marker per run, so identical curves stay
-visible), nDCG@10 per kind and per language (value axis zoomed to the data, and saying so), and the
-worst queries of the first run with every run's cards (record kind, date, title and text, read
-from the dataset the runs name). Figures are SVG (``plots``) inlined as ``data:`` images; the page
-has no script and loads nothing from anywhere, so it opens offline, from a file, anywhere.
+``build_report`` turns runs of one dataset split (run folders, ``searchkit eval --out``, and other
+systems' TREC run files, ``any_run.load_any_run``) into a page: the headline table (each run's
+metrics as ``metrics.json`` holds them: every metric the runs share, ``measures.shared_names``), the
+comparison against the first run (``report_compare``: the headline rows as one family, the per-group
+tables as another; each delta with its 95% interval, Cohen's d, raw and adjusted p, or
+``identical``), each run's config against the baseline's (dotted keys, old -> new; a TREC run has
+none), the no-answer ROC, precision-recall and reliability curves of the runs that hold a
+weak-match probability (``report_curves``; a line style and marker per run, so identical curves stay
+visible), the LLM-judged ragas scores where a run holds them, nDCG@10 per kind and per language
+(value axis zoomed to the data, and saying so), and the worst queries of the first run with every
+run's cards (record kind, date, title and text, read from the dataset the runs name). Figures are
+SVG (``plots``) inlined as ``data:`` images; the page has no script and loads nothing from
+anywhere, so it opens offline, from a file, anywhere.
 
 Record text is shown as the tools show it (issue 27 item 6): titles, card text and query texts
 pass through the redaction of both tools (``Policy.redact_secrets`` of history cards, then
@@ -29,9 +32,7 @@ splits, or dataset contents) are refused with one line naming them: their number
 """
 from __future__ import annotations
 
-import base64
 import functools
-import html
 import math
 import os
 from pathlib import Path
@@ -39,41 +40,32 @@ from typing import Any, Callable, Mapping, Sequence
 
 from searchkit import __version__ as version
 from searchkit.errors import SearchkitError
-from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, SEED, compare_runs, correction_text
+from searchkit.evaluate.any_run import is_trec, load_any_runs
+from searchkit.evaluate.compare import N_PERMUTATIONS, SEED, compare_runs, has_no_answer
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
-from searchkit.evaluate.plots import grouped_bars, roc_figure, svg
+from searchkit.evaluate.measures import shared_names
+from searchkit.evaluate.plots import grouped_bars
 from searchkit.evaluate.provenance import dataset_hash, now
+from searchkit.evaluate.report_compare import compare_section
+from searchkit.evaluate.report_compare import esc as _e
+from searchkit.evaluate.report_compare import num as _num
+from searchkit.evaluate.report_curves import NO_PROBABILITY, figure, has_llm, llm_section, no_answer_section
 from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportError, ReportWriteError, check_out
 from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
-from searchkit.evaluate.run import BREAKDOWNS
-from searchkit.evaluate.runs import load_run
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
 from searchkit.ingest.policy import Policy, can_see
 from searchkit.ingest.redact import redact
 from searchkit.util import atomic_write_text, write_failure_line
 
-__all__ = ["HEADLINE", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "build_report", "check_one_dataset", "check_out",
-           "write_report"]
+__all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "build_report",
+           "check_one_dataset", "check_out", "write_report"]
 
-HEADLINE: tuple[str, ...] = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
+NO_CONFIG = "a TREC run file: no searchkit config"
+"""What the config section says of another system's TREC run."""
 BAR_METRIC = "nDCG@10"
 CARD_TEXT = 300
 CONFIG_VALUE = 160
 """A config value longer than this (a model's coefficients) is cut in the config-diff table."""
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _num(v: Any, signed: bool = False) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float) and math.isnan(v):
-        return "nan"
-    if isinstance(v, int) and not isinstance(v, bool):
-        return str(v)
-    if isinstance(v, float):
-        return f"{v:+.4f}" if signed else f"{v:.4f}"
-    return _e(v)
 
 
 def _describe(run: Any) -> str:
@@ -108,6 +100,9 @@ def check_one_dataset(runs: Sequence[Any]) -> None:
 def _dataset_of(run: Any) -> tuple[Any, str]:
     """The dataset split a run measured (for query texts and cards), and a note when it cannot be
     read or has changed since (then the page shows ids only)."""
+    held = getattr(run, "dataset", None)  # a TREC run file's split, loaded to score it
+    if held is not None:
+        return held, ""
     prov = run.provenance
     rel = prov.get("dataset_path")
     candidates = [Path.cwd() / rel] if rel else []
@@ -125,140 +120,34 @@ def _dataset_of(run: Any) -> tuple[Any, str]:
 # --------------------------------------------------------------------------- pieces of the page
 
 
-def _figure(fig: Any, alt: str, caption: str) -> str:
-    data = base64.b64encode(svg(fig).encode("utf-8")).decode("ascii")
-    return (f'<figure><img alt="{_e(alt)}" src="data:image/svg+xml;base64,{data}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
-
-
 def _headline(runs: Sequence[Any]) -> str:
-    head = "".join(f"<th>{_e(m)}</th>" for m in HEADLINE)
+    """Each run's headline figures: the metrics every run holds (``measures.shared_names``: today's
+    defaults first, then any other measure they share) and the no-answer AUROC (``–`` for a run with
+    no weak-match probability)."""
+    names = shared_names([r.metrics.get("metrics") or {} for r in runs])
+    head = "".join(f"<th>{_e(m)}</th>" for m in names)
     rows = []
     for r in runs:
         m = r.metrics
         cells = []
-        for metric in HEADLINE + ("AUROC",):
-            v = (m.get("no_answer") or {}).get("AUROC") if metric == "AUROC" else (m.get("metrics") or {}).get(metric)
+        for metric in names:
+            v = (m.get("metrics") or {}).get(metric)
             v = math.nan if v is None else float(v)
             cells.append(f'<td class="num" data-run="{_e(r.name)}" data-metric="{_e(metric)}" data-value="{v!r}">'
                          f"{_num(v)}</td>")
+        if has_no_answer(r):
+            v = (m.get("no_answer") or {}).get("AUROC")
+            v = math.nan if v is None else float(v)
+            cells.append(f'<td class="num" data-run="{_e(r.name)}" data-metric="AUROC" data-value="{v!r}">{_num(v)}</td>')
+        else:
+            cells.append(f'<td class="num" title="{_e(NO_PROBABILITY)}">–</td>')
         c = m.get("counts") or {}
         rows.append(f'<tr><th scope="row">{_e(r.name)}</th>{"".join(cells)}<td class="num">{_e(c.get("queries", ""))}'
                     f'</td><td class="num">{_e(c.get("answerable", ""))}</td><td class="num">'
                     f'{_e(c.get("unanswerable", ""))}</td></tr>')
-    return (f'<table class="headline"><thead><tr><th>run</th>{head}<th>AUROC (no answer)</th><th>queries</th>'
-            f'<th>answerable</th><th>unanswerable</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
-
-
-def _cmp_cells(row: Mapping[str, Any], i: int, correction: str, alpha: float) -> str:
-    sig = bool(row["significant"][i])
-    delta = row["delta"][i]
-    cls = "sig up" if sig and delta is not None and delta > 0 else ("sig down" if sig else "")
-    mark = "*" if sig else ""
-
-    tip = f"p < {alpha}" + (f" after {CORRECTION_NAMES[correction]}" if correction != "none" else "") if sig else "not significant"
-    return (f'<td class="num {cls}" title="{_e(tip)}">{_num(delta, signed=True)}{mark}</td>'
-            f'<td class="num {cls}">{_num(row["p_adjusted"][i])}</td>')
-
-
-def _untested_cells(row: Mapping[str, Any], i: int) -> str:
-    """Δ of a row the comparison did not test (a group's AUROC): no p, and a title saying why."""
-    return (f'<td class="num">{_num(row["delta"][i], signed=True)}</td>'
-            '<td class="num" title="not tested per group: the comparison tests the AUROC over all queries">–</td>')
-
-
-def _compare_table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str, *, metric: str = "") -> str:
-    """Rows of a comparison: the first column, ``n`` (the queries the row is over), each run's
-    value and, per run after the first, its delta and adjusted p (``–`` for a row not tested)."""
-    names = [r["name"] for r in cmp.runs]
-    head = "".join(f"<th>{_e(n)}</th>" for n in names)
-    head += "".join(f"<th>Δ {_e(n)}</th><th>p {_e(n)}</th>" for n in names[1:])
-    body = []
-    for row in rows:
-        n = row.get("n", row.get("queries", ""))
-        cells = f'<td class="num">{_e(n)}</td>' + "".join(f'<td class="num">{_num(v)}</td>' for v in row["values"])
-        tested = "p_adjusted" in row
-        cells += "".join(_cmp_cells(row, i, cmp.correction, cmp.alpha) if tested else _untested_cells(row, i)
-                         for i in range(1, len(names)))
-        where = f' data-metric="{_e(metric or row.get("metric", ""))}" data-group="{_e(row.get("group", "all"))}"'
-        body.append(f'<tr{where} data-n="{_e(n)}"><th scope="row">{_e(row[first_col])}</th>{cells}</tr>')
-    return (f'<table class="compare"><thead><tr><th>{_e(first_col)}</th><th>n</th>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
-
-
-def _compare(cmp: Any, runs: Sequence[Any]) -> str:
-    parts = []
-    how = (f"{'Fisher randomization test' if cmp.test == 'fisher' else 'paired t-test'} over queries, seed {cmp.seed}; "
-           f"* marks p &lt; {cmp.alpha}, p {_e(correction_text(cmp.correction, cmp.tests))}")
-    parts.append(f"<p>Baseline <b>{_e(cmp.runs[0]['name'])}</b>; {how}. Green: significantly better than the "
-                 "baseline, red: significantly worse.</p>")
-    sections = list(cmp.sections)
-    allsec = next(s for s in sections if s["breakdown"] == "all")
-    rows = [dict(m, metric=m["metric"]) for m in allsec["metrics"]]
-    if cmp.no_answer is not None:
-        na = cmp.no_answer
-        rows.append(dict(na, metric="AUROC (no answer)"))
-    parts.append(f"<h3>All judged queries ({allsec['queries']})</h3>" + _compare_table(cmp, rows, "metric"))
-    if cmp.no_answer is not None:
-        parts.append(f"<p class=\"note\">AUROC: {_e(cmp.no_answer['method'])}.</p>")
-    breakdowns: dict[str, list[Mapping[str, Any]]] = {}
-    for s in sections:
-        if s["breakdown"] != "all":
-            breakdowns.setdefault(s["breakdown"], []).append(s)
-    if breakdowns:
-        parts.append("<h3>Per group</h3><p>One table per metric for each breakdown: every group with the judged "
-                     "queries it holds (<i>n</i>), each run's value, its delta and p (the same tests and correction as "
-                     "above; a group of one query has no test). The no-answer AUROC per group is over all its queries, "
-                     "where it holds both answerable and unanswerable ones; it is not tested per group.</p>")
-    for name, secs in breakdowns.items():
-        parts.append(_group_tables(cmp, runs, name, secs))
-    for n in cmp.notes:
-        parts.append(f'<p class="note">{_e(n)}</p>')
-    return "".join(parts)
-
-
-def _group_tables(cmp: Any, runs: Sequence[Any], breakdown: str, secs: Sequence[Mapping[str, Any]]) -> str:
-    """A ``<details>`` table per metric of one breakdown (nDCG@10 open), then the AUROC per group."""
-    label = breakdown.removeprefix("by_").replace("_", " ")
-    metrics = list(dict.fromkeys(m["metric"] for s in secs for m in s["metrics"]))
-    out = []
-    for metric in metrics:
-        rows = [dict(m, group=s["group"]) for s in secs for m in s["metrics"] if m["metric"] == metric]
-        is_open = " open" if metric == BAR_METRIC else ""
-        out.append(f'<details class="groups" data-breakdown="{_e(breakdown)}"{is_open}><summary>{_e(metric)} by '
-                   f"{_e(label)} ({len(rows)} groups)</summary>" + _compare_table(cmp, rows, "group", metric=metric)
-                   + "</details>")
-    auroc = _group_auroc(runs, breakdown)
-    if auroc:
-        out.append(f'<details class="groups" data-breakdown="{_e(breakdown)}"><summary>AUROC (no answer) by '
-                   f"{_e(label)} ({len(auroc)} groups with both classes)</summary>"
-                   + _compare_table(cmp, auroc, "group", metric="AUROC") + "</details>")
-    return "".join(out)
-
-
-def _group_auroc(runs: Sequence[Any], breakdown: str) -> list[dict[str, Any]]:
-    """The no-answer AUROC of each run in each group of ``breakdown`` over all the group's queries
-    (answerable or not), where the group holds both classes: ``{group, n, unanswerable, values,
-    delta}`` rows (scikit-learn's ``roc_auc_score``, as ``metrics.json``'s AUROC)."""
-    from sklearn.metrics import roc_auc_score
-
-    if breakdown not in BREAKDOWNS:
-        return []
-    members: dict[str, list[str]] = {}
-    base_rows = {q["id"]: q for q in runs[0].queries}
-    for q in base_rows.values():
-        for g in BREAKDOWNS[breakdown](q):
-            members.setdefault(g, []).append(q["id"])
-    rows_by_run = [{q["id"]: q for q in r.queries} for r in runs]
-    out = []
-    for group, ids in sorted(members.items()):
-        y = [bool(base_rows[i].get("answerable")) for i in ids]
-        if len(set(y)) < 2 or any(i not in rr for rr in rows_by_run for i in ids):
-            continue
-        values = [float(roc_auc_score(y, [float(rr[i].get("answer_probability", 0.0)) for i in ids])) for rr in rows_by_run]
-        out.append({"group": group, "n": len(ids), "unanswerable": y.count(False), "metric": "AUROC",
-                    "values": values, "delta": [None] + [v - values[0] for v in values[1:]]})
-    return out
+    return (f'<div class="scroll"><table class="headline"><thead><tr><th>run</th>{head}<th>AUROC (no answer)</th>'
+            f'<th>queries</th><th>answerable</th><th>unanswerable</th></tr></thead><tbody>{"".join(rows)}</tbody>'
+            "</table></div>")
 
 
 def _config_value(value: Any) -> str:
@@ -284,10 +173,17 @@ def _config_section(runs: Sequence[Any]) -> str:
              "the config leaves the key out and takes its default.</p>"]
     if len(runs) < 2:
         parts.append('<p class="note">One run: no other config to compare.</p>')
+    if is_trec(base):
+        parts.append(f'<p class="note" data-run="{_e(base.name)}">The baseline is {NO_CONFIG}: the other runs\' configs '
+                     "are not compared against it.</p>")
     for r in runs[1:]:
-        changes = config_changes(base.config, r.config)
         head = (f'<h3>{_e(r.name)} <span class="note">(config <code>{_e(r.provenance.get("config_fingerprint", ""))}'
                 "</code>)</span></h3>")
+        if is_trec(r) or is_trec(base):
+            what = f"{NO_CONFIG}." if is_trec(r) else "a searchkit config; the baseline has none to compare with."
+            parts.append(head + f'<p class="note" data-run="{_e(r.name)}">{_e(what[0].upper() + what[1:])}</p>')
+            continue
+        changes = config_changes(base.config, r.config)
         if not changes:
             parts.append(head + f'<p class="note" data-run="{_e(r.name)}">The same config as the baseline.</p>')
             continue
@@ -307,37 +203,9 @@ def _bars(runs: Sequence[Any], cmp: Any, breakdown: str, what: str) -> str:
         return f'<p class="note">No {what} breakdown: the judged queries fall into one {what} group.</p>'
     fig = grouped_bars(table, title=f"{BAR_METRIC} per {what}", xlabel=what,
                        ylabel=f"{BAR_METRIC} (mean over judged queries, 0-1)", marks=significance_marks(cmp, breakdown, BAR_METRIC))
-    return _figure(fig, f"bar chart of {BAR_METRIC} per {what}, one bar per run",
+    return figure(fig, f"bar chart of {BAR_METRIC} per {what}, one bar per run",
                    f"{BAR_METRIC} per {what}; * = significantly different from the baseline. The value axis is zoomed to "
                    "the data where every bar sits high or low (the axes then say where it starts).")
-
-
-def _no_answer(runs: Sequence[Any]) -> str:
-    curves = {r.name: ([bool(q.get("answerable")) for q in r.queries],
-                       [float(q.get("answer_probability", 0.0)) for q in r.queries]) for r in runs}
-    parts = []
-    if any(len(set(y)) == 2 for y, _ in curves.values()):
-        parts.append(_figure(roc_figure(curves), "ROC curves of the weak-match probability, one per run",
-                             "How well P(answer) separates answerable from unanswerable queries; each run in its own "
-                             "line style and marker, the first widest, so identical curves stay visible"))
-    else:
-        parts.append('<p class="note">No ROC curve: the split has no unanswerable queries.</p>')
-    keys = ("AUROC", "AP-noanswer", "warn-precision", "warn-recall", "false-warn-rate")
-    head = "".join(f"<th>{_e(k)}</th>" for k in keys)
-    rows = "".join(
-        f'<tr><th scope="row">{_e(r.name)}</th>'
-        + "".join(f'<td class="num">{_num(float((r.metrics.get("no_answer") or {}).get(k, math.nan)))}</td>' for k in keys)
-        + "</tr>" for r in runs)
-    parts.append(f'<table class="noanswer"><thead><tr><th>run</th>{head}</tr></thead><tbody>{rows}</tbody></table>')
-    mi_rows = [(r.name, r.metrics.get("missing_id") or {}) for r in runs]
-    if any(m.get("queries") for _, m in mi_rows):
-        mk = ("queries", "id_absent", "precision", "recall", "false-warn-rate")
-        rows = "".join(f'<tr><th scope="row">{_e(n)}</th>'
-                       + "".join(f'<td class="num">{_num(m.get(k, math.nan))}</td>' for k in mk) + "</tr>"
-                       for n, m in mi_rows)
-        parts.append("<h3>Missing-ID warning (H12)</h3><table class=\"missing\"><thead><tr><th>run</th>"
-                     + "".join(f"<th>{_e(k)}</th>" for k in mk) + f"</tr></thead><tbody>{rows}</tbody></table>")
-    return "".join(parts)
 
 
 @functools.lru_cache(maxsize=1)
@@ -459,6 +327,8 @@ li.card{border:1px solid #d0d7de;border-left:4px solid #d0d7de;border-radius:4px
 li.card.relevant{border-left-color:#1a7f37;background:#f6fff8}li.card p{margin:.2rem 0;font-size:12px}
 .meta{font-weight:600;font-size:12px}.ref{font-size:11px;color:#57606a}.grade{color:#1a7f37}
 code{font-size:12px}table.config td{max-width:520px;overflow-wrap:anywhere}
+.scroll{overflow-x:auto;max-width:100%}td.ci{white-space:nowrap;color:#57606a}td.raw{color:#57606a}
+td.identical{color:#57606a;font-style:italic;text-align:center}.family{color:#57606a}
 """
 
 
@@ -474,8 +344,8 @@ def build_report(
     n_resamples: int | None = None,
     text: bool = True,
 ) -> str:
-    """The HTML page of ``runs`` (``runs.load_run`` folders of one dataset split; the first is
-    the baseline) as a string.
+    """The HTML page of ``runs`` (``RunFolder`` objects of one dataset split: run folders, TREC run
+    files as ``any_run.load_any_run`` reads them; the first is the baseline) as a string.
 
     Titles, card text and query texts are redacted as the tools redact them (``shown_text``);
     ``text=False`` leaves card and query text out (ids, refs, redacted titles and scores only).
@@ -488,12 +358,14 @@ def build_report(
     check_one_dataset(runs)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
-        raise ReportError("two run folders have the same name (" + ", ".join(sorted({n for n in names if names.count(n) > 1}))
-                          + "); give runs with distinct folder names")
-    cmp = None
+        raise ReportError("two runs have the same name (" + ", ".join(sorted({n for n in names if names.count(n) > 1}))
+                          + "); give runs with distinct names (--label NAME, repeatable, in order)")
+    cmp = headline = None
     if len(runs) > 1 and runs[0].per_query():
-        cmp = compare_runs(runs, test=test, alpha=alpha, seed=SEED if seed is None else seed,
-                           n_resamples=N_PERMUTATIONS if n_resamples is None else n_resamples)
+        how = {"test": test, "alpha": alpha, "seed": SEED if seed is None else seed,
+               "n_resamples": N_PERMUTATIONS if n_resamples is None else n_resamples}
+        headline = compare_runs(runs, by=["none"], **how)  # the headline table: a family of its own tests
+        cmp = compare_runs(runs, **how)  # every breakdown: the per-group tables and the bars' marks
     dataset, note = _dataset_of(runs[0])
     d, s, h = runs[0].query_set
     c = runs[0].metrics.get("counts") or {}
@@ -508,15 +380,17 @@ def build_report(
            "scores only.</p>" if not text else '<p class="note">Record text is shown redacted, as the tools show it '
            "(secrets and e-mail addresses replaced).</p>") + "</header>",
         '<nav><a href="#headline">Headline</a><a href="#compare">Comparison</a><a href="#config">Config</a>'
-        '<a href="#no-answer">No answer</a><a href="#breakdowns">Per kind and language</a>'
-        '<a href="#worst">Worst queries</a><a href="#provenance">Provenance</a></nav>',
+        '<a href="#no-answer">No answer</a>' + ('<a href="#llm">LLM-judged</a>' if has_llm(runs) else "")
+        + '<a href="#breakdowns">Per kind and language</a><a href="#worst">Worst queries</a>'
+        '<a href="#provenance">Provenance</a></nav>',
         '<section id="headline"><h2>Headline</h2><p>Ranking metrics over the judged (answerable) queries; AUROC of '
         "the weak-match probability against the answerable label (what <code>metrics.json</code> holds).</p>"
         + _headline(runs) + "</section>",
         '<section id="compare"><h2>Comparison</h2>'
-        + (_compare(cmp, runs) if cmp is not None else '<p class="note">One run: nothing to compare.</p>') + "</section>",
+        + (compare_section(headline, cmp, runs) if headline is not None else '<p class="note">One run: nothing to '
+           "compare.</p>") + "</section>",
         '<section id="config"><h2>Config</h2>' + _config_section(runs) + "</section>",
-        '<section id="no-answer"><h2>No answer</h2>' + _no_answer(runs) + "</section>",
+        '<section id="no-answer"><h2>No answer</h2>' + no_answer_section(runs) + "</section>",
         '<section id="breakdowns"><h2>Per kind and per language</h2>'
         + _bars(runs, cmp, "by_kind", "kind") + _bars(runs, cmp, "by_lang", "language") + "</section>",
         f'<section id="worst"><h2>Worst queries of {_e(runs[0].name)}</h2><p>The {worst} judged queries with the lowest '
@@ -525,6 +399,8 @@ def build_report(
         + _worst(runs, dataset, worst, cards, text=text) + "</section>",
         '<section id="provenance"><h2>Provenance</h2>' + _provenance(runs) + "</section>",
     ]
+    if has_llm(runs):
+        body.insert(5, '<section id="llm"><h2>LLM-judged (ragas)</h2>' + llm_section(runs) + "</section>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" + REPORT_MARKER
             + (NO_TEXT_MARKER if not text else "")
             + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -532,8 +408,10 @@ def build_report(
             f"<body>{''.join(body)}</body></html>\n")
 
 
-def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], **options: Any) -> Path:
-    """Load the run folders, build the page (``build_report``; ``options`` go to it) and write it
+def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *, dataset: Any = None,
+                 split: str | None = None, labels: Sequence[str] | None = None, **options: Any) -> Path:
+    """Load the runs (run folders and TREC run files: ``any_run.load_any_runs`` with ``dataset``,
+    ``split`` and ``labels``), build the page (``build_report``; ``options`` go to it) and write it
     to ``out`` atomically (a temporary file beside it, renamed into place). Returns ``out``.
 
     ``out`` must be a new path or a report this tool wrote (``check_out``), checked before
@@ -546,10 +424,10 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     Raises:
         ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
         ReportWriteError: the page could not be written (an ``OSError`` too); ``out`` is as it was.
-        RunFolderError: a path is not a run folder.
+        RunFolderError: a path is not a run folder. RunInputError: a TREC run file and no dataset.
     """
     target = check_out(out)
-    runs = [load_run(p) for p in run_dirs]
+    runs = load_any_runs(run_dirs, dataset=dataset, split=split, labels=labels)
     page = build_report(runs, **options)
     check_out(target)  # what is there may have changed while the page was built
     try:

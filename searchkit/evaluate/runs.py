@@ -140,6 +140,19 @@ def _dump(obj: Any) -> str:
     return strict_json.dumps(obj) + "\n"
 
 
+class _NoConfig:
+    """What made a run's rankings where no searchkit config did (a TREC run file): its fingerprint."""
+
+    def __init__(self, fingerprint: str) -> None:
+        self._fingerprint = fingerprint
+
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    def index_fingerprint(self) -> None:
+        return None
+
+
 def write_run(
     out: str | os.PathLike[str],
     report: Any,
@@ -148,11 +161,15 @@ def write_run(
     *,
     metrics: Mapping[str, Any] | None = None,
     extra_files: Mapping[str, Any] | None = None,
+    extra_provenance: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``report`` (an ``EvalReport`` of ``dataset`` under ``config``) as a run folder at
     ``out``, atomically. ``metrics`` replaces the default ``report.to_dict(with_queries=True)``
     (e.g. with ragas figures added); ``extra_files`` maps an optional file name
-    (``OPTIONAL_FILES``) to a JSON-able value. Returns the folder.
+    (``OPTIONAL_FILES``) to a JSON-able value; ``extra_provenance`` is added to ``provenance.json``.
+    ``config`` None: no searchkit config made the rankings (``eval --run``: another system's TREC
+    run file, ``report.path`` ``trec``): ``config.json`` is ``{}`` and the provenance's
+    ``config_fingerprint`` the report's (``trec:<content hash>``). Returns the folder.
 
     Raises:
         RunFolderError: ``out`` is not safe to write (see ``check_run_target``).
@@ -162,16 +179,17 @@ def write_run(
         if name not in OPTIONAL_FILES:
             raise ValueError(f"unknown run file {name!r}; optional files: {', '.join(OPTIONAL_FILES)}")
     body = dict(metrics) if metrics is not None else report.to_dict(with_queries=True)
-    prov = provenance(dataset, config, extra={
+    prov = provenance(dataset, config if config is not None else _NoConfig(report.config_fingerprint), extra={
         "format": RUN_FORMAT,
         "path": report.path,
         "depth": report.depth,
         "split_counts": dict(report.counts),
+        **dict(extra_provenance or {}),
     })
     files = {
         "metrics.json": _dump(body),
         "run.trec": trec_text(report.run(), tag=path.name or "searchkit"),
-        "config.json": config.to_json() if hasattr(config, "to_json") else _dump(config),
+        "config.json": _dump({}) if config is None else config.to_json() if hasattr(config, "to_json") else _dump(config),
         "provenance.json": _dump(prov),
     }
     files.update({name: _dump(value) for name, value in (extra_files or {}).items()})
@@ -246,6 +264,10 @@ def _nan_for_null(metrics: Mapping[str, Any]) -> dict[str, Any]:
     for key in _BREAKDOWN_KEYS:
         if isinstance(out.get(key), dict):
             out[key] = {g: figures(v) for g, v in out[key].items()}
+    if isinstance(out.get("queries"), list) and any(isinstance(q, dict) and q.get("answer_probability", 0) is None
+                                                   for q in out["queries"]):  # a TREC run's rows
+        out["queries"] = [{**q, "answer_probability": math.nan} if q.get("answer_probability", 0) is None else q
+                          for q in out["queries"]]
     return out
 
 
@@ -266,7 +288,8 @@ def metrics_problem(metrics: Mapping[str, Any]) -> str | None:
     ``compare``, ``report``, ``gate --run`` and ``tune``, in words naming the part and never quoting
     it; None when it has the shape ``eval`` writes: ``queries`` a list of objects, each with a
     string ``id``, a boolean ``answerable``, ``metrics`` null or ``{name: number}``, a number
-    ``answer_probability``, strings (or null) for ``lang`` / ``category`` and lists of strings for
+    ``answer_probability`` (null in a TREC run's: ``path`` ``trec``), strings (or null) for ``lang`` /
+    ``category`` and lists of strings for
     ``kinds`` / ``relevant_kinds``; the headline ``metrics``, ``no_answer`` and breakdowns objects of
     figures (issue 27, item 13)."""
     rows = metrics.get("queries")
@@ -280,6 +303,7 @@ def metrics_problem(metrics: Mapping[str, Any]) -> str | None:
         if groups is not None and not (isinstance(groups, dict) and all(_figures(g) for g in groups.values())):
             return f"'{key}' is not an object of groups of numbers"
     seen: set[str] = set()
+    trec = metrics.get("path") == "trec"  # another system's TREC run (eval --run): no weak-match probability
     for i, q in enumerate(rows):
         where = f"queries[{i}]"
         if not isinstance(q, dict):
@@ -292,7 +316,7 @@ def metrics_problem(metrics: Mapping[str, Any]) -> str | None:
         if q.get("metrics") is not None and not (_figures(q["metrics"]) and all(
                 x is not None for x in q["metrics"].values())):
             return f"{where}.metrics is not an object of numbers"
-        if not _number(q.get("answer_probability")):
+        if not _number(q.get("answer_probability")) and not (q.get("answer_probability") is None and trec):
             return f"{where}.answer_probability is not a number"
         for key in ("lang", "category"):
             if q.get(key) is not None and not isinstance(q[key], str):

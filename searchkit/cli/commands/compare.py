@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 
 from searchkit import strict_json
+from searchkit.evaluate.any_run import load_any_runs
 from searchkit.evaluate.compare import compare_runs, only_significant, render
 from searchkit.evaluate.measures import split_names
-from searchkit.evaluate.runs import load_run
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -18,9 +18,9 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Compare run folders against the first: per metric (and breakdown, with ``--by``), with paired
+    """Compare runs (run folders, TREC run files) against the first: per metric (and breakdown, with ``--by``), with paired
     tests; the correction's family is what was asked for (the ``all`` rows unless ``--by``)."""
-    runs = [load_run(p) for p in args.runs]
+    runs = load_any_runs(args.runs, dataset=args.dataset, split=args.split, labels=args.label)
     cmp = compare_runs(runs, test=args.test, alpha=args.alpha, seed=args.seed, half=args.half,
                        metrics=_names(args.metric), by=_names(args.by) or ["none"], correction=args.correction)
     if args.only_significant:

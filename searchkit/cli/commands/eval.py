@@ -12,14 +12,18 @@ from searchkit.cli.common import CLIError, fmt, load_config
 from searchkit.errors import SearchkitError
 from searchkit.evaluate import mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
-from searchkit.evaluate.datasets import load_dataset, resolve_dataset
+from searchkit.evaluate.any_run import open_dataset, trec_file_provenance
 from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.metrics import ranking_metrics
 from searchkit.evaluate.runs import check_run_target, write_run
+from searchkit.evaluate.trec import read_trec_run
+from searchkit.evaluate.trec_runs import evaluate_trec_run
 from searchkit.util import check_folder_target, write_failure_line
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    if args.run:
+        return _eval_trec_run(args)
     config = load_config(args.config)
     if args.out:
         check_folder_target(args.out, "--out")  # what the path is: a link loop, a FIFO (issue 39 item 6)
@@ -32,7 +36,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not mlflow_log.is_available():
             raise CLIError(mlflow_log.INSTALL_HINT)
     llm_judge = judge.judge_from_args(args, choice)  # None unless --metrics ragas-llm
-    ds = load_dataset(resolve_dataset(args.dataset), split=args.split)
+    ds = open_dataset(args.dataset, args.split)  # any split name; none given: dev, else the dataset's one split
+    print_notes(ds)
     with engine.engine_scope(args):
         report = eval_run.evaluate_dataset(ds, config, show_progress=not args.quiet and not args.json,
                                            as_tool=args.as_tool, metrics=choice.ranking)
@@ -42,14 +47,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if llm_judge is not None:
         body["ragas_llm"] = judge.judge_block(llm_judge, args, report, ds, config, body["queries"])
     if args.out:
-        check_folder_target(args.out, "--out")  # again: the eval took a while
-        try:
-            where = write_run(args.out, report, ds, config, metrics=body)
-        except SearchkitError:
-            raise
-        except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
-            raise CLIError(write_failure_line("--out", args.out, exc)) from None
-        print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
+        _write(args.out, report, ds, config, body)
     if args.mlflow:
         run_id = mlflow_log.log_eval(args.mlflow, report, config, body, experiment=args.mlflow_experiment,
                                      run_name=Path(args.out).name if args.out else None)
@@ -64,6 +62,62 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_notes(ds: Any) -> None:
+    """What the loader inferred about the dataset (detected languages, inferred answerable), one
+    ``searchkit eval: note:`` line each on stderr."""
+    for note in getattr(ds, "notes", ()):
+        print(f"searchkit eval: note: {note}", file=sys.stderr)
+
+
+def _write(out: str, report: Any, ds: Any, config: Any, body: dict[str, Any], **extra: Any) -> None:
+    check_folder_target(out, "--out")  # again: the eval took a while
+    try:
+        where = write_run(out, report, ds, config, metrics=body, **extra)
+    except SearchkitError:
+        raise
+    except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
+        raise CLIError(write_failure_line("--out", out, exc)) from None
+    print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
+
+
+_NOT_WITH_RUN = (("config", "--config"), ("as_tool", "--as-tool"), ("mlflow", "--mlflow"))
+
+
+def _eval_trec_run(args: argparse.Namespace) -> int:
+    """``eval --run FILE``: another system's TREC run scored on the split with our metrics and
+    breakdowns (``trec_runs.evaluate_trec_run``); no no-answer figures (no weak-match probability)."""
+    for attr, flag in _NOT_WITH_RUN:
+        if getattr(args, attr):
+            raise CLIError(f"{flag} does not go with --run: a TREC run file holds another system's rankings, "
+                           "scored as they are")
+    choice = metrics_option(args.metrics)  # a bad name: one line naming it
+    if choice.ragas_llm:
+        raise CLIError("--metrics ragas-llm does not go with --run: a TREC run holds document ids only, no cards an "
+                       "LLM could judge")
+    judge.judge_from_args(args, choice)  # an --llm-* flag without ragas-llm: one line
+    if choice.ragas and not ragas_metrics.is_available():
+        raise CLIError(ragas_metrics.INSTALL_HINT)
+    if args.out:
+        check_folder_target(args.out, "--out")
+        check_run_target(args.out)
+    run = read_trec_run(args.run)  # every bad line named (file:line: why), before the dataset is read
+    ds = open_dataset(args.dataset, args.split)
+    print_notes(ds)
+    report = evaluate_trec_run(run, ds, metrics=choice.ranking)
+    body = report.to_dict(with_queries=True)
+    if choice.ragas:
+        body["ragas"] = _ragas_block(report, ds, body["queries"], k=choice.ragas_k or 10)
+    if args.out:
+        _write(args.out, report, ds, None, body, extra_provenance=trec_file_provenance(args.run, run))
+    if args.json:
+        if not args.queries:
+            body.pop("queries")
+        print(strict_json.dumps(body))
+        return 0
+    _print_eval_table(report, body, run_file=args.run)
+    return 0
+
+
 def _ragas_block(report, ds, rows: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
     """ragas' ID-based context precision / recall at ``k`` beside our P@k / R@k (same queries)."""
     qrels = {q: dict(ds.qrels.get(q, {})) for q in report.per_query}
@@ -74,7 +128,7 @@ def _ragas_block(report, ds, rows: list[dict[str, Any]], k: int = 10) -> dict[st
             "ours": ranking_metrics(qrels, report.run(), [f"P@{k}", f"R@{k}"]), "queries": len(scores)}
 
 
-def _print_eval_table(report, body: dict[str, Any]) -> None:
+def _print_eval_table(report, body: dict[str, Any], run_file: str | None = None) -> None:
     c = report.counts
     print(f"dataset {report.dataset}  split {report.split}  config {report.config_fingerprint}  path {report.path}")
     print(f"{c['records']} records; {c['queries']} queries ({c['answerable']} answerable, {c['unanswerable']} unanswerable)")
@@ -91,7 +145,10 @@ def _print_eval_table(report, body: dict[str, Any]) -> None:
     for label, n, m in rows:
         print(f"{label:{width}}{n:>4}" + "".join(f"{fmt(m[x]):>9}" for x in names))
     na = report.no_answer
-    print("no-answer: " + "  ".join(f"{k} {fmt(v)}" for k, v in na.items()))
+    if run_file is not None:
+        print("no-answer: none (a TREC run has no weak-match probability)")
+    else:
+        print("no-answer: " + "  ".join(f"{k} {fmt(v)}" for k, v in na.items()))
     mi = report.missing_id
     if mi.get("queries"):
         print(f"missing-ID warning (H12), {mi['queries']} queries naming an id, {mi['id_absent']} absent from the corpus: "
@@ -104,6 +161,11 @@ def _print_eval_table(report, body: dict[str, Any]) -> None:
               f"(ours R@{k} {fmt(rg['ours'][f'R@{k}'])})")
     if "ragas_llm" in body:
         judge.print_block(body["ragas_llm"])
+    if run_file is not None:
+        print(f"TREC run {run_file}: queries of the split it does not rank (each scored 0): {c.get('unranked_queries', 0)}; "
+              f"its queries outside the split: {c.get('run_queries_outside_split', 0)}; documents not in the corpus: "
+              f"{c.get('unknown_documents', 0)}")
+        return
     t = report.timing
     print(f"index {t['index_s']:.1f}s; query p50 {t['query_ms_p50']:.1f} ms, p95 {t['query_ms_p95']:.1f} ms")
 
