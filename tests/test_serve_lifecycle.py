@@ -229,7 +229,14 @@ def test_after_a_kill_9_the_refresh_child_dies_and_the_next_start_removes_the_st
         wait_for(lambda: any(x["event"] == "start" for x in _log_lines(tmp_path / "first.log")))
         folders = list(state.iterdir())
         assert len(folders) == 1
-        children = wait_for(lambda: _children_on(folders[0]))  # a refresh under way
+        poke = ws / "acme" / "notes" / "poke.md"  # a change: an unchanged workspace starts no refresh child
+
+        def refreshing():
+            poke.parent.mkdir(parents=True, exist_ok=True)
+            poke.write_text(f"note {time.monotonic()}", encoding="utf-8")
+            return _children_on(folders[0])
+
+        children = wait_for(refreshing)  # a refresh under way
         first.kill()
         first.wait(30)
     finally:

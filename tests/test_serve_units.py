@@ -329,7 +329,7 @@ def test_an_unknown_argument_name_never_reaches_the_log_only_a_count(service, ca
     with caplog.at_level(logging.INFO, logger=LOGGER):
         named = service.call("history_search", {"query": "x", "pw=Hunter2": 1, "Hunter3": 2}, anna, "test")
         alone = service.call("chat_read", {"ref": "chat:ses_4f2a", "hunter4": True}, anna, "test")
-        context = service.call("history_search", {"query": "x", "caller": "u-boris"}, anna, "test")
+        service.call("history_search", {"query": "x", "caller": "u-boris"}, anna, "test")
     assert named.status == alone.status == "bad_parameter" and named.param == "pw=Hunter2"  # the caller is told
     lines = [json.loads(r.getMessage()) for r in caplog.records]
     assert [(x["error"], x.get("unknown_arguments")) for x in lines] == [

@@ -57,7 +57,15 @@ def test_the_tokens_files_sessions_scopes_are_built_before_a_call(index, tmp_pat
     assert startup.sessions_to_warm(tmp_path / "missing.json", anna) == [anna]
 
 
+def _change(ws):
+    """A new note: a refresh has something to publish (one that finds nothing changed publishes nothing)."""
+    note = ws / "acme" / "notes" / "warm-new.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("A new note about the quarterly budget review.", encoding="utf-8")
+
+
 def test_a_refreshed_version_is_warmed_before_it_is_published(index, ws):
+    _change(ws)
     holder = Holder(Served(index, 1, "t0"))
     seen = []
 
@@ -71,6 +79,7 @@ def test_a_refreshed_version_is_warmed_before_it_is_published(index, ws):
 
 
 def test_a_failing_warm_up_still_publishes(index, ws):
+    _change(ws)
     holder = Holder(Served(index, 1, "t0"))
     r = Refresher(holder, ws, 60, lambda *a: None, before_publish=lambda s: 1 / 0)
     assert r.refresh_now() is holder.current and holder.current.version == 2

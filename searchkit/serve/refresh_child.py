@@ -2,19 +2,24 @@
 server's private index store from the workspace, at a lower CPU priority, then exit.
 
 ``python -m searchkit.serve.refresh_child --index STORE --workspace DIR --config FILE [--nice N]``
-prints the update's report line on success; on failure, one line on stderr (never data) and exit
-status 1, the store's current version untouched.
+prints the update's report line on success; when the update changed nothing (the same records and
+spaces: issue 41 item 3) it saves nothing, prints ``unchanged: ...`` and exits ``UNCHANGED_EXIT``;
+on failure, one line on stderr (never data) and exit status 1, the store's current version untouched.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Any, Set
+from typing import Any, Mapping, Sequence, Set
 
 from searchkit.analyze import detect_language
 from searchkit.config_file import load_config
 from searchkit.tools.history import HistoryIndex
+from searchkit.tools.history_files import space_dicts
+
+UNCHANGED_EXIT = 3
+"""The exit status of a refresh that found nothing changed (and saved nothing)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.config)
         index = HistoryIndex.load(args.index, config)
         before = {p.text for p in index.searcher.passages}
+        records, spaces = list(index.searcher.records), space_dicts(index.spaces)
         report = index.update(args.workspace)
+        if same_records(records, index.searcher.records) and space_dicts(index.spaces) == spaces:
+            print("unchanged: " + report.line())
+            return UNCHANGED_EXIT
         # as `searchkit index --update`, but only the new passages are read for sentences to embed: the
         # others' were embedded when they came in (a query embeds a missing one when it first reaches it)
         index.searcher.embed_rerank_sentences(new_rerank_passages(index.searcher, before))
@@ -61,6 +70,33 @@ def lower_priority(nice: int) -> int:
             continue
         lowered += 1
     return lowered
+
+
+def same_content(old: Any, new: Any) -> bool:
+    """Whether two versions of a history index hold the same records (every field, in the same
+    order) and the same spaces: a refresh that found this changed nothing (issue 41 item 3)."""
+    return same_records(old.searcher.records, new.searcher.records) and space_dicts(old.spaces) == space_dicts(new.spaces)
+
+
+def same_records(old: Sequence[Any], new: Sequence[Any]) -> bool:
+    """Whether two lists of records are the same, field by field; a list and a tuple of the same
+    items are the same (a saved index gives back as lists what a build holds as tuples)."""
+    if len(old) != len(new):
+        return False
+    return all(a == b or _canon(a) == _canon(b) for a, b in zip(old, new))
+
+
+_FIELDS = ("id", "kind", "space", "date", "title", "ref", "text", "owner", "visibility", "fields")
+
+
+def _canon(value: Any, depth: int = 0) -> Any:
+    if depth == 0:
+        return tuple(_canon(getattr(value, f, None), 1) for f in _FIELDS)
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _canon(v, depth + 1)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("[", *(_canon(v, depth + 1) for v in value))
+    return value
 
 
 def new_rerank_passages(searcher: Any, before: Set[str]) -> list[int]:

@@ -15,6 +15,7 @@ import anyio
 from searchkit import __version__
 from searchkit.serve import calllog, startup, statedir
 from searchkit.serve.admission import Admission
+from searchkit.serve.freshness import Freshness
 from searchkit.serve.auth import Tokens
 from searchkit.serve.session import Session
 from searchkit.serve.service import Service
@@ -59,6 +60,8 @@ class Prepared:
     service: Service
     loaded: Any
     workspace: Path | None
+    freshness: Freshness
+    took: float = 0.0
 
 
 def serve(opts: Options, sock: socket.socket | None = None) -> int:
@@ -80,7 +83,7 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
         admission = Admission(opts.workers, opts.queue)
         if opts.transport == "stdio":
             return _stdio(ready.service, opts.session, refresher, admission)
-        return _http(ready.service, opts, sock, _health(ready.service, refresher, opts.every), refresher, admission, log)
+        return _http(ready.service, opts, sock, _health(ready, refresher, opts.every), refresher, admission, log)
     finally:
         shutil.rmtree(state, ignore_errors=True)  # the server's copy of the index leaves with it
 
@@ -89,7 +92,11 @@ def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
     """The export loaded and replayed, the index opened and warmed, the task store opened."""
     loaded = startup.load_export(opts.config, no_verify=opts.no_verify)
     log.write("verify", fingerprint=loaded.fingerprint, verify=loaded.verify, note=loaded.verify_note)
-    served, workspace = startup.open_index(loaded.config, workspace=opts.workspace, index=opts.index)
+    opened = startup.open_index(loaded.config, workspace=opts.workspace, index=opts.index)
+    served, workspace = opened.served, opened.workspace
+    freshness = Freshness(opts.every, opened.mark)
+    log.write("index", outcome=opened.outcome, took_s=round(opened.took, 3), index_built_at=served.built_at,
+              fresh_as_of=freshness.fresh_as_of(), update=opened.report or None)
     log.write("warm", took_s=round(startup.warm(served), 3))
     t0 = time.perf_counter()
     scopes = startup.warm_scopes(served, startup.sessions_to_warm(opts.tokens, opts.session))
@@ -98,7 +105,7 @@ def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
     info = {"fingerprint": loaded.fingerprint, "index_fingerprint": loaded.index_fingerprint,
             "verify": loaded.verify, "config": Path(loaded.path).name}
     service = Service(Holder(served), fingerprint=loaded.fingerprint, log_=log, tasks=tasks, info=info)
-    return Prepared(service, loaded, workspace)
+    return Prepared(service, loaded, workspace, freshness, opened.took)
 
 
 def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path) -> Refresher | None:
@@ -114,30 +121,45 @@ def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path
     log.write("state", took_s=round(time.perf_counter() - t0, 3))
 
     def done(served: Served | None, report: Any, error: str | None) -> None:
-        if served is None:
-            log.write("refresh", ok=False, error=error, index_version=holder.current.version)
+        r = refresher
+        how = {"outcome": r.last_outcome, "priority": child.last_priority if r.last_outcome != "unchanged_signature" else None,
+               "fresh_as_of": ready.freshness.fresh_as_of()}
+        if error is not None:
+            log.write("refresh", ok=False, error=error, index_version=holder.current.version, **how)
+        elif served is None:
+            log.write("refresh", ok=True, index_version=holder.current.version, took_s=round(r.took, 3), update=report, **how)
         else:
-            log.write("refresh", ok=True, index_version=served.version, took_s=round(served.took_s, 3), update=report)
+            log.write("refresh", ok=True, index_version=served.version, took_s=round(served.took_s, 3), update=report, **how)
 
     def warm(served: Served) -> None:  # the new version's scopes, before it is published
         t0 = time.perf_counter()
         scopes = startup.warm_scopes(served, startup.sessions_to_warm(opts.tokens, opts.session))
         log.write("warm_scopes", index_version=served.version, searches=scopes, took_s=round(time.perf_counter() - t0, 3))
 
-    return Refresher(holder, ready.workspace, opts.every, done,
-                     on_publish=(lambda _s: tasks.reset()) if tasks else None, refresh=child, before_publish=warm)
+    refresher = Refresher(holder, ready.workspace, opts.every, done,
+                          on_publish=(lambda _s: tasks.reset()) if tasks else None, refresh=child, before_publish=warm,
+                          freshness=ready.freshness, took=ready.took)
+    return refresher
 
 
-def _health(service: Service, refresher: Refresher | None, every: float):
-    """``/health``'s body: fingerprints, the version served and since when, the refresh's state."""
+def _health(ready: Prepared, refresher: Refresher | None, every: float):
+    """``/health``'s body: fingerprints, the version served, when its index was built, when it began
+    to be served, and since when its answers are known to match the workspace; the refresh's state
+    (an error as its kind only: the detail, which may name a path, is in the log)."""
+    service, freshness = ready.service, ready.freshness
+
     def body() -> dict[str, Any]:
         cur = service.holder.current
+        age = freshness.age()
         return {
             "status": "ok", "searchkit": __version__, **service.info,
-            "index_version": cur.version, "index_built_at": cur.built_at, "tools": list(service.tools),
+            "index_version": cur.version, "index_built_at": cur.built_at, "index_loaded_at": cur.loaded_at,
+            "fresh_as_of": freshness.fresh_as_of(), "fresh_age_s": None if age is None else round(age, 1),
+            "fresh_bound_s": every, "tools": list(service.tools),
             "refresh": None if refresher is None else {
                 "every_s": every, "running": refresher.running, "last_ok": refresher.last_ok,
-                "last_error": refresher.last_error},
+                "last_outcome": refresher.last_outcome,
+                "last_error": None if refresher.last_error is None else "refresh_failed"},
         }
     return body
 

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from searchkit import export
-from searchkit.errors import ResourceError
+from searchkit.errors import DataError, ResourceError
 from searchkit.evaluate.datasets import DatasetError
+from searchkit.index import store as index_store
 from searchkit.serve.auth import TokensError, load_tokens
+from searchkit.serve.freshness import Mark, iso
 from searchkit.serve.session import Session
-from searchkit.serve.state import Served, now_iso
+from searchkit.serve.state import Served, now_iso, refreshed
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.registry import TOOLS
 
@@ -70,17 +72,57 @@ def _verify(path: str | Path, ex: Any, no_verify: bool) -> tuple[str, str]:
     return "identical", f"replay identical: {v.queries} queries of {v.dataset}/{v.split}"
 
 
-def open_index(config: Any, *, workspace: str | Path | None, index: str | Path | None) -> tuple[Served, Path | None]:
+@dataclass(frozen=True)
+class Opened:
+    """The first version served and how fresh it is: the workspace a refresh re-reads (None: the
+    index names none), the ``Mark`` of the read it matches (None: not known fresh), how long that
+    read took, and how it went (``built``, ``updated``, ``unchanged``, ``not_refreshed``: the
+    workspace could not be read or its update failed, ``no_workspace``) with the update's line."""
+
+    served: Served
+    workspace: Path | None
+    mark: Mark | None
+    took: float
+    outcome: str
+    report: str = ""
+
+
+def open_index(config: Any, *, workspace: str | Path | None, index: str | Path | None) -> Opened:
     """The first version served: the workspace indexed in memory (embeddings cached), or the index
-    folder loaded; and the workspace a refresh re-reads (None: the index names none)."""
+    folder loaded and brought up to date with its workspace before any call is answered (issue 41
+    item 1: an index built yesterday answered with rows deleted since until the first refresh,
+    an interval later). Its ``built_at`` is when its index was built (a loaded index's: when its
+    version was written), ``loaded_at`` when serving began."""
     if workspace is not None:
+        mark, t0 = Mark.now(workspace), time.monotonic()
         idx = HistoryIndex.build(workspace, config)
         idx.searcher.embed_rerank_sentences()  # as `searchkit index` does: no query waits for them
-    elif index is not None:
-        idx = HistoryIndex.load(index, config)
-    else:  # pragma: no cover - the CLI requires one
+        return Opened(Served(idx, 1, now_iso()), idx.workspace, mark, time.monotonic() - t0, "built")
+    if index is None:  # pragma: no cover - the CLI requires one
         raise ServeError("give --workspace DIR or --index DIR")
-    return Served(idx, 1, now_iso()), idx.workspace
+    idx = HistoryIndex.load(index, config)
+    served = Served(idx, 1, saved_at(index) or now_iso())
+    if idx.workspace is None:
+        return Opened(served, None, None, 0.0, "no_workspace")
+    mark, t0 = Mark.now(idx.workspace), time.monotonic()
+    if mark.signature is None:
+        return Opened(served, idx.workspace, None, 0.0, "not_refreshed", "the workspace cannot be read")
+    try:
+        new, line = refreshed(served, idx.workspace)
+    except Exception as exc:  # noqa: BLE001 - served as loaded, not fresh (readiness says so); the refresh retries
+        return Opened(served, idx.workspace, None, 0.0, "not_refreshed", " ".join(f"{type(exc).__name__}: {exc}".split())[:300])
+    took = time.monotonic() - t0
+    if new is None:
+        return Opened(served, idx.workspace, mark, took, "unchanged", line)
+    return Opened(Served(new.index, 1, new.built_at), idx.workspace, mark, took, "updated", line)
+
+
+def saved_at(index: str | Path) -> str | None:
+    """When the current version of the index folder ``index`` was written (its folder's time)."""
+    try:
+        return iso(os.stat(index_store.current_dir(index)).st_mtime)
+    except (OSError, ResourceError, DataError, ValueError):
+        return None
 
 
 WARM_QUERIES = ("warm up", "ウォームアップ", "прогрев")

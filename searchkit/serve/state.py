@@ -11,10 +11,13 @@ the previous version until then. The work runs in a child process at a lower CPU
 (``ChildRefresh``: the server's own copy of the current version in a private index store, updated
 there, the new version loaded back), so that reading and redacting a large workspace neither holds
 the server's interpreter lock nor takes its cores from the queries; ``refreshed`` does the same in
-the calling thread (small workspaces, tests). A failed refresh keeps the previous version and writes
-one log line. Refreshes are timed so that each one *completes* within ``every`` seconds of the
-previous one's start: text erased from the workspace leaves the answers within ``every`` (H3's
-bound, 30 minutes by default), as long as a refresh takes less.
+the calling thread (small workspaces, tests, the update at start). A failed refresh keeps the
+previous version and writes one log line; a refresh that finds nothing changed (the workspace's
+change signature, or the same records and spaces) publishes nothing (issue 41 item 3). Refreshes
+follow ``serve.freshness``'s schedule: each starts ahead of the moment the served data becomes
+``every`` old (H3's bound, 30 minutes by default) and, if the calls starve it at idle priority,
+is started again at normal priority halfway to that moment (issue 41 item 2), so text erased from
+the workspace leaves the answers within ``every``.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ import sqlite3
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,6 +37,8 @@ from searchkit.errors import DataError, ResourceError
 from searchkit.index import store as index_store
 from searchkit.ingest import tasks as task_store
 from searchkit.serve import child_process
+from searchkit.serve.freshness import RETRY_S, Freshness, Mark, late_at, next_start
+from searchkit.serve.refresh_child import UNCHANGED_EXIT, new_rerank_passages, same_content
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.task_engine import TaskEngine
 
@@ -51,6 +56,8 @@ class Served:
     version: int
     built_at: str
     took_s: float = 0.0
+    loaded_at: str = field(default_factory=lambda: now_iso())
+    """When this version started to be served (``built_at``: when its index was built)."""
 
 
 class Holder:
@@ -73,12 +80,18 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def refreshed(served: Served, workspace: str | Path) -> tuple[Served, Any]:
+def refreshed(served: Served, workspace: str | Path, late_at: float | None = None) -> tuple[Served | None, Any]:  # noqa: ARG001
     """The next version, in this thread: a copy of ``served.index`` updated from ``workspace``
-    (the published one is left untouched), and the update's report line."""
+    (the published one is left untouched) with the rerank sentences of its new passages embedded,
+    and the update's report line; None for the version when nothing changed (issue 41 item 3).
+    ``late_at`` is ``ChildRefresh``'s (this thread's priority is the caller's)."""
     t0 = time.perf_counter()
     index = copy.copy(served.index)  # update() rebinds the copy's attributes; the original keeps its own
+    before = {p.text for p in served.index.searcher.passages}
     report = index.update(workspace)
+    if same_content(served.index, index):
+        return None, "unchanged: " + report.line()
+    index.searcher.embed_rerank_sentences(new_rerank_passages(index.searcher, before))
     return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report.line()
 
 
@@ -107,9 +120,16 @@ class ChildRefresh:
     ``child_process.start``: only the installed searchkit, never the current folder's): the server's
     private copy of the current version (``store``, an index folder in a folder only this user may
     read) is loaded there, updated from ``workspace`` and saved as the store's next version (the
-    previous one erased once unread), then loaded back here; a child that exits without having
-    written a new version failed. ``config`` is the file the server was started with; ``timeout``
-    bounds a refresh (the child is killed, the previous version kept)."""
+    previous one erased once unread), then loaded back here; a child that found nothing changed
+    saves nothing and says so (``UNCHANGED_EXIT``: no version is published, issue 41 item 3); a child
+    that exits without either failed. ``config`` is the file the server was started with;
+    ``timeout`` bounds a refresh (the child is killed, the previous version kept).
+
+    Priority (issue 41 item 2): the child starts at the lowest priority (nice 19, ``SCHED_IDLE``);
+    at ``late_at`` (a monotonic time, from the schedule) a child still running is stopped and the
+    refresh started again at normal priority, where it gets its share of the cores beside the calls
+    (an unprivileged process cannot raise its own priority back). ``late_at`` already past: normal
+    priority from the start; None: idle throughout. ``last_priority`` says how the last one ran."""
 
     def __init__(self, store: str | Path, workspace: str | Path, config_file: str | Path, config: Any,
                  timeout: float) -> None:
@@ -118,41 +138,72 @@ class ChildRefresh:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._stopped = False
+        self.last_priority: str | None = None
+        self.late_restarts = 0
 
     def seed(self, served: Served) -> None:
         """Write the first version served into the store."""
         served.index.save(self.store)
 
-    def __call__(self, served: Served, workspace: str | Path) -> tuple[Served, Any]:
-        t0 = time.perf_counter()
-        args = ["--index", str(self.store), "--workspace", str(workspace), "--config", str(self.config_file),
-                "--nice", str(CHILD_NICE)]
-        before = _version_name(self.store)
+    def _start(self, workspace: str | Path, idle: bool) -> Any:
+        args = ["--index", str(self.store), "--workspace", str(workspace), "--config", str(self.config_file)]
+        if idle:
+            args += ["--nice", str(CHILD_NICE)]
         with self._lock:
             if self._stopped:
                 raise RefreshError("the server is stopping")
             child = child_process.start(CHILD_MODULE, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, encoding="utf-8", errors="replace")
-            proc = self._proc = child.proc
+            self._proc = child.proc
+        return child
+
+    def _finish(self, child: Any, kill: bool) -> tuple[str, str]:
+        if kill:
+            child.proc.kill()
         try:
-            out, err = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
-            raise RefreshError(f"the refresh took over {self.timeout:.0f} s and was stopped") from None
+            return child.proc.communicate()
         finally:
             with self._lock:
                 self._proc = None
             child.close()
+
+    def __call__(self, served: Served, workspace: str | Path, late_at: float | None = None) -> tuple[Served | None, Any]:
+        t0 = time.perf_counter()
+        end = time.monotonic() + self.timeout
+        before = _version_name(self.store)
+        idle = late_at is None or late_at > time.monotonic()
+        priorities = ["idle" if idle else "normal"]
+        child = self._start(workspace, idle)
+        while True:
+            until = min(end, late_at) if idle and late_at is not None else end
+            try:
+                out, err = child.proc.communicate(timeout=max(until - time.monotonic(), 0.0))
+                self._finish(child, kill=False)
+                break
+            except subprocess.TimeoutExpired:
+                self._finish(child, kill=True)
+                if time.monotonic() >= end or not idle:
+                    self.last_priority = ">".join(priorities)
+                    raise RefreshError(f"the refresh took over {self.timeout:.0f} s and was stopped") from None
+            idle = False  # late: again at normal priority
+            self.late_restarts += 1
+            priorities.append("normal")
+            child = self._start(workspace, idle)
+        self.last_priority = ">".join(priorities)
         if self._stopped:
             raise RefreshError("stopped: the server is stopping")
-        if proc.returncode != 0:
-            last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        line = (out.strip().splitlines() or [""])[-1]
+        now_name = _version_name(self.store)
+        if child.proc.returncode == UNCHANGED_EXIT and now_name == before:
+            return None, line
+        if child.proc.returncode == UNCHANGED_EXIT:  # a late child stopped after it wrote a version: that one
+            line = "a refresh stopped late had written the new version"
+        elif child.proc.returncode != 0:
+            last = (err.strip().splitlines() or [f"exit status {child.proc.returncode}"])[-1]
             raise RefreshError(last)
-        if _version_name(self.store) == before:  # a child that did not refresh is never a success
+        if now_name == before:  # a child that did not refresh is never a success
             raise RefreshError("the refresh child exited without writing a new version of the index")
         index = HistoryIndex.load(self.store, self.config)
-        line = (out.strip().splitlines() or [""])[-1]
         return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), line
 
     def stop(self) -> None:
@@ -166,27 +217,40 @@ class ChildRefresh:
 
 
 class Refresher:
-    """Refreshes ``holder`` from ``workspace`` every ``every`` seconds in a daemon thread, with
-    ``refresh(served, workspace) -> (next version, report line)`` (``refreshed`` or a
-    ``ChildRefresh``).
+    """Refreshes ``holder`` from ``workspace`` in a daemon thread, on the schedule of
+    ``serve.freshness`` (each refresh started ``lead`` before the served data is ``every`` old), with
+    ``refresh(served, workspace[, late_at=...]) -> (next version or None when nothing changed, report
+    line)`` (``refreshed`` or a ``ChildRefresh``).
 
-    ``on_done(served, report, error)`` is called after each refresh (a log line); ``error`` is the
-    one-line reason of a failure, the previous version kept. ``before_publish(served)`` prepares a
+    Each refresh first reads the workspace's change signature: the same as before the last read,
+    nothing is run or published (``last_outcome`` ``unchanged``); a refresh that found nothing
+    changed publishes nothing either. Either way ``freshness`` is confirmed as of the refresh's
+    start. ``on_done(served, report, error)`` is called after each refresh (a log line): ``served``
+    the version published, or None with ``error`` the one-line reason of a failure (the previous
+    version kept), or None with no error when nothing changed. ``before_publish(served)`` prepares a
     new version before any call reads it (``startup.warm_scopes``); its failure is logged, the
     version is published all the same."""
 
     def __init__(self, holder: Holder, workspace: str | Path, every: float,
                  on_done: Callable[[Served | None, Any, str | None], None],
                  on_publish: Callable[[Served], None] | None = None,
-                 refresh: Callable[[Served, Path], tuple[Served, Any]] | None = None,
-                 before_publish: Callable[[Served], None] | None = None) -> None:
+                 refresh: Callable[..., tuple[Served | None, Any]] | None = None,
+                 before_publish: Callable[[Served], None] | None = None,
+                 freshness: Freshness | None = None, took: float = 0.0) -> None:
         self.holder, self.workspace, self.every = holder, Path(workspace), float(every)
         self.on_done, self.on_publish, self.before_publish = on_done, on_publish, before_publish
         self.refresh = refresh
+        self.freshness = freshness if freshness is not None else Freshness(every)
+        self.took = float(took)
+        """How long the last refresh that read the workspace took (the schedule's lead follows it)."""
+        self._retry_at = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="searchkit-refresh", daemon=True)
         self.last_ok: str | None = None
         self.last_error: str | None = None
+        self.last_outcome: str | None = None
+        """``published``, ``unchanged`` (read, nothing changed), ``unchanged_signature`` (not read)
+        or ``failed``."""
         self.running = False
 
     def start(self) -> "Refresher":
@@ -202,18 +266,33 @@ class Refresher:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
-    def refresh_now(self) -> Served | None:
-        """One refresh, in the calling thread: the new version published, or None (kept)."""
+    def refresh_now(self, late_at: float | None = None) -> Served | None:
+        """One refresh, in the calling thread: the new version published, or None (kept: nothing
+        changed, or the refresh failed). ``late_at``: when a child refresh still running is late."""
         self.running = True
         previous = self.holder.current
         try:
-            served, report = (self.refresh or refreshed)(previous, self.workspace)
+            mark = Mark.now(self.workspace)
+            if self.freshness.unchanged(mark.signature):
+                self._kept(mark, None, "unchanged_signature")
+                return None
+            if mark.signature is None:
+                raise RefreshError("the workspace cannot be read")
+            t0 = time.monotonic()
+            fn = self.refresh or refreshed
+            served, report = fn(previous, self.workspace) if late_at is None else fn(previous, self.workspace,
+                                                                                     late_at=late_at)
+            self.took = time.monotonic() - t0
         except Exception as exc:  # any failure keeps the previous version
-            self.last_error = _one_line(exc)
+            self.last_error, self.last_outcome = _one_line(exc), "failed"
+            self._retry_at = time.monotonic() + min(self.every / 2, RETRY_S)
             self.on_done(None, None, self.last_error)
             return None
         finally:
             self.running = False
+        if served is None:
+            self._kept(mark, report, "unchanged")
+            return None
         if self.before_publish is not None:
             try:
                 self.before_publish(served)
@@ -223,16 +302,22 @@ class Refresher:
         _retire(previous, served)
         if self.on_publish is not None:
             self.on_publish(served)
-        self.last_ok, self.last_error = served.built_at, None
+        self.freshness.confirm(mark)
+        self.last_ok, self.last_error, self.last_outcome = served.built_at, None, "published"
         self.on_done(served, report, None)
         return served
 
+    def _kept(self, mark: Mark, report: Any, outcome: str) -> None:
+        self.freshness.confirm(mark)
+        self.last_ok, self.last_error, self.last_outcome = now_iso(), None, outcome
+        self.on_done(None, report, None)
+
     def _loop(self) -> None:
-        took = 0.0
-        while not self._stop.wait(max(self.every - took, 0.0)):
-            t0 = time.perf_counter()
-            self.refresh_now()
-            took = min(time.perf_counter() - t0, self.every)
+        while True:
+            start = next_start(self.freshness, self.took, self._retry_at, time.monotonic())
+            if self._stop.wait(max(start - time.monotonic(), 0.0)):
+                return
+            self.refresh_now(late_at=late_at(self.freshness, time.monotonic()))
 
 
 def _retire(previous: Served, served: Served) -> None:
