@@ -471,12 +471,19 @@ class Tuning:
         pd = research.base._pd()
         return pd.DataFrame(self.significance_rows).set_index("against")
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The warnings ``searchkit tune fusion`` prints for this sweep (a key the method ignores,
+        a tie settled, the edge of the grid, the adaptive model dropped), from the same function."""
+        return tuple(self.sweep.warnings)
+
     def summary(self) -> str:
-        """Two lines: what was picked on the tune half, and the base config's own figures."""
+        """What was picked on the tune half, the base config's own figures, and each warning."""
         names = ", ".join(ds.name for ds in self.datasets)
         s = self.shipped
-        return (f"{len(self.trials)} settings on {names}; picked on the tune half: {self.picked}\n"
-                f"shipped: {self.sweep.shipped_label}: tune {s.tune_mean:.4f}, report {s.report_mean:.4f}")
+        return "\n".join([f"{len(self.trials)} settings on {names}; picked on the tune half: {self.picked}",
+                          f"shipped: {self.sweep.shipped_label}: tune {s.tune_mean:.4f}, report {s.report_mean:.4f}",
+                          *(f"warning: {w}" for w in self.warnings)])
 
     def __repr__(self) -> str:
         return self.summary()

@@ -225,3 +225,13 @@ def test_tune_fusion_gives_frames_and_the_tuned_config(env):
     sig = tuning.significance()
     assert "winner" in sig.index and "shipped" in sig.index
     assert not math.isnan(sig.loc["shipped", "tune"])
+
+
+def test_tune_fusion_shows_the_clis_warnings():
+    """Issue 40 item 1: the API's tuning result carries the warnings ``searchkit tune fusion`` prints
+    (a grid key the method ignores, here fusion.rrf_k under wsum), and its summary shows them."""
+    from searchkit import api
+
+    t = api.tune_fusion("mini", HASHING_FILE, grid=[{"fusion.rrf_k": 30}], show_progress=False)
+    assert any("rrf_k" in w for w in t.warnings)
+    assert all(f"warning: {w}" in t.summary() for w in t.warnings)

@@ -44,7 +44,7 @@ def test_tune_weak_match_prints_strict_json(tmp_path, monkeypatch, capsys):
     real = tune.score_weak_match
     monkeypatch.setattr(tune, "score_weak_match", lambda rows, cfg: {**real(rows, cfg), "AUROC": float("nan")})
     capsys.readouterr()
-    assert main(["tune", "weak-match", "--runs", str(run)]) == 0
+    assert main(["tune", "weak-match", "--runs", str(run), "--allow-small"]) == 0
     out = json.loads(capsys.readouterr().out, parse_constant=_refuse)
     assert out["report_half"]["all"]["AUROC"] is None
 

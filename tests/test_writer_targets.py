@@ -95,7 +95,7 @@ def _writers(cfg: Path) -> dict[str, tuple[str, bool, Path | None, list[str]]]:
                                          ["tune", "adaptive-fusion", "--dataset", MINI, "--config", c, "--quiet",
                                           "--cases", "TARGET"]),
         "tune weak-match --out": ("--out", False, cfg,
-                                  ["tune", "weak-match", "--runs", "RUNS", "--config", c, "--quiet", "--out", "TARGET"]),
+                                  ["tune", "weak-match", "--runs", "RUNS", "--config", c, "--quiet", "--allow-small", "--out", "TARGET"]),
         "index --out": ("--out", True, None, ["index", "--dataset", MINI, "--config", c, "--quiet", "--out", "TARGET"]),
         "config export --out": ("--out", True, None,
                                 ["config", "export", c, "--replay-dataset", MINI, "--quiet", "--out", "TARGET"]),
@@ -187,7 +187,8 @@ def test_tune_out_a_folder_or_under_a_file_is_one_line(tmp_path, cfg, capsys, ru
     if where == "under_a_file":
         (tmp_path / "f").write_text("x", encoding="utf-8")
         target = tmp_path / "f" / "tuned.json"
-    rc = main(["tune", "weak-match", "--runs", str(runs_json), "--config", str(cfg), "--quiet", "--out", str(target)])
+    rc = main(["tune", "weak-match", "--runs", str(runs_json), "--config", str(cfg), "--quiet", "--allow-small",
+               "--out", str(target)])
     _one_line(capsys, rc, "--out", target)
 
 
@@ -218,7 +219,7 @@ def test_a_write_the_system_refuses_is_one_line_naming_the_flag(tmp_path, cfg, c
     c = str(cfg)
     if writer == "tune --out":
         target, flag = tmp_path / "tuned.json", "--out"
-        argv = ["tune", "weak-match", "--runs", str(runs_json), "--config", c, "--quiet", "--out", str(target)]
+        argv = ["tune", "weak-match", "--runs", str(runs_json), "--config", c, "--quiet", "--allow-small", "--out", str(target)]
     elif writer == "gate --baseline":
         target, flag = tmp_path / "b.json", "--baseline"
         argv = ["gate", "--update", "--dataset", MINI, "--config", c, "--quiet", "--baseline", str(target)]

@@ -19,7 +19,7 @@ for s in $SETS; do
   .venv/bin/searchkit eval --dataset "$s" --config "$CFG" --json --queries --quiet > "$OUT/eval_$s.json"
 done
 .venv/bin/searchkit eval --dataset mini --split dev --config "$CFG" --json --queries --quiet > "$OUT/eval_mini.json"
-.venv/bin/searchkit tune weak-match --runs "$OUT"/eval_*.json --config "$CFG" --features "$FEATURES" --objective pointwise \
+.venv/bin/searchkit tune weak-match --runs "$OUT"/eval_*.json --config "$CFG" --features "$FEATURES" --objective pointwise --threshold 0.5 \
   --out "$OUT/tuned.json" > "$OUT/weak_match_fit.json"
 cp "$OUT/weak_match_fit.json" evals/defaults/bm25_only_weak_match_fit.json
 # the shipped model (WeakMatchConfig.bm25_only()) is package data: written into searchkit/shipped_models.json
