@@ -10,7 +10,7 @@ from searchkit import strict_json
 from searchkit.cli.commands import engine, judge
 from searchkit.cli.common import CLIError, fmt, load_config
 from searchkit.errors import SearchkitError
-from searchkit.evaluate import mlflow_log, ragas_metrics
+from searchkit.evaluate import endpoint_check, mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
 from searchkit.evaluate.any_run import open_dataset, trec_file_provenance
 from searchkit.evaluate.measures import metrics_option
@@ -36,6 +36,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not mlflow_log.is_available():
             raise CLIError(mlflow_log.INSTALL_HINT)
     llm_judge = judge.judge_from_args(args, choice)  # None unless --metrics ragas-llm
+    if llm_judge is not None:
+        endpoint_check.check_llm(llm_judge)  # one cheap request now, not after the eval (issue 40 item 7)
+    endpoint_check.check_reranker(config)  # rerank.method http: one /rerank request first
     ds = open_dataset(args.dataset, args.split)  # any split name; none given: dev, else the dataset's one split
     print_notes(ds)
     with engine.engine_scope(args):

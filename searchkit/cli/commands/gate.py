@@ -12,7 +12,7 @@ from typing import Any
 from searchkit import strict_json
 from searchkit.cli.common import CLIError, load_config
 from searchkit.config import SearchConfig
-from searchkit.evaluate import gate
+from searchkit.evaluate import endpoint_check, gate
 from searchkit.evaluate.any_run import load_any_run, open_dataset
 from searchkit.evaluate.datasets import DatasetError, resolve_dataset
 from searchkit.evaluate.provenance import dataset_hash
@@ -89,6 +89,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if args.update:
             measured = "tool" if args.as_tool else (old or {}).get("path", "searcher")
             config = load_config(args.config)
+            endpoint_check.check_reranker(config)  # an HTTP reranker: asked once before the eval
             report = gate.measure(ds, config, path=measured, show_progress=not args.quiet, metrics=gate.ranking_of(old))
             doc = gate.baseline_from_report(report, ds, config, name=name, gated=(old or {}).get("gated"),
                                             margins={**((old or {}).get("margins") or {}), **margins})
@@ -110,6 +111,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             now = gate.now_figures(with_metrics(run, gate.ranking_of(old)))  # a gated measure it lacks: from its rankings
         else:
             config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
+            endpoint_check.check_reranker(config)
             report = gate.measure(ds, config, path=old.get("path", "searcher"), show_progress=not args.quiet,
                                   metrics=gate.ranking_of(old))
             now = gate.now_figures(report.to_dict(with_queries=True))

@@ -1,0 +1,97 @@
+"""Is a remote endpoint an eval needs there, before the eval starts? (issue 40 item 7; SPEC E4, H16)
+
+``searchkit eval`` indexes and ranks for minutes before it reaches an LLM judge (``--metrics
+ragas-llm``) or an HTTP reranker (``rerank.method`` ``http``): an endpoint that is down, or that
+refuses the key, failed only then. Here each is asked once, cheaply, first:
+
+- the **LLM** (``check_llm``): ``GET {base_url}/models`` (listing the models costs no tokens), with
+  the key where one is named. Any HTTP answer but 401/403 means the server is there (a server that
+  does not list models answers 404, and is there); no answer, or 401/403, is one line naming
+  ``--llm-base-url`` (the URL shown without credentials) and why, never the key or the body.
+- the **HTTP reranker** (``check_reranker``): one ``/rerank`` request of one tiny passage to each
+  provider in turn (``rerank.base_url``, then ``rerank.fallbacks[i].base_url``), one attempt each;
+  the check passes when one answers (as the eval would fall back) and fails with one line naming
+  every provider's config key and why when none does.
+
+A check never retries: it is a question, not the work. Library code: it raises, never prints.
+"""
+from __future__ import annotations
+
+import http.client
+import urllib.error
+import urllib.request
+from typing import Any
+
+from searchkit.credentials import scrub, shown_url
+from searchkit.errors import ResourceError
+from searchkit.rank.http_rerank import HTTPReranker, RerankError
+
+__all__ = ["CHECK_TIMEOUT", "EndpointDown", "check_llm", "check_reranker"]
+
+CHECK_TIMEOUT = 10.0
+"""The most seconds one check waits (less where the endpoint's own timeout is shorter)."""
+
+
+class EndpointDown(ResourceError):
+    """An endpoint the eval needs did not answer (or refused the key): one line naming its flag or
+    config key, the URL without credentials and why."""
+
+
+def _why(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", exc)
+    text = " ".join(str(reason).split()) or type(reason).__name__
+    return f"{type(reason).__name__}: {scrub(text, ())[:160]}"
+
+
+def check_llm(judge: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
+    """Ask the judge's endpoint for its models once (``GET {base_url}/models``).
+
+    Raises:
+        EndpointDown: no answer (refused, unknown host, timed out) or HTTP 401/403; the message names
+            ``--llm-base-url`` and never the key or what the server answered.
+    """
+    url = judge.base_url.rstrip("/") + "/models"
+    shown = judge.shown_url
+    key = judge.api_key()
+    headers = {"Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    wait = min(float(timeout), float(getattr(judge, "timeout", timeout) or timeout))
+    req = urllib.request.Request(url, headers=headers, method="GET")
+    try:
+        with urllib.request.urlopen(req, timeout=wait) as resp:  # noqa: S310 (an http(s) URL, checked by the judge)
+            resp.read(1 << 16)
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        if exc.code in (401, 403):
+            why = f"HTTP {exc.code}: it refused " + ("the key" if key else "a request without a key (name one with "
+                                                      "--llm-api-key-env)")
+            raise EndpointDown(f"--llm-base-url {shown}: {why}; nothing was evaluated") from None
+        return  # it answered: it is there (404: a server that does not list its models)
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
+        raise EndpointDown(f"--llm-base-url {shown}: no answer within {wait:g}s ({scrub(_why(exc), [key] if key else [])}); "
+                           "nothing was evaluated") from None
+
+
+def check_reranker(config: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
+    """One ``/rerank`` request to the config's HTTP reranker (``rerank.method`` ``http``, enabled),
+    each provider in turn until one answers; nothing to do for any other reranker.
+
+    Raises:
+        EndpointDown: no provider answered; one line naming each provider's config key, URL and why.
+    """
+    rr = getattr(config, "rerank", None)
+    if rr is None or not rr.enabled or rr.method != "http":
+        return
+    failures = []
+    for i, p in enumerate(rr.providers()):
+        key = "rerank.base_url" if i == 0 else f"rerank.fallbacks[{i - 1}].base_url"
+        try:
+            provider = HTTPReranker(base_url=p.base_url, model=p.model, api=p.api, api_key_env=p.api_key_env or None,
+                                    api_model=p.api_model or None, timeout=min(float(timeout), float(p.timeout)),
+                                    max_retries=0)
+            provider.rerank("searchkit endpoint check", ["searchkit endpoint check"])
+            return
+        except (RerankError, ValueError, OSError, http.client.HTTPException) as exc:
+            failures.append(f"config {key} {shown_url(str(p.base_url))}: {' '.join(str(exc).split())[:200]}")
+    raise EndpointDown("the HTTP reranker did not answer (" + "; ".join(failures) + "); nothing was indexed")
