@@ -106,13 +106,16 @@ def _entry(p: Path, i: int, item: Any) -> Entry:
 
 class Tokens:
     """The tokens of a file, read again whenever the file changes; ``session(token)`` is the
-    session a presented token stands for, or None."""
+    session a presented token stands for, or None; ``lookup(token)`` says why not (the 401's log
+    line: issue 41 item 4)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._sig: tuple[int, ...] | None = None
         self._entries: tuple[Entry, ...] = ()
+        self._known: tuple[Entry, ...] = ()
+        """The entries of the last usable file (only to name a token refused while the file is not)."""
         self._problem: str | None = None
         self.reload(strict=True)
 
@@ -129,27 +132,48 @@ class Tokens:
                 self._entries, self._problem, self._sig = (), str(exc), None
             return
         with self._lock:
-            self._entries, self._problem, self._sig = entries, None, sig
+            self._entries, self._known, self._problem, self._sig = entries, entries, None, sig
 
     @property
     def problem(self) -> str | None:
         """Why every token is refused now (the file became unusable), else None."""
         return self._problem
 
-    def session(self, token: str | None) -> Session | None:
-        """The session of ``token``; None for no token, an unknown one, or an unusable file."""
+    def check(self) -> str | None:
+        """The file read again if it changed; ``problem`` then (readiness: issue 41 item 4)."""
         if _signature(self.path) != self._sig:
             self.reload()
+        return self._problem
+
+    def session(self, token: str | None) -> Session | None:
+        """The session of ``token``; None for no token, an unknown one, or an unusable file."""
+        return self.lookup(token)[0]
+
+    def lookup(self, token: str | None) -> tuple[Session | None, str | None, str]:
+        """``(session, name, reason)`` of ``token``: its session (None: refused), the name its entry
+        gives it (only a token a usable file listed; never for an unknown one) and ``ok``,
+        ``no_token``, ``unknown_token`` or ``tokens_unusable``. Every entry is compared."""
+        self.check()
         if not token:
-            return None
+            return None, None, "no_token"
         digest = token_digest(token)
-        found = None
         with self._lock:
-            entries = self._entries
-        for e in entries:  # every entry compared, in constant time: no early exit
-            if hmac.compare_digest(digest, e.digest) and found is None:
-                found = e.session
-        return found
+            entries, known, problem = self._entries, self._known, self._problem
+        found = _find(digest, entries)
+        if found is not None:
+            return found.session, found.name or None, "ok"
+        if problem is not None:
+            was = _find(digest, known)
+            return None, (was.name or None) if was is not None else None, "tokens_unusable"
+        return None, None, "unknown_token"
+
+
+def _find(digest: str, entries: tuple[Entry, ...]) -> Entry | None:
+    found = None
+    for e in entries:  # every entry compared, in constant time: no early exit
+        if hmac.compare_digest(digest, e.digest) and found is None:
+            found = e
+    return found
 
 
 def _signature(p: Path) -> tuple[int, ...] | None:

@@ -6,6 +6,10 @@ the latency, counts (cards, messages, hits, tasks), the config fingerprint and t
 Never the query, the arguments (nor the name of an argument the tool does not have: only how many)
 or the answer's text, unless the server was started with ``--log-content``. Lines go to the
 ``searchkit.serve.calls`` logger: to stderr, or to a file made owner-only (``--log-file``).
+
+Every other line the server's process logs (the MCP SDK's, uvicorn's, searchkit's own warnings and
+errors, Python warnings, an exception that ends a thread) goes to stderr as JSON too (``JsonLines``:
+``event`` ``log``, the level, the logger, the message, a traceback as one string; issue 41 item 4).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ import os
 import secrets
 import stat
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -122,9 +127,42 @@ def open_log_file(path: str | os.PathLike[str]) -> Any:
         raise
 
 
+class JsonLines(logging.Formatter):
+    """A log record as one JSON line, shaped like the call log's."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": _dt.datetime.fromtimestamp(record.created, _dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "event": "log", "level": record.levelname.lower(), "logger": record.name, "message": record.getMessage()}
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str, separators=(",", ":"))
+
+
+def setup_stderr(level: int = logging.WARNING) -> logging.Handler:
+    """Every logger but the call log's (the root's handlers) to stderr as ``JsonLines`` from
+    ``level`` up, Python warnings and the exceptions that end a thread included. Returns the handler."""
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "searchkit_json", False)]:
+        root.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines())
+    handler.searchkit_json = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.captureWarnings(True)
+
+    def thread_died(args: Any) -> None:
+        logging.getLogger("searchkit.serve").error("thread %s ended with an exception", getattr(args.thread, "name", "?"),
+                                                   exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+    threading.excepthook = thread_died
+    return handler
+
+
 def setup(log_file: str | os.PathLike[str] | None = None) -> logging.Handler:
-    """Send the call log's lines, bare, to ``log_file`` (appended; ``open_log_file``) or to stderr.
-    Returns the handler (the caller may remove it)."""
+    """Send the call log's lines, bare, to ``log_file`` (appended; ``open_log_file``) or to stderr,
+    and every other log line to stderr as JSON (``setup_stderr``). Returns the call log's handler
+    (the caller may remove it)."""
     if log_file is not None:
         handler: logging.Handler = logging.StreamHandler(open_log_file(log_file))
     else:
@@ -134,4 +172,5 @@ def setup(log_file: str | os.PathLike[str] | None = None) -> logging.Handler:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
+    setup_stderr()
     return handler

@@ -8,12 +8,16 @@
   200, or one 404 for every space the caller may not read.
 - ``GET /openapi.json``: OpenAPI 3.1, each tool's request body the schema generated from its
   parameter dataclass (the same schema ``tools/list`` gives).
-- ``GET /health``: the config fingerprint, the index version and its time, the replay's verdict,
-  the refresh's state. No token needed; it tells nothing about the data.
+- ``GET /health``: liveness: the config fingerprint, the index version, when its index was built
+  and served from, since when its answers are known fresh, the replay's verdict, the refresh's
+  state. No token needed; it tells nothing about the data.
+- ``GET /health/ready``: readiness (issue 41 item 4): 200, or 503 with the reasons (codes only, no
+  path): ``tokens_unusable``, ``workspace_unreadable``, ``workspace_unknown``, ``index_stale``.
 
 ``/mcp`` and ``/api/*`` need ``Authorization: Bearer <token>``: no token or an unknown one is 401,
-before anything is run. The token decides who is calling (its ``Session``); nothing in a request
-can name another user.
+before anything is run, and one log line (``unauthorized``: the reason, and the token's name when
+the tokens file names it; never the token). The token decides who is calling (its ``Session``);
+nothing in a request can name another user.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import json
 import socket
 from typing import Any, Callable, Mapping, Sequence
 
+import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -45,16 +50,20 @@ PROTECTED = ("/mcp", "/api/")
 
 class BearerAuth:
     """ASGI middleware: ``/mcp`` and ``/api/*`` need a known bearer token; its ``Session`` is left in
-    the request's state for the handlers. Anything else passes."""
+    the request's state for the handlers. Anything else passes. A refusal is logged (``log``): the
+    reason and, for a token the tokens file names, that name; never the token."""
 
-    def __init__(self, app: Any, tokens: Tokens) -> None:
-        self.app, self.tokens = app, tokens
+    def __init__(self, app: Any, tokens: Tokens, log: Any = None) -> None:
+        self.app, self.tokens, self.log = app, tokens, log
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
-            session = self.tokens.session(bearer(headers))
+            session, name, reason = self.tokens.lookup(bearer(headers))
             if session is None:
+                if self.log is not None:
+                    where = "mcp" if scope["path"].startswith("/mcp") else "api"
+                    self.log.write("unauthorized", path=where, reason=reason, **({"token_name": name} if name else {}))
                 response = JSONResponse({"error": {"status": "unauthorized", "message": "a valid bearer token is required"}},
                                         status_code=401, headers={"WWW-Authenticate": 'Bearer realm="searchkit"'})
                 await response(scope, receive, send)
@@ -66,7 +75,7 @@ class BearerAuth:
 def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[], Mapping[str, Any]],
               admission: Admission | None = None, on_start: Callable[[], Any] | None = None,
               on_stop: Callable[[], Any] | None = None, allowed_hosts: Sequence[str] = (),
-              allowed_origins: Sequence[str] = ()) -> Any:
+              allowed_origins: Sequence[str] = (), ready: Callable[[], list[str]] | None = None) -> Any:
     """The ASGI app; ``health()`` gives ``/health``'s body; ``on_start`` / ``on_stop`` run in the
     app's lifespan (the refresh thread); ``admission`` bounds the calls running and waiting;
     ``allowed_hosts`` / ``allowed_origins`` are what ``/mcp`` answers beyond ``security``'s own."""
@@ -101,6 +110,13 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
     async def health_route(request: Request) -> JSONResponse:  # noqa: ARG001
         return JSONResponse(dict(health()))
 
+    async def ready_route(request: Request) -> JSONResponse:  # noqa: ARG001
+        reasons = await anyio.to_thread.run_sync(ready) if ready is not None else []
+        if reasons:
+            return JSONResponse({"status": "not_ready", "reasons": reasons}, status_code=503,
+                                headers={"Retry-After": "5"})
+        return JSONResponse({"status": "ready", "reasons": []})
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):  # noqa: ARG001
         async with manager.run():
@@ -114,6 +130,7 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
 
     app = Starlette(routes=[
         Route("/health", health_route, methods=["GET"]),
+        Route("/health/ready", ready_route, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
         Route("/api/tools", list_tools, methods=["GET"]),
         Route("/api/tools/{name}", call, methods=["POST"]),
@@ -121,7 +138,7 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         # stateless: no GET stream (a GET is 405, not an SSE stream held open with nothing to send)
         Route("/mcp", RescueMcp(StreamableHTTPASGIApp(manager), service, admission), methods=["POST", "DELETE"]),
     ], lifespan=lifespan)
-    return BearerAuth(app, tokens)
+    return BearerAuth(app, tokens, service.log)
 
 
 class RescueMcp:

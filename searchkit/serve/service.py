@@ -19,11 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from searchkit.errors import ParameterError, SearchkitError
+from searchkit.ingest.tasks import TaskStoreError
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, TaskStores
 from searchkit.tools.base import CONTEXT_FIELDS, Tool
 from searchkit.tools import task_members
+from searchkit.tools.access import AccessError
 from searchkit.tools.registry import TOOLS
 from searchkit.tools.terminal import one_line
 
@@ -130,9 +132,13 @@ class Service:
         except ParameterError as exc:
             return Outcome("bad_parameter", str(exc), param=exc.param, version=v)
         except SearchkitError as exc:  # who may see what, or the task store, cannot be read now
-            return Outcome("unavailable", _one_line(exc), version=v)
-        except sqlite3.Error:
-            return Outcome("unavailable", "the task store cannot be read now; try again", version=v)
+            # the detail names the server's paths and the operator's commands: the log has it, the
+            # caller gets what it may act on (issue 41 item 4)
+            log.warning("tool %s unavailable: %s", tool.name, _one_line(exc))
+            return Outcome("unavailable", unavailable_text(exc), version=v)
+        except sqlite3.Error as exc:
+            log.warning("tool %s: the task store cannot be read: %s", tool.name, _one_line(exc))
+            return Outcome("unavailable", TASK_STORE_UNAVAILABLE, version=v)
         except Exception:  # a bug: logged with its traceback, the caller told nothing of it
             log.exception("tool %s failed", tool.name)
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
@@ -192,6 +198,21 @@ def not_unicode(arguments: Any) -> str | None:
         if has_lone_surrogate(value):
             return str(key)
     return None
+
+
+ACCESS_UNAVAILABLE = "who may see what cannot be read now, so nothing was searched; try again later"
+TASK_STORE_UNAVAILABLE = "the task store cannot be read now; try again later"
+UNAVAILABLE = "this cannot be answered now; try again later"
+
+
+def unavailable_text(exc: BaseException) -> str:
+    """What a remote caller is told of a resource the server cannot read now: the kind of problem
+    only, never the error's own text (it may name a path or an operator's command)."""
+    if isinstance(exc, AccessError):
+        return ACCESS_UNAVAILABLE
+    if isinstance(exc, TaskStoreError):
+        return TASK_STORE_UNAVAILABLE
+    return UNAVAILABLE
 
 
 def _one_line(exc: BaseException, limit: int = 500) -> str:

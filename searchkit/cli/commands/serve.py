@@ -80,6 +80,10 @@ def _check_flags(args: argparse.Namespace) -> Any:
         if not _loopback(args.host) and not args.allow_non_loopback:
             raise CLIError(f"--host {args.host[:60]}: not a loopback address; serving beyond this machine needs "
                            "--allow-non-loopback (and TLS in front)")
+        try:  # a bad tokens file is found now, not after the replay and the index (issue 41 item 4)
+            load_tokens(args.tokens)
+        except TokensError as exc:
+            raise CLIError(f"--tokens {one_line(str(exc))}") from None
         return None
     if args.tokens:
         raise CLIError("--tokens: only with --transport http; on stdio --caller says who is calling")
