@@ -30,6 +30,7 @@ from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.datasets import Dataset, available_splits, load_dataset, resolve_dataset
 from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.provenance import dataset_hash, now
+from searchkit.evaluate.qrels_files import qrels_entries
 from searchkit.evaluate.run_values import with_metrics
 from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
 from searchkit.evaluate.trec import read_trec_run
@@ -65,8 +66,9 @@ def open_dataset(dataset: Any, split: str | None = None) -> Any:
         return dataset
     root = resolve_dataset(dataset)
     if split is None:
+        named = {s for s, _ in qrels_entries(Path(root))}  # any entry: a qrels/dev.tsv that is no file is refused
         splits = available_splits(root)
-        split = splits[0] if len(splits) == 1 else "dev"
+        split = splits[0] if len(splits) == 1 and "dev" not in named else "dev"
     return load_dataset(root, split=split)
 
 
