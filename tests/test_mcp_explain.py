@@ -43,3 +43,29 @@ def test_internals_only_when_the_service_explains(index, explain):
     assert all(("detail" in w) is explain for w in data["warnings"])
     if explain:
         assert data["signals"] and cards[0]["scores"]
+
+
+def test_serve_explain_flag_reaches_the_served_answers(tmp_path):
+    """``searchkit serve --explain`` over stdio: the history answer carries its signals and scores
+    (and still validates); without the flag (tests/test_mcp_hosts.py) it does not."""
+    import os
+    import sys
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "searchkit.cli", "serve", "--config", str(ROOT / "tests" / "data" / "hashing.json"), "--workspace",
+        str(ROOT / "datasets" / "demo-workspace"), "--caller", "u-anna", "--space", "acme", "--explain",
+        "--log-file", str(tmp_path / "calls.log")], env={**os.environ, "SEARCHKIT_CACHE": str(tmp_path / "c.sqlite")})
+
+    async def session():
+        with anyio.fail_after(180):
+            async with Client(params, read_timeout_seconds=60) as c:
+                return await c.call_tool("history_search", {"query": "где скрипт выгрузки?"})
+
+    result = anyio.run(session)
+    data = result.structured_content
+    assert not result.is_error and data["signals"] and "scores" in data["cards"][0]
+    jsonschema.validate(data, TOOLS["history_search"].output_schema())

@@ -44,6 +44,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-verify", action="store_true", help="start even when the export's replay ranks differently")
     p.add_argument("--log-file", help="append the JSON log lines here (default: stderr)")
     p.add_argument("--log-content", action="store_true", help="log each call's arguments and answer text too")
+    p.add_argument("--explain", action="store_true",
+                   help="answers carry their scoring internals (cards' per-retriever and per-stage scores, the "
+                        "weak-match signals); off by default (issue 41)")
     p.add_argument("--workers", type=int, default=2,
                    help="tool calls run at once (default 2: on 2 cores it served the most calls with the shortest "
                         "waits; benchmarks/README.md)")

@@ -51,6 +51,8 @@ class Options:
     queue: int = 8
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    explain: bool = False
+    """Answers carry their scoring internals (``--explain``; issue 41 item 6)."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,8 @@ def prepare(opts: Options, log: calllog.CallLog) -> Prepared:
     tasks = TaskStores(opts.tasks_db, loaded.config) if opts.tasks_db else None
     info = {"fingerprint": loaded.fingerprint, "index_fingerprint": loaded.index_fingerprint,
             "verify": loaded.verify, "config": Path(loaded.path).name}
-    service = Service(Holder(served), fingerprint=loaded.fingerprint, log_=log, tasks=tasks, info=info)
+    service = Service(Holder(served), fingerprint=loaded.fingerprint, log_=log, tasks=tasks, info=info,
+                      explain=opts.explain)
     return Prepared(service, loaded, workspace, freshness, opened.took)
 
 
