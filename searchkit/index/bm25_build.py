@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -29,6 +29,14 @@ def _sorted_columns(first: list, flat: np.ndarray) -> tuple[dict[str, int], np.n
     column = np.empty(len(first), dtype=np.int64)
     column[order] = np.arange(len(first), dtype=np.int64)
     return {first[i]: c for c, i in enumerate(order)}, (column[flat] if flat.size else flat)
+
+
+def _counted(docs: Iterable, bar: Any) -> Iterator:
+    """``docs``, each counted on ``bar`` as it is handed out (so the bar reaches n/n even when the
+    consumer stops without asking past the last one)."""
+    for doc in docs:
+        bar.update(1)
+        yield doc
 
 
 class BM25Builder:
@@ -76,10 +84,12 @@ class BM25Builder:
         doc_len = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
 
         rows: Iterable = docs
+        bar = None
         if show_progress:
             from tqdm.auto import tqdm
 
-            rows = tqdm(docs, total=n_docs, desc="BM25 index", unit="doc")
+            bar = tqdm(total=n_docs, desc="BM25 index", unit="doc")
+            rows = _counted(docs, bar)
         term_ids: defaultdict = defaultdict()
         term_ids.default_factory = term_ids.__len__  # new term -> next column, in C
         flat = np.fromiter(
@@ -87,6 +97,9 @@ class BM25Builder:
             dtype=np.int64,
             count=int(doc_len.sum()),
         )
+        if bar is not None:  # fromiter stops at count, before the request that would end a tqdm iterator
+            bar.update(n_docs - bar.n)  # trailing documents without a token are never asked for
+            bar.close()
         vocab, flat = _sorted_columns(list(term_ids), flat)
         n_terms = len(vocab)
 
