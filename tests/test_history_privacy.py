@@ -33,7 +33,8 @@ def _index(records, spaces):
 
 def _outcome(idx, query, **kw):
     try:
-        return ("ok", idx.search(query, **kw).to_dict())
+        ans = idx.search(query, **kw)  # every figure a caller could get: scores and signals (--explain) and the text
+        return ("ok", {**ans.to_dict(explain=True), "text": ans.text})
     except HistorySearchError as e:
         return ("error", e.param, str(e))
 

@@ -234,6 +234,16 @@ def test_searchkit_tools_schema_prints_the_generated_schemas(capsys):
     assert len(err.strip().splitlines()) == 1 and "tool: no tool 'nosuch'" in err and "task_list" in err
 
 
+def test_searchkit_tools_schema_output_prints_the_answers_schemas(capsys):
+    """Issue 41 item 6: the output schemas the server lists (MCP outputSchema, /api/tools) on the CLI too."""
+    from searchkit.tools.registry import output_schemas
+
+    assert main(["tools", "schema", "--output"]) == 0
+    assert json.loads(capsys.readouterr().out) == output_schemas()
+    assert main(["tools", "schema", "history_search", "--output"]) == 0
+    assert json.loads(capsys.readouterr().out) == TOOLS["history_search"].output_schema()
+
+
 def test_the_history_cli_prints_what_the_tool_answers(index, capsys):
     base = ["history", "отчёт", "--workspace", str(DEMO), "--caller", "u-anna", "--spaces", "acme,legal",
             "--config", str(HASHING)]

@@ -16,4 +16,5 @@ def add_parser(sub: Any) -> None:
     actions.add_parser("list", help="each tool's name and description")
     sc = actions.add_parser("schema", help="the JSON Schema of a tool's parameters (all tools, by name, without NAME)")
     sc.add_argument("name", nargs="?", metavar="NAME", help="a tool name (see `searchkit tools list`)")
+    sc.add_argument("--output", action="store_true", help="the JSON Schema of the tool's answer instead")
     p.set_defaults(func=run)

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from searchkit.tools.registry import TOOLS, schemas, tool
+from searchkit.tools.registry import TOOLS, output_schemas, schemas, tool
 
 
 def run(args: argparse.Namespace) -> int:
@@ -16,6 +16,9 @@ def run(args: argparse.Namespace) -> int:
         for name, t in TOOLS.items():
             print(f"{name}: {t.description}")
         return 0
-    body = tool(args.name).schema() if args.name is not None else schemas()
+    if args.output:
+        body = tool(args.name).output_schema() if args.name is not None else output_schemas()
+    else:
+        body = tool(args.name).schema() if args.name is not None else schemas()
     sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
     return 0
