@@ -92,6 +92,12 @@ def test_history_cli_on_the_demo_workspace(cfg_file, capsys):
                "--kinds", "log,file", "--config", str(cfg_file)])
     d = json.loads(capsys.readouterr().out)
     assert rc == 0 and d["lang"] == "ja" and {c["kind"] for c in d["cards"]} <= {"log", "file"}
+    assert all("scores" not in c for c in d["cards"])  # structured content as served: no scoring internals
+    rc = main(["history", "満月", "--workspace", ws, "--caller", "u-anna", "--space", "research", "--json", "--explain",
+               "--kinds", "log,file", "--config", str(cfg_file)])
+    e = json.loads(capsys.readouterr().out)
+    assert rc == 0 and [c["ref"] for c in e["cards"]] == [c["ref"] for c in d["cards"]]
+    assert e != d and set(d) <= set(e)  # --explain only adds
 
 
 def test_workspace_index_update(cfg_file, tmp_path, capsys):

@@ -25,4 +25,6 @@ def add_parser(sub) -> None:
     p.add_argument("--lang", choices=["ru", "en", "ja"], help="message language (default: the query's)")
     p.add_argument("--config", help="SearchConfig JSON file")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--explain", action="store_true",
+                   help="with --json: each card's scores and the weak-match signals too (as `serve --explain`)")
     p.set_defaults(func=run)

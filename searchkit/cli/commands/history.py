@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = ToolContext(caller=args.caller, container=args.container, space=args.space, lang=args.lang, index=idx)
     answer = tool.run(params, ctx)
     if args.json:
-        print(json_text(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2)))
+        print(json_text(json.dumps(answer.to_dict(explain=args.explain), ensure_ascii=False, indent=2)))
     else:
         sys.stdout.write(answer.render())
     return 0
