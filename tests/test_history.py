@@ -153,8 +153,11 @@ def test_query_with_fts_and_regex_syntax_is_text(index):
 
 
 def test_json_shape(index):
-    d = anna(index, "выгрузка", spaces=["acme"]).to_dict()
-    assert set(d) >= {"query", "searched", "skipped", "warnings", "cards", "text"}
+    ans = anna(index, "выгрузка", spaces=["acme"])
+    d = ans.to_dict()
+    assert set(d) >= {"query", "searched", "skipped", "warnings", "cards"}
+    assert "text" not in d and "signals" not in d  # the rendered text and scoring internals stay out (issue 41 item 6)
+    assert "signals" in ans.to_dict(explain=True)
     json.dumps(d, ensure_ascii=False)
 
 

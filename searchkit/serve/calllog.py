@@ -145,8 +145,11 @@ def setup_stderr(level: int = logging.WARNING) -> logging.Handler:
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, "searchkit_json", False)]:
         root.removeHandler(old)
+    _SAVED.setdefault("root_level", root.level)
+    _SAVED.setdefault("excepthook", threading.excepthook)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLines())
+    handler.setLevel(level)  # a logger set lower elsewhere (the CLI's -v) does not reach a server's stderr
     handler.searchkit_json = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level)
@@ -159,16 +162,43 @@ def setup_stderr(level: int = logging.WARNING) -> logging.Handler:
     return handler
 
 
+_SAVED: dict[str, Any] = {}
+
+
+def teardown() -> None:
+    """Undo ``setup``: the handlers it added leave (the log file closed), the root's level, Python
+    warnings and the thread hook as they were. A server in its own process never needs it; one run
+    in-process (a test, a notebook) must not leave handlers on a stream that closes after it."""
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "searchkit_json", False)]:
+        root.removeHandler(old)
+    calls = logging.getLogger(LOGGER)
+    for old in [h for h in calls.handlers if getattr(h, "searchkit_calls", False)]:
+        calls.removeHandler(old)
+        old.close()
+        if getattr(old, "searchkit_owns_stream", False):
+            old.stream.close()  # type: ignore[attr-defined]
+    if "root_level" in _SAVED:
+        root.setLevel(_SAVED.pop("root_level"))
+    if "excepthook" in _SAVED:
+        threading.excepthook = _SAVED.pop("excepthook")
+    logging.captureWarnings(False)
+
+
 def setup(log_file: str | os.PathLike[str] | None = None) -> logging.Handler:
     """Send the call log's lines, bare, to ``log_file`` (appended; ``open_log_file``) or to stderr,
     and every other log line to stderr as JSON (``setup_stderr``). Returns the call log's handler
     (the caller may remove it)."""
     if log_file is not None:
         handler: logging.Handler = logging.StreamHandler(open_log_file(log_file))
+        handler.searchkit_owns_stream = True  # type: ignore[attr-defined]
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.searchkit_calls = True  # type: ignore[attr-defined]
     logger = logging.getLogger(LOGGER)
+    for old in [h for h in logger.handlers if getattr(h, "searchkit_calls", False)]:
+        logger.removeHandler(old)
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False

@@ -72,6 +72,13 @@ def serve(opts: Options, sock: socket.socket | None = None) -> int:
     A tokens file that cannot be used stops it before anything is loaded (issue 41 item 4); the
     last line logged is ``stop``: why, and how long it served."""
     calllog.setup(opts.log_file)
+    try:
+        return _serve(opts, sock)
+    finally:
+        calllog.teardown()  # run in-process (a test), no handler outlives the stream it writes to
+
+
+def _serve(opts: Options, sock: socket.socket | None) -> int:
     log = calllog.CallLog(content=opts.log_content)
     tokens = Tokens(opts.tokens) if opts.transport == "http" and opts.tokens else None  # before the index
     blas_threads = startup.limit_blas_threads()  # the concurrent calls are the parallelism
