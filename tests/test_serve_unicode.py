@@ -109,6 +109,24 @@ def test_mcp_over_http_answers_a_tool_error_naming_the_parameter(http):
     assert [x["ok"] for x in calls][-2:] == [False, True] and calls[-2]["error"] == "query"
 
 
+def test_mcp_over_http_an_unknown_tool_with_a_lone_surrogate_is_invalid_params_as_without_one(http):
+    """The rescued path answers an unknown tool as the SDK's path does: JSON-RPC -32602, not a tool result."""
+    url, auth, _ = http
+    headers = {**auth, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    body = (b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "no_such_tool", '
+            b'"arguments": ' + BAD_QUERY + b'}}')
+    with httpx.Client(base_url=url, timeout=CALL_S) as h:
+        rescued = h.post("/mcp", content=body, headers=headers)
+        plain = h.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {
+            "name": "no_such_tool", "arguments": {"query": "x"}}})
+    assert rescued.status_code == 200, rescued.text[:500]
+    assert "result" not in rescued.json() and rescued.json()["error"]["code"] == -32602
+    assert rescued.json()["id"] == 9
+    plain_answer = plain.json() if plain.headers.get("content-type", "").startswith("application/json") else None
+    if plain_answer is not None:
+        assert plain_answer["error"]["code"] == -32602
+
+
 class Stdio:
     """A stdio server driven line by line; every read bounded."""
 

@@ -27,6 +27,7 @@ import socket
 from typing import Any, Callable, Mapping, Sequence
 
 import anyio
+from mcp import types
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -174,8 +175,13 @@ class RescueMcp:
             await self.app(scope, _replay(chunks, None, receive), send)
             return
         out = await self.admission.call(self.service, params.get("name"), params.get("arguments"), session, "mcp-http")
-        result = tool_result(out).model_dump(mode="json", by_alias=True, exclude_none=True)
-        await JSONResponse({"jsonrpc": "2.0", "id": request["id"], "result": result})(scope, receive, send)
+        if out.status == "unknown_tool":  # as mcp_app answers it: invalid params, not a tool result (issue 41 item 6)
+            body: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"],
+                                    "error": {"code": types.INVALID_PARAMS, "message": out.text}}
+        else:
+            body = {"jsonrpc": "2.0", "id": request["id"],
+                    "result": tool_result(out).model_dump(mode="json", by_alias=True, exclude_none=True)}
+        await JSONResponse(body)(scope, receive, send)
 
 
 def outcome_response(out: Any) -> JSONResponse:
