@@ -23,16 +23,13 @@ from searchkit.ingest.tasks import TaskStoreError
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, TaskStores
-from searchkit.tools.base import CONTEXT_FIELDS, Tool
+from searchkit.tools.base import CONTEXT_FIELDS, NEEDS, Tool, ToolContext
 from searchkit.tools import task_members
 from searchkit.tools.access import AccessError
 from searchkit.tools.registry import TOOLS
 from searchkit.tools.terminal import one_line
 
 log = logging.getLogger(__name__)
-
-HISTORY_TOOLS = ("history_search", "chat_read", "app_row")
-TASK_TOOLS = ("task_search", "task_around", "task_list")
 
 
 @dataclass(frozen=True)
@@ -63,8 +60,10 @@ class Outcome:
 
 
 class Service:
-    """The tools served: the history tools over ``holder``'s current version, the task tools over
-    ``tasks`` when a task store is served."""
+    """The tools served: every tool of the registry (``TOOLS``, in its order) whose declared needs
+    (``Tool.needs``) the server has: the session, the workspace and the history index of
+    ``holder``'s current version always, the task store only when ``tasks`` is served (issue 42
+    item 4). Each call's context holds what its tool declared, nothing else (``Tool.context``)."""
 
     def __init__(self, holder: Holder, *, fingerprint: str, log_: CallLog, tasks: TaskStores | None = None,
                  info: Mapping[str, Any] | None = None, explain: bool = False) -> None:
@@ -75,8 +74,9 @@ class Service:
         self.fingerprint = fingerprint
         self.log = log_
         self.info = dict(info or {})
-        names = HISTORY_TOOLS + (TASK_TOOLS if tasks is not None else ())
-        self.tools: dict[str, Tool] = {n: TOOLS[n] for n in TOOLS if n in names}
+        self.provides: frozenset[str] = frozenset(NEEDS) - (frozenset() if tasks is not None else {"task_store"})
+        """What this server has for its tools (names of ``NEEDS``)."""
+        self.tools: dict[str, Tool] = {n: t for n, t in TOOLS.items() if t.needs <= self.provides}
 
     def call(self, name: Any, arguments: Any, session: Session, transport: str) -> Outcome:
         """Run tool ``name`` with JSON ``arguments`` for ``session``; never raises for bad input."""
@@ -114,14 +114,7 @@ class Service:
             if bad is not None:  # UTF-8 cannot carry it: an answer echoing it could not be sent at all
                 raise ParameterError(bad, "is not valid Unicode text: it holds a lone surrogate (such as \\ud800), "
                                           "which UTF-8 cannot encode; send the text as UTF-8 or as valid JSON escapes")
-            store = engine = None
-            if tool.name in TASK_TOOLS and self.tasks is not None:
-                store = self.tasks.connection()
-            ctx = session.context(served.index, store)
-            if store is not None and self.tasks is not None and task_members.refusal(ctx) is None:
-                # a non-member's call builds nothing over a space they cannot see (T1): the tool refuses it
-                engine = self.tasks.engine(ctx.space)
-                ctx = session.context(served.index, store, engine)
+            ctx = self._context(tool, session, served)
             answer = tool.run(params, ctx)
             data = answer.to_dict(explain=True) if self.explain else answer.to_dict()
             text = answer.render(ctx.lang)
@@ -142,6 +135,19 @@ class Service:
         except Exception:  # a bug: logged with its traceback, the caller told nothing of it
             log.exception("tool %s failed", tool.name)
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
+
+    def _context(self, tool: Tool, session: Session, served: Any) -> ToolContext:
+        """The context of one call of ``tool``: the session, and what the tool declared it needs
+        (``Tool.context``): the task store opened only for a tool that needs it, its engine built
+        only for a member of the space (T1)."""
+        store = None
+        if "task_store" in tool.needs and self.tasks is not None:
+            store = self.tasks.connection()
+        ctx = session.context(served.index, store)
+        if store is not None and self.tasks is not None and task_members.refusal(ctx) is None:
+            # a non-member's call builds nothing over a space they cannot see (T1): the tool refuses it
+            ctx = session.context(served.index, store, self.tasks.engine(ctx.space))
+        return tool.context(ctx)
 
 
 _NAMED = frozenset(CONTEXT_FIELDS) | {"tool", "arguments"}

@@ -89,11 +89,29 @@ READ_ONLY: Mapping[str, bool] = MappingProxyType({
 twice does nothing more, and it reaches nothing outside (issue 41 item 6)."""
 
 
+NEEDS: Mapping[str, str] = MappingProxyType({
+    "caller": "who is calling and where (ctx.caller, container, space, lang): from the session, never a parameter",
+    "current_task": "the task the caller is in (ctx.current_task, ctx.subtask): from the session",
+    "workspace": "the workspace's spaces and who may see them, read now (ctx.index.access)",
+    "history_index": "the history index (ctx.index, a HistoryIndex): what the workspace has recorded",
+    "task_store": "the task store (ctx.store) and, for a member of the space, its engine (ctx.engine); "
+                  "served with --tasks-db",
+})
+"""What a tool may declare it needs (:attr:`Tool.needs`), each with what it puts in the ``ToolContext``
+(issue 42 item 4). The server serves a tool only when it has everything the tool declares (a task
+store only with ``serve --tasks-db``), and a call's context holds only what its tool declared: the
+index for ``workspace`` / ``history_index``, the store and engine for ``task_store``, the current
+task for ``current_task``; the rest stays None. The caller, container, space and language are the
+session's in every context (never withheld, never a parameter)."""
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool: its name, parameter dataclass, ``run``, a description for a tool listing (written
     for the assistant that calls it: what it finds, when to use it, what to open next), a title
-    for people, the answer types ``run`` may return (their output schema) and its MCP hints.
+    for people, the answer types ``run`` may return (their output schema), its MCP hints and what
+    it needs from the session and the server (``needs``, names of :data:`NEEDS`; none: a tool that
+    reads nothing but its parameters).
 
     ``run`` is kept wrapped (:func:`sanitising`): its answer is a :class:`SafeAnswer`, whose
     ``render`` and ``to_dict`` pass the one sanitiser (issue 39 item 3), for every tool, the
@@ -106,10 +124,29 @@ class Tool:
     title: str = ""
     answers: tuple[type, ...] = ()
     hints: Mapping[str, bool] = dataclasses.field(default_factory=lambda: READ_ONLY, compare=False)
+    needs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # every answer leaves sanitised (issue 39 item 3): ``run`` as given, its answer wrapped
         object.__setattr__(self, "run", sanitising(self.run))
+        needs = frozenset(self.needs)
+        unknown = sorted(needs - NEEDS.keys())
+        if unknown:
+            raise ValueError(f"tool {self.name}: unknown needs {unknown}; valid: {sorted(NEEDS)}")
+        object.__setattr__(self, "needs", needs)
+
+    def context(self, ctx: ToolContext) -> ToolContext:
+        """``ctx`` with only what this tool declared (:data:`NEEDS`): the index without
+        ``workspace`` / ``history_index``, the store and engine without ``task_store``, the current
+        task without ``current_task`` are None. Who is calling and where stay the session's."""
+        drop: dict[str, Any] = {}
+        if not self.needs & {"workspace", "history_index"}:
+            drop["index"] = None
+        if "task_store" not in self.needs:
+            drop.update(store=None, engine=None)
+        if "current_task" not in self.needs:
+            drop.update(current_task=None, subtask=False)
+        return dataclasses.replace(ctx, **drop) if drop else ctx
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema (draft 2020-12) of the tool's parameters, generated from ``params``,
