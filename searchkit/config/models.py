@@ -9,6 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
+from searchkit import registries
 from searchkit.config.base import (
     _OMIT_DEFAULT,
     ConfigError,
@@ -147,9 +148,11 @@ def _frozen_weights(value: Any) -> Mapping[str, float]:
                              for k, v in value.items()})
 
 
-_FEATURE_READERS: dict[str, str] = {}
+_FEATURE_READERS: dict[str, str] = dict(registries.BUILTIN_FEATURE_READERS)
 """Weak-match feature -> the retriever whose run it reads, as the feature registry declares them
-(``register_feature_readers``); a feature not here reads the fused list or no run, or is unknown."""
+(``register_feature_readers``); a feature not here reads the fused list or no run, or is unknown. Until
+the registry (``searchkit.rank.signals``) is imported and declares them, the built-in features' readers
+(``searchkit.registries.BUILTIN_FEATURE_READERS``)."""
 
 
 def register_feature_readers(readers: Mapping[str, str | None]) -> None:
@@ -168,8 +171,10 @@ def _reads(feature: str) -> str | None:
     """The retriever a weak-match feature reads (``bm25``, ``dense``, ...), or None for the fused
     list or an unknown feature. Reading the registry of weak-match features first (as the feature
     names' check does: ``registry_names``) brings its table up to date with the retrievers registered
-    now, built-ins included, which declares its readers here: the answer is the same whatever was
-    imported before."""
+    now, built-ins included, which declares its readers here; before ``searchkit.rank.signals`` is
+    imported the built-in features' readers answer, which are the same: the answer for a built-in
+    feature is the same whatever was imported before (a retriever registered at run time adds its
+    features once ``searchkit.rank.signals`` is imported, as the Searcher does)."""
     registry_names("weak-match feature")
     return _FEATURE_READERS.get(feature)
 

@@ -55,7 +55,7 @@ def _default_of(cls: type) -> Any:
 
 def _is_default(section: Any) -> bool:
     """Whether every field of ``section`` holds its class default (no instance is built: building
-    one checks it, which imports the registries)."""
+    one checks it, which reads the registries)."""
     def default(f: Any) -> Any:
         return f.default_factory() if f.default is dataclasses.MISSING else f.default
 

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from searchkit import registries
 from searchkit.config import BM25Config, ConfigError
 
 _DTYPES = {"float32": np.float32, "float64": np.float64}
@@ -117,6 +118,7 @@ VARIANTS: dict[str, BM25Variant] = {
         "given to every document, containing the term or not",
     ),
 }
+registries.provide("BM25 variant", VARIANTS)  # the config reads the names there (issue 42 item 3)
 
 
 def get_variant(name: str) -> BM25Variant:

