@@ -196,3 +196,15 @@ def test_needs_are_declared_from_the_one_vocabulary():
                                                                                   "task_list"}
     with pytest.raises(ValueError, match="nosuch"):
         Tool("bad", ToyParams, _toy_run, "a tool with an unknown need", needs=frozenset({"nosuch"}))
+
+
+def test_run_gives_a_tool_only_what_it_declared_on_every_path():
+    """As the CLI verbs call a tool (``TOOLS[name].run(params, ctx)``): the same narrowing as the server's."""
+    from searchkit.tools.base import ToolContext
+
+    full = ToolContext(caller="u-anna", space="acme", current_task=30, index=object(), store=object())
+    echo = TOY.run(ToyParams("w"), full).to_dict()
+    assert echo == {"word": "w", "caller": "u-anna", "space": "acme", "has_index": False, "has_store": False,
+                    "current_task": None}
+    tasks = TOY_TASKS.run(ToyParams("w"), full).to_dict()
+    assert tasks["has_store"] and tasks["current_task"] == 30 and not tasks["has_index"]

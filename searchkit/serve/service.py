@@ -63,7 +63,7 @@ class Service:
     """The tools served: every tool of the registry (``TOOLS``, in its order) whose declared needs
     (``Tool.needs``) the server has: the session, the workspace and the history index of
     ``holder``'s current version always, the task store only when ``tasks`` is served (issue 42
-    item 4). Each call's context holds what its tool declared, nothing else (``Tool.context``)."""
+    item 4). Each call's tool is given what it declared, nothing else (``Tool.context``)."""
 
     def __init__(self, holder: Holder, *, fingerprint: str, log_: CallLog, tasks: TaskStores | None = None,
                  info: Mapping[str, Any] | None = None, explain: bool = False) -> None:
@@ -137,9 +137,9 @@ class Service:
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
 
     def _context(self, tool: Tool, session: Session, served: Any) -> ToolContext:
-        """The context of one call of ``tool``: the session, and what the tool declared it needs
-        (``Tool.context``): the task store opened only for a tool that needs it, its engine built
-        only for a member of the space (T1)."""
+        """The context of one call of ``tool``: the session and the served index, and the task store
+        opened only for a tool that declared ``task_store``, its engine built only for a member of
+        the space (T1). ``tool.run`` gives the tool only what it declared (``Tool.context``)."""
         store = None
         if "task_store" in tool.needs and self.tasks is not None:
             store = self.tasks.connection()
@@ -147,7 +147,7 @@ class Service:
         if store is not None and self.tasks is not None and task_members.refusal(ctx) is None:
             # a non-member's call builds nothing over a space they cannot see (T1): the tool refuses it
             ctx = session.context(served.index, store, self.tasks.engine(ctx.space))
-        return tool.context(ctx)
+        return ctx
 
 
 _NAMED = frozenset(CONTEXT_FIELDS) | {"tool", "arguments"}

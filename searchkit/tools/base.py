@@ -127,13 +127,14 @@ class Tool:
     needs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        # every answer leaves sanitised (issue 39 item 3): ``run`` as given, its answer wrapped
-        object.__setattr__(self, "run", sanitising(self.run))
         needs = frozenset(self.needs)
         unknown = sorted(needs - NEEDS.keys())
         if unknown:
             raise ValueError(f"tool {self.name}: unknown needs {unknown}; valid: {sorted(NEEDS)}")
         object.__setattr__(self, "needs", needs)
+        # every answer leaves sanitised (issue 39 item 3): ``run`` as given, its answer wrapped; and
+        # ``run`` sees only what the tool declared, whoever calls it (the CLI, the server; issue 42 item 4)
+        object.__setattr__(self, "run", given_only(sanitising(self.run), self.context))
 
     def context(self, ctx: ToolContext) -> ToolContext:
         """``ctx`` with only what this tool declared (:data:`NEEDS`): the index without
@@ -176,6 +177,17 @@ class Tool:
     def __call__(self, arguments: Any, ctx: ToolContext) -> Answer:
         """``run(parse(arguments), ctx)``: JSON arguments in, an answer out."""
         return self.run(self.parse(arguments), ctx)
+
+
+def given_only(run: Callable[[Any, ToolContext], Answer],
+               narrow: Callable[[ToolContext], ToolContext]) -> Callable[[Any, ToolContext], Answer]:
+    """``run`` called with ``narrow(ctx)`` (:meth:`Tool.context`: what the tool declared, nothing else)."""
+
+    @functools.wraps(run)
+    def wrapped(params: Any, ctx: ToolContext) -> Answer:
+        return run(params, narrow(ctx))
+
+    return wrapped
 
 
 def sanitising(run: Callable[[Any, ToolContext], Answer]) -> Callable[[Any, ToolContext], Answer]:
