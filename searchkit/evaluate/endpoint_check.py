@@ -5,9 +5,11 @@ ragas-llm``) or an HTTP reranker (``rerank.method`` ``http``): an endpoint that 
 refuses the key, failed only then. Here each is asked once, cheaply, first:
 
 - the **LLM** (``check_llm``): ``GET {base_url}/models`` (listing the models costs no tokens), with
-  the key where one is named. Any HTTP answer but 401/403 means the server is there (a server that
-  does not list models answers 404, and is there); no answer, or 401/403, is one line naming
-  ``--llm-base-url`` (the URL shown without credentials) and why, never the key or the body.
+  the key where one is named, through ``searchkit.http_client`` (one attempt within a whole-request
+  deadline; a redirect is never followed, so the key goes to no other host). Any HTTP answer but
+  401/403 means the server is there (a server that does not list models answers 404, and is there);
+  no answer, or 401/403, is one line naming ``--llm-base-url`` (the URL shown without credentials)
+  and why, never the key or the body.
 - the **HTTP reranker** (``check_reranker``): one ``/rerank`` request of one tiny passage to each
   provider in turn (``rerank.base_url``, then ``rerank.fallbacks[i].base_url``), one attempt each;
   the check passes when one answers (as the eval would fall back) and fails with one line naming
@@ -18,12 +20,11 @@ A check never retries: it is a question, not the work. Library code: it raises, 
 from __future__ import annotations
 
 import http.client
-import urllib.error
-import urllib.request
 from typing import Any
 
 from searchkit.credentials import scrub, shown_url
 from searchkit.errors import ResourceError
+from searchkit.http_client import NoAnswer, TooLarge, fetch, redacted
 from searchkit.rank.http_rerank import HTTPReranker, RerankError
 
 __all__ = ["CHECK_TIMEOUT", "EndpointDown", "check_llm", "check_reranker"]
@@ -57,20 +58,22 @@ def check_llm(judge: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
     if key:
         headers["Authorization"] = f"Bearer {key}"
     wait = min(float(timeout), float(getattr(judge, "timeout", timeout) or timeout))
-    req = urllib.request.Request(url, headers=headers, method="GET")
     try:
-        with urllib.request.urlopen(req, timeout=wait) as resp:  # noqa: S310 (an http(s) URL, checked by the judge)
-            resp.read(1 << 16)
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        if exc.code in (401, 403):
-            why = f"HTTP {exc.code}: it refused " + ("the key" if key else "a request without a key (name one with "
-                                                      "--llm-api-key-env)")
-            raise EndpointDown(f"--llm-base-url {shown}: {why}; nothing was evaluated") from None
-        return  # it answered: it is there (404: a server that does not list its models)
-    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
-        raise EndpointDown(f"--llm-base-url {shown}: no answer within {wait:g}s ({scrub(_why(exc), [key] if key else [])}); "
+        answer = fetch("GET", url, headers=headers, timeout=wait, cap=1 << 16)
+    except TooLarge:
+        return  # it answered (more than a list of models needs): it is there
+    except (NoAnswer, ValueError) as exc:  # refused, unknown host, timed out; a URL urllib cannot use
+        late = isinstance(exc, NoAnswer) and exc.late
+        cause = (exc.cause if isinstance(exc, NoAnswer) else None) or exc
+        why = "TimeoutError: timed out" if late else _why(cause)
+        raise EndpointDown(f"--llm-base-url {shown}: no answer within {wait:g}s ({redacted(why, [key] if key else [])}); "
                            "nothing was evaluated") from None
+    if answer.status in (401, 403):
+        why = f"HTTP {answer.status}: it refused " + ("the key" if key else "a request without a key (name one with "
+                                                      "--llm-api-key-env)")
+        raise EndpointDown(f"--llm-base-url {shown}: {why}; nothing was evaluated")
+    # any other answer: it is there (404: a server that does not list its models; a redirect, never
+    # followed: the key goes to no other host)
 
 
 def check_reranker(config: Any, *, timeout: float = CHECK_TIMEOUT) -> None:

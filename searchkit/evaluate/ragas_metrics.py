@@ -38,8 +38,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from searchkit.credentials import scrub, shown_url, url_secrets
+from searchkit.credentials import shown_url, url_secrets
 from searchkit.errors import InputError, ResourceError
+from searchkit.http_client import attempts_text, redacted
 from searchkit.ingest.policy import can_see
 
 __all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
@@ -420,7 +421,7 @@ def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> Jud
     import openai
 
     tries = judge.max_retries + 1
-    after = f" (after {tries} attempt{'s' if tries > 1 else ''})"
+    after = " " + attempts_text(tries)  # as searchkit.http_client says it of the embedders and rerankers
     if isinstance(exc, openai.APITimeoutError):
         why = f"no answer within the {judge.timeout:g}s timeout{after}"
     elif isinstance(exc, openai.APIConnectionError):
@@ -430,7 +431,7 @@ def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> Jud
         why = f"HTTP {exc.status_code}" + (after if exc.status_code in (408, 409, 429) or exc.status_code >= 500 else "")
     else:
         why = f"{type(exc).__name__}"
-    return JudgeError(f"LLM endpoint {judge.shown_url} (model {judge.model!r}): {scrub(why, [key] if key else [])}")
+    return JudgeError(f"LLM endpoint {judge.shown_url} (model {judge.model!r}): {redacted(why, [key] if key else [])}")
 
 
 def _own_embeddings(base: type, embedder: Any) -> Any:

