@@ -38,6 +38,7 @@ from searchkit.rank.rerank import RERANKERS, passage_sentences, reads
 from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result
+from searchkit.retrievers.scopes import ScopeMasks, SqlScope, pushed_down
 from searchkit.util import open_regular, read_json_file
 
 INDEX_FORMAT = 2
@@ -86,6 +87,7 @@ class Searcher:
         *,
         retrievers: Mapping[str, Any],
         analyzer: Any = None,
+        pipeline: Callable[["Searcher"], Pipeline] | None = None,
     ) -> None:
         self.config = config
         self.records: tuple[Record, ...] = tuple(records)
@@ -105,7 +107,8 @@ class Searcher:
         """Who said each line of the passages, analysed once (``searchkit.rank.lines.LineAnalysis``;
         a history index builds and keeps one): the speaker and evidence stages read it instead of
         analysing the lines of every search's top passages. None: they analyse them."""
-        self._pipeline: Pipeline | None = None  # built from the config when first searched
+        self._pipeline = pipeline(self) if pipeline is not None else None  # None: the config's, built when first searched
+        self.scope_mask = ScopeMasks(self.records)  # SqlScope -> the records it selects (the last 32 kept)
         self._fingerprint: str | None = None  # the config's, computed once (a config is frozen)
 
     # -- what it holds --------------------------------------------------------------------
@@ -234,7 +237,7 @@ class Searcher:
         filters: Filters | None = None,
         *,
         record_mask: np.ndarray | None = None,
-        scope: np.ndarray | None = None,
+        scope: np.ndarray | SqlScope | None = None,
     ) -> Query:
         """The checked ``Query`` the stages run (``search`` takes the same arguments): the query
         text, the retrievers (each a view limited to ``scope`` where it can be), the passages that
@@ -246,6 +249,11 @@ class Searcher:
         if record_mask is not None:
             mask = record_mask if mask is None else (mask & record_mask)
         pscope = None
+        if isinstance(scope, SqlScope):
+            views, allowed = pushed_down(self.retrievers, scope, self.scope_mask)
+            if allowed is not None:
+                mask = allowed if mask is None else (mask & allowed)
+            return Query(q, views, None if mask is None else mask[self._passage_record], None, k)
         if scope is not None:
             scope = np.asarray(scope)
             if scope.dtype != np.bool_ or scope.shape != (len(self.records),):
@@ -272,7 +280,7 @@ class Searcher:
         filters: Filters | None = None,
         *,
         record_mask: np.ndarray | None = None,
-        scope: np.ndarray | None = None,
+        scope: np.ndarray | SqlScope | None = None,
         pick: Callable[[list[Hit]], list[Hit]] | None = None,
     ) -> Result:
         """Search; return at most ``k`` hits, best first, with warnings (H11, H12).
@@ -289,6 +297,7 @@ class Searcher:
         view of itself limited to the scope (``scoped``: BM25's collection statistics over the
         scope's passages alone, dense scored exactly), so nothing outside it changes a result or
         a score. Filters narrow the candidates within the scope without changing statistics.
+        A ``SqlScope`` (task search, T1): pushed down where it can be, else a candidate mask (``scopes``).
         """
         q = self.query(query, k, filters, record_mask=record_mask, scope=scope)
         return self.result(self.pipeline(Candidates(), q), q, pick=pick)

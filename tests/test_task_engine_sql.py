@@ -274,9 +274,12 @@ def test_the_engine_is_a_searcher_over_the_comments(conn):
     assert engine.pipeline.names == ("retrieve", "fuse", "cut")
 
 
-def test_fts5_alone_reads_no_corpus_and_keeps_its_method(conn):
+def test_fts5_alone_is_a_searcher_keeping_its_order_and_method(conn):
+    # issue 42 item 2: no stand-in corpus; FTS5 alone is a Searcher over the comments, one passage each
     engine = TaskEngine(conn, "acme")
-    assert engine.searcher is None and list(engine.retrievers) == ["fts5"]
+    s = engine.searcher
+    assert isinstance(s, Searcher) and list(s.retrievers) == list(engine.retrievers) == ["fts5"]
+    assert len(s.passages) == len(s.records) and engine.pipeline.names == ("retrieve", "keep", "cut")
     ids, method = engine.rank(TermQuery("認証", ("認証",)), TaskScope("acme"), 10)
     assert method == "like" and ids == [10, 14, 17, 11]  # two characters: LIKE, newest first (T4)
     r = task_search(conn, TaskContext("acme", None, "u"), query="認証")

@@ -1,26 +1,27 @@
 """The FTS5 trigram retriever of the task store (SPEC T1, T4): it owns the SQL of task search.
 
-The scope of a task search is SQL, written once (``TaskScope``): the space, not the current task,
-the ``kind`` / ``author`` / ``task_id`` filters. FTS5 puts it inside its own query, so a comment
-outside it can never come back (T1); a retriever that ranks an in-memory copy of the comments reads
-the comments it may return from the same SQL (``TaskScope.allowed``), where ``match_mode=all`` adds
-"every term present" (each folded term a substring of the folded text, the meaning FTS5's ``AND`` of
-quoted trigram terms gives it).
+The scope of a task search is SQL, written once (``TaskScope``, a ``searchkit.retrievers.scopes.SqlScope``):
+the space, not the current task, the ``kind`` / ``author`` / ``task_id`` filters, and with
+``match_mode=all`` the terms every comment must hold (``every``). FTS5 pushes it down
+(``push_down``): the scope is inside its own query, so a comment outside it can never come back (T1),
+and ``every`` is its ``AND`` of quoted trigram terms. A retriever that ranks an in-memory copy of the
+comments may only propose those the same SQL selects (``TaskScope.record_mask``, via
+``TaskScope.allowed``: ``every`` as "each folded term a substring of the folded text", the meaning
+FTS5's ``AND`` gives it).
 
 Each term is quoted on its own (``fts.match_expression``), so FTS5 syntax inside a term is text; a
 term shorter than three characters sends the query down the LIKE path (same any / all meaning,
-newest first: no relevance there). Scores are ``-bm25()`` (higher is better) on the FTS path, and
-descending by recency on the LIKE path.
+newest first: no relevance there; ``TermQuery.method``). Scores are ``-bm25()`` (higher is better) on
+the FTS path, and descending by recency on the LIKE path.
 
 Rows are comment ids, or, given ``CommentRows``, the passage rows of a Searcher over the space's
 comment records (``searchkit.tools.task_engine``): there the retriever sits beside ``bm25`` and
-``dense`` and the Searcher's stages fuse them. It is ``Scopable``: ``scoped(TaskScope)`` is the
-retriever inside that scope (its SQL; a passage mask is not read, the scope being the SQL's).
+``dense`` and the Searcher's stages rank them (``Searcher.search`` with the ``TaskScope``).
 """
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from searchkit.errors import InputError
 from searchkit.ingest import tasks as store
 from searchkit.ingest.tasks import fts, query_terms
+from searchkit.records import Record
 from searchkit.retrievers import RetrieverSpec, register
 
 COMMENTS_FTS = "comment_fts"
@@ -46,18 +48,34 @@ class TermQuery:
         """Whether the trigram index cannot serve it (a term under three characters)."""
         return fts.needs_like(self.terms)
 
+    @property
+    def method(self) -> str:
+        """``like`` (newest first) where the trigram index cannot serve it, else ``fts`` (relevance)."""
+        return "like" if self.like else "fts"
+
 
 @dataclass(frozen=True)
 class TaskScope:
-    """Which comments a task search may see: the caller's space, never the current task, and the
-    optional filters (T1, T3). ``sql()`` gives the condition and its parameters, over ``comments c``
-    joined to ``tasks t``; ``allowed`` the comment ids it lets an in-memory retriever return."""
+    """Which comments a task search may see: the caller's space, never the current task, the
+    optional filters (T1, T3) and, with ``match_mode=all``, the terms each must hold (``every``).
+    ``sql()`` gives the condition and its parameters, over ``comments c`` joined to ``tasks t`` (FTS5
+    pushes it down, ``every`` as its ``AND``); ``allowed`` the comment ids it lets an in-memory
+    retriever return, read from the store ``conn`` (``on``), and ``record_mask`` those of a comment Searcher's
+    records (``SqlScope``). Equal scopes are one scope whatever their store (a Searcher keeps masks by
+    scope; it searches one store)."""
 
     space: str
     current_task: int | None = None
     kind: str | None = None
     author: str | None = None
     task_id: int | None = None
+    every: tuple[str, ...] = ()
+    conn: sqlite3.Connection | None = field(default=None, compare=False, repr=False)
+
+    def on(self, conn: sqlite3.Connection, every: Sequence[str] = ()) -> "TaskScope":
+        """This scope over the store ``conn``, each comment holding every term of ``every`` (all mode)."""
+        return TaskScope(self.space, self.current_task, self.kind, self.author, self.task_id,
+                         tuple(every) or self.every, conn)
 
     def sql(self) -> tuple[str, list[Any]]:
         where = ["t.space = ?"]
@@ -77,20 +95,28 @@ class TaskScope:
         return " AND ".join(where), params
 
     def allowed_sql(self, query: TermQuery | None = None) -> tuple[str, list[Any]]:
-        """``SELECT c.id`` of the indexed comments in this scope (the scope's ``sql()``); with a
-        query in ``all`` mode, only those whose folded text holds every folded term (LIKE, as the
-        LIKE path matches: the meaning of ``all`` does not depend on the retriever)."""
+        """``SELECT c.id`` of the indexed comments in this scope (the scope's ``sql()``); with
+        ``every`` (or a query in ``all`` mode), only those whose folded text holds every folded term
+        (LIKE, as the LIKE path matches: the meaning of ``all`` does not depend on the retriever)."""
         where, params = self.sql()
-        if query is not None and query.mode == "all":
-            for term in query.terms:
-                where += " AND c.folded LIKE ? ESCAPE '\\'"
-                params.append(fts.like_pattern(store.fold(term)))
+        every = self.every or (query.terms if query is not None and query.mode == "all" else ())
+        for term in every:
+            where += " AND c.folded LIKE ? ESCAPE '\\'"
+            params.append(fts.like_pattern(store.fold(term)))
         return f"SELECT c.id FROM comments c JOIN tasks t ON t.id = c.task WHERE c.indexed IS NOT NULL AND {where}", params
 
-    def allowed(self, conn: sqlite3.Connection, query: TermQuery | None = None) -> np.ndarray:
-        """The comment ids ``allowed_sql`` selects (int64, ascending)."""
+    def allowed(self, conn: sqlite3.Connection | None = None, query: TermQuery | None = None) -> np.ndarray:
+        """The comment ids ``allowed_sql`` selects in ``conn`` (default: the scope's), int64 ascending."""
+        conn = conn if conn is not None else self.conn
+        if conn is None:
+            raise InputError("this task scope has no store to read (TaskScope.on)", param="scope")
         sql, params = self.allowed_sql(query)
         return np.sort(np.fromiter((int(r[0]) for r in conn.execute(sql, params)), dtype=np.int64))
+
+    def record_mask(self, records: Sequence[Record]) -> np.ndarray:
+        """Which of ``records`` (a comment Searcher's: ids are comment ids) the scope selects."""
+        ids = np.fromiter((int(r.id) for r in records), dtype=np.int64, count=len(records))
+        return np.isin(ids, self.allowed())
 
 
 @dataclass(frozen=True)
@@ -121,20 +147,16 @@ class FTS5Retriever:
     name = "fts5"
 
     def __init__(self, conn: sqlite3.Connection, *, fold: Any = None, scope: TaskScope | None = None,
-                 rows: CommentRows | None = None, query: TermQuery | None = None) -> None:
+                 rows: CommentRows | None = None) -> None:
         self.conn = conn
         self.fold = fold or store.fold
         self.scope = scope
-        """The scope searched when ``search`` is given none (``scoped``)."""
+        """The scope searched when ``search`` is given none (``scoped`` / ``push_down``)."""
         self.rows = rows
         """None: rows are comment ids; else the passage rows of a Searcher over comment records."""
-        self.query = query
-        """The query ``prepare`` answers for its text (``for_query``: its terms and mode)."""
-        self.last_method = "fts"
-        """``fts`` or ``like``: the path the last ``search`` took."""
 
     def _with(self, **changes: Any) -> "FTS5Retriever":
-        kw = {"fold": self.fold, "scope": self.scope, "rows": self.rows, "query": self.query, **changes}
+        kw = {"fold": self.fold, "scope": self.scope, "rows": self.rows, **changes}
         return FTS5Retriever(self.conn, **kw)
 
     def scoped(self, scope: TaskScope) -> "FTS5Retriever":
@@ -144,17 +166,18 @@ class FTS5Retriever:
                              param="scope")
         return self._with(scope=scope)
 
+    push_down = scoped
+    """The ``SqlScope`` put inside its own query (``searchkit.retrievers.scopes.PushesDown``)."""
+
     def over(self, rows: CommentRows) -> "FTS5Retriever":
         """This retriever answering with the passage rows of a Searcher over comment records."""
         return self._with(rows=rows)
 
-    def for_query(self, query: TermQuery) -> "FTS5Retriever":
-        """This retriever preparing ``query.text`` as ``query`` (its terms and its mode)."""
-        return self._with(query=query)
-
-    def prepare(self, text: str, mode: str = "any") -> TermQuery:
-        if self.query is not None and text == self.query.text:
-            return self.query
+    def prepare(self, text: str, mode: str | None = None) -> TermQuery:
+        """``text``'s terms (``query_terms``), combined as ``mode`` says; by default ``all`` inside
+        a scope whose comments must hold every term (``TaskScope.every``), else ``any``."""
+        if mode is None:
+            mode = "all" if self.scope is not None and self.scope.every else "any"
         return TermQuery(text, query_terms(text), mode)
 
     def search(self, query: TermQuery, k: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +198,6 @@ class FTS5Retriever:
     def _search(self, query: TermQuery, k: int, scope: TaskScope) -> tuple[np.ndarray, np.ndarray]:
         where, params = scope.sql()
         if query.like:
-            self.last_method = "like"
             op = f" {fts.match_operator(query.mode)} "
             likes = op.join("c.folded LIKE ? ESCAPE '\\'" for _ in query.terms)
             # comments newest first (the comments_ts index: a store imported before it existed gets it
@@ -189,7 +211,6 @@ class FTS5Retriever:
             args = [fts.like_pattern(self.fold(t)) for t in query.terms] + params + [k]
             ids = [int(r[0]) for r in self.conn.execute(sql, args)]
             return np.asarray(ids, dtype=np.int64), -np.arange(len(ids), dtype=np.float64)
-        self.last_method = "fts"
         sql = (
             f"SELECT c.id, bm25({COMMENTS_FTS}) FROM {COMMENTS_FTS} JOIN comments c ON c.id = {COMMENTS_FTS}.rowid"
             f" JOIN tasks t ON t.id = c.task WHERE {COMMENTS_FTS} MATCH ? AND {where}"
