@@ -150,3 +150,17 @@ def test_provide_checks_a_registry_against_its_built_in_names():
         registries.provide("nope", {})
     with pytest.raises(KeyError):
         registries.names("nope")
+
+
+def test_a_fusion_method_and_norm_registered_at_run_time_are_accepted(monkeypatch):
+    """rank.fusion hands its registries over (issue 42 item 3): a name added there is a valid config."""
+    from searchkit.config import SearchConfig
+    from searchkit.config.base import ConfigError
+    from searchkit.rank import fusion
+
+    with pytest.raises(ConfigError):
+        SearchConfig.from_dict({"fusion": {"method": "toyfuse"}})
+    monkeypatch.setitem(fusion.FUSION_METHODS, "toyfuse", fusion.FUSION_METHODS["rrf"])
+    monkeypatch.setitem(fusion.NORMALIZERS, "toynorm", fusion.NORMALIZERS["minmax"])
+    assert SearchConfig.from_dict({"fusion": {"method": "toyfuse"}}).fusion.method == "toyfuse"
+    assert SearchConfig.from_dict({"fusion": {"method": "wsum", "norm": "toynorm"}}).fusion.norm == "toynorm"

@@ -15,6 +15,8 @@ import math
 import numbers
 from typing import Any, Callable, Mapping
 
+from searchkit import registries
+
 Run = Mapping[str, float]
 
 
@@ -56,6 +58,7 @@ NORMALIZERS: dict[str, Callable[[Run], dict[str, float]]] = {
     "zscore": zscore,
     "none": identity,
 }
+registries.provide("fusion norm", NORMALIZERS)
 
 
 def normalize(run: Run, norm: str) -> dict[str, float]:
@@ -134,6 +137,7 @@ FUSION_METHODS: dict[str, Callable[..., dict[str, float]]] = {
     "rrf": rrf,
     "wsum": wsum,
 }
+registries.provide("fusion method", FUSION_METHODS)
 
 
 def fuse(runs: Mapping[str, Run], method: str = "rrf", **params) -> dict[str, float]:
