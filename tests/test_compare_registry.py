@@ -37,6 +37,7 @@ def two_runs(tmp_path_factory):
     mp.undo()
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_a_measure_the_runs_lack_is_computed_from_run_trec(two_runs, capsys):
     a, b = str(two_runs["wsum"]), str(two_runs["rrf"])
     assert main(["compare", a, b, "--metric", "AP,Judged@10,nDCG@20,MAP", "--json"]) == 0

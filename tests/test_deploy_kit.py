@@ -248,6 +248,7 @@ def test_the_systemd_unit_runs_as_a_system_user_with_the_shipped_export_and_an_i
     assert unit()["Install"]["WantedBy"] == "multi-user.target"
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_the_image_entrypoint_and_the_systemd_unit_serve_http_ready_and_the_remote_entries_connect(install):
     steps = dockerfile()
     docker = json.loads(next(a for w, a in steps if w == "ENTRYPOINT")) + json.loads(next(a for w, a in steps if w == "CMD"))

@@ -69,6 +69,7 @@ def test_out_that_is_a_file_or_a_foreign_folder_is_refused(workspace, tmp_path):
     assert p.returncode == 2 and (foreign / "cat.jpg").exists()
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_out_may_be_new_empty_or_an_index(workspace, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -314,6 +315,7 @@ _READER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_readers_see_one_complete_version_while_a_writer_publishes(tmp_path):
     out = tmp_path / "idx"
     _save("verA", out, 200)
@@ -359,6 +361,7 @@ _SLOW_WRITE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_kill_9_at_random_points_leaves_the_previous_version(tmp_path, workspace):
     rng = random.Random(20261201)
     out = tmp_path / "idx"

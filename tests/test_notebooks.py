@@ -162,6 +162,7 @@ def executed(request, tmp_path_factory):
     return results
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_headless(executed, name):
     error, seconds, out = executed[name]
@@ -174,6 +175,7 @@ def test_notebook_runs_headless(executed, name):
         assert images, f"{name} drew no figure"
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_notebooks_share_run_folders(executed):
     runs = executed["_runs"]
     folders = sorted(p.name for p in runs.iterdir() if (p / "provenance.json").is_file())
@@ -232,6 +234,7 @@ def _png_width(b64: str) -> int:
     return struct.unpack(">I", raw[16:20])[0]
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_progress_bars_draw_as_widgets(executed):
     """ipywidgets is in the notebooks extra: tqdm.auto draws a widget, never "IProgress not found";
     02's sweep shows its progress."""
@@ -242,12 +245,14 @@ def test_progress_bars_draw_as_widgets(executed):
     assert widgets, "02's sweep shows no progress bar"
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_02_shipped_row_is_the_shipped_config_with_its_adaptive_model(executed):
     shown = _shown(_load(executed["02_tune_fusion"][2]))
     assert "shipped: wsum" in shown and "+ adaptive (bm25 share" in shown
     assert "not scored" not in shown and "(not in the grid)" not in shown.split("runner-up")[-1].split("RRF")[0]
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_figures_fit_1400_pixels(executed):
     for name in NAMES:
         for o in _outputs(_load(executed[name][2])):
@@ -255,6 +260,7 @@ def test_figures_fit_1400_pixels(executed):
                 assert _png_width(o["data"]["image/png"]) <= 1400, name
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_04_names_columns_by_run_label(executed):
     nb = _load(executed["04_error_analysis"][2])
     html = [("".join(o["data"]["text/html"])) for o in _outputs(nb) if "text/html" in o.get("data", {})]
@@ -265,6 +271,7 @@ def test_04_names_columns_by_run_label(executed):
     assert ">shipped<" in deltas and ">bm25_only<" in deltas and ">a<" not in deltas
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_05_reports_the_run_folders_it_exports(executed):
     import re
 
@@ -273,6 +280,7 @@ def test_05_reports_the_run_folders_it_exports(executed):
     assert m and int(m.group(1)) >= 1, shown[:400]
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_06_says_why_no_language_gets_a_star(executed):
     shown = _shown(_load(executed["06_task_search"][2]))
     assert "No language group can get a * here" in shown and "at least 0.0312" in shown, shown[:600]
@@ -330,6 +338,7 @@ def test_00_api_is_fifteen_lines_of_the_api():
     assert (root / params["TREC_RUN"]).is_file() and (root / params["DATASET"] / "corpus.jsonl").is_file()
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_00_api_compares_the_config_with_the_trec_run(executed):
     nb = _load(executed["00_api"][2])
     html = [("".join(o["data"]["text/html"])) for o in _outputs(nb) if "text/html" in o.get("data", {})]

@@ -57,6 +57,7 @@ def child(ws, tmp_path, monkeypatch):
     return refresh, served
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_the_refresh_child_never_runs_a_searchkit_tree_of_the_current_folder(child, ws, tmp_path, monkeypatch):
     refresh, served = child
     marker = tmp_path / "planted-ran"
@@ -102,6 +103,7 @@ def _exe() -> Path:
     return Path(sys.executable).parent / "searchkit"
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_a_server_started_from_a_folder_holding_searchkit_refreshes_with_the_installed_one(ws, tmp_path):
     marker = tmp_path / "planted-ran"
     here = plant(tmp_path / "planted", marker)

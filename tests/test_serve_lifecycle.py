@@ -201,6 +201,7 @@ def _log_lines(log: Path) -> list[dict]:
     return [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
 def test_after_a_kill_9_the_refresh_child_dies_and_the_next_start_removes_the_state_folder(tmp_path):
     ws = tmp_path / "ws"

@@ -156,6 +156,7 @@ class Stdio:
         raise AssertionError(f"no answer to request {id_} in {limit} s")
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_mcp_over_stdio_answers_instead_of_leaving_the_client_waiting(tmp_path):
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)

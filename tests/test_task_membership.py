@@ -232,6 +232,7 @@ def _env(tmp_path):
     return {**os.environ, "SEARCHKIT_CACHE": str(tmp_path / "cache.sqlite"), "PYTHONUNBUFFERED": "1"}
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 @needs_serve
 def test_served_over_stdio_a_non_member_s_task_tools_answer_nothing(db, tmp_path):
     import anyio

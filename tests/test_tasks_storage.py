@@ -28,6 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from searchkit.ingest import tasks as store
 from searchkit.tools.tasks import TaskContext, task_search
 
@@ -165,6 +167,7 @@ def report(record_property, line: str) -> None:
 
 # --------------------------------------------------------------------------- crash test
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_kill_9_at_random_points_of_tasks_import(tmp_path, record_property):
     rng = random.Random(CRASH_SEED)
     data = tmp_path / "data"
@@ -271,6 +274,7 @@ def test_kill_9_at_random_points_of_tasks_import(tmp_path, record_property):
 
 # --------------------------------------------------------------------------- concurrency test
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_two_importers_at_once_while_searching(tmp_path, record_property):
     data = tmp_path / "data"
     db = tmp_path / "tasks.db"

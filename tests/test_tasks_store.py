@@ -708,6 +708,7 @@ def _big_source(tmp_path, n=3000):
     return src
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_a_reader_open_across_an_import_reads_the_new_version_whole(tmp_path):
     """Why readers use mode=ro and not immutable=1: an import committing (and checkpointing into the
     file) while a reader is open is normal, and only a reader that takes part in SQLite's locking

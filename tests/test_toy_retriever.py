@@ -192,6 +192,7 @@ def ray_with_tests_importable():
     ray.shutdown()
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 @pytest.mark.ray
 def test_tune_fusion_on_ray_runs_it_as_the_sequential_loop_does(trigram, ray_with_tests_importable, tmp_path,
                                                                  monkeypatch, capsys):

@@ -600,6 +600,7 @@ def test_cli_tune_fusion_bad_grid_is_one_line(tmp_path, monkeypatch, capsys, gri
     assert want in err and len(err.splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_cli_tune_fusion_keeps_faiss_loader_lines_off_stderr(tmp_path):
     """Issue 31 item 5: progress lines stay (searchkit's INFO log), faiss's "Loading faiss with AVX2
     support" lines (its logger's INFO) do not."""

@@ -365,6 +365,7 @@ def test_a_non_utf8_sources_file_is_still_decoded(tmp_path):
     assert "Курсы валют" in {r.id: r.text for r in load.records}["s/source:u1"]
 
 
+@pytest.mark.slow  # issue 42 item 8: runs in .ci/run's second pass (scripts/test.sh --slow)
 def test_caps_are_stated_in_the_report_and_set_from_the_command_line(tmp_path):
     ws = tmp_path / "ws"
     sp = space(ws)
