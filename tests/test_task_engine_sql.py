@@ -235,7 +235,7 @@ def test_no_retriever_answers_outside_the_scope(conn, config):
         ids, _ = engine.rank(q, s, 30)
         allowed = set(s.allowed(conn, q).tolist())
         if "fts5" in engine.retrievers:  # FTS5's own matches, inside the same scope in its own SQL
-            allowed |= set(fts.search(q, 100, s)[0].tolist())
+            allowed |= set(fts.push_down(s).search(q, 100)[0].tolist())
         assert set(ids) <= allowed and len(ids) == len(set(ids))
 
 
@@ -267,7 +267,7 @@ def test_the_engine_is_a_searcher_over_the_comments(conn):
     fts = s.retrievers["fts5"].scoped(TaskScope("acme"))
     q = fts.prepare("cache timeout")
     rows, scores = fts.search(q, 10)
-    assert [int(engine.ids[s.passage_record[r]]) for r in rows] == FTS5Retriever(conn).search(q, 10, TaskScope("acme"))[0].tolist()
+    assert [int(engine.ids[s.passage_record[r]]) for r in rows] == FTS5Retriever(conn).push_down(TaskScope("acme")).search(q, 10)[0].tolist()
     long_rows = s.record_passages(int(np.flatnonzero(engine.ids == 14)[0]))
     assert len(set(fts.scores_for(q, long_rows).tolist())) == 1
     # its search path is the Searcher's stages

@@ -81,6 +81,9 @@ def test_no_stand_in_corpus_and_no_side_channel(conn):
     r = FTS5Retriever(conn)
     assert not hasattr(r, "for_query") and not hasattr(r, "last_method")
     assert TermQuery("ui db", ("ui", "db")).method == "like" and TermQuery("cache", ("cache",)).method == "fts"
+    with pytest.raises(ValueError) as e:  # the scope travels one way: pushed down, never as a passage mask
+        r.search(r.prepare("cache"), 10, TaskScope("acme"))
+    assert e.value.param == "scope"
 
 
 def test_a_scope_is_read_once_per_searcher(conn):

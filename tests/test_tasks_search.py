@@ -380,11 +380,11 @@ def test_like_path_walks_comments_newest_first_through_the_covering_index(conn):
     # folded text: no table row is read) instead of testing every comment and sorting the matches
     from searchkit.retrievers import fts5
 
-    r = fts5.FTS5Retriever(conn)
+    r = fts5.FTS5Retriever(conn).push_down(fts5.TaskScope(space="acme", current_task=30))
     seen = []
     conn.set_trace_callback(seen.append)
     try:
-        r.search(r.prepare("認証"), 10, fts5.TaskScope(space="acme", current_task=30))
+        r.search(r.prepare("認証"), 10)
     finally:
         conn.set_trace_callback(None)
     sql = next(s for s in seen if "LIKE" in s)

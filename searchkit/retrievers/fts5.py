@@ -180,15 +180,14 @@ class FTS5Retriever:
             mode = "all" if self.scope is not None and self.scope.every else "any"
         return TermQuery(text, query_terms(text), mode)
 
-    def search(self, query: TermQuery, k: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
-        """The best ``k`` comments of the scope (``mask`` when it is a ``TaskScope``, else the
-        retriever's own: a task search always has one), with their scores; as passage rows over
-        ``rows``. A passage mask is not read: the scope is inside the SQL."""
-        scope = mask if isinstance(mask, TaskScope) else self.scope
-        if scope is None:
-            raise InputError("the FTS5 retriever needs a TaskScope: task search is always inside one space",
-                             param="scope")
-        ids, scores = self._search(query, k, scope)
+    def search(self, query: TermQuery, k: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:  # noqa: ARG002
+        """The best ``k`` comments of the retriever's scope (``push_down``: a task search always has
+        one), with their scores; as passage rows over ``rows``. A passage mask is not read: the scope
+        is inside the SQL."""
+        if self.scope is None:
+            raise InputError("the FTS5 retriever needs a TaskScope (push_down): task search is always inside "
+                             "one space", param="scope")
+        ids, scores = self._search(query, k, self.scope)
         if self.rows is None:
             return ids, scores
         keep = [i for i, cid in enumerate(ids.tolist()) if cid in self.rows.first]
