@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from searchkit import registries
-from searchkit.credentials import shown_url, url_secrets
+from searchkit.credentials import scrub, shown_url, url_secrets  # noqa: F401 - scrub: callers import it from here
 from searchkit.http_client import Rests, one_line
 from searchkit.index.embedding import Embedder, EmbeddingError, _check_texts, _positive_int
 from searchkit.index.http_embedder import OpenAIEmbedder
