@@ -60,6 +60,21 @@ class SecretRules:
     column and variable names, and the redaction of what is indexed. A base of ``Policy``; its
     methods read the policy's fields (``secret_patterns``, ``secret_words``, ``key_owners``, ...)."""
 
+    # The fields of ``Policy`` these methods read (declared for the type checker; ``Policy`` sets
+    # them, and ``_secret_res``, ``secret_patterns`` compiled, in its ``__post_init__``).
+    _secret_res: tuple[tuple[str, tuple[str, ...], tuple[tuple[bool, re.Pattern[str]], ...]], ...]
+    secret_words: frozenset[str]
+    weak_secret_words: frozenset[str]
+    count_words: frozenset[str]
+    secret_context: frozenset[str]
+    secret_names: frozenset[str]
+    secret_pairs: frozenset[tuple[str, str]]
+    key_words: frozenset[str]
+    key_owners: frozenset[str]
+    url_owners: frozenset[str]
+    url_words: frozenset[str]
+    secret_substrings: tuple[str, ...]
+
     def secret_content(self, text: str) -> str | None:
         """What key material a text holds (a private key block, ...), or None (``secret_content``).
 

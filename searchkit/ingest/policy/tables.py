@@ -58,6 +58,24 @@ class TableRules:
     parts and columns, full-text indexes and shadow tables, and the ``max_tables`` cap. A base of
     ``Policy``; its methods read the policy's fields (``journal_words``, ``table_modifiers``, ...)."""
 
+    # The fields of ``Policy`` these methods read (declared for the type checker; ``Policy`` sets them).
+    journal_words: frozenset[str]
+    journal_heads: frozenset[str]
+    journal_suffixes: tuple[str, ...]
+    table_modifiers: frozenset[str]
+    table_prepositions: frozenset[str]
+    ru_journal_forms: frozenset[str]
+    ru_journal_nominatives: frozenset[str]
+    ru_modifiers: frozenset[str]
+    ru_adjective_endings: tuple[str, ...]
+    ja_journal_suffixes: tuple[str, ...]
+    ja_suffix_exceptions: tuple[str, ...]
+    ja_modifiers: tuple[str, ...]
+    message_columns: tuple[frozenset[str], frozenset[str], frozenset[str]]
+    shadow_suffixes: tuple[str, ...]
+    fts_words: frozenset[str]
+    max_tables: int
+
     def _heads(self, tokens: Sequence[str]) -> list[str]:
         """The head of a name, and of each part before a preposition, modifiers dropped."""
         parts: list[list[str]] = [[]]

@@ -32,7 +32,7 @@ import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
 
 from searchkit.ingest.redact.shapes import SECRET
 
@@ -45,6 +45,7 @@ SALT_BYTES = 16
 DIGEST_BYTES = 16
 FORMAT = "searchkit.known-secrets"
 FORMAT_VERSION = 1
+_T = TypeVar("_T")
 
 _FOLD = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 _TOKEN_RE = re.compile(r"[^\s:=/,;'\"`()\[\]{}<>|、。，：；「」『』（）【】〈〉《》・→]+")
@@ -127,6 +128,11 @@ class _Scope:
     """With ``plain``: the keys matched inside a token (kana, kanji), in memory only."""
 
 
+def _copy(values: set[_T] | None) -> set[_T] | None:
+    """A copy of a set that may be None (a ``_Scope`` known by its digests only)."""
+    return None if values is None else set(values)
+
+
 def scope_of(space: str, owner: str | None = None, visibility: str = "shared") -> str:
     """The scope of a record: its space, and its owner when it is personal."""
     return f"{space}\0{owner or ''}" if visibility == "personal" else f"{space}\0"
@@ -192,15 +198,17 @@ class KnownSecrets:
             return self
         out = KnownSecrets(self.salt)
         for name, sc in self._scopes.items():
-            out._scopes[name] = _Scope(*(None if v is None else set(v) for v in (
-                sc.digests, sc.counts, sc.lengths, sc.plain, sc.firsts, sc.frags, sc.inner)))
+            out._scopes[name] = _Scope(set(sc.digests), set(sc.counts), set(sc.lengths), _copy(sc.plain),
+                                       _copy(sc.firsts), _copy(sc.frags), _copy(sc.inner))
         for value in values:
             out.add(scope, value)
         return out
 
     def forget_values(self) -> "KnownSecrets":
         """A copy holding the digests only (what a reader of a saved set has)."""
-        return KnownSecrets.from_dict(self.to_dict())
+        out = KnownSecrets.from_dict(self.to_dict())
+        assert out is not None  # to_dict's JSON always reads back
+        return out
 
     def __bool__(self) -> bool:
         return any(sc.digests for sc in self._scopes.values())

@@ -162,7 +162,7 @@ def _ends_clause(text: str, end: int) -> bool:
     if not nxt or not nxt.isalnum() or _CJK_RE.match(nxt):
         return True
     w = re.match(r"[ \t]*([^\W\d_]+)", text[end:end + 40])
-    return bool(w) and w.group(1).lower() in _TAILS and _ends_clause(text, end + w.end())
+    return w is not None and w.group(1).lower() in _TAILS and _ends_clause(text, end + w.end())
 
 
 def _next_word(text: str, end: int) -> str:

@@ -39,7 +39,7 @@ def fts5_available(conn: sqlite3.Connection | None = None) -> bool:
     database is never written.
     """
     own = conn is None
-    c = sqlite3.connect(":memory:") if own else conn
+    c = sqlite3.connect(":memory:") if conn is None else conn
     try:
         c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_PROBE} USING fts5(x, tokenize='trigram')")
         c.execute(f"DROP TABLE IF EXISTS temp.{_PROBE}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Literal, Mapping, Sequence, overload
 
 from searchkit.ingest.redact.known import found_values
 from searchkit.ingest.tasks.model import (
@@ -83,6 +83,10 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+@overload
+def _str(value: Any, what: str, *, optional: Literal[False] = False, nonempty: bool = False) -> str: ...
+@overload
+def _str(value: Any, what: str, *, optional: bool, nonempty: bool = False) -> str | None: ...
 def _str(value: Any, what: str, *, optional: bool = False, nonempty: bool = False) -> str | None:
     if value is None and optional:
         return None

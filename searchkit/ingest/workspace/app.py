@@ -213,6 +213,7 @@ def _load_tables(conn: sqlite3.Connection, slug: str, where: str, out: _Collecto
         label = f"{where}:{table}"
         cols, ruled = _readable_columns(conn, table, virtual, types, policy)
         if cols is None:
+            assert ruled is not None  # no columns: the rule that refused them
             out.skip(label, *ruled)
             continue
         updated = _column(cols, "updated_at")
@@ -261,6 +262,7 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
     policy = out.policy
     shown = _shown_columns(cols, label, out)
     id_col = _column(cols, "id")
+    assert id_col is not None  # _readable_columns keeps only tables with an id column
     updated = _column(cols, "updated_at")
     order = f"{_quote(updated)} DESC, {_quote(id_col)} DESC" if updated else f"{_quote(id_col)} DESC"
     try:
@@ -279,7 +281,7 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
 
 
 def _take_row(
-    slug: str, table: str, shown: list[str], id_col: str | None, updated: str | None, row: Any, label: str,
+    slug: str, table: str, shown: list[str], id_col: str, updated: str | None, row: Any, label: str,
     out: _Collector,
 ) -> None:
     """One fetched row (``_cells_select``'s values) into its card: cells over the cap left out,
@@ -307,7 +309,7 @@ def _take_row(
     _guard(out, where, None, _add_row, slug, table, shown, values, id_col, updated, footer, where, out)
 
 
-def _sniff_cells(values: dict[str, Any], id_col: str | None, label: str, row_id: Any, out: _Collector) -> None:
+def _sniff_cells(values: dict[str, Any], id_col: str, label: str, row_id: Any, out: _Collector) -> None:
     """Cell contents are checked as file contents are (H2): a cell that is key material (a private
     key block, a service-account key, a dotenv file with a secret, ...) is left out of its row's
     card (``secret_content``); other secrets in a cell (a credential URL, a provider token, a JWT,
@@ -329,7 +331,7 @@ def _sniff_cells(values: dict[str, Any], id_col: str | None, label: str, row_id:
 
 
 def _add_row(
-    slug: str, table: str, shown: list[str], values: dict[str, Any], id_col: str | None, updated: str | None,
+    slug: str, table: str, shown: list[str], values: dict[str, Any], id_col: str, updated: str | None,
     footer: str, where: str, out: _Collector,
 ) -> None:
     row_id = values.get(id_col)
@@ -401,6 +403,7 @@ def _read_one(conn: sqlite3.Connection, slug: str, table: str, row_id: str, out:
     label = f"{slug}/.space/app.sqlite:{table}"
     shown = _shown_columns(cols, label, out)
     id_col = _column(cols, "id")
+    assert id_col is not None  # _readable_columns keeps only tables with an id column
     keys = _id_keys(row_id)
     rows = conn.execute(
         f"SELECT {_cells_select(shown, out.policy.max_cell_chars)} FROM {_quote(table)} "

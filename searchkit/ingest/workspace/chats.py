@@ -5,7 +5,7 @@ owner and visibility decide its digests', a digest whose chat is gone or in doub
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,8 @@ class _ChatMeta:
 class _Chats:
     """The chats of a space whose owner and visibility are known, and the ids in doubt."""
 
-    known: dict[str, _ChatMeta] | None = None
-    contested: dict[str, int] | None = None
-
-    def __post_init__(self) -> None:
-        self.known = self.known or {}
-        self.contested = self.contested or {}
+    known: dict[str, _ChatMeta] = field(default_factory=dict)
+    contested: dict[str, int] = field(default_factory=dict)
 
 
 def _load_chats(sp: _Space, out: _Collector) -> _Chats:
@@ -53,8 +49,10 @@ def _load_chats(sp: _Space, out: _Collector) -> _Chats:
                 out.skip(where, "bad_shape", problem)
             # unusable: it may be the chat of its file name, or of the id it names; doubt stays doubt
             for claimed in {path.stem, _str(data.get("ses_id")) if isinstance(data, dict) else None} - {None}:
-                claims.setdefault(claimed, []).append(where)
+                if claimed is not None:  # always: None was taken out
+                    claims.setdefault(claimed, []).append(where)
             continue
+        assert isinstance(data, dict)  # _chat_problem found no problem: a JSON object
         ses_id = data.get("ses_id") or path.stem
         if not plain_id(ses_id):
             out.skip(where, "bad_id", _bad_id_detail("ses_id", ses_id) + ", nor its digests")

@@ -61,7 +61,7 @@ def load_workspace(
         raise NotADirectoryError(f"workspace {str(root)!r} is not a folder")
     out = _Collector(policy or DEFAULT_POLICY, memo)
     root_real = os.path.realpath(root)
-    users = _guard(out, "users.json", {}, _load_users, root, root_real, out)
+    users: dict[str, str] = _guard(out, "users.json", {}, _load_users, root, root_real, out)
     spaces: dict[str, SpaceInfo] = {}
     for name in sorted(os.listdir(root)):
         entry = root / name
@@ -138,7 +138,8 @@ def carry_over(previous: Sequence[Record], load: WorkspaceLoad) -> tuple[Workspa
     for r in previous:  # a digest read now whose chat is in doubt keeps its previous record
         if r.kind == "digest" and r.id in load.orphans and keepable(r) and (r.space, r.fields.get("chat")) in kept_chats:
             kept.setdefault(r.id, r)
-    chats = {(r.space, _ses_id(r)): r for r in (*now.values(), *kept.values()) if r.kind == "chat"}
+    chats: dict[tuple[str, str | None], Record] = {
+        (r.space, _ses_id(r)): r for r in (*now.values(), *kept.values()) if r.kind == "chat"}
     for rid, r in list(kept.items()):
         if r.kind != "digest":
             continue
@@ -239,7 +240,7 @@ def _space_problem(data: Any) -> str | None:
 
 def _load_space(sp: _Space, out: _Collector) -> None:
     slug = sp.slug
-    file_dates = _guard(out, f"{slug}/.space/files.json", {}, _load_file_dates, sp, out)
+    file_dates: dict[str, str] = _guard(out, f"{slug}/.space/files.json", {}, _load_file_dates, sp, out)
     chats = _guard(out, f"{slug}/.space/chats/", _Chats(), _load_chats, sp, out)
     _guard(out, f"{slug}/.space/digests/", None, _load_digests, sp, chats, out)
     _guard(out, f"{slug}/log.md", None, _load_log, sp, file_dates, out)

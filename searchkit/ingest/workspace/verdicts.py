@@ -60,6 +60,7 @@ def rules_fingerprint(policy: Any) -> str:
     detect-secrets, whose plugins they run)."""
     h = hashlib.sha256()
     for package in (_redact_package, _policy_package):
+        assert package.__file__ is not None  # a regular package, with its __init__.py
         folder = Path(package.__file__).parent
         for path in sorted(folder.glob("*.py")):
             h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
