@@ -283,6 +283,7 @@ class BM25Index(BM25Builder, BM25Storage):
         if not cols:
             return np.zeros(self._n_docs, dtype=np.float64)
         kernels = _kernels()
+        out: np.ndarray
         if kernels is not None:
             out = np.zeros(self._n_docs, dtype=np.float64)
             kernels[1](

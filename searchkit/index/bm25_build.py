@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -43,6 +43,12 @@ class BM25Builder:
     """``BM25Index.build``: index analysed documents. A base of ``BM25Index`` (``cls`` is the index
     class it builds)."""
 
+    # what ``doc_tokens`` reads, set by ``BM25Index.__init__`` (annotations only: no class attributes)
+    _vocab: dict[str, int]
+    _n_docs: int
+    _indices: np.ndarray
+    _indptr: np.ndarray
+
     @classmethod
     def build(
         cls,
@@ -51,7 +57,7 @@ class BM25Builder:
         *,
         dtype: Any = np.float32,
         show_progress: bool = False,
-    ) -> "BM25Index":
+    ) -> BM25Index:
         """Index ``corpus_tokens`` (one list of analysed tokens per document).
 
         Args:
@@ -75,10 +81,10 @@ class BM25Builder:
             raise ValueError("corpus_tokens must be a sequence of token lists, got a string")
         docs = corpus_tokens if isinstance(corpus_tokens, Sequence) else list(corpus_tokens)
         n_docs = len(docs)
-        for i, doc in enumerate(docs):
-            if isinstance(doc, (str, bytes)):
+        for i, tokens in enumerate(docs):
+            if isinstance(tokens, (str, bytes)):
                 raise ValueError(
-                    f"corpus_tokens[{i}] is a string ({doc[:50]!r}), not a list of tokens; "
+                    f"corpus_tokens[{i}] is a string ({tokens[:50]!r}), not a list of tokens; "
                     "analyze the documents first"
                 )
         doc_len = np.fromiter((len(d) for d in docs), dtype=np.int64, count=n_docs)
@@ -128,7 +134,8 @@ class BM25Builder:
         else:
             data = np.zeros(0, dtype=_DTYPES[dtype_name])
         index_dtype = np.int32 if max(n_docs, data.size) < 2**31 - 1 else np.int64
-        return cls(
+        index_class = cast("type[BM25Index]", cls)  # this base's one subclass (its only user)
+        return index_class(
             data=data,
             indices=doc.astype(index_dtype),
             indptr=indptr.astype(index_dtype),
@@ -149,8 +156,8 @@ class BM25Builder:
             return None
         indptr, indices = np.asarray(self._indptr, dtype=np.int64), np.asarray(self._indices, dtype=np.int64)
         wanted = np.zeros(self._n_docs, dtype=bool)
-        rows = np.unique(np.asarray(rows, dtype=np.int64))
-        wanted[rows] = True
+        picked = np.unique(np.asarray(rows, dtype=np.int64))
+        wanted[picked] = True
         term = np.repeat(np.arange(len(indptr) - 1, dtype=np.int64), np.diff(indptr))
         keep = wanted[indices]
         doc, term, count = indices[keep], term[keep], np.asarray(tf)[keep].astype(np.int64)
@@ -160,6 +167,6 @@ class BM25Builder:
         for t, c in self._vocab.items():
             names[c] = t
         flat = names[np.repeat(term, count)]
-        lengths = np.bincount(doc, weights=count, minlength=self._n_docs).astype(np.int64)[rows]
+        lengths = np.bincount(doc, weights=count, minlength=self._n_docs).astype(np.int64)[picked]
         ends = np.cumsum(lengths)
-        return {int(r): flat[e - n:e].tolist() for r, n, e in zip(rows, lengths, ends)}
+        return {int(r): flat[e - n:e].tolist() for r, n, e in zip(picked, lengths, ends)}

@@ -8,7 +8,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
@@ -29,6 +29,17 @@ _NPZ_NAME = "bm25.npz"
 class BM25Storage:
     """``BM25Index.save`` and ``BM25Index.load``. A base of ``BM25Index``; ``save`` reads the
     index's arrays, ``load`` (``cls``) makes the index class."""
+
+    # what ``save`` reads, set by ``BM25Index.__init__`` (annotations only: no class attributes)
+    _vocab: dict[str, int]
+    _n_docs: int
+    _data: np.ndarray
+    _indices: np.ndarray
+    _indptr: np.ndarray
+    _idf: np.ndarray
+    _doc_len: np.ndarray
+    _tf: np.ndarray | None
+    params: Callable[[], dict[str, Any]]  # BM25Index.params
 
     def save(self, folder: str | os.PathLike) -> Path:
         """Write ``bm25.npz`` (arrays) and ``bm25.json`` (params, vocabulary) into ``folder``.
@@ -54,15 +65,17 @@ class BM25Storage:
         json_tmp = folder / f".{_JSON_NAME}.tmp"
         try:
             with open(npz_tmp, "wb") as fh:
-                np.savez(
-                    fh,
-                    data=self._data,
-                    indices=self._indices,
-                    indptr=self._indptr,
-                    idf=self._idf,
-                    doc_len=self._doc_len,
-                    **({"tf": self._tf} if self._tf is not None else {}),
-                )
+                # Any: savez's keywords are arrays but for its own bool allow_pickle
+                arrays: dict[str, Any] = {
+                    "data": self._data,
+                    "indices": self._indices,
+                    "indptr": self._indptr,
+                    "idf": self._idf,
+                    "doc_len": self._doc_len,
+                }
+                if self._tf is not None:
+                    arrays["tf"] = self._tf
+                np.savez(fh, **arrays)
             json_tmp.write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
         except OSError as exc:  # a full disk: say so, naming the file (issue 27, item 13)
             for tmp in (npz_tmp, json_tmp):
@@ -73,7 +86,7 @@ class BM25Storage:
         return folder
 
     @classmethod
-    def load(cls, folder: str | os.PathLike) -> "BM25Index":
+    def load(cls, folder: str | os.PathLike) -> BM25Index:
         """Load an index written by :meth:`save`; ValueError/FileNotFoundError naming the file
         when something is missing, malformed or from another format version."""
         folder = Path(folder)
@@ -139,7 +152,8 @@ class BM25Storage:
             problems.append("tf must be integers, one per stored entry")
         if problems:
             raise ValueError(f"{folder}: inconsistent BM25 index: {'; '.join(problems)}")
-        return cls(
+        index_class = cast("type[BM25Index]", cls)  # this base's one subclass (its only user)
+        return index_class(
             data=arrays["data"],
             indices=arrays["indices"],
             indptr=arrays["indptr"],

@@ -165,7 +165,10 @@ def _index_config(cfg: Any) -> BM25Config:
         raise ConfigError(problems)
     return BM25Config(
         variant=get_variant(cfg.variant).name,
-        **{name: float(getattr(cfg, name)) for name in _INDEX_FIELDS[1:]},
+        k1=float(cfg.k1),  # _INDEX_FIELDS[1:], each a float
+        b=float(cfg.b),
+        epsilon=float(cfg.epsilon),
+        delta=float(cfg.delta),
     )
 
 

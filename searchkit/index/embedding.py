@@ -26,7 +26,9 @@ class Embedder(Protocol):
     """
 
     name: str
-    dim: int
+
+    @property
+    def dim(self) -> int: ...  # an attribute or a property (OpenAIEmbedder's may ask the endpoint)
 
     def fingerprint(self) -> str: ...
 
