@@ -105,7 +105,7 @@ def _chunks(text: str, size: int) -> Iterator[str]:
 
 
 def _sudachi(mode: str) -> _Sudachi:
-    cache = getattr(_local, "sudachi", None)
+    cache: tuple[int, dict[str, _Sudachi]] | None = getattr(_local, "sudachi", None)
     if cache is None or cache[0] != os.getpid():
         cache = (os.getpid(), {})
         _local.sudachi = cache

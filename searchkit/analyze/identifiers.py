@@ -323,10 +323,10 @@ def _match_items(m: re.Match[str], norm: str) -> Iterator[tuple[str, tuple[str, 
         return
     kw = m.group("kw").upper()
     numbers = [(m.start("kwn"), m.end("kwn"))]
-    for n in _MENTION_NUMBER_RE.finditer(m.group("more")):
-        if len(n.group(1)) < min(2, len(m.group("kwn"))):
+    for nm in _MENTION_NUMBER_RE.finditer(m.group("more")):
+        if len(nm.group(1)) < min(2, len(m.group("kwn"))):
             break  # "PR 88 и 3 теста": a count, not PR-3
-        numbers.append((m.start("more") + n.start(1), m.start("more") + n.end(1)))
+        numbers.append((m.start("more") + nm.start(1), m.start("more") + nm.end(1)))
     mark = m.group("hash")
     for i, (a, b) in enumerate(numbers):
         canonical = f"{kw}-{int(norm[a:b])}"
