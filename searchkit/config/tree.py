@@ -170,7 +170,7 @@ class SearchConfig:
             running = _RunningRetrievers({n: sec.enabled for n, sec in self.retriever_sections().items()})
             readers = [f for f in self.weak_match.features if _reads(f) is not None and not running[_reads(f)]]
             if readers:
-                off = list(dict.fromkeys(_reads(f) for f in readers))
+                off = list(dict.fromkeys(r for f in readers if (r := _reads(f)) is not None))
                 on = [n for n, sec in self.retriever_sections().items() if sec.enabled]
                 out.append(f"weak_match: the shipped model reads {', '.join(readers)}, which are 0 with "
                            f"{_join(off)} off; no {'-'.join(on)}-only model is shipped: fit one with "
