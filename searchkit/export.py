@@ -44,6 +44,7 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
 from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
 from searchkit.ingest.policy import can_see
+from searchkit.records import Record
 from searchkit.searcher import Filters, Searcher
 from searchkit.util import (
     FileProblem,
@@ -84,6 +85,11 @@ def replay(config: SearchConfig, dataset: Any, *, k: int = REPLAY_K, sample: int
     return _replay(config, dataset, k=k, sample=sample, show_progress=show_progress)[0]
 
 
+def _visible_to(caller: str) -> Callable[[Record], bool]:
+    """What a query asked as ``caller`` may see (H15): shared records and ``caller``'s personal ones."""
+    return lambda r: can_see(r, caller, "personal")
+
+
 def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -> dict[str, list[str]]:
     """``{query_id: top-k record ids}`` of every query of ``dataset`` (index built here)."""
     searcher = Searcher.build(dataset.records, config, show_progress=show_progress)
@@ -93,11 +99,10 @@ def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -
     for q in queries:
         filters = None
         if q.kinds or q.since or q.until or q.spaces or q.caller:
-            caller = q.caller
             filters = Filters(
                 kinds=tuple(q.kinds) if q.kinds else None, since=q.since, until=q.until,
                 spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None,
-                visible=(lambda r, c=caller: can_see(r, c, "personal")) if caller else None,
+                visible=_visible_to(q.caller) if q.caller else None,
             )
         out[q.id] = [h.record.id for h in searcher.search(q.text, k=k, filters=filters).hits]
     return out
@@ -373,7 +378,7 @@ def _dataset_folders(replay_block: Mapping[str, Any], export_file: Path) -> list
 def _dataset_for(replay_block: Mapping[str, Any], override: str | None, export_file: Path) -> Any:
     """The replay dataset: ``override`` when given; else the first of :func:`_dataset_folders`
     whose content is the recorded one (else the first found, reported as changed)."""
-    split = replay_block.get("split")
+    split: str = replay_block["split"]  # verify checked it is a string (_REPLAY_TYPES)
     if override:
         return _load_split(override, split)
     first = None
