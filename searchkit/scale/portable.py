@@ -30,7 +30,7 @@ class _Portable:
     None (the worker sets its own: a retriever's embedder and cache)."""
 
     def __init__(self, embedder: Any, leave: tuple[str, ...] = ()) -> None:
-        self.cls = type(embedder)
+        self.cls: type[object] = type(embedder)
         self.state = {k: None if k in leave else _pack(k, v) for k, v in vars(embedder).items()}
 
     def build(self) -> Any:

@@ -31,7 +31,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, TypedDict
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -45,6 +45,14 @@ from searchkit.scale.sweeps import fusion_payload, fusion_task
 __all__ = ["RayEngine", "portable"]
 
 log = logging.getLogger(__name__)
+
+
+class _Restarts(TypedDict, total=False):
+    """The Ray remote args that restart a failed embedding actor (``map_batches(**restarts)``)."""
+
+    max_restarts: int
+    max_task_retries: int
+
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to wait for a TCP answer from ``--address`` before calling the cluster unreachable
@@ -262,7 +270,7 @@ class RayEngine:
             # would run a Ray task per block for it)
             make = getattr(ray.data, "from_blocks", None) or ray.data.from_arrow
             ds = make(blocks)
-            restarts = {"max_restarts": self.max_restarts}
+            restarts: _Restarts = {"max_restarts": self.max_restarts}
             if self.max_restarts:
                 restarts["max_task_retries"] = self.max_restarts
             with warnings.catch_warnings():  # Ray 2.60 calls these "ray_remote_args", soon to be renamed
