@@ -211,7 +211,7 @@ class _WatchedHTTPHandler(urllib.request.HTTPHandler):
         super().__init__()
         self._deadline = deadline
 
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
         return super().do_open(self._deadline.watch(http_class), req, **kwargs)
 
 
@@ -220,7 +220,7 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
         super().__init__()
         self._deadline = deadline
 
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
         return super().do_open(self._deadline.watch(http_class), req, **kwargs)
 
 
@@ -406,3 +406,17 @@ class Rests:
             self.resting_until[i] = 0.0
             self.failures_in_a_row[i] = 0
         return was_resting
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (an embedder's rests travel to Ray workers, ``searchkit.scale``): the lock is
+        left out and made anew."""
+        with self.lock:
+            state = dict(vars(self))
+        del state["lock"]
+        state["resting_until"] = list(state["resting_until"])
+        state["failures_in_a_row"] = list(state["failures_in_a_row"])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self.lock = threading.Lock()
