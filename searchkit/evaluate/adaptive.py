@@ -27,6 +27,7 @@ from searchkit.evaluate.metrics import per_query_metrics
 from searchkit.evaluate.run import _visible_to
 from searchkit.rank.adaptive import features as prefusion
 from searchkit.rank.candidates import Candidates
+from searchkit.rank.stages import FuseStage
 from searchkit.searcher import Filters, Searcher
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
         retrieve = s.pipeline.upto("retrieve")
         rest = s.pipeline.after("retrieve").without("evidence", "cut")
         fuse = rest["fuse"]
+        assert isinstance(fuse, FuseStage)  # the Searcher's pipeline fuses with a FuseStage
         queries = [q for q in ds.queries if q.answerable and ds.qrels.get(q.id)]
         it: Iterable[Any] = queries
         if show_progress:

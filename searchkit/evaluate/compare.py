@@ -291,7 +291,7 @@ def compare_runs(
     computed: list[str] = []
     values = metric_values(runs, chosen, sorted(per_query[0]), computed_note=computed)
 
-    sections = []
+    sections: list[dict[str, Any]] = []
     for breakdown, group, ids in _groups(base_rows, breakdowns) if chosen else ():
         rows = [_metric_row(m.name, ids, values[m.name], test=test, seed=seed, n_resamples=n_resamples,
                             n_bootstrap=n_bootstrap, confidence=confidence) for m in chosen]

@@ -316,8 +316,9 @@ def _select(content: _Content, root: Path, split: str) -> Dataset:
         _split, q, was_inferred = got
         inferred += was_inferred
         if q.lang is None:
-            q = replace(q, lang=detect_language(q.text))
-            detected[q.lang] += 1
+            lang = detect_language(q.text)
+            q = replace(q, lang=lang)
+            detected[lang] += 1
         kept.append(q)
     judgements = content.judgements[split]
     notes = []

@@ -152,7 +152,7 @@ def _hard_bounds(axis: str, base: Any) -> tuple[float | None, float | None]:
     section = getattr(base, section_name, None)
     if not dataclasses.is_dataclass(section) or not name or "." in name:
         return None, None
-    meta = next((f.metadata for f in dataclasses.fields(section) if f.name == name), {})
+    meta: Mapping[str, Any] = next((f.metadata for f in dataclasses.fields(section) if f.name == name), {})
     return meta.get("lo"), meta.get("hi")
 
 

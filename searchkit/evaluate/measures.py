@@ -101,7 +101,8 @@ def split_names(values: str | Iterable[str] | None) -> list[str]:
         values = [values]
     out: list[str] = []
     for value in values:
-        depth, part = 0, []
+        depth = 0
+        part: list[str] = []
         for ch in str(value):
             depth += (ch == "(") - (ch == ")")
             if ch == "," and depth <= 0:
@@ -184,10 +185,10 @@ def metric(name: str) -> Metric:
     if text.startswith("ragas"):
         m = _RAGAS.fullmatch(text)
         if m is None or m.group(1) not in (*RAGAS_ID_SCORES, *RAGAS_LLM_SCORES) or int(m.group(2)) < 1:
-            head, _, k = text.partition("@")
+            head, _, at = text.partition("@")
             close = difflib.get_close_matches(head, [f"ragas:{s}" for s in (*RAGAS_ID_SCORES, *RAGAS_LLM_SCORES)],
                                               n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]}@{k[:10] or 'K'}?)" if close else ""
+            hint = f" (did you mean {close[0]}@{at[:10] or 'K'}?)" if close else ""
             raise MetricError(f"unknown metric {_shown(text)}{hint}; a ragas score is ragas:NAME@K with NAME one of "
                               f"{', '.join((*RAGAS_ID_SCORES, *RAGAS_LLM_SCORES))} and K >= 1")
         score, k = m.group(1), int(m.group(2))

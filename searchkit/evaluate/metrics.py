@@ -19,7 +19,7 @@ whose values are those computed before (tests/test_measures.py checks them bit f
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from searchkit.evaluate.measures import DEFAULT_METRICS, RECALL_KS, MetricError, ir_measure, metric, provider_of
 
@@ -74,7 +74,7 @@ def per_query_metrics(
     out: dict[str, dict[str, float]] = {qid: {} for qid in q}
     if not out:
         return out
-    by_provider: dict[object, list] = {}
+    by_provider: dict[Any, list] = {}  # an ir_measures provider (untyped)
     for measure in names:  # trec_eval where it has the measure, MS MARCO's evaluator for RR@k, ...
         by_provider.setdefault(provider_of(measure), []).append(measure)
     for provider, measures in by_provider.items():

@@ -438,7 +438,7 @@ def _own_embeddings(base: type, embedder: Any) -> Any:
     """A searchkit embedder as ragas' embeddings (the question and the questions written back are
     embedded as queries)."""
 
-    class SearchkitEmbeddings(base):  # type: ignore[misc, valid-type]
+    class SearchkitEmbeddings(base):
         def __init__(self) -> None:
             super().__init__()
             self.embedder = embedder

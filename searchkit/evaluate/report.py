@@ -362,10 +362,11 @@ def build_report(
                           + "); give runs with distinct names (--label NAME, repeatable, in order)")
     cmp = headline = None
     if len(runs) > 1 and runs[0].per_query():
-        how = {"test": test, "alpha": alpha, "seed": SEED if seed is None else seed,
-               "n_resamples": N_PERMUTATIONS if n_resamples is None else n_resamples}
-        headline = compare_runs(runs, by=["none"], **how)  # the headline table: a family of its own tests
-        cmp = compare_runs(runs, **how)  # every breakdown: the per-group tables and the bars' marks
+        seed_, n_resamples_ = SEED if seed is None else seed, N_PERMUTATIONS if n_resamples is None else n_resamples
+        # the headline table: a family of its own tests
+        headline = compare_runs(runs, by=["none"], test=test, alpha=alpha, seed=seed_, n_resamples=n_resamples_)
+        # every breakdown: the per-group tables and the bars' marks
+        cmp = compare_runs(runs, test=test, alpha=alpha, seed=seed_, n_resamples=n_resamples_)
     dataset, note = _dataset_of(runs[0])
     d, s, h = runs[0].query_set
     c = runs[0].metrics.get("counts") or {}

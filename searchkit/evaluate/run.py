@@ -339,7 +339,7 @@ def summarize(
                                        **ranking_metrics({q: qrels_a[q] for q in sorted(members[g])}, run, names)}
         per_q = per_query_metrics(qrels_a, run, names)
         labelled = [o for o in outcomes if o.id_in_corpus is not None]
-        missing = missing_id_metrics([o.id_in_corpus for o in labelled], [bool(o.missing_ids) for o in labelled])
+        missing = missing_id_metrics([bool(o.id_in_corpus) for o in labelled], [bool(o.missing_ids) for o in labelled])
     lat = np.array([o.latency_ms for o in outcomes]) if outcomes else np.zeros(1)
     counts = {
         "queries": len(outcomes),
@@ -354,10 +354,13 @@ def summarize(
         "query_ms_p50": round(float(np.percentile(lat, 50)), 3),
         "query_ms_p95": round(float(np.percentile(lat, 95)), 3),
     }
+    if fingerprint is None:
+        assert config is not None, "summarize: no config, no fingerprint"  # every caller gives one
+        fingerprint = config.fingerprint()
     return EvalReport(
         dataset=dataset.name,
         split=dataset.split,
-        config_fingerprint=fingerprint if fingerprint is not None else config.fingerprint(),
+        config_fingerprint=fingerprint,
         metrics=figures,
         no_answer=no_answer_figures,
         by_lang=groups["by_lang"],

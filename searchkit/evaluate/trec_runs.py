@@ -56,7 +56,7 @@ def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any, *,
     """
     if not isinstance(run, TrecRun):
         run = read_trec_run(run)
-    by_id = {}
+    by_id: dict[str, str] = {}
     for key in run.scores:
         by_id.setdefault(key, key)
     for key in run.scores:
@@ -68,8 +68,8 @@ def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any, *,
     unranked = unknown = 0
     depth = 0
     for q in dataset.queries:
-        key = by_id.get(q.id)
-        ranked = run.ranking(key) if key is not None else []
+        run_key = by_id.get(q.id)
+        ranked = run.ranking(run_key) if run_key is not None else []
         unranked += not ranked
         docs = []
         for doc, _score in ranked:

@@ -95,7 +95,8 @@ def _query(row: Any, where: str) -> WorkspaceQuery:
         if not isinstance(spaces, list) or not all(isinstance(s, str) for s in spaces):
             raise DatasetError(f"{where}: spaces must be a list of slugs or \"all\"")
         spaces = tuple(spaces)
-    lang = row.get("lang") if isinstance(row.get("lang"), str) else ""
+    given = row.get("lang")
+    lang = given if isinstance(given, str) else ""
     return WorkspaceQuery(row["_id"], row["text"], row["answerable"], row["caller"], row["space"], lang, spaces)
 
 

@@ -223,7 +223,11 @@ def _attributed(passages: Sequence[str], speakers: Speakers, tokens: Callable[[s
                 if not bodies:
                     yield head, []
                 else:
-                    yield head, (body if body is not None else tokens((m or _LINE.match(line)).group(2)))
+                    if body is None:
+                        said = m or _LINE.match(line)
+                        assert said is not None  # a known speaker's line: _LINE matched it (head)
+                        body = tokens(said.group(2))
+                    yield head, body
                 continue
             for toks in (sentences if sentences is not None else map(tokens, _SENTENCE.split(line))):
                 who = next((first_token[t] for t in toks if t in first_token), None)

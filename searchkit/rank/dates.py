@@ -121,9 +121,9 @@ def query_when(text: str) -> When | None:
             if month is not None:
                 return When(int(m.group("year")) if m.groupdict().get("year") else None, month)
     for rx in _YEAR_PATTERNS:
-        m = rx.search(text)
-        if m:
-            return When(int(m.group("year")))
+        found = rx.search(text)
+        if found:
+            return When(int(found.group("year")))
     return None
 
 
@@ -133,7 +133,7 @@ def record_day(record: Any) -> _dt.date | None:
         value = parse_iso(record.date)
         return value.date() if isinstance(value, _dt.datetime) else value
     when = query_when(getattr(record, "title", "") or "")
-    if when is None or when.day is None or when.year is None:
+    if when is None or when.day is None or when.month is None or when.year is None:
         return None
     try:
         return _dt.date(when.year, when.month, when.day)

@@ -179,23 +179,23 @@ def fuse_runs(
     when given (this query's, ``searchkit.rank.adaptive``), else from ``cfg.weights``, by retriever
     name (a missing name weighs 0). Ties break by key (integers in numeric order).
     """
-    runs = {name: dict(run) for name, run in runs.items() if run}
-    if not runs:
+    own = {name: dict(run) for name, run in runs.items() if run}  # filled below: copies
+    if not own:
         return []
-    keys = set().union(*runs.values())
+    keys = set().union(*own.values())
     plain = all(type(k) is int and k >= 0 for k in keys)  # these sort as their _tie_key strings would
-    if cfg.method != "rrf" and cfg.fill_missing and fill is not None and len(runs) > 1:
+    if cfg.method != "rrf" and cfg.fill_missing and fill is not None and len(own) > 1:
         union = sorted(keys) if plain else sorted(keys, key=_tie_key)
-        for name, run in runs.items():
+        for name, run in own.items():
             missing = [k for k in union if k not in run]
             if missing:
                 run.update(fill(name, missing))  # fills keys of the union only: ``plain`` holds
     if plain:
         back = None
-        keyed = runs
+        keyed = own
     else:
-        back = {_tie_key(k): k for run in runs.values() for k in run}
-        keyed = {name: {_tie_key(k): s for k, s in run.items()} for name, run in runs.items()}
+        back = {_tie_key(k): k for run in own.values() for k in run}
+        keyed = {name: {_tie_key(k): s for k, s in run.items()} for name, run in own.items()}
     if len(keyed) == 1:
         (fused,) = keyed.values()
     elif cfg.method == "rrf":

@@ -61,7 +61,9 @@ class Query:
 class Stage(Protocol):
     """One step of a search: candidates in, candidates out."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The stage's name in its pipeline (a field of the frozen stage dataclasses)."""
 
     def __call__(self, c: Candidates, q: Query) -> Candidates:
         """The candidates after this stage."""
@@ -224,7 +226,8 @@ class EvidenceStage:
                     out[f"{name}_{item}"] = float(value)
         # the query terms and their weights from the first retriever that weighs terms
         weighing = first(q.views, HasTermWeights)
-        query = c.runs[weighing].query if weighing in c.runs else s.analyzer.query_tokens(q.text)
+        query = (c.runs[weighing].query if weighing is not None and weighing in c.runs
+                 else s.analyzer.query_tokens(q.text))
         weights = q.views[weighing].term_weights(query) if weighing is not None else None
         rows = [int(pi) for ri, _ in ranked[:self.attribution_depth]
                 for pi in s.record_passages(ri)[:self.attribution_passages]]
@@ -264,7 +267,7 @@ class SpeakerStage:
         head, rest = ranked[:self.depth], ranked[self.depth:]
         owners = speakers.passage_owners  # passage row -> whose it is, kept with these speakers
         analysed = getattr(s, "line_analysis", None)  # the index's analysis of each line, where it has one
-        own = []
+        own: list[bool | None] = []
         for ri, _ in head:
             pi = c.best_passage(ri, self.rrf_k)
             if pi is None:
