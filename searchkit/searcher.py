@@ -193,6 +193,7 @@ class Searcher:
         built = {}
         for name in names:
             spec = retrievers.get(name)
+            assert spec.section is not None and spec.build is not None  # enabled() and register() see to both
             built[name] = spec.build(getattr(config, spec.section), ctx)
         return cls(config, records, passages, retrievers=built, analyzer=analyzer)
 
@@ -377,7 +378,7 @@ class Searcher:
         hit = self._speakers.get(key)
         if hit is None:
             heads = record_heads(self)  # each record's speaker-like line heads, read once
-            rows = np.flatnonzero(scope) if key else range(len(self.records))
+            rows = np.flatnonzero(scope) if scope is not None and key else range(len(self.records))
             hit = self._speakers[key] = Speakers.from_heads((heads[i] for i in rows), self.analyzer.query_tokens)
             while len(self._speakers) > 16:
                 self._speakers.pop(next(iter(self._speakers)))
@@ -528,6 +529,7 @@ class Searcher:
         loaded = {}
         for rname in names:
             spec = retrievers.get(rname)
+            assert spec.section is not None and spec.load is not None  # enabled() and register() see to both
             try:
                 r = spec.load(folder / rname, getattr(config, spec.section), ctx)
             except (ValueError, FileNotFoundError) as exc:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit import registries
-from searchkit.config import register_section, unregister_section
+from searchkit.config import Section, register_section, unregister_section
 from searchkit.errors import InputError
 
 
@@ -152,7 +152,7 @@ class RetrieverSpec:
     evidence: tuple[str, ...] = ()
     embeds: bool = False
     embedder: Callable[[Any], Any] | None = None
-    config: type | None = None
+    config: type[Section] | None = None
     terms: bool = False
     prefusion: Mapping[str, Callable[[Any], float]] = field(default_factory=dict)
 
@@ -173,6 +173,9 @@ def register(spec: RetrieverSpec) -> RetrieverSpec:
             raise InputError(f"retriever {spec.name!r}: its config class must have EMBEDDER = {bool(spec.embeds)} "
                              "(= embeds): the config reads it for which section names the searcher's embedder",
                              param="config")
+    if spec.section is not None and (spec.build is None or spec.load is None):  # the Searcher builds and loads it
+        raise ValueError(f"retriever {spec.name!r}: a retriever with a config section needs build and load")
+    if spec.config is not None:
         register_section(spec.config)
     RETRIEVERS[spec.name] = spec
     return spec

@@ -130,9 +130,9 @@ class CommentRows:
     first: Mapping[int, int]
 
     @classmethod
-    def of(cls, ids: Sequence[int], passage_ids: Sequence[int]) -> "CommentRows":
+    def of(cls, ids: Sequence[int], passage_ids: Sequence[int | str]) -> "CommentRows":
         """The rows of records ``ids`` (comment ids, one per record) whose passages belong to the
-        comments ``passage_ids`` (one per passage row, in row order)."""
+        comments ``passage_ids`` (one per passage row, in row order; ints or their digit strings)."""
         at = {int(cid): i for i, cid in enumerate(ids)}
         record = np.fromiter((at[int(cid)] for cid in passage_ids), dtype=np.int64, count=len(passage_ids))
         first: dict[int, int] = {}
@@ -234,7 +234,7 @@ class FTS5Retriever:
         sql = (f"SELECT rowid, bm25({COMMENTS_FTS}) FROM {COMMENTS_FTS} WHERE {COMMENTS_FTS} MATCH ? "
                f"AND rowid IN ({marks})")
         found = {int(r[0]): -float(r[1]) for r in
-                 self.conn.execute(sql, [fts.match_expression(query.terms, query.mode)] + distinct)}
+                 self.conn.execute(sql, [fts.match_expression(query.terms, query.mode), *distinct])}
         floor = min(found.values(), default=0.0) - 1.0
         return np.asarray([found.get(r, floor) for r in rows], dtype=np.float64)
 

@@ -169,7 +169,8 @@ class RescueMcp:
         if request is None or request["method"] != "tools/call":
             await self.app(scope, _replay(chunks, None, receive, more), send)
             return
-        params = request.get("params") if isinstance(request.get("params"), dict) else {}
+        given = request.get("params")
+        params = given if isinstance(given, dict) else {}
         session = (scope.get("state") or {}).get(SESSION_KEY)
         if not isinstance(session, Session):  # not admitted by BearerAuth: cannot get here; the SDK's app refuses
             await self.app(scope, _replay(chunks, None, receive), send)
@@ -259,7 +260,7 @@ def _has_port(host: str) -> bool:
 def openapi_document(service: Service) -> dict[str, Any]:
     """OpenAPI 3.1 of the JSON API, each tool's request body its generated parameter schema."""
     paths: dict[str, Any] = {}
-    answer = {"type": "object", "properties": {"answer": {"type": "object"}, "text": {"type": "string"},
+    answer: dict[str, Any] = {"type": "object", "properties": {"answer": {"type": "object"}, "text": {"type": "string"},
                                                "index_version": {"type": "integer"}}}
     error = {"type": "object", "properties": {"error": {"type": "object", "properties": {
         "status": {"type": "string"}, "param": {"type": ["string", "null"]}, "message": {"type": "string"}}}}}

@@ -100,6 +100,7 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
         if got is None:  # no such space, not a member, switched off, no session: one answer
             raise MCPError(code=types.INVALID_PARAMS, message=not_found_text(slug if slug is not None else str(params.uri)))
         snap, version = got
+        assert session is not None  # got is None without a session
         uri = snapshot_uri(snap.space)
         data = {**snap.to_dict(), "index_version": version}
         return types.ReadResourceResult(contents=[

@@ -273,7 +273,8 @@ def _read_chat(root: Path, slug: str, path: Path) -> tuple[tuple[str, ChatAccess
     data = _read_json(path, f"{slug}/.space/chats/{path.name}", _collector(), _space_dir(root, slug).real)
     if data is _MISSING or _chat_problem(data):
         named = _str(data.get("ses_id")) if isinstance(data, dict) else None
-        return tuple((sid, None) for sid in sorted({path.stem, named} - {None}))
+        claimed = {path.stem} if named is None else {path.stem, named}
+        return tuple((sid, None) for sid in sorted(claimed))
     owner = data.get("owner")
     visibility = data.get("visibility") or ("personal" if owner else "shared")
     return ((data.get("ses_id") or path.stem, ChatAccess(owner, visibility)),)

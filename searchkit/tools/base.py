@@ -73,7 +73,7 @@ class Answer(Protocol):
     """What a tool returns: ``to_dict()`` (JSON-able, what ``--json`` prints) and ``render(lang)``
     (the markdown the seeds show; None: the answer's own language)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, explain: bool = False) -> dict[str, Any]:
         """The answer as plain JSON data (answers with scoring internals take ``explain=True`` to
         include them; :mod:`searchkit.tools.outputs`)."""
         ...

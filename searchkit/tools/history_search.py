@@ -127,7 +127,8 @@ def check(
     kinds_t = _check_kinds(kinds)
     since_d = _check_date("since", since)
     until_d = _check_date("until", until)
-    if since_d and until_d and aware(since_d) >= aware(until_d):
+    start, end = (aware(since_d), aware(until_d)) if since_d and until_d else (None, None)
+    if start is not None and end is not None and start >= end:  # both ISO (_check_date): both aware
         raise ParameterError("until", f"must be later than since ({since_d}), got {until_d} (until is exclusive)")
     if container == "shared" and spaces is not None:
         raise ParameterError("spaces", "not available in a shared workspace container: it searches its own space only")
@@ -245,7 +246,11 @@ def _check_date(param: str, value: Any) -> str | None:
     t = parse_iso(value) if isinstance(value, str) else None
     if t is None:
         raise ParameterError(param, f"expected an ISO date (YYYY-MM-DD) or date-time, got {shown(value)}")
-    return t.isoformat() if not isinstance(t, _dt.datetime) else aware(t).isoformat()
+    if not isinstance(t, _dt.datetime):
+        return t.isoformat()
+    moment = aware(t)
+    assert moment is not None  # a datetime is always made aware
+    return moment.isoformat()
 
 
 def _check_limit(limit: Any, with_spaces: bool) -> int:

@@ -33,7 +33,7 @@ from searchkit.config import SearchConfig
 from searchkit.errors import InputError
 from searchkit.ingest import tasks as store
 from searchkit.rank.candidates import Candidates
-from searchkit.rank.stages import CutStage, KeepStage, Pipeline, Query, RetrieveStage, build_pipeline
+from searchkit.rank.stages import CutStage, FuseStage, KeepStage, Pipeline, Query, RetrieveStage, build_pipeline
 from searchkit.records import Passage, Record
 from searchkit.retrievers.fts5 import CommentRows, FTS5Retriever, TaskScope, TermQuery
 from searchkit.searcher import Searcher
@@ -81,8 +81,10 @@ def task_pipeline(names: list[str]) -> Callable[[Searcher], Pipeline]:
         if names == [FTS5]:
             return Pipeline((TaskRetrieveStage(s, lambda k: k, fetch), KeepStage(FTS5), CutStage()))
         base = build_pipeline(s, ("retrieve", "fuse", "cut"))
+        fuse = base["fuse"]
+        assert isinstance(fuse, FuseStage)  # build_pipeline's fuse stage
         return Pipeline((TaskRetrieveStage(s, lambda k: max(k, FUSED_DEPTH), fetch),
-                         base["fuse"].with_weights(s.config.fusion.weights), base["cut"]))
+                         fuse.with_weights(s.config.fusion.weights), base["cut"]))
     return make
 
 

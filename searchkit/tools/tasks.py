@@ -186,8 +186,8 @@ def excerpt(text: str, terms: Sequence[str], max_chars: int = EXCERPT_CHARS) -> 
             start = m.end()
         else:
             break
-    m = _SENTENCE_END.search(text, max(at, start))
-    end = m.start() if m else len(text)
+    stop = _SENTENCE_END.search(text, max(at, start))
+    end = stop.start() if stop else len(text)
     if end - start > max_chars:
         start = max(start, min(at - max_chars // 3, end - max_chars))
         end = min(end, start + max_chars)

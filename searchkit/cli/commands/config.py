@@ -32,6 +32,7 @@ def cmd_config(args: argparse.Namespace) -> int:
                 print(f"  {p}")
             print(f"searchkit config validate: {args.file} is invalid ({n}, listed above)", file=sys.stderr)
             return 1
+        assert cfg is not None  # no problems: validate_file gives the config
         print(f"{args.file}: valid (fingerprint {cfg.fingerprint()}, index fingerprint {cfg.index_fingerprint()})")
     elif args.action == "export":
         path = export.export_config(

@@ -101,6 +101,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()}, "
                   f"path {doc['path']})")
             continue
+        assert old is not None  # a check reads its baseline (None only for --update of a new path)
         if dataset_hash(ds) != old["dataset_sha256"]:
             raise CLIError(f"{path}: dataset {ds_name!r} {ds.split} changed since the baseline was written "
                            "(content hash differs); review it, then rewrite the baseline with --update")

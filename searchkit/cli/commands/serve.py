@@ -91,7 +91,7 @@ def _check_flags(args: argparse.Namespace) -> Any:
         return Session(caller=args.caller, container=args.container or "personal", space=args.space,
                        current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
-        raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
+        raise CLIError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}") from None
 
 
 def _check_allowed(args: argparse.Namespace) -> None:
@@ -161,7 +161,7 @@ def run_token(args: argparse.Namespace) -> int:
         session = Session(caller=args.caller, container=args.container, space=args.space,
                           current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
-        raise CLIError(f"--{exc.param.replace('_', '-')}: {exc.message}") from None
+        raise CLIError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}") from None
     workspace = getattr(args, "workspace", None)
     problem = None if workspace is None else token_problem(workspace, session.caller, session.space)
     if problem is not None:
