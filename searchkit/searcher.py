@@ -192,9 +192,7 @@ class Searcher:
         ctx = retrievers.BuildContext(passages, analyzer, embedder, cache, show_progress, previous)
         built = {}
         for name in names:
-            spec = retrievers.get(name)
-            assert spec.section is not None and spec.build is not None  # enabled() and register() see to both
-            built[name] = spec.build(getattr(config, spec.section), ctx)
+            built[name] = retrievers.get(name).built(config, ctx)
         return cls(config, records, passages, retrievers=built, analyzer=analyzer)
 
     def with_config(self, config: SearchConfig) -> "Searcher":
@@ -529,9 +527,8 @@ class Searcher:
         loaded = {}
         for rname in names:
             spec = retrievers.get(rname)
-            assert spec.section is not None and spec.load is not None  # enabled() and register() see to both
             try:
-                r = spec.load(folder / rname, getattr(config, spec.section), ctx)
+                r = spec.loaded(folder / rname, config, ctx)
             except (ValueError, FileNotFoundError) as exc:
                 if isinstance(exc, SearchkitError):
                     raise

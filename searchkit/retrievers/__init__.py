@@ -156,6 +156,17 @@ class RetrieverSpec:
     terms: bool = False
     prefusion: Mapping[str, Callable[[Any], float]] = field(default_factory=dict)
 
+    def built(self, config: Any, ctx: BuildContext) -> Any:
+        """``build`` with this retriever's section of ``config`` (an enabled one: it has a section,
+        and ``register`` refused a sectioned spec without ``build`` and ``load``)."""
+        assert self.section is not None and self.build is not None
+        return self.build(getattr(config, self.section), ctx)
+
+    def loaded(self, folder: Path, config: Any, ctx: BuildContext) -> Any:
+        """``load`` of ``folder`` with this retriever's section of ``config`` (as ``built``)."""
+        assert self.section is not None and self.load is not None
+        return self.load(folder, getattr(config, self.section), ctx)
+
 
 RETRIEVERS: dict[str, RetrieverSpec] = {}
 """Every registered retriever by name, in the order fusion lists them."""
