@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit.analyze import detect_language
+from searchkit.ports import Corpus
 from searchkit.rank import conversation
 from searchkit.rank.adaptive import weights_for
 from searchkit.rank.candidates import Candidates, collect
@@ -100,7 +101,7 @@ class RetrieveStage:
     ``fetch(depth, n_passages)`` (default ``passage_depth``; the task search asks its own,
     ``searchkit.tools.task_engine``)."""
 
-    corpus: Any
+    corpus: Corpus
     depths: Mapping[str, int]
     name: str = "retrieve"
     fetch: Mapping[str, Callable[[int, int], int]] = field(default_factory=dict)
@@ -123,7 +124,7 @@ class FuseStage:
     """The runs fused as ``fusion`` says (``searchkit.rank.fusion.fuse_runs``); ``weights`` (by
     retriever) overrides the config's and the adaptive model's."""
 
-    corpus: Any
+    corpus: Corpus
     fusion: Any
     weights: Mapping[str, float] | None = None
     name: str = "fuse"

@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from searchkit.errors import ParameterError
 from searchkit.schema import dataclass_schema
+from searchkit.ports import TaskEnginePort, TaskStore, WorkspacePort
 from searchkit.strict_json import safe_data, safe_text
 from searchkit.tools.outputs import output_schema
 
@@ -58,9 +59,9 @@ class ToolContext:
     current_task: int | None = None
     subtask: bool = False
     lang: str | None = None
-    index: Any = dataclasses.field(default=None, repr=False, compare=False)
-    store: Any = dataclasses.field(default=None, repr=False, compare=False)
-    engine: Any = dataclasses.field(default=None, repr=False, compare=False)
+    index: WorkspacePort | None = dataclasses.field(default=None, repr=False, compare=False)
+    store: TaskStore | None = dataclasses.field(default=None, repr=False, compare=False)
+    engine: TaskEnginePort | None = dataclasses.field(default=None, repr=False, compare=False)
 
 
 CONTEXT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ToolContext)) + ("owner",)

@@ -278,7 +278,7 @@ class HistoryIndex:
             self._by_ref = table
         return table[1].get((space, kind, ref))
 
-    def default_space(self, caller: str) -> str | None:
+    def default_space(self, caller: str | None) -> str | None:
         """The space a caller's search runs in when none is given: the first (by slug) the caller
         is a member of now or was when the index was built (so a removed member is told why
         nothing of it was searched); None when there is none."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from searchkit.analyze import detect_language, without_identifiers
 from searchkit.errors import ParameterError
 from searchkit.ingest.policy import MAX_SPACES
+from searchkit.ports import HistoryIndexPort
 from searchkit.records import KINDS, Hit, Notice, Result
 from searchkit.searcher import Filters, QueryError
 from searchkit.strict_json import safe_data
@@ -115,7 +116,7 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
 
 
 def check(
-    index: Any, query: Any, kinds: Any, since: Any, until: Any, spaces: Any, *,
+    index: HistoryIndexPort, query: Any, kinds: Any, since: Any, until: Any, spaces: Any, *,
     caller: Any, container: Any, space: Any,
 ) -> Checked:
     """Every parameter but ``limit`` and ``lang`` checked (H7), nothing searched yet; the current
@@ -135,7 +136,7 @@ def check(
     return Checked(q, Filters(kinds=kinds_t, since=since_d, until=until_d), who, space)
 
 
-def check_session(index: Any, caller: Any, container: Any, space: Any) -> tuple[str | None, str]:
+def check_session(index: HistoryIndexPort, caller: Any, container: Any, space: Any) -> tuple[str | None, str]:
     """Who is searching (None: a shared container) and the current space, from the session:
     ``container`` and ``caller`` checked, the space defaulting to the caller's first
     (``index.default_space``). Shared by every history tool (history_search, chat_read, app_row)."""
@@ -175,15 +176,15 @@ def is_slug(value: Any) -> bool:
         and value not in (".", "..") and not CONTROL_CHARS.search(value)
 
 
-def _index_of(ctx: ToolContext) -> Any:
+def _index_of(ctx: ToolContext) -> HistoryIndexPort:
     if not isinstance(ctx, ToolContext):
         raise TypeError(f"ctx must be a ToolContext, got {type(ctx).__name__}")
     if ctx.index is None:
         raise TypeError("history_search needs the history index in ctx.index (a HistoryIndex)")
-    return ctx.index
+    return cast(HistoryIndexPort, ctx.index)  # the tool needs history_index: the server gives a HistoryIndex
 
 
-def _search(index: Any, c: Checked, k: int, scope: Any, pick: Any = None) -> Result:
+def _search(index: HistoryIndexPort, c: Checked, k: int, scope: Any, pick: Any = None) -> Result:
     """The searcher's result in ``scope``; the ``kinds`` filter as one mask where the index keeps
     its records' kinds (the same records as ``Filters.accepts`` checks one by one)."""
     filters, mask = c.filters, None
@@ -196,7 +197,7 @@ def _search(index: Any, c: Checked, k: int, scope: Any, pick: Any = None) -> Res
         raise ParameterError("query", str(exc)) from None
 
 
-def _default_space(index: Any, caller: str | None, container: str) -> str:
+def _default_space(index: HistoryIndexPort, caller: str | None, container: str) -> str:
     """The space a caller's search runs in when the session names none (H14: membership now, or as
     indexed, so a removed member is told why nothing was searched)."""
     if container == "shared":
@@ -288,7 +289,7 @@ MAX_RAW_K = 1000
 
 
 def raw(
-    index: Any, query: Any, *, k: Any = 10, kinds: Any = None, since: Any = None, until: Any = None,
+    index: HistoryIndexPort, query: Any, *, k: Any = 10, kinds: Any = None, since: Any = None, until: Any = None,
     spaces: Any = None, caller: Any, container: Any, space: Any,
 ) -> RawAnswer:
     """``HistoryIndex.raw_search``: the searcher's own top ``k`` within exactly the scope ``run``

@@ -18,9 +18,10 @@ and the caller's mask are computed before the record is looked up, whatever the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from searchkit.errors import ParameterError
+from searchkit.ports import HistoryIndexPort
 from searchkit.records import Record
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import shown
@@ -77,12 +78,12 @@ def open_ref(ctx: ToolContext, ref: Any, kind: str, what: str, in_space: Any) ->
     return Opened(record, space, ctx.lang or plan.access.lang(space), who, denial)
 
 
-def _index_of(ctx: ToolContext) -> Any:
+def _index_of(ctx: ToolContext) -> HistoryIndexPort:
     if not isinstance(ctx, ToolContext):
         raise TypeError(f"ctx must be a ToolContext, got {type(ctx).__name__}")
     if ctx.index is None:
         raise TypeError("this tool needs the history index in ctx.index (a HistoryIndex)")
-    return ctx.index
+    return cast(HistoryIndexPort, ctx.index)  # the tool needs history_index: the server gives a HistoryIndex
 
 
 def _check_ref(ref: Any, prefix: str, what: str) -> str:
