@@ -3,7 +3,6 @@ argument checks."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from searchkit.config import SearchConfig
 from searchkit.config_file import load_config as load
@@ -26,7 +25,7 @@ def load_config(path: str | None):
     return load(path)
 
 
-def fmt(v: Any) -> str:
+def fmt(v: object) -> str:
     if isinstance(v, float):
         return "nan" if math.isnan(v) else f"{v:.4f}"
     return str(v)

@@ -2,7 +2,7 @@
 ``searchkit.cli.commands.compare``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
@@ -16,7 +16,7 @@ they agree)."""
 cmd_compare = Verb("searchkit.cli.commands.compare:cmd_compare")
 
 
-def add_run_arguments(parser: Any) -> None:
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """``--dataset``, ``--split`` and ``--label``: what ``compare`` and ``report`` read TREC run files
     with and name runs by (``searchkit.evaluate.any_run.load_any_runs``)."""
     parser.add_argument("--dataset", metavar="D", help="the dataset (folder or name) a TREC run file is scored on; "
@@ -26,7 +26,7 @@ def add_run_arguments(parser: Any) -> None:
                         "the order of the runs; default: the folder's or file's name)")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pm = sub.add_parser("compare", help="compare runs (run folders, TREC run files) against the first, with paired "
                         "tests")
     pm.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) or TREC run files (qid Q0 docid "

@@ -1,14 +1,14 @@
 """``searchkit config``: show, validate, schema, export, verify (E6). Runs from ``searchkit.cli.commands.config``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 cmd_config = Verb("searchkit.cli.commands.config:cmd_config")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pc = sub.add_parser("config", help="show, validate, export or verify a SearchConfig")
     pcs = pc.add_subparsers(dest="action", required=True)
     c = pcs.add_parser("show", help="print a config (default: the shipped one) as JSON")

@@ -3,14 +3,14 @@ qrels) and name every problem as ``file:line: why`` (issue 40 item 2). Runs from
 ``searchkit.cli.commands.datasets``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 cmd_validate = Verb("searchkit.cli.commands.datasets:cmd_validate")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pd = sub.add_parser("datasets", help="check a dataset folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)")
     verbs = pd.add_subparsers(dest="datasets_command", required=True)
     v = verbs.add_parser(

@@ -33,7 +33,7 @@ class Verb:
         module, _, name = self.target.partition(":")
         return getattr(importlib.import_module(module), name)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         return self.load()(*args, **kwargs)
 
     def __repr__(self) -> str:

@@ -2,7 +2,7 @@
 ``searchkit.cli.commands.eval``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli import engine, judge
 from searchkit.cli.dispatch import Verb
@@ -10,7 +10,7 @@ from searchkit.cli.dispatch import Verb
 cmd_eval = Verb("searchkit.cli.commands.eval:cmd_eval")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pe = sub.add_parser("eval", help="index a dataset, run its queries, print metrics (or score another system's "
                         "TREC run with --run)")
     pe.add_argument("--dataset", required=True, help="dataset folder or name (datasets/ or ../shared/data): a plain "

@@ -1,14 +1,14 @@
 """``searchkit gate``: the regression gate (E5). Runs from ``searchkit.cli.commands.gate``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 cmd_gate = Verb("searchkit.cli.commands.gate:cmd_gate")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pg = sub.add_parser("gate", help="regression gate (E5): exit 1 when a gated metric drops below its baseline "
                        "by more than its margin, or significantly by more than its tolerance")
     pg.add_argument("--baseline", action="append", required=True, metavar="FILE",

@@ -2,12 +2,13 @@
 ``searchkit.cli.commands.history``."""
 from __future__ import annotations
 
+import argparse
 from searchkit.cli.dispatch import Verb
 
 run = Verb("searchkit.cli.commands.history:run")
 
 
-def add_parser(sub) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("history", help="history search over a workspace (SPEC H)")
     p.add_argument("query")
     src = p.add_mutually_exclusive_group(required=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from searchkit.cli import engine
 from searchkit.cli.dispatch import Verb
@@ -12,7 +11,7 @@ from searchkit.ingest.policy import CAPS
 cmd_index = Verb("searchkit.cli.commands.index:cmd_index")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pi = sub.add_parser("index", help="build an index folder from a dataset or a workspace")
     src = pi.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", help="dataset folder (BEIR layout) or name")

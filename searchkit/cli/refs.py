@@ -5,7 +5,6 @@ calling from ``--caller`` / ``--container`` / ``--space``, the tool's own checks
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from searchkit.cli.dispatch import Verb
 
@@ -25,7 +24,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = sub.add_parser("chat-read", help="read a chat by its card's ref, chat:<ses_id> (issue 30)")
     c.add_argument("ref", help="chat:<ses_id>")
     c.add_argument("--find", help="exact, case-sensitive text of a message: the newest messages holding it")

@@ -2,7 +2,7 @@
 ``searchkit.cli.commands.report``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.compare import add_run_arguments
 from searchkit.cli.dispatch import Verb
@@ -10,7 +10,7 @@ from searchkit.cli.dispatch import Verb
 cmd_report = Verb("searchkit.cli.commands.report:cmd_report")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr = sub.add_parser("report", help="write one self-contained HTML page for runs of one dataset split")
     pr.add_argument("runs", nargs="+", metavar="RUN", help="run folders (eval --out) or TREC run files of one dataset "
                     "split; the first is the baseline")

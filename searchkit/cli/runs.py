@@ -2,14 +2,14 @@
 from ``searchkit.cli.commands.runs``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 cmd_ls = Verb("searchkit.cli.commands.runs:cmd_ls")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr = sub.add_parser("runs", help="list run folders (eval --out): dataset, split, config, headline metrics, date")
     verbs = pr.add_subparsers(dest="runs_command", required=True)
     ls = verbs.add_parser("ls", help="one line per run folder under DIR (recursively), oldest first")

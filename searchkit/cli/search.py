@@ -9,14 +9,14 @@ the header line saying where it searched and what it skipped and why. Runs from
 """
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 cmd_search = Verb("searchkit.cli.commands.search:cmd_search")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ps = sub.add_parser("search", help="search an index folder")
     ps.add_argument("--index", required=True)
     ps.add_argument("query")

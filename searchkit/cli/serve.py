@@ -10,7 +10,7 @@ its dataset is present; a different ranking refuses to start unless ``--no-verif
 """
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
@@ -20,7 +20,7 @@ run = Verb("searchkit.cli.commands.serve:run")
 run_token = Verb("searchkit.cli.commands.serve:run_token")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="serve the tools to an assistant: MCP (stdio, HTTP) and a JSON API (issue 30)")
     p.add_argument("--config", required=True, help="the exported config (searchkit config export: NAME.vN.json)")
     src = p.add_mutually_exclusive_group(required=True)

@@ -4,14 +4,14 @@ space's recent history under the same rules as the served resource (who may read
 of several members only shared chats). Runs from ``searchkit.cli.commands.snapshot``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 run = Verb("searchkit.cli.commands.snapshot:run")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("snapshot", help="a space's snapshot: in work, decisions, waiting, what appeared (seed 000)")
     p.add_argument("slug", metavar="SLUG", help="the space")
     src = p.add_mutually_exclusive_group(required=True)

@@ -12,7 +12,6 @@ terminal as a control character (``searchkit.tools.terminal``). ``run`` runs fro
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from searchkit.cli.dispatch import Verb
 from searchkit.ingest import tasks as store
@@ -47,7 +46,7 @@ def _scope(p: argparse.ArgumentParser) -> None:
     p.add_argument("--subtask", action="store_true", help="run as a subtask (the tool is unavailable)")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Add ``tasks`` with ``search``, ``around``, ``list`` and ``import`` to ``subparsers``."""
     p = subparsers.add_parser("tasks", help="workspace task search over a task store (SPEC T)")
     sub = p.add_subparsers(dest="tasks_command", required=True, metavar="{search,around,list,import}")

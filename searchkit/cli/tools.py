@@ -3,14 +3,14 @@ registry (``searchkit.tools.registry.TOOLS``), with the JSON Schema of each tool
 generated from its parameter dataclass, and what each needs (``Tool.needs``). Runs from ``searchkit.cli.commands.tools``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli.dispatch import Verb
 
 run = Verb("searchkit.cli.commands.tools:run")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tools", help="list the tools and print their parameters' JSON Schemas")
     actions = p.add_subparsers(dest="tools_command", required=True, metavar="{list,schema}")
     actions.add_parser("list", help="each tool's name, description and what it needs (task_store: served with --tasks-db)")

@@ -2,7 +2,7 @@
 ``searchkit.cli.commands.tune``."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from searchkit.cli import engine
 from searchkit.cli.dispatch import Verb
@@ -10,7 +10,7 @@ from searchkit.cli.dispatch import Verb
 cmd_tune = Verb("searchkit.cli.commands.tune:cmd_tune")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pt = sub.add_parser("tune", help="fit weak match (H11) or pick fusion settings on the tune half; report half held out")
     pt.add_argument("what", choices=["weak-match", "fusion", "adaptive-fusion"])
     pt.add_argument("--runs", nargs="+", metavar="RUN",

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from searchkit import export
 from searchkit.cli.common import load_config
@@ -65,7 +64,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diff_line(d: Any) -> str:
+def _diff_line(d: export.QueryDiff) -> str:
     """One differing query of a replay: the top-k ids recorded at export beside today's, and the
     first rank where they part (an older export records the top-k of its sample queries only)."""
     head = f"  {d.query_id} {d.text[:60]!r}: "

@@ -4,17 +4,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from searchkit import strict_json
 from searchkit.cli.commands import engine, judge
 from searchkit.cli.common import CLIError, fmt, load_config
+from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
 from searchkit.evaluate import endpoint_check, mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
 from searchkit.evaluate.any_run import open_dataset, trec_file_provenance
 from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.metrics import ranking_metrics
+from searchkit.evaluate.datasets import Dataset
+from searchkit.evaluate.run import EvalReport
 from searchkit.evaluate.runs import check_run_target, write_run
 from searchkit.evaluate.trec import read_trec_run
 from searchkit.evaluate.trec_runs import evaluate_trec_run
@@ -65,14 +68,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_notes(ds: Any) -> None:
+def print_notes(ds: object) -> None:
     """What the loader inferred about the dataset (detected languages, inferred answerable), one
     ``searchkit eval: note:`` line each on stderr."""
     for note in getattr(ds, "notes", ()):
         print(f"searchkit eval: note: {note}", file=sys.stderr)
 
 
-def _write(out: str, report: Any, ds: Any, config: Any, body: dict[str, Any], **extra: Any) -> None:
+def _write(out: str, report: EvalReport, ds: Dataset, config: SearchConfig | None, body: dict[str, Any],
+           **extra: Mapping[str, Any] | None) -> None:
     check_folder_target(out, "--out")  # again: the eval took a while
     try:
         where = write_run(out, report, ds, config, metrics=body, **extra)
@@ -121,7 +125,7 @@ def _eval_trec_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ragas_block(report, ds, rows: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
+def _ragas_block(report: EvalReport, ds: Dataset, rows: list[dict[str, Any]], k: int = 10) -> dict[str, Any]:
     """ragas' ID-based context precision / recall at ``k`` beside our P@k / R@k (same queries)."""
     qrels = {q: dict(ds.qrels.get(q, {})) for q in report.per_query}
     scores = ragas_metrics.ragas_scores(report.run(), qrels, k=k)
@@ -131,7 +135,7 @@ def _ragas_block(report, ds, rows: list[dict[str, Any]], k: int = 10) -> dict[st
             "ours": ranking_metrics(qrels, report.run(), [f"P@{k}", f"R@{k}"]), "queries": len(scores)}
 
 
-def _print_eval_table(report, body: dict[str, Any], run_file: str | None = None) -> None:
+def _print_eval_table(report: EvalReport, body: dict[str, Any], run_file: str | None = None) -> None:
     c = report.counts
     print(f"dataset {report.dataset}  split {report.split}  config {report.config_fingerprint}  path {report.path}")
     print(f"{c['records']} records; {c['queries']} queries ({c['answerable']} answerable, {c['unanswerable']} unanswerable)")

@@ -6,10 +6,11 @@ import sys
 
 from searchkit.cli.commands import engine
 from searchkit.cli.common import CLIError, load_config
+from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
 from searchkit.evaluate.datasets import load_corpus, resolve_dataset
 from searchkit.index import store
-from searchkit.ingest.policy import CAPS, DEFAULT_POLICY
+from searchkit.ingest.policy import CAPS, DEFAULT_POLICY, Policy
 from searchkit.searcher import Searcher
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.terminal import one_line
@@ -43,7 +44,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(index, out: str) -> None:
+def _save(index: Searcher | HistoryIndex, out: str) -> None:
     """``index.save(out)``; a write the system refuses (no permission to create the folder) is one
     line naming ``--out``, never a raw ``[Errno N]`` (issue 39 item 8); the store's own errors
     (a full disk, a target it refuses) already name the path."""
@@ -55,7 +56,7 @@ def _save(index, out: str) -> None:
         raise CLIError(write_failure_line("--out", out, exc)) from None
 
 
-def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
+def _embed_rerank_sentences(s: Searcher, args: argparse.Namespace) -> None:
     """The reranking stage's sentences, embedded now (into the embedding cache) rather than while a
     query waits for them."""
     n = s.embed_rerank_sentences(show_progress=not args.quiet)
@@ -64,7 +65,7 @@ def _embed_rerank_sentences(s, args: argparse.Namespace) -> None:
               f"{', '.join(s.config.rerank.languages) or 'every language'})", file=sys.stderr)
 
 
-def _policy(caps: list[str]):
+def _policy(caps: list[str]) -> Policy | None:
     """The default never-index policy with the ``--cap NAME=VALUE`` changes (issue 27 item 17)."""
     changes: dict[str, int] = {}
     for item in caps:
@@ -81,7 +82,7 @@ def _policy(caps: list[str]):
     return DEFAULT_POLICY.with_caps(changes) if changes else None
 
 
-def _index_workspace(args: argparse.Namespace, config, policy) -> int:
+def _index_workspace(args: argparse.Namespace, config: SearchConfig, policy: Policy | None) -> int:
     if args.update:
         idx = HistoryIndex.load(args.out, config if args.config else None)
         rep = idx.update(args.workspace, show_progress=not args.quiet, policy=policy)

@@ -8,13 +8,16 @@ from typing import Any
 
 from searchkit.cli.common import CLIError, fmt
 from searchkit.evaluate import ragas_metrics
-from searchkit.evaluate.measures import metrics_option
+from searchkit.config import SearchConfig
+from searchkit.evaluate.datasets import Dataset
+from searchkit.evaluate.measures import MetricsChoice, metrics_option
+from searchkit.evaluate.run import EvalReport
 from searchkit.searcher import make_embedder
 
 _FLAGS = ("llm_base_url", "llm_model", "llm_api_key_env", "llm_embedding_model", "llm_queries")
 
 
-def judge_from_args(args: argparse.Namespace, choice: Any = None) -> Any:
+def judge_from_args(args: argparse.Namespace, choice: MetricsChoice | None = None) -> ragas_metrics.LLMJudge | None:
     """The :class:`LLMJudge` the flags name with ``--metrics ragas-llm`` (None without it), checked
     before anything is indexed; a missing or bad flag is one line naming it, and so is an ``--llm-*``
     flag given without ``--metrics ragas-llm`` (it would do nothing). ``choice``: ``measures.metrics_option``
@@ -48,8 +51,8 @@ def judge_from_args(args: argparse.Namespace, choice: Any = None) -> Any:
     return judge
 
 
-def judge_block(judge: Any, args: argparse.Namespace, report: Any, ds: Any, config: Any,
-                rows: list[dict[str, Any]]) -> dict[str, Any]:
+def judge_block(judge: ragas_metrics.LLMJudge, args: argparse.Namespace, report: EvalReport, ds: Dataset,
+                config: SearchConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Judge the eval's queries; each per-query row gets ``ragas_llm`` (None when not judged) and the
     block holds the means over the answerable and the unanswerable queries (each with its ``n``)."""
     items = ragas_metrics.judge_items(report, ds, judge, limit=args.llm_queries)
@@ -66,7 +69,7 @@ def judge_block(judge: Any, args: argparse.Namespace, report: Any, ds: Any, conf
             "queries": len(items), **ragas_metrics.judge_summary(scores, items, judge.k)}
 
 
-def _shown(v: Any) -> str:
+def _shown(v: object) -> str:
     return "n/a" if v is None else fmt(v)
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, Iterable
 
 from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
 from searchkit.errors import ParameterError
+from searchkit.records import Result
 from searchkit.searcher import Filters
 from searchkit.strict_json import safe_data
 from searchkit.tools.history import HistoryIndex, open_index
@@ -43,7 +44,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search_history(index: Any, args: argparse.Namespace, kinds, since, until) -> int:
+def _search_history(index: HistoryIndex, args: argparse.Namespace, kinds: tuple[str, ...] | None,
+                    since: str | None, until: str | None) -> int:
     """The searcher's ranking within what ``--caller`` may see of the searched spaces now; who is
     calling and where are checked by the history tool (``HistoryIndex.raw_search``), whose
     errors name the flag."""
@@ -66,7 +68,7 @@ _WHO_HINT = (" ({index} is a history index, searched only as `searchkit history`
              "or give --container shared --space SLUG)")
 
 
-def _print(res: Any, header: Any, as_json: bool, body: dict[str, Any]) -> None:
+def _print(res: Result, header: Iterable[str], as_json: bool, body: dict[str, Any]) -> None:
     if as_json:
         print(json.dumps(safe_data(body), ensure_ascii=False, indent=2))
         return

@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import socket
-from typing import Any
 
 from searchkit.serve.runner import Options, serve
+from searchkit.serve.session import Session
 
 
-def options(args: argparse.Namespace, session: Any, every: float) -> Options:
+def options(args: argparse.Namespace, session: Session | None, every: float) -> Options:
     """The server's options from the checked flags."""
     names = {f.name for f in dataclasses.fields(Options)}
     given = {k: v for k, v in vars(args).items() if k in names}
@@ -24,6 +24,6 @@ def options(args: argparse.Namespace, session: Any, every: float) -> Options:
     return Options(**given)
 
 
-def start(args: argparse.Namespace, session: Any, every: float, sock: socket.socket | None) -> int:
+def start(args: argparse.Namespace, session: Session | None, every: float, sock: socket.socket | None) -> int:
     """Serve until stopped: the export loaded and verified, the index opened (``serve.runner``)."""
     return serve(options(args, session, every), sock)

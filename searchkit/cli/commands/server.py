@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import socket
-from typing import Any
 
 from searchkit.serve.runner import Options, serve
+from searchkit.serve.session import Session
 
 
-def start(args: argparse.Namespace, session: Any, every: float, sock: socket.socket | None) -> int:
+def start(args: argparse.Namespace, session: Session | None, every: float, sock: socket.socket | None) -> int:
     """Serve until stopped: the export loaded and verified, the index opened (``serve.runner``)."""
     opts = Options(config=args.config, workspace=args.workspace, index=args.index, tasks_db=args.tasks_db,
                    transport=args.transport, host=args.host, port=args.port, tokens=args.tokens,

@@ -8,12 +8,12 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from searchkit import strict_json
 from searchkit.cli.commands import engine
 from searchkit.cli.common import CLIError, load_config
-from searchkit.config import AdaptiveFusion, SearchConfig
+from searchkit.config import AdaptiveFusion, SearchConfig, WeakMatchConfig
 from searchkit.evaluate import adaptive, weak_match_runs
 from searchkit.evaluate import tune as tuning
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
@@ -109,7 +109,8 @@ def _threshold_args(args: argparse.Namespace) -> float | None:
     return tuning.FALSE_WARN_TARGET if rate is None else rate
 
 
-def _threshold_out(args: argparse.Namespace, rate: float | None, tune: list[Any], wm: Any) -> dict[str, Any]:
+def _threshold_out(args: argparse.Namespace, rate: float | None, tune: list[tuning.LabelledSignals],
+                   wm: WeakMatchConfig) -> dict[str, Any]:
     """How each refit model's threshold was set, for the output: the rule, the rate and, per dataset
     (the small ones pooled), what it held on the tune half (``tune.held_by_group``)."""
     if rate is None:
@@ -165,14 +166,14 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     return 0
 
 
-def _row(trial: Any) -> dict[str, Any]:
+def _row(trial: tuning.FusionTrial) -> dict[str, Any]:
     return {"settings": dict(trial.settings), "tune_mean": round(trial.tune_mean, 4),
             "report_mean": round(trial.report_mean, 4), "report": {k: round(v, 4) for k, v in trial.report.items()}}
 
 
-def _settings_text(settings: Any) -> str:
+def _settings_text(settings: Mapping[str, object]) -> str:
     """``key=value`` pairs of a grid point on one line (a weight mapping as ``bm25:0.6,dense:0.4``)."""
-    def value(v: Any) -> str:
+    def value(v: object) -> str:
         if isinstance(v, dict):
             return ",".join(f"{k}:{value(x)}" for k, x in v.items())
         return f"{v:g}" if isinstance(v, float) else str(v)
@@ -284,7 +285,7 @@ def _write_result(path: str, text: str) -> None:
     _write("--result", _check_result(path), text + "\n")
 
 
-def _grid(value: str, base: Any) -> tuple[dict[str, Any], ...]:
+def _grid(value: str, base: SearchConfig) -> tuple[dict[str, Any], ...]:
     """``--grid``: inline JSON (it starts with ``[`` or ``{``) or a JSON file, checked point by
     point (``tune.parse_grid``); every problem is one line naming the point and the bad value."""
     text = value.strip()
