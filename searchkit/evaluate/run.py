@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import DatasetError
+from searchkit.evaluate.datasets import Dataset, DatasetError, Query
 from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.metrics import (
     RANKING_METRICS,
@@ -29,7 +29,12 @@ from searchkit.evaluate.trec import strictly_decreasing
 from searchkit.ingest.policy import can_see
 from searchkit.ingest.workspace import SpaceInfo
 from searchkit.searcher import Filters, Searcher
+from searchkit.records import Record, Result
 from searchkit.tools.history import MAX_LIMIT_SPACES, HistoryIndex
+
+if TYPE_CHECKING:
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.index.embedding import Embedder
 
 PATHS: tuple[str, ...] = ("searcher", "tool")
 """What ``evaluate_dataset`` can measure: the Searcher itself, or the history tool's path."""
@@ -48,6 +53,23 @@ BREAKDOWNS: dict[str, Callable[[Mapping[str, Any]], Iterable[str]]] = {
 breakdown: its language; its category; the kinds of its relevant records (a query with relevant
 records of two kinds is in both groups); its ``kinds`` filter (``any`` when it has none). A
 breakdown is reported when the answerable queries fall into more than one group."""
+
+
+class JudgedSplit(Protocol):
+    """What ``summarize`` and ``per_query`` read of a loaded split (a ``Dataset``, a ``TaskSet``, a
+    labelled workspace): its name, split, records (counted) and judgements."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def split(self) -> str: ...
+
+    @property
+    def records(self) -> Sequence[Record]: ...
+
+    @property
+    def qrels(self) -> Mapping[str, Mapping[str, int]]: ...
 
 
 @dataclass(frozen=True)
@@ -146,7 +168,7 @@ class EvalReport:
         return _run_of(self.outcomes)
 
 
-def _run_of(outcomes) -> dict[str, dict[str, float]]:
+def _run_of(outcomes: Iterable[QueryOutcome]) -> dict[str, dict[str, float]]:
     """Rankings as a ranx-style run: the real scores, made strictly decreasing in our order (so a tie
     keeps our order wherever it is read), or rank-derived scores for an outcome without scores."""
     run: dict[str, dict[str, float]] = {}
@@ -160,12 +182,12 @@ def _run_of(outcomes) -> dict[str, dict[str, float]]:
 
 
 def evaluate_dataset(
-    dataset: Any,
+    dataset: Dataset,
     config: SearchConfig | None = None,
     *,
-    searcher: Any = None,
-    embedder: Any = None,
-    cache: Any = None,
+    searcher: Searcher | None = None,
+    embedder: Embedder | None = None,
+    cache: EmbeddingCache | None = None,
     depth: int = 100,
     show_progress: bool = True,
     as_tool: bool = False,
@@ -254,7 +276,7 @@ def _models_used(outcomes: list[QueryOutcome]) -> str:
     return run_shape(query_shape(o.signals) for o in outcomes if o.signals)
 
 
-def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
+def _tool_for(dataset: Dataset) -> Callable[[Any], Callable[[Any], Any]]:
     """For ``as_tool``: a factory that, given the Searcher, returns ``query -> Result`` through
     ``HistoryIndex.search``. Every space of the dataset has as members every record owner, every
     query's caller and ``EVAL_CALLER``; history search is on in all of them."""
@@ -270,10 +292,10 @@ def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
     slugs = sorted({r.space for r in dataset.records})
     spaces = {s: SpaceInfo(slug=s, title=s, members=members) for s in slugs}
 
-    def build(searcher: Any) -> Callable[[Any], Any]:
+    def build(searcher: Searcher) -> Callable[[Query], Result]:
         index = HistoryIndex(searcher, spaces)
 
-        def run(q: Any) -> Any:
+        def run(q: Query) -> Result:
             wanted = list(q.spaces) if isinstance(q.spaces, tuple) else "all"
             home = wanted[0] if isinstance(wanted, list) else slugs[0]
             answer = index.search(
@@ -288,13 +310,13 @@ def _tool_for(dataset: Any) -> Callable[[Any], Callable[[Any], Any]]:
     return build
 
 
-def _visible_to(caller: str):
+def _visible_to(caller: str) -> Callable[[Record], bool]:
     """H15 for dataset queries with a ``caller``: personal records of others are never seen."""
     return lambda r: can_see(r, caller, "personal")
 
 
 def summarize(
-    dataset: Any,
+    dataset: JudgedSplit,
     config: SearchConfig | None,
     outcomes: list[QueryOutcome],
     *,
@@ -378,7 +400,7 @@ def summarize(
     )
 
 
-def per_query(report: EvalReport, dataset: Any) -> dict[str, dict[str, float]]:
+def per_query(report: EvalReport, dataset: JudgedSplit) -> dict[str, dict[str, float]]:
     """Per-query ranking metrics of a report (answerable, judged queries)."""
     ids = {o.query_id for o in report.outcomes if o.answerable}
     qrels = {qid: dict(d) for qid, d in dataset.qrels.items() if qid in ids}

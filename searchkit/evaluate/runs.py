@@ -24,13 +24,19 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit import strict_json
 from searchkit.errors import DataError
 from searchkit.evaluate.provenance import provenance
 from searchkit.evaluate.trec import run_text
 from searchkit.util import FileProblem, make_folders_private, read_json_file
+
+if TYPE_CHECKING:
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.evaluate.run import EvalReport
+    from searchkit.evaluate.task_eval import TaskSet
 
 __all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
            "find_runs", "load_run", "trec_text", "write_run"]
@@ -135,7 +141,7 @@ def trec_text(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
     return run_text(run, tag)
 
 
-def _dump(obj: Any) -> str:
+def _dump(obj: object) -> str:
     """Strict JSON (an undefined figure is ``null``, never a bare ``NaN``; issue 31 item 2)."""
     return strict_json.dumps(obj) + "\n"
 
@@ -155,9 +161,9 @@ class _NoConfig:
 
 def write_run(
     out: str | os.PathLike[str],
-    report: Any,
-    dataset: Any,
-    config: Any,
+    report: EvalReport,
+    dataset: Dataset | TaskSet,
+    config: SearchConfig | None,
     *,
     metrics: Mapping[str, Any] | None = None,
     extra_files: Mapping[str, Any] | None = None,
@@ -254,7 +260,7 @@ def _nan_for_null(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """``metrics.json`` as read, with an undefined figure (``null`` in a strict file, ``NaN`` in
     one written before issue 31) as ``nan`` in the headline, no-answer, missing-ID and breakdown
     figures, so readers compute with floats whichever way the file spelled it."""
-    def figures(obj: Any) -> Any:
+    def figures(obj: object) -> object:
         return {k: (math.nan if v is None else v) for k, v in obj.items()} if isinstance(obj, dict) else obj
 
     out = dict(metrics)
@@ -274,11 +280,11 @@ def _nan_for_null(metrics: Mapping[str, Any]) -> dict[str, Any]:
 _BREAKDOWN_KEYS = ("by_lang", "by_category", "by_kind", "by_kinds_filter")
 
 
-def _number(v: Any) -> bool:
+def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _figures(v: Any) -> bool:
+def _figures(v: object) -> bool:
     """A ``{name: number or null}`` object."""
     return isinstance(v, dict) and all(isinstance(k, str) and (x is None or _number(x)) for k, x in v.items())
 

@@ -27,16 +27,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit.config import SearchConfig
 from searchkit.evaluate.datasets import DatasetError, resolve_dataset
-from searchkit.evaluate.run import QueryOutcome, summarize
+from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.ingest import tasks as store
 from searchkit.records import Record
 from searchkit.tools import tasks as tools
 from searchkit.tools.task_engine import TaskEngine
 from searchkit.util import FileProblem, read_regular_text
+
+if TYPE_CHECKING:
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.index.embedding import Embedder
 
 __all__ = ["TASK_SET_FILES", "TaskQuery", "TaskSet", "evaluate_task_search", "is_task_set", "load_task_set"]
 
@@ -224,12 +228,12 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
 
 def evaluate_task_search(
     task_set: TaskSet,
-    config: Any = None,
+    config: SearchConfig | None = None,
     *,
-    embedder: Any = None,
-    cache: Any = None,
+    embedder: Embedder | None = None,
+    cache: EmbeddingCache | None = None,
     limit: int | None = None,
-) -> Any:
+) -> EvalReport:
     """Ask every query of ``task_set`` through the task tool under ``config`` (its
     ``tasks.retrievers`` and ``fusion``) and measure the answers.
 

@@ -21,13 +21,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit.evaluate.datasets import DatasetError
 from searchkit.evaluate.halves import query_shape, run_shape
-from searchkit.evaluate.run import QueryOutcome, summarize
+from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.tools.history import DEFAULT_LIMIT
 from searchkit.util import FileProblem, parse_json_text, read_regular_text
+
+if TYPE_CHECKING:
+    from searchkit.tools.history import HistoryIndex
 
 REQUIRED = ("_id", "text", "answerable", "caller", "space")
 
@@ -79,7 +82,7 @@ def load_queries(folder: str | Path) -> WorkspaceQueries:
     return WorkspaceQueries(root.name, tuple(queries), _qrels(root / "qrels" / "dev.tsv", ids))
 
 
-def _query(row: Any, where: str) -> WorkspaceQuery:
+def _query(row: object, where: str) -> WorkspaceQuery:
     if not isinstance(row, dict):
         raise DatasetError(f"{where}: a query must be a JSON object")
     missing = [k for k in REQUIRED if k not in row]
@@ -118,7 +121,7 @@ def _qrels(path: Path, ids: set[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-def evaluate_workspace(index: Any, labelled: WorkspaceQueries, *, limit: int | None = None) -> Any:
+def evaluate_workspace(index: HistoryIndex, labelled: WorkspaceQueries, *, limit: int | None = None) -> EvalReport:
     """Ask every query through ``index`` (a ``HistoryIndex``) as its caller, in its space, from a
     personal container; score the answers (``searchkit.evaluate.run.summarize``: ranking metrics
     of the answerable queries over the cards, the no-answer figures over all). Returns an

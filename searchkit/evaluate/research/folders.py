@@ -7,19 +7,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from searchkit.evaluate.any_run import open_dataset
 from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.provenance import dataset_hash, git_commit, package_versions
 from searchkit.evaluate.run import evaluate_dataset
 from searchkit.evaluate.runs import RunFolderError, load_run, write_run
+from searchkit.evaluate.datasets import Dataset
+from searchkit.evaluate.run import EvalReport
+from searchkit.evaluate.runs import RunFolder
 from searchkit.evaluate.task_eval import PATH, TaskSet, evaluate_task_search, load_task_set
+
+if TYPE_CHECKING:
+    from searchkit.config import SearchConfig
+    from searchkit.index.embedding import Embedder
+    from searchkit.searcher import Searcher
 
 # --------------------------------------------------------------------------- run folders
 
 
-def _same_origin(prov: Mapping[str, Any], dataset_sha256: str, config: Any, path: str) -> bool:
+def _same_origin(prov: Mapping[str, Any], dataset_sha256: str, config: SearchConfig, path: str) -> bool:
     """Whether a run folder's provenance says it measured this dataset content under this config,
     on this commit with these package versions."""
     return (prov.get("dataset_sha256") == dataset_sha256 and prov.get("config_fingerprint") == config.fingerprint()
@@ -27,7 +35,7 @@ def _same_origin(prov: Mapping[str, Any], dataset_sha256: str, config: Any, path
             and prov.get("versions") == package_versions())
 
 
-def _reuse(target: Path, dataset_sha256: str, config: Any, path: str) -> Any:
+def _reuse(target: Path, dataset_sha256: str, config: SearchConfig, path: str) -> RunFolder | None:
     if not (target / "provenance.json").is_file():
         return None
     try:
@@ -37,12 +45,13 @@ def _reuse(target: Path, dataset_sha256: str, config: Any, path: str) -> Any:
     return run if _same_origin(run.provenance, dataset_sha256, config, path) else None
 
 
-def _run_name(dataset: str, split: str, config: Any, suffix: str = "") -> str:
+def _run_name(dataset: str, split: str, config: SearchConfig, suffix: str = "") -> str:
     return f"{dataset}-{split}-{config.fingerprint()[:10]}{suffix}"
 
 
-def measure(dataset: Any, config: Any, *, as_tool: bool = False, embedder: Any = None, searcher: Any = None,
-            metrics: Sequence[str] = RANKING_METRICS, show_progress: bool = False) -> Any:
+def measure(dataset: Dataset | TaskSet, config: SearchConfig, *, as_tool: bool = False,
+            embedder: Embedder | None = None, searcher: Searcher | None = None,
+            metrics: Sequence[str] = RANKING_METRICS, show_progress: bool = False) -> EvalReport:
     """The ``EvalReport`` of a loaded split under ``config``: ``run.evaluate_dataset`` for a dataset
     (what ``searchkit eval`` runs: the same Searcher, ``metrics`` and, with ``as_tool``, the history
     tool's path), ``task_eval.evaluate_task_search`` for a labelled task-store set (its default
@@ -53,9 +62,11 @@ def measure(dataset: Any, config: Any, *, as_tool: bool = False, embedder: Any =
                             embedder=embedder, metrics=metrics)
 
 
-def run_folder(dataset: Any, config: Any, runs_dir: str | os.PathLike[str], *, name: str | None = None,
-               reuse: bool = True, as_tool: bool = False, embedder: Any = None, searcher: Any = None,
-               metrics: Sequence[str] = RANKING_METRICS, show_progress: bool = False) -> tuple[Any, Any]:
+def run_folder(dataset: Dataset | TaskSet, config: SearchConfig, runs_dir: str | os.PathLike[str], *,
+               name: str | None = None, reuse: bool = True, as_tool: bool = False,
+               embedder: Embedder | None = None, searcher: Searcher | None = None,
+               metrics: Sequence[str] = RANKING_METRICS,
+               show_progress: bool = False) -> tuple[RunFolder, EvalReport | None]:
     """``ensure_run`` for a loaded split (a ``Dataset`` or a ``TaskSet``): ``(RunFolder, EvalReport)``,
     the report None where the folder was reused."""
     tasks = isinstance(dataset, TaskSet)
@@ -71,16 +82,16 @@ def run_folder(dataset: Any, config: Any, runs_dir: str | os.PathLike[str], *, n
 
 
 def ensure_run(
-    dataset: Any,
+    dataset: str | os.PathLike[str] | Dataset,
     split: str | None,
-    config: Any,
+    config: SearchConfig,
     runs_dir: str | os.PathLike[str],
     *,
     name: str | None = None,
     reuse: bool = True,
     as_tool: bool = False,
-    embedder: Any = None,
-) -> Any:
+    embedder: Embedder | None = None,
+) -> RunFolder:
     """The run folder of ``dataset`` / ``split`` under ``config`` in ``runs_dir`` (what
     ``searchkit eval --dataset D --split S --config C --out runs_dir/NAME`` writes), as a
     ``RunFolder``. ``dataset``: a name or folder (``any_run.open_dataset``; ``split`` None: ``dev``,
@@ -97,15 +108,15 @@ def ensure_run(
 
 
 def ensure_task_run(
-    task_set: Any,
+    task_set: str | os.PathLike[str] | TaskSet,
     split: str,
-    config: Any,
+    config: SearchConfig,
     runs_dir: str | os.PathLike[str],
     *,
     name: str | None = None,
     reuse: bool = True,
-    embedder: Any = None,
-) -> Any:
+    embedder: Embedder | None = None,
+) -> RunFolder:
     """``ensure_run`` for a labelled task-store set (``task_eval.evaluate_task_search``): the task
     tool's answers under ``config`` (its ``tasks.retrievers``) as a run folder. ``task_set``: a name,
     a folder or a loaded ``TaskSet``."""
@@ -113,7 +124,7 @@ def ensure_task_run(
     return run_folder(ts, config, runs_dir, name=name, reuse=reuse, embedder=embedder)[0]
 
 
-def find_runs(runs_dir: str | os.PathLike[str], config: Any) -> list[Path]:
+def find_runs(runs_dir: str | os.PathLike[str], config: SearchConfig) -> list[Path]:
     """Run folders directly under ``runs_dir`` written under ``config`` (same fingerprint), by name.
     A folder being written or replaced (``.NAME.*`` beside it) or one that cannot be read is
     passed over."""
@@ -131,8 +142,8 @@ def find_runs(runs_dir: str | os.PathLike[str], config: Any) -> list[Path]:
     return out
 
 
-def reported_runs(config: Any, datasets: Iterable[str], split: str, runs_dir: str | os.PathLike[str], *,
-                  reuse: bool = True, embedder: Any = None) -> list[Path]:
+def reported_runs(config: SearchConfig, datasets: Iterable[str], split: str, runs_dir: str | os.PathLike[str], *,
+                  reuse: bool = True, embedder: Embedder | None = None) -> list[Path]:
     """The run folders an export of ``config`` records as the figures it was reported on
     (``searchkit config export --runs``): a run of ``config`` on each of ``datasets`` / ``split``
     (``ensure_run``: reused from ``runs_dir`` when there, else evaluated now), then every other run
