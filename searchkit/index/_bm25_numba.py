@@ -37,7 +37,7 @@ _kernel = njit(cache=True, nogil=True)
 
 
 @_inline
-def _distinct_by_scan(ids):
+def _distinct_by_scan(ids: np.ndarray):
     cols = np.empty(ids.shape[0], dtype=np.int64)
     mult = np.zeros(ids.shape[0], dtype=np.int64)
     n = 0
@@ -55,7 +55,7 @@ def _distinct_by_scan(ids):
 
 
 @_inline
-def _distinct_by_sort(ids):
+def _distinct_by_sort(ids: np.ndarray):
     n_ids = ids.shape[0]
     order = np.argsort(ids, kind="mergesort")  # stable: a group starts at its first use
     firsts = np.empty(n_ids, dtype=np.int64)
@@ -81,7 +81,7 @@ def _distinct_by_sort(ids):
 
 
 @_inline
-def _distinct_columns(ids):
+def _distinct_columns(ids: np.ndarray):
     """The query's columns (``ids``, -1 for a token outside the vocabulary) without repeats, in
     order of first appearance, and how often each occurs."""
     if ids.shape[0] <= SCAN_LIMIT:
@@ -90,7 +90,9 @@ def _distinct_columns(ids):
 
 
 @_inline
-def _column_facts(indptr, data, cols, mult, col_positive, offsets):
+def _column_facts(
+    indptr: np.ndarray, data: np.ndarray, cols: np.ndarray, mult: np.ndarray, col_positive: np.ndarray, offsets: np.ndarray
+):
     """What the kernel needs to know of the query's columns: each one's weight (its
     multiplicity, in the data's dtype), BM25+'s offset summed in query order (``offsets``
     empty: 0), whether every stored value is > 0 ("positive": a doc is then touched iff its
@@ -112,7 +114,9 @@ def _column_facts(indptr, data, cols, mult, col_positive, offsets):
 
 
 @_inline
-def _accumulate(indptr, indices, data, cols, weights, acc):
+def _accumulate(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, cols: np.ndarray, weights: np.ndarray, acc: np.ndarray
+):
     """``acc[doc] += data * weight`` over the postings of each column, in column order."""
     for c in range(cols.shape[0]):
         col = cols[c]
@@ -126,7 +130,9 @@ def _accumulate(indptr, indices, data, cols, weights, acc):
 
 
 @_inline
-def _accumulate_listed(indptr, indices, data, cols, weights, n_docs, acc):
+def _accumulate_listed(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, cols: np.ndarray, weights: np.ndarray, n_docs: int, acc: np.ndarray
+):
     """As :func:`_accumulate`, also listing each touched doc once; returns (touched, count).
 
     Branch-free: every posting writes its doc into the next slot, which is kept only when the
@@ -152,13 +158,13 @@ def _accumulate_listed(indptr, indices, data, cols, weights, n_docs, acc):
 
 
 @_inline
-def _worse(s1, d1, s2, d2):
+def _worse(s1: float, d1: int | np.integer, s2: float, d2: int | np.integer):
     """(s1, d1) ranks below (s2, d2): a lower score, or the same score and a higher doc index."""
     return s1 < s2 or (s1 == s2 and d1 > d2)
 
 
 @_inline
-def _sift_up(hs, hd, pos, key, d):
+def _sift_up(hs: np.ndarray, hd: np.ndarray, pos: int, key: float, d: int | np.integer):
     """Place (key, d) in the hole at ``pos``, moving better parents down into it."""
     while pos > 0:
         parent = (pos - 1) >> 1
@@ -172,7 +178,7 @@ def _sift_up(hs, hd, pos, key, d):
 
 
 @_inline
-def _sift_down(hs, hd, size, key, d):
+def _sift_down(hs: np.ndarray, hd: np.ndarray, size: int, key: float, d: int | np.integer):
     """Place (key, d) in the hole at the root of a heap of ``size`` entries, moving worse
     children up into it."""
     pos = 0
@@ -193,7 +199,7 @@ def _sift_down(hs, hd, size, key, d):
 
 
 @_inline
-def _offer(hs, hd, size, key, d):
+def _offer(hs: np.ndarray, hd: np.ndarray, size: int, key: float, d: int | np.integer):
     """Offer (key, d) to the heap holding ``size`` entries; returns the new size. A full heap
     takes it only when it beats the root, which it replaces."""
     if size < hs.shape[0]:
@@ -205,7 +211,7 @@ def _offer(hs, hd, size, key, d):
 
 
 @_inline
-def _drain(hs, hd, size):
+def _drain(hs: np.ndarray, hd: np.ndarray, size: int):
     """The heap's entries best first, as (docs, scores); pops the worst into the last free
     slot. Leaves the heap arrays scrambled."""
     out_s = np.empty(size, dtype=np.float64)
@@ -228,19 +234,19 @@ def _drain(hs, hd, size):
 
 
 @_inline
-def _raw_bound(root, offset, raw_floor):
+def _raw_bound(root: float, offset: float, raw_floor: float):
     """A raw sum below this cannot reach ``root`` once the offset is added (rounding slack)."""
     return max(raw_floor, root - offset - (abs(root) + abs(offset)) * 1e-15)
 
 
 @_inline
-def _admits(allowed, d):
+def _admits(allowed: np.ndarray, d: int | np.integer):
     """Whether the mask ``allowed`` (empty: no mask) lets doc ``d`` in."""
     return allowed.shape[0] == 0 or allowed[d]
 
 
 @_inline
-def _consider(raw, d, hs, hd, size, offset, raw_floor):
+def _consider(raw: float, d: int | np.integer, hs: np.ndarray, hd: np.ndarray, size: int, offset: float, raw_floor: float):
     """Offer doc ``d`` (raw sum ``raw``, past the threshold and the mask) to the heap; returns
     the new (size, rthr)."""
     size = _offer(hs, hd, size, raw + offset, d)
@@ -251,7 +257,9 @@ def _consider(raw, d, hs, hd, size, offset, raw_floor):
 
 
 @_inline
-def _select_dense(acc, n_docs, hs, hd, offset, allowed, raw_floor):
+def _select_dense(
+    acc: np.ndarray, n_docs: int, hs: np.ndarray, hd: np.ndarray, offset: float, allowed: np.ndarray, raw_floor: float
+):
     """Every doc, 8 at a time: one max decides whether the block is worth a closer look.
     Returns the heap's size."""
     size = 0
@@ -279,7 +287,17 @@ def _select_dense(acc, n_docs, hs, hd, offset, allowed, raw_floor):
 
 
 @_inline
-def _select_postings(indptr, indices, cols, acc, hs, hd, offset, allowed, raw_floor):
+def _select_postings(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    cols: np.ndarray,
+    acc: np.ndarray,
+    hs: np.ndarray,
+    hd: np.ndarray,
+    offset: float,
+    allowed: np.ndarray,
+    raw_floor: float,
+):
     """The query's postings again; a repeated doc reads its cleared 0 and fails the test.
     Returns the heap's size."""
     size = 0
@@ -296,7 +314,16 @@ def _select_postings(indptr, indices, cols, acc, hs, hd, offset, allowed, raw_fl
 
 
 @_inline
-def _select_listed(touched, m, acc, hs, hd, offset, allowed, raw_floor):
+def _select_listed(
+    touched: np.ndarray,
+    m: int,
+    acc: np.ndarray,
+    hs: np.ndarray,
+    hd: np.ndarray,
+    offset: float,
+    allowed: np.ndarray,
+    raw_floor: float,
+):
     """The ``m`` docs listed by :func:`_accumulate_listed`, each once. Returns the heap's size."""
     size = 0
     rthr = raw_floor
@@ -313,14 +340,25 @@ def _select_listed(touched, m, acc, hs, hd, offset, allowed, raw_floor):
 
 
 @_kernel
-def scores(indptr, indices, data, cols, weights, out):  # pragma: no cover - jitted
+def scores(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, cols: np.ndarray, weights: np.ndarray, out: np.ndarray
+):  # pragma: no cover - jitted
     """``out[doc] += `` the weighted contributions of ``cols`` (distinct, in query order)."""
     _accumulate(indptr, indices, data, cols, weights, out)
 
 
 @_kernel
 def top_k(
-    indptr, indices, data, ids, col_positive, offsets, n_docs, k, allowed, acc
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    ids: np.ndarray,
+    col_positive: np.ndarray,
+    offsets: np.ndarray,
+    n_docs: int,
+    k: int,
+    allowed: np.ndarray,
+    acc: np.ndarray,
 ):  # pragma: no cover - jitted
     """The best ``k`` docs (docs int64, scores float64; by score, then lower doc index) among
     those holding a query term and ``allowed`` (empty: all).

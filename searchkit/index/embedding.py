@@ -70,7 +70,7 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
     return (x / norms).astype(np.float32, copy=False)
 
 
-def _positive_int(value: Any, what: str) -> int:
+def _positive_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{what} must be a positive integer, got {value!r}")
     return value

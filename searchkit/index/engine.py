@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .cache import EmbeddingCache
+    from .embedding import Embedder
 
 __all__ = ["EmbeddingEngine", "LocalEngine", "LOCAL", "current", "using", "make_engine", "missing", "store",
            "register", "names"]
@@ -49,7 +53,7 @@ class EmbeddingEngine(Protocol):
 
     name: str
 
-    def embed_passages(self, cache: Any, embedder: Any, texts: Sequence[str], *, batch_size: int,
+    def embed_passages(self, cache: EmbeddingCache, embedder: Embedder, texts: Sequence[str], *, batch_size: int,
                        show_progress: bool = False, desc: str | None = None) -> np.ndarray:
         """Vectors of ``texts`` (float32, in input order), exactly as ``cache.embed(embedder, texts,
         "passage", batch_size=batch_size)`` gives them, embedding only what the cache lacks."""
@@ -60,7 +64,7 @@ class LocalEngine:
 
     name = "local"
 
-    def embed_passages(self, cache: Any, embedder: Any, texts: Sequence[str], *, batch_size: int,
+    def embed_passages(self, cache: EmbeddingCache, embedder: Embedder, texts: Sequence[str], *, batch_size: int,
                        show_progress: bool = False, desc: str | None = None) -> np.ndarray:
         return cache.embed(embedder, texts, "passage", batch_size=batch_size, show_progress=show_progress,
                            desc=desc)
@@ -80,7 +84,7 @@ def current() -> Any:
 
 
 @contextlib.contextmanager
-def using(engine: Any) -> Iterator[Any]:
+def using(engine: EmbeddingEngine | None) -> Iterator[Any]:
     """Builds inside this block embed their passages with ``engine``."""
     token = _CURRENT.set(engine if engine is not None else LOCAL)
     try:
@@ -107,7 +111,7 @@ def make_engine(name: str, *, address: str | None = None, workers: int | None = 
 # --------------------------------------------------------------------------- the cache, seen by an engine
 
 
-def missing(cache: Any, embedder: Any, texts: Sequence[str], kind: str = "passage",
+def missing(cache: EmbeddingCache, embedder: Embedder | str, texts: Sequence[str], kind: str = "passage",
             dim: int | None = None) -> tuple[list[str], int | None]:
     """The distinct texts of ``texts`` the cache lacks under ``embedder``'s fingerprint and
     ``kind``, in the order ``cache.embed`` would embed them (first occurrence), and the family's
@@ -115,7 +119,7 @@ def missing(cache: Any, embedder: Any, texts: Sequence[str], kind: str = "passag
     return cache.missing(embedder, texts, kind, dim=dim)
 
 
-def store(cache: Any, embedder: Any, texts: Sequence[str], vectors: np.ndarray, kind: str = "passage",
+def store(cache: EmbeddingCache, embedder: Embedder | str, texts: Sequence[str], vectors: np.ndarray, kind: str = "passage",
           dim: int | None = None) -> None:
     """Write ``vectors`` (row i for ``texts[i]``), computed by ``embedder`` elsewhere, into the
     cache in one transaction, checked as the cache checks any embedder's answer (shape, finite
