@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from searchkit import registries
-from searchkit.config import Section, register_section, unregister_section
+from searchkit.config import SearchConfig, Section, register_section, unregister_section
 from searchkit.errors import InputError
 
 
@@ -156,13 +156,13 @@ class RetrieverSpec:
     terms: bool = False
     prefusion: Mapping[str, Callable[[Any], float]] = field(default_factory=dict)
 
-    def built(self, config: Any, ctx: BuildContext) -> Any:
+    def built(self, config: SearchConfig, ctx: BuildContext) -> Any:
         """``build`` with this retriever's section of ``config`` (an enabled one: it has a section,
         and ``register`` refused a sectioned spec without ``build`` and ``load``)."""
         assert self.section is not None and self.build is not None
         return self.build(getattr(config, self.section), ctx)
 
-    def loaded(self, folder: Path, config: Any, ctx: BuildContext) -> Any:
+    def loaded(self, folder: Path, config: SearchConfig, ctx: BuildContext) -> Any:
         """``load`` of ``folder`` with this retriever's section of ``config`` (as ``built``)."""
         assert self.section is not None and self.load is not None
         return self.load(folder, getattr(config, self.section), ctx)
@@ -220,7 +220,7 @@ def names() -> tuple[str, ...]:
 registries.provide("retriever", names)  # the config reads the names there (issue 42 item 3)
 
 
-def enabled(config: Any) -> list[str]:
+def enabled(config: SearchConfig) -> list[str]:
     """Names of the registered retrievers whose config section exists and is enabled, in order."""
     out = []
     for spec in (get(n) for n in names()):

@@ -11,13 +11,16 @@ import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 import numpy as np
 
 from searchkit.config import BM25Config
 from searchkit.index.bm25 import BM25Index
 from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
+
+if TYPE_CHECKING:
+    from searchkit.analyze import Analyzer
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|[。！？]|\n+")
 
@@ -30,7 +33,7 @@ class BM25Retriever:
 
     name = "bm25"
 
-    def __init__(self, index: Any, analyzer: Any) -> None:
+    def __init__(self, index: BM25Index, analyzer: Analyzer) -> None:
         self.index = index
         self.analyzer = analyzer
         self._scoped: OrderedDict[bytes, "BM25Retriever"] = OrderedDict()
@@ -106,7 +109,7 @@ class BM25Retriever:
         self.index.save(folder)
 
 
-def _build(cfg: Any, ctx: BuildContext) -> BM25Retriever:
+def _build(cfg: BM25Config, ctx: BuildContext) -> BM25Retriever:
     passages = ctx.passages
     if ctx.show_progress:
         from tqdm.auto import tqdm
@@ -133,14 +136,24 @@ def _kept_tokens(ctx: BuildContext) -> dict[str, list[str]]:
     return {text: bags[row] for text, row in wanted.items() if bags[row]}
 
 
-def _load(folder: Path, cfg: Any, ctx: BuildContext) -> BM25Retriever:  # noqa: ARG001 - the index holds its settings
+def _load(folder: Path, cfg: BM25Config, ctx: BuildContext) -> BM25Retriever:  # noqa: ARG001 - the index holds its settings
 
     index = BM25Index.load(folder)
     index.warm_up()  # compile (or load from numba's cache) now, not in the first live query
     return BM25Retriever(index, ctx.analyzer)
 
 
-def _top1_per_term(run: Any) -> float:
+class _TermsRun(Protocol):
+    """What ``_top1_per_term`` reads of a ``searchkit.rank.candidates.RetrieverRun`` (a layer above)."""
+
+    @property
+    def query(self) -> Any: ...  # the prepared query: this retriever's tokens
+
+    @property
+    def records(self) -> Mapping[int, float]: ...
+
+
+def _top1_per_term(run: _TermsRun) -> float:
     """The best BM25 score per distinct query term (the query's IDF mass the top record holds)."""
     if not run.records:
         return 0.0

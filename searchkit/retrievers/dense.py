@@ -7,7 +7,7 @@ change the result by steering an ANN graph walk.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -18,13 +18,17 @@ from searchkit.index.embedders import FallbackEmbedder
 from searchkit.index.embedders import make_embedder as _make
 from searchkit.retrievers import BuildContext, RetrieverSpec, gap10, margin, register, top1, z_top1
 
+if TYPE_CHECKING:
+    from searchkit.ports import EmbedderPort, EmbeddingCachePort
+
 
 class DenseRetriever:
     """``prepare`` gives the query vector; rows are passage rows of the index."""
 
     name = "dense"
 
-    def __init__(self, index: Any, embedder: Any, cache: Any = None, *, exact: bool = False) -> None:
+    def __init__(self, index: DenseIndex, embedder: EmbedderPort, cache: EmbeddingCachePort | None = None, *,
+                 exact: bool = False) -> None:
         self.index = index
         self.embedder = embedder
         self.cache = cache
@@ -85,7 +89,7 @@ def make_embedder(cfg: DenseConfig) -> Any:
     return FallbackEmbedder([build(p) for p in providers])
 
 
-def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
+def _build(cfg: DenseConfig, ctx: BuildContext) -> DenseRetriever:
     # the current embedding engine (searchkit.index.engine: this process, or a Ray cluster)
     # embeds what the cache lacks; the vectors are the same either way
     vectors = engine.current().embed_passages(
@@ -95,7 +99,7 @@ def _build(cfg: Any, ctx: BuildContext) -> DenseRetriever:
     return DenseRetriever(DenseIndex.build(vectors, cfg), ctx.embedder, ctx.cache)
 
 
-def _load(folder: Path, cfg: Any, ctx: BuildContext) -> DenseRetriever:
+def _load(folder: Path, cfg: DenseConfig, ctx: BuildContext) -> DenseRetriever:
     return DenseRetriever(DenseIndex.load(folder, ef_search=cfg.ef_search), ctx.embedder, ctx.cache)
 
 

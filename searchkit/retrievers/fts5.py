@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -146,7 +146,7 @@ class FTS5Retriever:
 
     name = "fts5"
 
-    def __init__(self, conn: sqlite3.Connection, *, fold: Any = None, scope: TaskScope | None = None,
+    def __init__(self, conn: sqlite3.Connection, *, fold: Callable[[str], str] | None = None, scope: TaskScope | None = None,
                  rows: CommentRows | None = None) -> None:
         self.conn = conn
         self.fold = fold or store.fold
@@ -180,7 +180,7 @@ class FTS5Retriever:
             mode = "all" if self.scope is not None and self.scope.every else "any"
         return TermQuery(text, query_terms(text), mode)
 
-    def search(self, query: TermQuery, k: int, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:  # noqa: ARG002
+    def search(self, query: TermQuery, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:  # noqa: ARG002
         """The best ``k`` comments of the retriever's scope (``push_down``: a task search always has
         one), with their scores; as passage rows over ``rows``. A passage mask is not read: the scope
         is inside the SQL."""
