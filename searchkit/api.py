@@ -32,14 +32,14 @@ import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypedDict, Union
 
 from searchkit.config import ConfigError, SearchConfig
 from searchkit.errors import InputError
 from searchkit.evaluate import research
 from searchkit.evaluate.any_run import RunInputError, load_any_run, open_dataset
 from searchkit.evaluate.compare import BY, Comparison, compare_runs, render
-from searchkit.evaluate.datasets import resolve_dataset
+from searchkit.evaluate.datasets import Dataset, resolve_dataset
 from searchkit.evaluate.measures import DEFAULT_METRICS, metrics_option, shared_names, split_names
 from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.provenance import provenance
@@ -52,6 +52,29 @@ from searchkit.evaluate.task_eval import TaskSet, is_task_set, load_task_set
 from searchkit.searcher import Searcher
 from searchkit.util import atomic_write_text
 
+if TYPE_CHECKING:
+    from typing import Unpack
+
+    from searchkit.evaluate.run import EvalReport
+    from searchkit.index.embedding import Embedder
+    from searchkit.records import Record
+
+DatasetArg = Union[Dataset, TaskSet, str, "os.PathLike[str]"]
+"""What ``load_dataset`` takes: a loaded split or task set, or a dataset's folder or name."""
+ConfigArg = Union[SearchConfig, Mapping[str, Any], str, "os.PathLike[str]", None]
+"""What ``load_config`` takes: a config, its dict, a config file's path, or None (the shipped one)."""
+RunsArg = Union[RunFolder, Mapping[str, RunFolder], Iterable[RunFolder]]
+"""Runs for a table: one, a list, or ``{label: run}``."""
+
+
+class CompareOptions(TypedDict, total=False):
+    """``compare``'s keywords passed on to ``compare.compare_runs``."""
+
+    seed: int
+    n_resamples: int
+    n_bootstrap: int
+    confidence: float
+
 __all__ = ["DEFAULT_METRICS", "Compared", "Evaluation", "Tuning", "breakdown", "compare", "evaluate", "headline",
            "load_config", "load_dataset", "load_run", "per_query", "save_config", "searcher", "tune_fusion",
            "work_from_repo_root"]
@@ -63,7 +86,7 @@ save_config = research.save_config
 # --------------------------------------------------------------------------- data and configs
 
 
-def load_dataset(dataset: Any, split: str | None = None) -> Any:
+def load_dataset(dataset: DatasetArg, split: str | None = None) -> Any:
     """A dataset split, loaded and checked as ``searchkit eval --dataset`` loads it.
 
     Args:
@@ -89,14 +112,14 @@ def load_dataset(dataset: Any, split: str | None = None) -> Any:
     return open_dataset(dataset, split)
 
 
-def _same_split(dataset: Any, split: str | None) -> Any:
+def _same_split(dataset: TaskSet, split: str | None) -> Any:
     if split is not None and split != dataset.split:
         raise RunInputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
                             "load the split you mean", param="split")
     return dataset
 
 
-def load_config(config: Any = None, *, embedder: str | None = None,
+def load_config(config: ConfigArg = None, *, embedder: str | None = None,
                 changes: Mapping[str, Any] | None = None) -> SearchConfig:
     """A ``SearchConfig``, checked as ``--config`` is.
 
@@ -138,7 +161,8 @@ def load_config(config: Any = None, *, embedder: str | None = None,
     return cfg
 
 
-def searcher(data: Any, config: Any = None, *, split: str | None = None, embedder: Any = None,
+def searcher(data: DatasetArg | list[Record] | tuple[Record, ...], config: ConfigArg = None, *,
+             split: str | None = None, embedder: Embedder | None = None,
              show_progress: bool = True) -> Searcher:
     """A ``Searcher`` over ``data`` (a dataset as ``load_dataset`` takes it, or a sequence of
     ``Record``) under ``config`` (as ``load_config`` takes it): the index ``evaluate`` searches. Pass
@@ -207,15 +231,15 @@ class Evaluation(RunFolder):
         return self.frame().to_html()
 
 
-def _evaluation(run: RunFolder, dataset: Any, report: Any, label: str | None) -> Evaluation:
+def _evaluation(run: RunFolder, dataset: Dataset | TaskSet, report: EvalReport | None, label: str | None) -> Evaluation:
     values = {f.name: getattr(run, f.name) for f in fields(RunFolder)}
     values.update(label=label or run.label, dataset=dataset)
     return Evaluation(**values, report=report)
 
 
-def evaluate(dataset: Any, config: Any = None, *, split: str | None = None, metrics: str | Iterable[str] | None = None,
-             label: str | None = None, as_tool: bool = False, searcher: Searcher | None = None, embedder: Any = None,
-             runs: str | os.PathLike[str] | None = None, name: str | None = None, reuse: bool = True,
+def evaluate(dataset: DatasetArg, config: ConfigArg = None, *, split: str | None = None, metrics: str | Iterable[str] | None = None,
+             label: str | None = None, as_tool: bool = False, searcher: Searcher | None = None,
+             embedder: Embedder | None = None, runs: str | os.PathLike[str] | None = None, name: str | None = None, reuse: bool = True,
              show_progress: bool = True) -> Evaluation:
     """Evaluate ``config`` on a dataset split: ``searchkit eval``'s figures, as an ``Evaluation``.
 
@@ -262,7 +286,7 @@ def evaluate(dataset: Any, config: Any = None, *, split: str | None = None, metr
     return evaluation
 
 
-def load_run(path: str | os.PathLike[str], *, dataset: Any = None, split: str | None = None,
+def load_run(path: str | os.PathLike[str], *, dataset: Dataset | str | os.PathLike[str] | None = None, split: str | None = None,
              label: str | None = None, metrics: str | Iterable[str] | None = None) -> RunFolder:
     """A run folder (``searchkit eval --out``) or another system's TREC run file (Pyserini,
     Elasticsearch, ColBERT, ...: ``qid Q0 docid rank score tag``) scored on ``dataset`` / ``split``, as
@@ -276,7 +300,7 @@ def load_run(path: str | os.PathLike[str], *, dataset: Any = None, split: str | 
 # --------------------------------------------------------------------------- tables
 
 
-def _runs_by_label(runs: Any) -> dict[str, Any]:
+def _runs_by_label(runs: RunsArg) -> dict[str, Any]:
     if isinstance(runs, RunFolder):
         return {runs.name: runs}
     return dict(runs) if isinstance(runs, Mapping) else {r.name: r for r in runs}
@@ -290,7 +314,7 @@ def _breakdown_key(by: str) -> str:
     raise InputError(f"unknown breakdown {by[:40]!r}; valid: {', '.join(BY)}", param="by")
 
 
-def headline(runs: Any, metrics: Sequence[str] | None = None) -> Any:
+def headline(runs: RunsArg, metrics: Sequence[str] | None = None) -> Any:
     """One row per run (a run, a list, or ``{label: run}``): the headline metrics (default: those every
     run holds, ``measures.shared_names``), the no-answer AUROC and the query counts."""
     by_label = _runs_by_label(runs)
@@ -298,13 +322,13 @@ def headline(runs: Any, metrics: Sequence[str] | None = None) -> Any:
     return research.headline_frame(by_label, names)
 
 
-def breakdown(runs: Any, by: str = "lang", metric: str = "nDCG@10") -> Any:
+def breakdown(runs: RunsArg, by: str = "lang", metric: str = "nDCG@10") -> Any:
     """``metric`` per group of ``by`` (``lang``, ``category``, ``kind``, ``kinds_filter``): one column a
     run, one row a group."""
     return research.breakdown_frame(_runs_by_label(runs), _breakdown_key(by), metric)
 
 
-def per_query(run: Any, dataset: Any = None) -> Any:
+def per_query(run: RunFolder, dataset: Dataset | None = None) -> Any:
     """One row per query of a run: language, category, label, P(answer), warnings, per-query metrics and,
     with its dataset (``dataset``, or the one the run holds), the query text."""
     return research.query_frame(run, dataset if dataset is not None else getattr(run, "dataset", None))
@@ -366,10 +390,11 @@ def _escape(text: str) -> str:
     return html.escape(text)
 
 
-def compare(runs: Any, *, dataset: Any = None, split: str | None = None, labels: Sequence[str] | None = None,
+def compare(runs: Mapping[str, RunFolder | str | os.PathLike[str]] | Iterable[RunFolder | str | os.PathLike[str]], *,
+            dataset: Dataset | str | os.PathLike[str] | None = None, split: str | None = None, labels: Sequence[str] | None = None,
             metrics: str | Iterable[str] | None = None, by: str | Sequence[str] | None = None, test: str = "fisher",
             alpha: float = 0.05, correction: str = DEFAULT_CORRECTION, half: str | None = None,
-            **options: Any) -> Compared:
+            **options: Unpack[CompareOptions]) -> Compared:
     """Compare runs of one dataset split against the first: ``searchkit compare``.
 
     Args:
@@ -489,7 +514,7 @@ class Tuning:
         return self.summary()
 
 
-def tune_fusion(datasets: Any, config: Any = None, grid: Sequence[Mapping[str, Any]] | None = None, *,
+def tune_fusion(datasets: DatasetArg | Sequence[DatasetArg], config: ConfigArg = None, grid: Sequence[Mapping[str, Any]] | None = None, *,
                 split: str | None = None, metric: str = "nDCG@10", test: str = "fisher",
                 show_progress: bool = True) -> Tuning:
     """``searchkit tune fusion``: every fusion setting of ``grid`` (default: ``tune.default_grid`` of the

@@ -89,7 +89,7 @@ def _migrate_envelope(data: Mapping[str, Any], where: str) -> tuple[dict[str, An
     return out, notes
 
 
-def _config_of(data: Any, where: str) -> tuple[SearchConfig, list[str]]:
+def _config_of(data: Mapping[str, Any], where: str) -> tuple[SearchConfig, list[str]]:
     """The checked config of plain data (migrated first), and the migration notes."""
     try:
         migrated, notes = migrate(data)

@@ -41,7 +41,7 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
     load_export,
     validate_file,
 )
-from searchkit.evaluate.datasets import DatasetError, load_dataset, resolve_dataset
+from searchkit.evaluate.datasets import Dataset, DatasetError, load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
 from searchkit.ingest.policy import can_see
 from searchkit.records import Record
@@ -71,12 +71,12 @@ _VERSIONED = re.compile(r"^(?P<name>.+)\.v(?P<n>[0-9]+)\.json$")
 # --------------------------------------------------------------------------- replay
 
 
-def _digest(obj: Any) -> str:
+def _digest(obj: object) -> str:
     canon = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()
 
 
-def replay(config: SearchConfig, dataset: Any, *, k: int = REPLAY_K, sample: int = SAMPLE_QUERIES,
+def replay(config: SearchConfig, dataset: Dataset, *, k: int = REPLAY_K, sample: int = SAMPLE_QUERIES,
            show_progress: bool = False) -> dict[str, Any]:
     """The replay block of ``dataset`` (a loaded split) under ``config``: every query's top-``k``
     record ids, as the Searcher returns them for ``search(text, k)`` with the query's filters
@@ -90,7 +90,7 @@ def _visible_to(caller: str) -> Callable[[Record], bool]:
     return lambda r: can_see(r, caller, "personal")
 
 
-def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -> dict[str, list[str]]:
+def _rankings(config: SearchConfig, dataset: Dataset, k: int, show_progress: bool) -> dict[str, list[str]]:
     """``{query_id: top-k record ids}`` of every query of ``dataset`` (index built here)."""
     searcher = Searcher.build(dataset.records, config, show_progress=show_progress)
     queries = list(dataset.queries)
@@ -108,7 +108,7 @@ def _rankings(config: SearchConfig, dataset: Any, k: int, show_progress: bool) -
     return out
 
 
-def _replay(config: SearchConfig, dataset: Any, *, k: int, sample: int,
+def _replay(config: SearchConfig, dataset: Dataset, *, k: int, sample: int,
             show_progress: bool) -> tuple[dict[str, Any], dict[str, list[str]]]:
     tops = _rankings(config, dataset, k, show_progress)
     texts = {q.id: q.text for q in dataset.queries}

@@ -169,12 +169,12 @@ class Deadline:
         deadline watches, and that never follows a redirect."""
         return urllib.request.build_opener(_WatchedHTTPHandler(self), _WatchedHTTPSHandler(self), NoRedirect())
 
-    def watch(self, connection_class: Any) -> Callable[..., Any]:
-        def make(*args: Any, **kwargs: Any) -> Any:
-            conn = connection_class(*args, **kwargs)
+    def watch(self, connection_class: Callable[..., http.client.HTTPConnection]) -> Callable[..., Any]:
+        def make(*args: object, **kwargs: object) -> Any:
+            conn: Any = connection_class(*args, **kwargs)  # its connect and _create_connection replaced below
             connect, create = conn.connect, conn._create_connection
 
-            def create_and_watch(*a: Any, **kw: Any) -> socket.socket:
+            def create_and_watch(*a: object, **kw: object) -> socket.socket:
                 sock = create(*a, **kw)
                 self.attach(sock)  # the TCP socket: covers a proxy tunnel and the TLS handshake
                 return sock
@@ -195,7 +195,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
     and all, to whatever host ``Location`` names (issue 27 item 4). The 3xx is an ``HTTPError``
     (``HTTP 302 Found``), a failure like any other; ``Location`` is never shown."""
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002 (urllib calls it with six)
+    def redirect_request(self, *args: object, **kwargs: object) -> None:  # noqa: ARG002 (urllib calls it with six)
         return None
 
 
@@ -211,7 +211,8 @@ class _WatchedHTTPHandler(urllib.request.HTTPHandler):
         super().__init__()
         self._deadline = deadline
 
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+    def do_open(self, http_class: Callable[..., http.client.HTTPConnection], req: urllib.request.Request,
+                **kwargs: object) -> Any:
         return super().do_open(self._deadline.watch(http_class), req, **kwargs)
 
 
@@ -220,11 +221,12 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
         super().__init__()
         self._deadline = deadline
 
-    def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+    def do_open(self, http_class: Callable[..., http.client.HTTPConnection], req: urllib.request.Request,
+                **kwargs: object) -> Any:
         return super().do_open(self._deadline.watch(http_class), req, **kwargs)
 
 
-def read_capped(resp: Any, guard: Deadline, cap: int) -> bytes:
+def read_capped(resp: http.client.HTTPResponse, guard: Deadline, cap: int) -> bytes:
     """The body, read a chunk at a time until the end, the deadline or ``cap`` bytes (then
     :class:`TooLarge`; a declared ``Content-Length`` over the cap is refused before reading)."""
     declared = resp.headers.get("Content-Length") if resp.headers is not None else None

@@ -23,7 +23,7 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _SCALARS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
-def to_plain(obj: Any) -> Any:
+def to_plain(obj: object) -> Any:
     """``obj`` as plain JSON data: a dataclass as an object of its fields, a tuple or list as a list,
     a mapping as an object with string keys; anything else as it is."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -71,7 +71,7 @@ class SchemaBuilder:
             out["required"] = required
         return out
 
-    def of_type(self, tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    def of_type(self, tp: object, meta: Mapping[str, Any]) -> dict[str, Any]:
         """The schema of one type, with the rules of the field metadata ``meta``."""
         if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (a field's type, never an instance)
             name = tp.__name__
@@ -99,7 +99,7 @@ class SchemaBuilder:
             return self._union(tp, meta)
         return self._scalar(tp, meta)
 
-    def _union(self, tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    def _union(self, tp: object, meta: Mapping[str, Any]) -> dict[str, Any]:
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         nullable = len(args) < len(typing.get_args(tp))
         if len(args) > 1:
@@ -111,7 +111,7 @@ class SchemaBuilder:
             inner = {**inner, "enum": [*inner["enum"], None]}
         return {**inner, "type": [inner["type"], "null"]}
 
-    def _scalar(self, tp: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    def _scalar(self, tp: object, meta: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {"type": _SCALARS[tp]}
         if tp in (int, float):
             if "lo" in meta:

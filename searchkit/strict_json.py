@@ -28,7 +28,7 @@ from typing import Any
 __all__ = ["dumps", "finite", "safe_data", "safe_text"]
 
 
-def finite(value: Any) -> Any:
+def finite(value: object) -> Any:
     """``value`` with every non-finite float (NaN, ±infinity; numpy's too) replaced by ``None``,
     numpy scalars and arrays turned into Python numbers and lists, and tuples into lists.
     Mappings keep their keys and order; anything else is returned as it is."""
@@ -48,7 +48,7 @@ def finite(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+def dumps(value: object, *, indent: int | None = 2, sort_keys: bool = False) -> str:
     """``value`` as strict JSON text (no trailing newline): non-finite floats become ``null``
     (``finite``), non-ASCII text stays as it is, and ``allow_nan=False`` makes any NaN that could
     still slip through an error rather than a file other tools refuse."""
@@ -71,7 +71,7 @@ _CONTROLS_IN_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]+")
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\r\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def safe_text(text: Any) -> str:
+def safe_text(text: object) -> str:
     """``text`` as searchkit shows it anywhere (a terminal, ``--json``, MCP, the HTTP API; issue
     39 item 3): line breaks and tabs are kept (layout; every line break is ``\\n``), every other
     control is removed (C0, C1, DEL: a run of them leaves one space, so the words around it stay
@@ -84,7 +84,7 @@ def safe_text(text: Any) -> str:
     return _CONTROLS_IN_TEXT.sub(" ", lines)
 
 
-def safe_data(value: Any) -> Any:
+def safe_data(value: object) -> Any:
     """``value`` (JSON-able data: a tool answer's ``to_dict()``) with ``safe_text`` applied to every
     string, mapping keys included; lists stay lists, tuples tuples, other values as they are."""
     if isinstance(value, str):

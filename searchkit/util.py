@@ -96,7 +96,7 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def dotted_leaves(obj: Any, prefix: str = "") -> dict[str, Any]:
+def dotted_leaves(obj: object, prefix: str = "") -> dict[str, Any]:
     """A nested mapping as ``{"a.b.c": leaf}``, keys sorted at every level (a config's JSON as the
     dotted keys its diffs and MLflow params name)."""
     if isinstance(obj, Mapping):
