@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from searchkit.errors import ResourceError
 from searchkit.ingest.policy import DEFAULT_POLICY
@@ -87,9 +87,10 @@ class Access:
 class AccessSource(Protocol):
     """Where a search reads who may see what."""
 
-    live_chats: bool
-    """True when ``chats`` reads the chats' owners and visibility now; False when the index's
-    records decide (their own ``owner`` and ``visibility``)."""
+    @property
+    def live_chats(self) -> bool:
+        """True when ``chats`` reads the chats' owners and visibility now; False when the index's
+        records decide (their own ``owner`` and ``visibility``)."""
 
     def snapshot(self) -> Access:
         """The spaces now; raises ``AccessError`` when they cannot be read at all."""
@@ -220,7 +221,7 @@ class WorkspaceAccess:
         return table
 
     # -- plumbing ---------------------------------------------------------------------------
-    def _cached(self, path: Path, read: Any, sig: tuple[int, ...] | None = None) -> Any:
+    def _cached(self, path: Path, read: Callable[..., Any], sig: tuple[int, ...] | None = None) -> Any:
         key = str(path)
         if sig is None:
             sig = _signature(key)

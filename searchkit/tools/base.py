@@ -169,13 +169,13 @@ class Tool:
         """The MCP ``annotations`` of the tool: its title and hints (``readOnlyHint``...)."""
         return {"title": self.title or self.name, **self.hints}
 
-    def parse(self, arguments: Any) -> Any:
+    def parse(self, arguments: object) -> Any:
         """``params`` from JSON arguments (an object): unknown keys and missing required ones are
         a ``ParameterError`` naming the key; JSON arrays become tuples. Values are checked by
         ``run``."""
         return parse_params(self.params, arguments)
 
-    def __call__(self, arguments: Any, ctx: ToolContext) -> Answer:
+    def __call__(self, arguments: object, ctx: ToolContext) -> Answer:
         """``run(parse(arguments), ctx)``: JSON arguments in, an answer out."""
         return self.run(self.parse(arguments), ctx)
 
@@ -185,7 +185,7 @@ def given_only(run: Callable[[Any, ToolContext], Answer],
     """``run`` called with ``narrow(ctx)`` (:meth:`Tool.context`: what the tool declared, nothing else)."""
 
     @functools.wraps(run)
-    def wrapped(params: Any, ctx: ToolContext) -> Answer:
+    def wrapped(params: object, ctx: ToolContext) -> Answer:
         return run(params, narrow(ctx))
 
     return wrapped
@@ -197,7 +197,7 @@ def sanitising(run: Callable[[Any, ToolContext], Answer]) -> Callable[[Any, Tool
         return run
 
     @functools.wraps(run)
-    def wrapped(params: Any, ctx: ToolContext) -> Answer:
+    def wrapped(params: object, ctx: ToolContext) -> Answer:
         return SafeAnswer.of(run(params, ctx))
 
     wrapped.sanitised = True  # type: ignore[attr-defined]
@@ -214,11 +214,11 @@ class SafeAnswer:
 
     __slots__ = ("answer",)
 
-    def __init__(self, answer: Any) -> None:
+    def __init__(self, answer: Answer) -> None:
         object.__setattr__(self, "answer", answer)
 
     @classmethod
-    def of(cls, answer: Any) -> Any:
+    def of(cls, answer: Answer | None) -> Any:
         """``answer`` wrapped (once; None stays None)."""
         return answer if answer is None or type(answer) is SafeAnswer else cls(answer)
 
@@ -227,7 +227,7 @@ class SafeAnswer:
         internals), every string sanitised."""
         return safe_data(self.answer.to_dict(explain=True) if explain else self.answer.to_dict())
 
-    def render(self, lang: str | None = None, *args: Any, **kwargs: Any) -> str:
+    def render(self, lang: str | None = None, *args: object, **kwargs: object) -> str:
         """The answer's ``render(lang)``, sanitised."""
         return safe_text(self.answer.render(lang, *args, **kwargs))
 
@@ -238,10 +238,10 @@ class SafeAnswer:
     def __getattr__(self, name: str) -> Any:
         return getattr(object.__getattribute__(self, "answer"), name)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a tool's answer is read-only ({name})")
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         other = other.answer if type(other) is SafeAnswer else other
         return bool(self.answer == other)
 
@@ -258,7 +258,7 @@ class SafeAnswer:
         return repr(self.answer)
 
 
-def parse_params(cls: type, arguments: Any) -> Any:
+def parse_params(cls: type, arguments: object) -> Any:
     """An instance of the parameter dataclass ``cls`` from ``arguments`` (see :meth:`Tool.parse`)."""
     if not isinstance(arguments, Mapping):
         raise ParameterError("arguments", f"must be an object of named parameters, got {_type_name(arguments)}")
@@ -272,7 +272,7 @@ def parse_params(cls: type, arguments: Any) -> Any:
     return cls(**{k: _frozen(v) for k, v in arguments.items()})
 
 
-def _unknown(key: Any, fields: Mapping[str, Any]) -> str:
+def _unknown(key: object, fields: Mapping[str, Any]) -> str:
     valid = ", ".join(fields)
     if key in CONTEXT_FIELDS:
         return (f"is not a parameter of this tool: who is calling and where (caller, container, space, current "
@@ -280,7 +280,7 @@ def _unknown(key: Any, fields: Mapping[str, Any]) -> str:
     return f"unknown parameter; valid parameters: {valid}"
 
 
-def _frozen(value: Any) -> Any:
+def _frozen(value: object) -> object:
     """A JSON array as a tuple (the parameter dataclasses are frozen)."""
     return tuple(value) if isinstance(value, list) else value
 
@@ -288,7 +288,7 @@ def _frozen(value: Any) -> Any:
 _KEY_SHOWN = 40
 
 
-def _key_shown(key: Any) -> str:
+def _key_shown(key: object) -> str:
     """A key as an error may name it: short and printable, else described (never a long or
     control-holding string quoted back)."""
     if isinstance(key, str) and 0 < len(key) <= _KEY_SHOWN and key.isprintable():
@@ -296,7 +296,7 @@ def _key_shown(key: Any) -> str:
     return f"a parameter name of {len(key)} characters" if isinstance(key, str) else "a parameter name"
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "a list"
     if isinstance(value, str):

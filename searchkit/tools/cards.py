@@ -164,7 +164,7 @@ class HistoryAnswer:
         return safe_data(output_data(self.data(), explain))
 
 
-def shown(value: Any, limit: int = 60) -> str:
+def shown(value: object, limit: int = 60) -> str:
     """A bad value as an error message may show it: its ``repr``, cut to ``limit`` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -258,13 +258,13 @@ _CARD_SEP = re.compile("[\u00b7\u0387]")
 """The middle dot that separates a card line's fields (and U+0387, which NFKC makes one)."""
 
 
-def _title(text: Any) -> str:
+def _title(text: object) -> str:
     """A title as a card line's field: one line, and a middle dot in it becomes a bullet, so
     ``kind · date · title · ref`` always splits into its four fields (issue 28 item 8)."""
     return _CARD_SEP.sub("•", _line(text))
 
 
-def title_field(text: Any) -> str:
+def title_field(text: object) -> str:
     """A title as one field of a `` · ``-separated line (a card's, and the first line of what
     ``chat_read`` and ``app_row`` open): one line, a middle dot in it a bullet."""
     return _CARD_SEP.sub("•", one_line(text))
@@ -276,7 +276,7 @@ backtick (the quote below) or ``(space:`` (the space field's opening)."""
 _BACKTICKS = re.compile("`+")
 
 
-def ref_field(ref: Any) -> str:
+def ref_field(ref: object) -> str:
     """A ref as the card line's fourth field (issue 39 item 12a). A ref is passed on as it is
     (``chat_read``, ``app_row``), so it cannot be changed like a title: a ref holding a middle dot,
     a backtick or ``(space:`` is shown as a markdown code span, whose content is the ref exactly

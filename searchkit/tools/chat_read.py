@@ -289,7 +289,7 @@ def _shown(m: _Message, position: int, find: str | None) -> ChatMessage:
     return ChatMessage(position, m.author, m.ts, text[start:stop], start, len(text) - stop, match=at >= 0)
 
 
-def _check_find(find: Any) -> str | None:
+def _check_find(find: object) -> str | None:
     if find is None:
         return None
     if not isinstance(find, str) or not find.strip():
@@ -299,7 +299,7 @@ def _check_find(find: Any) -> str | None:
     return find
 
 
-def _check_int(param: str, value: Any, default: Any, lo: int, hi: int | None) -> Any:
+def _check_int(param: str, value: object, default: int | None, lo: int, hi: int | None) -> Any:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):

@@ -24,9 +24,10 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.index import store
-from searchkit.index.cache import CacheWriteError
-from searchkit.ingest.policy import searchable_spaces
-from searchkit.ingest.workspace import carry_over, load_workspace
+from searchkit.index.cache import CacheWriteError, EmbeddingCache
+from searchkit.index.embedding import Embedder
+from searchkit.ingest.policy import IndexingReport, Policy, searchable_spaces
+from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
 from searchkit.ingest.workspace.verdicts import FILE_NAME as MEMO_FILE
 from searchkit.ingest.workspace.verdicts import Memo
 from searchkit.rank.diversity import cap_groups, close_enough, diversify, fill_up, renumber
@@ -34,7 +35,7 @@ from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
 from searchkit.searcher import IndexMismatchError, Searcher
 from searchkit.tools import history_search as _tool
-from searchkit.tools.access import ACCESS_UNKNOWN, StaticAccess, UnknownAccess, WorkspaceAccess
+from searchkit.tools.access import ACCESS_UNKNOWN, Access, AccessSource, StaticAccess, UnknownAccess, WorkspaceAccess
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import (  # noqa: F401 - the answer's names, importable from here as before
     FULL_CHARS, SHORT_CHARS, TOP_FULL, Card, HistoryAnswer, _header, _line, _record_session,
@@ -75,8 +76,8 @@ class HistoryIndex:
     """A workspace's records, its spaces, and the Searcher over them."""
 
     def __init__(
-        self, searcher: Any, spaces: Mapping[str, Any], report: Any = None, *,
-        workspace: str | Path | None = None, access: Any = None,
+        self, searcher: Searcher, spaces: Mapping[str, SpaceInfo], report: IndexingReport | None = None, *,
+        workspace: str | Path | None = None, access: AccessSource | None = None,
     ) -> None:
         """``spaces`` are the spaces as indexed. Who may see what is read from ``access`` at each
         search: by default the ``workspace`` folder's files (``WorkspaceAccess``), or, for an
@@ -101,10 +102,10 @@ class HistoryIndex:
         workspace: str | Path,
         config: SearchConfig | None = None,
         *,
-        embedder: Any = None,
-        cache: Any = None,
+        embedder: Embedder | None = None,
+        cache: EmbeddingCache | None = None,
         show_progress: bool = False,
-        policy: Any = None,
+        policy: Policy | None = None,
     ) -> "HistoryIndex":
         """Index a workspace folder; ``policy`` (``ingest.policy.Policy``) sets what is never
         indexed and the size caps (default ``DEFAULT_POLICY``)."""
@@ -115,7 +116,7 @@ class HistoryIndex:
         index.memo = Memo.of(load, policy)
         return index
 
-    def update(self, workspace: str | Path, *, show_progress: bool = False, policy: Any = None) -> UpdateReport:
+    def update(self, workspace: str | Path, *, show_progress: bool = False, policy: Policy | None = None) -> UpdateReport:
         """Re-read the workspace (H3): records whose source is gone leave (a deleted row; a
         deleted chat with its turns' digests), new and changed ones come in, and only new or
         changed passage text is embedded (the embedding cache holds the rest). What could not be
@@ -185,7 +186,8 @@ class HistoryIndex:
         return self.searcher.save(folder, extra_files=extra)
 
     @classmethod
-    def load(cls, folder: str | Path, config: SearchConfig | None = None, *, embedder: Any = None, cache: Any = None) -> "HistoryIndex":
+    def load(cls, folder: str | Path, config: SearchConfig | None = None, *, embedder: Embedder | None = None,
+             cache: EmbeddingCache | None = None) -> "HistoryIndex":
         """Load the current version of a history index folder (its records, spaces and Searcher
         from one version, never mixed with a version a writer publishes meanwhile)."""
         with store.reading(folder) as version:
@@ -215,7 +217,7 @@ class HistoryIndex:
     # -- the tool -------------------------------------------------------------------------
     def search(
         self,
-        query: Any,
+        query: object,
         kinds: Sequence[str] | None = None,
         since: str | None = None,
         until: str | None = None,
@@ -248,7 +250,7 @@ class HistoryIndex:
 
     def raw_search(
         self,
-        query: Any,
+        query: object,
         *,
         k: int = 10,
         kinds: Sequence[str] | None = None,
@@ -288,7 +290,7 @@ class HistoryIndex:
         return min(mine) if mine else None
 
     # -- the steps of a search ------------------------------------------------------------
-    def plan(self, who: str | None, spaces: Any, current: str) -> "Plan":
+    def plan(self, who: str | None, spaces: str | Sequence[str] | None, current: str) -> "Plan":
         """Which spaces a search by ``who`` (None: a shared container) in space ``current`` covers,
         which it skips and why, and which records the caller may see there, read from the access
         source now (H14, H15). A list of ``spaces`` searches the current space too (seed: «искать и
@@ -312,7 +314,8 @@ class HistoryIndex:
         scope = self._visibility.scope(searched, who, chats) if searched else None
         return Plan(access, tuple(searched), tuple(skipped), scope, who)
 
-    def _in_doubt(self, skipped: Sequence[tuple[str, str]], access: Any, who: str | None, spaces: Any) -> list[tuple[str, str]]:
+    def _in_doubt(self, skipped: Sequence[tuple[str, str]], access: Access, who: str | None,
+                  spaces: str | Sequence[str] | None) -> list[tuple[str, str]]:
         """A space whose settings cannot be read now is skipped as ``access_unknown`` when the
         caller was a member of it as indexed (else it stays ``not_member``: whether a space the
         caller is not in exists is never told)."""
@@ -370,7 +373,7 @@ class _ChatCheck:
     """For one search: may the caller see chat ``(space, ses_id)`` as the workspace has it now?
     Each space's chats are read once per search (H15; a chat gone or in doubt: no)."""
 
-    def __init__(self, source: Any, caller: str | None) -> None:
+    def __init__(self, source: AccessSource, caller: str | None) -> None:
         self.source, self.caller = source, caller
         self._tables: dict[str, Any] = {}
 
@@ -474,7 +477,7 @@ class _VisibilityTable:
         self._days = days
         self.day = np.fromiter((day_ix[r.date] if r.date else -1 for r in records), dtype=np.int64, count=n)
 
-    def scope(self, spaces: Sequence[str], caller: str | None, chats: Any = None):
+    def scope(self, spaces: Sequence[str], caller: str | None, chats: _ChatCheck | None = None):
         """Records of ``spaces`` that ``caller`` may see (None: a shared container, no personal
         record at all; else shared records and the caller's own personal ones). With ``chats``
         (``(space, ses_id) -> bool``, the workspace now), a chat or digest is seen only when its
@@ -499,7 +502,7 @@ class _VisibilityTable:
         wanted = [self._kind_ix[k] for k in kinds if k in self._kind_ix]
         return np.isin(self.kind, np.asarray(wanted, dtype=np.int64))
 
-    def latest(self, mask) -> dict[str, str]:
+    def latest(self, mask: np.ndarray) -> dict[str, str]:
         """Space -> the newest date among the records of ``mask`` (what the caller may see)."""
         best = np.full(len(self._space_ix), -1, dtype=np.int64)
         sel = mask & (self.day >= 0)
@@ -515,7 +518,7 @@ def _is_turn(hit: Hit) -> bool:
     return hit.record.kind == "digest"
 
 
-def _erased_texts(old: Any, new: Any, records: set[str]) -> set[str]:
+def _erased_texts(old: Searcher, new: Searcher, records: set[str]) -> set[str]:
     """The texts whose vectors the cache may hold and that Searcher ``new`` no longer indexes: the
     passages of ``records`` (deleted or changed in ``old``) that no passage of ``new`` has, and
     their sentences (the reranking stage's, whatever their language). Only the erased passages are

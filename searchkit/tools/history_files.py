@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from searchkit.ingest.policy import IndexingReport
 from searchkit.ingest.workspace import SpaceInfo
 
 
@@ -35,7 +36,7 @@ def space_info(slug: str, d: Mapping[str, Any]) -> Any:
     )
 
 
-def saved_report(report: Any) -> dict[str, Any]:
+def saved_report(report: IndexingReport) -> dict[str, Any]:
     """The indexing report as the index folder keeps it (H3): a digest left out because its chat is
     gone (deleted, unusable or in doubt) is counted per space, not named: its file name is its
     turn's id and the reason named the chat, so a deleted chat would stay named in the index after

@@ -13,20 +13,23 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, TypeGuard, cast
 
 from searchkit.analyze import detect_language, without_identifiers
 from searchkit.errors import ParameterError
 from searchkit.ingest.policy import MAX_SPACES
-from searchkit.ports import HistoryIndexPort
+from searchkit.ports import HistoryIndexPort, Scope
 from searchkit.records import KINDS, Hit, Notice, Result
-from searchkit.searcher import Filters, QueryError
+from searchkit.searcher import Filters, QueryError, Searcher
 from searchkit.strict_json import safe_data
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import TOP_FULL, Card, HistoryAnswer, _header, _snippet, render, shown
 from searchkit.tools.messages import LANGS
 from searchkit.tools.terminal import CONTROL_CHARS
 from searchkit.util import aware, parse_iso
+
+if TYPE_CHECKING:
+    from searchkit.tools.history import Plan
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 10
@@ -116,8 +119,8 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
 
 
 def check(
-    index: HistoryIndexPort, query: Any, kinds: Any, since: Any, until: Any, spaces: Any, *,
-    caller: Any, container: Any, space: Any,
+    index: HistoryIndexPort, query: object, kinds: Sequence[str] | str | None, since: object, until: object,
+    spaces: str | Sequence[str] | None, *, caller: str | None, container: str, space: str | None,
 ) -> Checked:
     """Every parameter but ``limit`` and ``lang`` checked (H7), nothing searched yet; the current
     space is the caller's first space (``index.default_space``) when ``space`` is None."""
@@ -136,7 +139,8 @@ def check(
     return Checked(q, Filters(kinds=kinds_t, since=since_d, until=until_d), who, space)
 
 
-def check_session(index: HistoryIndexPort, caller: Any, container: Any, space: Any) -> tuple[str | None, str]:
+def check_session(index: HistoryIndexPort, caller: str | None, container: str,
+                  space: str | None) -> tuple[str | None, str]:
     """Who is searching (None: a shared container) and the current space, from the session:
     ``container`` and ``caller`` checked, the space defaulting to the caller's first
     (``index.default_space``). Shared by every history tool (history_search, chat_read, app_row)."""
@@ -170,7 +174,7 @@ def query_lang(query: str, space_lang: str) -> str:
 _LETTER = re.compile(r"[^\W\d_]")
 
 
-def is_slug(value: Any) -> bool:
+def is_slug(value: object) -> TypeGuard[str]:
     """A space slug is a folder name: 1-255 characters, no path separator, NUL or control character."""
     return isinstance(value, str) and 0 < len(value) <= 255 and not any(c in value for c in "/\\\x00") \
         and value not in (".", "..") and not CONTROL_CHARS.search(value)
@@ -184,7 +188,8 @@ def _index_of(ctx: ToolContext) -> HistoryIndexPort:
     return cast(HistoryIndexPort, ctx.index)  # the tool needs history_index: the server gives a HistoryIndex
 
 
-def _search(index: HistoryIndexPort, c: Checked, k: int, scope: Any, pick: Any = None) -> Result:
+def _search(index: HistoryIndexPort, c: Checked, k: int, scope: Scope,
+            pick: Callable[[list[Hit]], list[Hit]] | None = None) -> Result:
     """The searcher's result in ``scope``; the ``kinds`` filter as one mask where the index keeps
     its records' kinds (the same records as ``Filters.accepts`` checks one by one)."""
     filters, mask = c.filters, None
@@ -208,7 +213,7 @@ def _default_space(index: HistoryIndexPort, caller: str | None, container: str) 
     return found
 
 
-def _check_space_list(space: str, spaces: Any) -> None:
+def _check_space_list(space: str, spaces: Sequence[str]) -> None:
     if not spaces:
         raise ParameterError("spaces", "the list is empty; give at least one space slug or \"all\"")
     for slug in spaces:
@@ -220,14 +225,14 @@ def _check_space_list(space: str, spaces: Any) -> None:
                                        f"got {len(wanted)}")
 
 
-def _check_query(query: Any, searcher: Any) -> str:
+def _check_query(query: object, searcher: Searcher) -> str:
     try:
         return searcher.validate_query(query)
     except QueryError as exc:
         raise ParameterError("query", str(exc).removeprefix("query ").removeprefix("query: ")) from None
 
 
-def _check_kinds(kinds: Any) -> tuple[str, ...] | None:
+def _check_kinds(kinds: Sequence[str] | str | None) -> tuple[str, ...] | None:
     if kinds is None:
         return None
     if isinstance(kinds, str):
@@ -240,7 +245,7 @@ def _check_kinds(kinds: Any) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(kinds))
 
 
-def _check_date(param: str, value: Any) -> str | None:
+def _check_date(param: str, value: object) -> str | None:
     """An ISO date (``YYYY-MM-DD``) or date-time; a date-time without an offset is UTC."""
     if value is None:
         return None
@@ -254,7 +259,7 @@ def _check_date(param: str, value: Any) -> str | None:
     return moment.isoformat()
 
 
-def _check_limit(limit: Any, with_spaces: bool) -> int:
+def _check_limit(limit: object, with_spaces: bool) -> int:
     hi = MAX_LIMIT_SPACES if with_spaces else MAX_LIMIT
     if limit is None:
         return DEFAULT_LIMIT_SPACES if with_spaces else DEFAULT_LIMIT
@@ -289,8 +294,9 @@ MAX_RAW_K = 1000
 
 
 def raw(
-    index: HistoryIndexPort, query: Any, *, k: Any = 10, kinds: Any = None, since: Any = None, until: Any = None,
-    spaces: Any = None, caller: Any, container: Any, space: Any,
+    index: HistoryIndexPort, query: object, *, k: object = 10, kinds: Sequence[str] | str | None = None,
+    since: object = None, until: object = None, spaces: str | Sequence[str] | None = None,
+    caller: str | None, container: str, space: str | None,
 ) -> RawAnswer:
     """``HistoryIndex.raw_search``: the searcher's own top ``k`` within exactly the scope ``run``
     uses for the same caller, container, space and spaces (checked the same way, by ``check``)."""
@@ -308,7 +314,7 @@ def raw(
     return RawAnswer(result, tuple(header), tuple(plan.searched), tuple(plan.skipped))
 
 
-def _own(plan: Any, who: str | None) -> tuple[str, ...] | None:
+def _own(plan: Plan, who: str | None) -> tuple[str, ...] | None:
     """The caller's searchable spaces as they are now, told when nothing could be searched."""
     if plan.searched or who is None:
         return None

@@ -37,7 +37,7 @@ from typing import Any, Callable, TypeVar
 from searchkit.ingest.policy import DEFAULT_POLICY
 from searchkit.ingest.workspace.app import read_row
 from searchkit.ingest.workspace.chats import LiveChat, chat_files, read_chat
-from searchkit.ingest.workspace.collect import _Collector, live_collector
+from searchkit.ingest.workspace.collect import _Collector, _Space, live_collector
 from searchkit.ingest.workspace.verdicts import known_secrets
 from searchkit.records import Record
 from searchkit.tools.access import ChatAccess, _signature, _space_dir
@@ -68,7 +68,7 @@ class Fresh:
     record: Record | None
 
 
-def redact_as_ingest(index: Any, space: str, read: Callable[[_Collector], T]) -> T:
+def redact_as_ingest(index: object, space: str, read: Callable[[_Collector], T]) -> T:
     """Run ``read`` -- ingest's own reader of one row or one chat -- on the collector ingest
     redacts through, and return what it read: the record it makes is capped and redacted exactly
     as ingest does for a row (``_sniff_cells`` on each cell, then ``_Collector.add`` on the card)
@@ -83,7 +83,7 @@ def redact_as_ingest(index: Any, space: str, read: Callable[[_Collector], T]) ->
     return read(live_collector(known_secrets(index), DEFAULT_POLICY))
 
 
-def _folder(index: Any, space: str) -> Any:
+def _folder(index: object, space: str) -> _Space | None:
     root = getattr(index, "workspace", None)
     return None if root is None else _space_dir(Path(root), space)
 
@@ -92,7 +92,7 @@ def _same(now: Record, indexed: Record) -> bool:
     return now.text == indexed.text and now.title == indexed.title
 
 
-def live_row(index: Any, opened: Opened) -> Fresh:
+def live_row(index: object, opened: Opened) -> Fresh:
     """The row of ``opened`` (an ``app:TABLE#ID`` record the caller may read) as its table has it now."""
     indexed = opened.record
     sp = _folder(index, opened.space)
@@ -109,7 +109,7 @@ def live_row(index: Any, opened: Opened) -> Fresh:
     return Fresh(AS_INDEXED, indexed)
 
 
-def live_chat(index: Any, opened: Opened) -> Fresh:
+def live_chat(index: object, opened: Opened) -> Fresh:
     """The chat of ``opened`` (a ``chat:SES_ID`` record the caller may read) as its file has it
     now; raises ``opened.refused()`` when it is gone, in doubt, or no longer the caller's to read."""
     indexed = opened.record
@@ -125,7 +125,7 @@ def live_chat(index: Any, opened: Opened) -> Fresh:
     return Fresh(LIVE if _same(now.record, indexed) else CHANGED, now.record)
 
 
-def _chat_now(index: Any, space: str, sp: Any, ses_id: str, source_path: Any) -> LiveChat:
+def _chat_now(index: object, space: str, sp: _Space, ses_id: str, source_path: object) -> LiveChat:
     """``read_chat`` through the redaction seam, or what it gave for the same file unchanged."""
     path = chat_files(sp, ses_id, source_path)[0]
     sig = _signature(str(path))

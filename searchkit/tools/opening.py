@@ -18,7 +18,7 @@ and the caller's mask are computed before the record is looked up, whatever the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from searchkit.errors import ParameterError
 from searchkit.ports import HistoryIndexPort
@@ -50,7 +50,7 @@ class Opened:
         return ParameterError("ref", self.denial or "nothing that you can read")
 
 
-def open_ref(ctx: ToolContext, ref: Any, kind: str, what: str, in_space: Any) -> Opened:
+def open_ref(ctx: ToolContext, ref: object, kind: str, what: str, in_space: object) -> Opened:
     """The record of ``kind`` (``chat``, ``app``) whose ref is ``ref`` (``<kind>:...``) in the
     space the caller opens it in, if the caller may see it.
 
@@ -86,7 +86,7 @@ def _index_of(ctx: ToolContext) -> HistoryIndexPort:
     return cast(HistoryIndexPort, ctx.index)  # the tool needs history_index: the server gives a HistoryIndex
 
 
-def _check_ref(ref: Any, prefix: str, what: str) -> str:
+def _check_ref(ref: object, prefix: str, what: str) -> str:
     """The part of ``ref`` after ``prefix``: a non-empty printable string of at most
     ``MAX_REF_CHARS`` characters."""
     if not isinstance(ref, str) or not ref.startswith(prefix) or len(ref) == len(prefix):
@@ -96,7 +96,7 @@ def _check_ref(ref: Any, prefix: str, what: str) -> str:
     return ref[len(prefix):]
 
 
-def _check_in_space(in_space: Any, current: str, container: str) -> str:
+def _check_in_space(in_space: object, current: str, container: str) -> str:
     if in_space is None or in_space == current:
         return current
     if not is_slug(in_space):

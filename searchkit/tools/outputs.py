@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Mapping as _AbcMapping
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from searchkit.schema import DRAFT, SchemaBuilder
 
@@ -37,7 +37,7 @@ def explain_only(doc: str) -> dict[str, Any]:
     return {EXPLAIN: True, "doc": doc + " Only when the server runs with --explain."}
 
 
-def output_data(obj: Any, explain: bool = False) -> Any:
+def output_data(obj: object, explain: bool = False) -> Any:
     """An output dataclass as plain JSON data: its fields by name (an ``explain`` field only when
     ``explain``), tuples and lists as lists, mappings as objects with string keys."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -74,7 +74,7 @@ class OutputSchemaBuilder(SchemaBuilder):
             out["required"] = required
         return out
 
-    def of_type(self, tp: Any, meta: Any) -> dict[str, Any]:
+    def of_type(self, tp: object, meta: Mapping[str, Any]) -> dict[str, Any]:
         if tp is Any:
             return {}
         return super().of_type(tp, meta)

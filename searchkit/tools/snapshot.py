@@ -29,8 +29,10 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from searchkit.ports import HistoryIndexPort
 from searchkit.records import Record
 from searchkit.strict_json import safe_data, safe_text
+from searchkit.tools.access import Access, AccessSource
 from searchkit.tools.cards import title_field
 from searchkit.tools.chat_read import messages_of
 from searchkit.tools.messages import LANGS, message
@@ -113,14 +115,14 @@ class SpaceSnapshot:
         return safe_text("\n".join(lines) + "\n")
 
 
-def not_found_text(slug: Any, lang: str = "en") -> str:
+def not_found_text(slug: object, lang: str = "en") -> str:
     """The one answer to a snapshot the reader may not have: the same whether the space does not
     exist, the reader is not a member, history search is off there or its settings cannot be read."""
     shown = one_line(slug)[:80] if isinstance(slug, str) else "?"
     return message(lang if lang in LANGS else "en", "snapshot.none", slug=shown)
 
 
-def readable_spaces(access: Any, caller: str | None, container: str, space: str | None) -> list[tuple[str, str]]:
+def readable_spaces(access: Access, caller: str | None, container: str, space: str | None) -> list[tuple[str, str]]:
     """``(slug, title)`` of every space whose snapshot the session may read now: a person's spaces
     (member now, history search on), or a shared container's own space."""
     out = []
@@ -130,7 +132,7 @@ def readable_spaces(access: Any, caller: str | None, container: str, space: str 
     return out
 
 
-def build(index: Any, slug: Any, *, caller: str | None, container: str = "personal", space: str | None = None,
+def build(index: HistoryIndexPort, slug: object, *, caller: str | None, container: str = "personal", space: str | None = None,
           as_of: _dt.date | None = None, now: _dt.datetime | None = None, days: int = WINDOW_DAYS,
           lang: str | None = None) -> SpaceSnapshot | None:
     """The snapshot of space ``slug`` for the session (``caller``, ``container``, its ``space``) over
@@ -141,7 +143,7 @@ def build(index: Any, slug: Any, *, caller: str | None, container: str = "person
                       as_of=as_of, now=now, days=days, lang=lang)
 
 
-def build_from(records: Sequence[Record], source: Any, slug: Any, *, caller: str | None, container: str = "personal",
+def build_from(records: Sequence[Record], source: AccessSource, slug: object, *, caller: str | None, container: str = "personal",
                space: str | None = None, as_of: _dt.date | None = None, now: _dt.datetime | None = None,
                days: int = WINDOW_DAYS, lang: str | None = None) -> SpaceSnapshot | None:
     """``build`` over ``records`` and an access source (``snapshot()``, ``chats(slug)``, ``live_chats``)."""
@@ -200,7 +202,7 @@ def digest_parts(text: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in parts.items()}
 
 
-def _may_read(access: Any, slug: str, caller: str | None, container: str, space: str | None) -> Any:
+def _may_read(access: Access, slug: str, caller: str | None, container: str, space: str | None) -> Any:
     """The space's settings when the session may read its snapshot now, else None."""
     info = access.spaces.get(slug)
     if info is None or slug in access.doubtful or not info.history_search:
@@ -210,7 +212,7 @@ def _may_read(access: Any, slug: str, caller: str | None, container: str, space:
     return info if container == "personal" and isinstance(caller, str) and caller in info.members else None
 
 
-def _chat_rule(source: Any, slug: str, owner: str | None) -> Callable[[Record, str], bool]:
+def _chat_rule(source: AccessSource, slug: str, owner: str | None) -> Callable[[Record, str], bool]:
     """Whether a chat or digest record may feed the snapshot: shared in the index's copy and in the
     workspace now; or, with ``owner`` (the one member, reading), that member's own."""
     table: Mapping[str, Any] | None = None

@@ -31,6 +31,8 @@ import numpy as np
 
 from searchkit.config import SearchConfig
 from searchkit.errors import InputError
+from searchkit.index.cache import EmbeddingCache
+from searchkit.index.embedding import Embedder
 from searchkit.ingest import tasks as store
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.stages import CutStage, FuseStage, KeepStage, Pipeline, Query, RetrieveStage, build_pipeline
@@ -89,7 +91,7 @@ def task_pipeline(names: list[str]) -> Callable[[Searcher], Pipeline]:
 
 
 def comment_searcher(conn: sqlite3.Connection, space: str, config: SearchConfig, names: list[str], *,
-                     embedder: Any = None, cache: Any = None) -> Searcher | None:
+                     embedder: Embedder | None = None, cache: EmbeddingCache | None = None) -> Searcher | None:
     """A Searcher over the indexed comments of ``space`` with the retrievers ``names`` (config
     sections; ``fts5`` over its rows when named) and task search's stages, None for a space without
     any. Its records are in comment-id order (fusion breaks ties by comment id); its passages are
@@ -148,7 +150,7 @@ class TaskEngine:
     """Task search over one space of a store, with the retrievers ``config.tasks.retrievers`` names."""
 
     def __init__(self, conn: sqlite3.Connection, space: str, config: SearchConfig | None = None, *,
-                 embedder: Any = None, cache: Any = None) -> None:
+                 embedder: Embedder | None = None, cache: EmbeddingCache | None = None) -> None:
         self.conn = conn
         self.space = space
         self.config = config or SearchConfig()

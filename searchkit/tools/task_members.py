@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
+from searchkit.ingest.workspace import SpaceInfo
+from searchkit.ports import ToolContextPort
 from searchkit.tools.access import AccessError, WorkspaceAccess
 from searchkit.tools.terminal import one_line
 
@@ -50,20 +52,20 @@ class WorkspaceMembers:
         return cls(WorkspaceAccess(workspace))
 
 
-def access_source(ctx: Any) -> Any | None:
+def access_source(ctx: ToolContextPort) -> Any | None:
     """The session's access source: ``ctx.index.access``, or None where the session has none."""
     index = getattr(ctx, "index", None)
     return None if index is None else getattr(index, "access", None)
 
 
-def is_member(spaces: Any, caller: str | None, space: str | None) -> bool:
+def is_member(spaces: Mapping[str, SpaceInfo], caller: str | None, space: str | None) -> bool:
     """Is ``caller`` a member of ``space`` among ``spaces`` (slug -> ``SpaceInfo``, as an access
     snapshot has them)? False for no caller, no space, or a space not listed."""
     info = spaces.get(space) if caller is not None and space is not None else None
     return info is not None and caller in info.members
 
 
-def refusal(ctx: Any) -> str | None:
+def refusal(ctx: ToolContextPort) -> str | None:
     """None when ``ctx.caller`` is a member of ``ctx.space`` now; else why the task tools answer
     nothing: ``members_unknown`` (no access source) or ``not_member``. Raises ``AccessError`` when
     the workspace cannot be read at all."""

@@ -27,6 +27,7 @@ from searchkit.errors import ParameterError
 from searchkit.ingest.tasks import fts
 from searchkit.ingest import tasks as store
 from searchkit.ingest.tasks import query_terms
+from searchkit.ports import TaskEnginePort
 from searchkit.retrievers.fts5 import TaskScope, TermQuery
 from searchkit.tools.history_search import is_slug
 from searchkit.tools.task_answers import (  # noqa: F401 - the answers' names, importable from here as before
@@ -94,13 +95,13 @@ def check_context(ctx: TaskContext) -> Unavailable | None:
     return None
 
 
-def _check_id(value: Any, param: str) -> int:
+def _check_id(value: object, param: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_ID:
         raise TaskSearchError(param, f"must be a positive integer task id, got {value!r}")
     return value
 
 
-def _check_int(value: Any, param: str, lo: int, hi: int, default: int) -> int:
+def _check_int(value: object, param: str, lo: int, hi: int, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
@@ -110,7 +111,7 @@ def _check_int(value: Any, param: str, lo: int, hi: int, default: int) -> int:
     return value
 
 
-def _check_text(value: Any, param: str, max_chars: int) -> str:
+def _check_text(value: object, param: str, max_chars: int) -> str:
     if not isinstance(value, str):
         raise TaskSearchError(param, f"must be a string, got {type(value).__name__}")
     if "\x00" in value:
@@ -128,7 +129,7 @@ def _check_text(value: Any, param: str, max_chars: int) -> str:
     return value
 
 
-def parse_ref(ref: Any) -> int:
+def parse_ref(ref: object) -> int:
     """The comment id of an ``around_ref`` (``comment:<id>``); anything else is a TaskSearchError."""
     if not isinstance(ref, str):
         raise TaskSearchError("around_ref", f'must be a string "comment:<id>", got {type(ref).__name__}')
@@ -201,7 +202,8 @@ _HIT_COLUMNS = "c.id, c.task, t.title, c.author, c.kind, c.ts, c.indexed"
 
 
 def _run(
-    conn: sqlite3.Connection, engine: Any, query: str, terms: Sequence[str], mode: str, limit: int, scope: Any,
+    conn: sqlite3.Connection, engine: TaskEnginePort, query: str, terms: Sequence[str], mode: str, limit: int,
+    scope: TaskScope,
 ) -> tuple[str, list[tuple]]:
     """The engine's comment ids, fetched again under the same SQL scope (T1), in its order."""
     ids, method = engine.rank(TermQuery(query, tuple(terms), mode), scope, limit)

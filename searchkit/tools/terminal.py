@@ -22,7 +22,6 @@ one-line and JSON forms.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from searchkit.strict_json import BIDI_CONTROLS, CONTROL_CHARS, safe_text
 
@@ -31,7 +30,7 @@ __all__ = ["BIDI_CONTROLS", "CONTROL_CHARS", "json_text", "one_line", "plain_tex
 _RAW_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def one_line(text: Any) -> str:
+def one_line(text: object) -> str:
     """``text`` as part of one terminal line: controls and line breaks become one space, bidi
     controls go; leading and trailing spaces are trimmed."""
     return CONTROL_CHARS.sub(" ", BIDI_CONTROLS.sub("", str(text))).strip()

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import numpy as np
 
 from searchkit.index.cache import EmbeddingCache
+from searchkit.index.embedding import Embedder
+
+if TYPE_CHECKING:
+    from searchkit.searcher import Searcher
 
 
 class VersionCache:
@@ -24,7 +30,7 @@ class VersionCache:
         self._lock = threading.Lock()
         self._sealed = False
 
-    def embed(self, embedder: Any, texts: Any, kind: str, *args: Any, **kw: Any) -> Any:
+    def embed(self, embedder: Embedder, texts: Sequence[str], kind: str, *args: Any, **kw: Any) -> np.ndarray:
         with self._lock:
             sealed = self._sealed
         if not sealed:
@@ -57,11 +63,11 @@ class VersionCache:
         return f"VersionCache({self.shared!r})"
 
 
-def shared_cache(cache: Any) -> Any:
+def shared_cache(cache: EmbeddingCache | VersionCache | None) -> EmbeddingCache | None:
     return cache.shared if isinstance(cache, VersionCache) else cache
 
 
-def own_cache(searcher: Any) -> None:
+def own_cache(searcher: Searcher) -> None:
     """Give this version's retrievers their own ``VersionCache`` over the shared cache."""
     for retriever in getattr(searcher, "retrievers", {}).values():
         cache = getattr(retriever, "cache", None)
@@ -69,6 +75,6 @@ def own_cache(searcher: Any) -> None:
             retriever.cache = VersionCache(shared_cache(cache))
 
 
-def version_caches(searcher: Any) -> list[VersionCache]:
+def version_caches(searcher: Searcher) -> list[VersionCache]:
     return [r.cache for r in getattr(searcher, "retrievers", {}).values()
             if isinstance(getattr(r, "cache", None), VersionCache)]
