@@ -15,11 +15,14 @@ regression (scikit-learn) on the tune halves that learns, query by query, whethe
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from searchkit import registries, retrievers
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.signals import FEATURES as SIGNALS
+
+if TYPE_CHECKING:
+    from searchkit.config import AdaptiveFusion, FusionConfig
 
 __all__ = ["FEATURES", "features", "share", "weights_for"]
 
@@ -122,12 +125,12 @@ FEATURES: Mapping[str, Callable[[Candidates], float]] = _Features()
 registries.provide("fusion feature", FEATURES)  # read live by the config (issue 42 item 3)
 
 
-def features(c: Candidates, names: Any = None) -> dict[str, float]:
+def features(c: Candidates, names: Iterable[str] | None = None) -> dict[str, float]:
     """The pre-fusion features ``names`` (all when None) of one query's candidates."""
     return {n: float(FEATURES[n](c)) for n in (names if names is not None else FEATURES)}
 
 
-def share(c: Candidates, model: Any) -> float:
+def share(c: Candidates, model: AdaptiveFusion) -> float:
     """The share of ``model.retriever`` for this query: ``lo + (hi - lo) * sigmoid(z)``."""
     x = features(c, model.features)
     z = model.intercept + sum(w * x[f] for f, w in zip(model.features, model.coef))
@@ -135,7 +138,7 @@ def share(c: Candidates, model: Any) -> float:
     return model.lo + (model.hi - model.lo) * p
 
 
-def weights_for(c: Candidates, fusion: Any) -> Mapping[str, float]:
+def weights_for(c: Candidates, fusion: FusionConfig) -> Mapping[str, float]:
     """The fusion weights of this query: ``fusion.weights`` when ``fusion.adaptive`` is None or its
     retriever did not run; otherwise its share from the model, the rest split among the other
     retrievers in the proportions of ``fusion.weights``."""

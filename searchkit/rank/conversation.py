@@ -32,8 +32,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 from weakref import WeakKeyDictionary
+
+if TYPE_CHECKING:
+    from searchkit.analyze import Analyzer
+    from searchkit.ports import Corpus
 
 MIN_LINES = 3
 """A name must head at least this many lines of the corpus to count as a speaker."""
@@ -97,7 +101,7 @@ def line_heads(text: str) -> tuple[tuple[str, int], ...]:
 _HEADS: "WeakKeyDictionary[Any, list[tuple[tuple[str, int], ...]]]" = WeakKeyDictionary()
 
 
-def record_heads(searcher: Any) -> list[tuple[tuple[str, int], ...]]:
+def record_heads(searcher: Corpus) -> list[tuple[tuple[str, int], ...]]:
     """``line_heads`` of each of ``searcher.records``, read once per Searcher (a search's speakers
     are learned over the records of its scope: summing these is a pass over the scope's records,
     not over their text)."""
@@ -266,7 +270,14 @@ _MEMOS: "WeakKeyDictionary[Any, TokenMemo]" = WeakKeyDictionary()
 _MEMOS_LOCK = threading.Lock()
 
 
-def query_tokens_of(searcher: Any) -> TokenMemo:
+class Analysed(Protocol):
+    """A Searcher (a layer above) as ``query_tokens_of`` reads it: its analyzer."""
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+
+def query_tokens_of(searcher: Analysed) -> TokenMemo:
     """The ``TokenMemo`` of ``searcher.analyzer.query_tokens``, one per Searcher (it leaves with it)."""
     memo = _MEMOS.get(searcher)
     if memo is None:

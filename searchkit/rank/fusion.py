@@ -13,9 +13,12 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from searchkit import registries
+
+if TYPE_CHECKING:
+    from searchkit.config import FusionConfig
 
 Run = Mapping[str, float]
 
@@ -140,7 +143,7 @@ FUSION_METHODS: dict[str, Callable[..., dict[str, float]]] = {
 registries.provide("fusion method", FUSION_METHODS)
 
 
-def fuse(runs: Mapping[str, Run], method: str = "rrf", **params) -> dict[str, float]:
+def fuse(runs: Mapping[str, Run], method: str = "rrf", **params: object) -> dict[str, float]:
     """Fuse several runs of one query into one run (doc id -> fused score).
 
     Args:
@@ -165,7 +168,7 @@ def fuse(runs: Mapping[str, Run], method: str = "rrf", **params) -> dict[str, fl
 
 def fuse_runs(
     runs: Mapping[str, Mapping[Any, float]],
-    cfg: Any,
+    cfg: FusionConfig,
     *,
     fill: Callable[[str, list[Any]], Mapping[Any, float]] | None = None,
     weights: Mapping[str, float] | None = None,
@@ -208,7 +211,7 @@ def fuse_runs(
     return [(back[k], float(s)) for k, s in rank_fused(fused)]
 
 
-def _tie_key(key: Any) -> str:
+def _tie_key(key: object) -> str:
     """A string key that sorts like the key: zero-padded for non-negative integers ("10" must not
     come before "9")."""
     if isinstance(key, int) and not isinstance(key, bool) and key >= 0:

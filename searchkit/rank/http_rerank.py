@@ -32,13 +32,16 @@ import math
 import re
 import time  # noqa: F401 - the tests stub time.sleep through it (the retry back-off)
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from searchkit.errors import ResourceError
 from searchkit.credentials import shown_url, url_secrets
 from searchkit.http_client import Rests, bearer_headers, message_secrets, one_line, post_json, redacted
+
+if TYPE_CHECKING:
+    from searchkit.config import RerankConfig
 
 __all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "RerankError", "http_reranker"]
 
@@ -76,11 +79,11 @@ def _documents_body(query: str, texts: list[str], model: str) -> dict[str, Any]:
     return {"model": model, "query": query, "documents": texts, "top_n": len(texts), "return_documents": False}
 
 
-def _results(doc: Any) -> Any:
+def _results(doc: object) -> Any:
     return doc.get("results") if isinstance(doc, dict) else None
 
 
-def _bare_list(doc: Any) -> Any:
+def _bare_list(doc: object) -> Any:
     return doc if isinstance(doc, list) else None
 
 
@@ -220,7 +223,7 @@ def _clean(text: str) -> str:
     return text
 
 
-def _shown_scalar(value: Any) -> str:
+def _shown_scalar(value: object) -> str:
     if isinstance(value, bool) or value is None or (isinstance(value, int) and abs(value) < 10 ** 9):
         return repr(value)
     return f"a {type(value).__name__}"
@@ -283,7 +286,7 @@ class FallbackReranker:
 # --------------------------------------------------------------------------- from the config
 
 
-def http_reranker(cfg: Any) -> FallbackReranker:
+def http_reranker(cfg: RerankConfig) -> FallbackReranker:
     """The ``http`` reranker a ``RerankConfig`` describes (its primary and fallbacks), one per
     distinct configuration in a process, so a resting provider stays resting across queries."""
     return _cached(cfg.providers())

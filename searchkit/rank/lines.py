@@ -30,13 +30,20 @@ import json
 import threading
 import zipfile
 from array import array
-from typing import Any, Callable, Iterable, Sequence
+import os
+from typing import IO, TYPE_CHECKING, Any, Callable, Container, Iterable, Protocol, Sequence
 
 import numpy as np
 
 from searchkit.errors import SearchkitError
+from searchkit.ports import Corpus
 from searchkit.rank.conversation import _LINE, _MAX_LINES, _SENTENCE
 from searchkit.util import open_regular
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from searchkit.analyze import Analyzer
 
 FORMAT = "searchkit.line-analysis"
 FORMAT_VERSION = 1
@@ -61,7 +68,7 @@ def rules() -> str:
     return h.hexdigest()
 
 
-def analyse_line(line: str, tokens: Callable[[str], list[str]], speakers: Any) -> Entry:
+def analyse_line(line: str, tokens: Callable[[str], list[str]], speakers: Container[str]) -> Entry:
     """The entry of one line; ``speakers`` (a container of names) are the corpus's speakers: a line
     headed by one keeps the tokens of what was said, every other line those of its sentences."""
     m = _LINE.match(line)
@@ -71,7 +78,7 @@ def analyse_line(line: str, tokens: Callable[[str], list[str]], speakers: Any) -
     return head, None, [list(tokens(s)) for s in _SENTENCE.split(line)]
 
 
-def _same_part(entry: Entry, speakers: Any) -> bool:
+def _same_part(entry: Entry, speakers: Container[str]) -> bool:
     """Whether a kept entry holds the part ``analyse_line`` computes under ``speakers`` (an update
     keeps an entry only then: the version is the one a fresh build makes)."""
     head, body, sentences = entry
@@ -89,7 +96,20 @@ def slice_skip(whole: str, part: str) -> int:
     return k
 
 
-def analyse_searcher(searcher: Any, previous: Any = None, *, show_progress: bool = False) -> "LineAnalysis":
+class LinesSource(Corpus, Protocol):
+    """A Searcher (a layer above) as ``analyse_searcher`` reads it."""
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    @property
+    def line_analysis(self) -> LineAnalysis | None: ...
+
+    def speakers(self, scope: np.ndarray | None = None) -> Any: ...
+
+
+def analyse_searcher(searcher: LinesSource, previous: LinesSource | None = None, *,
+                     show_progress: bool = False) -> "LineAnalysis":
     """The analysis of a Searcher's passages (``Searcher.analyse_lines``): its analyzer's query
     tokens, the speakers of all its records; ``previous`` (a Searcher of the version before, under
     the same analyzer) lends the entries of its passages whose text is unchanged."""
@@ -106,7 +126,7 @@ def analyse_searcher(searcher: Any, previous: Any = None, *, show_progress: bool
     )
 
 
-def load_line_analysis(path: Any, rows: int) -> "LineAnalysis | None":
+def load_line_analysis(path: str | os.PathLike[str], rows: int) -> "LineAnalysis | None":
     """The line analysis an index version keeps; None when it has none (an index built before
     it), a damaged one or one of other rules: the stages then analyse the lines themselves."""
     try:
@@ -178,7 +198,7 @@ class LineAnalysis:
     # -- building -------------------------------------------------------------------------
     @classmethod
     def build(cls, texts: Sequence[str], slices: Sequence[str], tokens: Callable[[str], list[str]],
-              speakers: Any, previous: "tuple[LineAnalysis, Sequence[str]] | None" = None,
+              speakers: Container[str], previous: "tuple[LineAnalysis, Sequence[str]] | None" = None,
               progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> "LineAnalysis":
         """The analysis of passages whose whole texts are ``texts`` and slices ``slices``, with
         ``tokens`` (the analyzer's query tokens) and ``speakers`` (the names of the corpus's
@@ -228,7 +248,7 @@ class LineAnalysis:
         return buf.getvalue()
 
     @classmethod
-    def from_file(cls, path: Any, rows: int) -> "LineAnalysis | None":
+    def from_file(cls, path: str | os.PathLike[str] | IO[bytes], rows: int) -> "LineAnalysis | None":
         """The analysis saved at ``path`` for an index of ``rows`` passages; None when there is
         none, or it was made under other rules or is damaged (the stages then analyse the lines
         themselves: the same answers, slower)."""
@@ -323,7 +343,7 @@ class _Writer:
         self.row_skip.append(skip)
 
     def done(self, cls: type) -> Any:
-        def np_of(a: "array[int]", dtype: Any, pairs: bool = False) -> np.ndarray:
+        def np_of(a: "array[int]", dtype: npt.DTypeLike, pairs: bool = False) -> np.ndarray:
             out = np.frombuffer(a, dtype=f"i{a.itemsize}").astype(dtype) if len(a) else np.zeros(0, dtype=dtype)
             return out.reshape(-1, 2) if pairs else out
 

@@ -7,15 +7,18 @@ signals carry every feature (``searchkit.rank.signals.FEATURES``), ``answer_prob
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from searchkit.rank import signals
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.conversation import evidence_shape
 from searchkit.records import Hit, Notice
 
+if TYPE_CHECKING:
+    from searchkit.config import WeakMatchConfig
 
-def evidence_shape_of(ranked: Sequence[tuple[int, float]], kind_of: Callable[[int], str], weak_match: Any,
+
+def evidence_shape_of(ranked: Sequence[tuple[int, float]], kind_of: Callable[[int], str], weak_match: WeakMatchConfig,
                       speaker_named: bool = True) -> str:
     """``conversation`` or ``documents``: the weak-match model that reads the evidence of a ranking
     (``(record, score)`` best first; ``kind_of(record)`` its kind), by the kinds of its top records
@@ -30,7 +33,7 @@ def evidence_shape_of(ranked: Sequence[tuple[int, float]], kind_of: Callable[[in
 
 
 def search_notices(query: str, c: Candidates, hits: Sequence[Hit], kind_of: Callable[[int], str],
-                   weak_match: Any, shown: Sequence[Hit] | None = None) -> tuple[list[Notice], dict[str, float]]:
+                   weak_match: WeakMatchConfig, shown: Sequence[Hit] | None = None) -> tuple[list[Notice], dict[str, float]]:
     """H11 and H12 above the cards, and the signals: ``c`` is the candidates with the ranking the
     evidence was read from (``c.fused``) and every piece of evidence; ``hits`` the ranked hits and
     ``shown`` those a caller shows of them (default: all), which the missing-ID notice reads."""

@@ -20,13 +20,17 @@ no query waits for an embedding of what ``searchkit index`` did not embed ahead.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from searchkit import registries
 from searchkit.analyze import detect_language
 from searchkit.rank.http_rerank import RERANK_APIS, http_reranker
+
+if TYPE_CHECKING:
+    from searchkit.config import SearchConfig
+    from searchkit.ports import EmbedderPort, EmbeddingCachePort
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 MAX_SENTENCES = 40
@@ -67,7 +71,7 @@ class SentenceMaxSim:
 
     name = "sentence_maxsim"
 
-    def __init__(self, embedder: Any, cache: Any, languages: Sequence[str] = (),
+    def __init__(self, embedder: EmbedderPort, cache: EmbeddingCachePort, languages: Sequence[str] = (),
                  language: Callable[[str], str] = detect_language) -> None:
         self.embedder = embedder
         self.cache = cache
@@ -86,7 +90,14 @@ class SentenceMaxSim:
         return np.array([max(float(sims[row[s]]) for s in sents) for sents in split])
 
 
-def _http(searcher: Any) -> Reranker:
+class _Configured(Protocol):
+    """A Searcher (a layer above) as the ``http`` factory reads it: its config."""
+
+    @property
+    def config(self) -> SearchConfig: ...
+
+
+def _http(searcher: _Configured) -> Reranker:
     return http_reranker(searcher.config.rerank)
 
 

@@ -23,7 +23,7 @@ speakers and reranker) and nothing outside the ``Query``'s views, so a scoped se
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -37,6 +37,10 @@ from searchkit.rank.dates import query_when, record_day
 from searchkit.rank.fusion import fuse_runs
 from searchkit.rank.rerank import reorder, stage_evidence
 from searchkit.retrievers import HasEvidence, HasTermWeights, first
+
+if TYPE_CHECKING:
+    from searchkit.config import SearchConfig
+    from searchkit.retrievers import Retriever
 
 Ranking = list[tuple[int, float]]
 
@@ -378,25 +382,38 @@ class Pipeline:
         return Pipeline(tuple(s for s in self.stages if s.name not in names))
 
 
-def _retrieve(s: Any) -> Stage:
+class SearcherView(Corpus, Protocol):
+    """The Searcher (``searchkit.searcher``, a layer above) as the stage factories read it: its
+    corpus, its config, its retrievers by name and their config sections."""
+
+    @property
+    def config(self) -> SearchConfig: ...
+
+    @property
+    def retrievers(self) -> Mapping[str, Retriever]: ...
+
+    def section_value(self, name: str, key: str, default: object) -> Any: ...
+
+
+def _retrieve(s: SearcherView) -> Stage:
     return RetrieveStage(s, {name: s.section_value(name, "depth", 100) for name in s.retrievers})
 
 
-def _rerank(s: Any) -> Stage | None:
+def _rerank(s: SearcherView) -> Stage | None:
     return RerankStage(s, s.config.rerank, s.config.fusion.rrf_k) if s.config.rerank.enabled else None
 
 
-def _evidence(s: Any) -> Stage:
+def _evidence(s: SearcherView) -> Stage:
     wm = s.config.weak_match
     return EvidenceStage(s, wm.evidence_depth, wm.attribution_depth, wm.attribution_passages, s.config.fusion.rrf_k)
 
 
-def _speaker(s: Any) -> Stage | None:
+def _speaker(s: SearcherView) -> Stage | None:
     f = s.config.fusion
     return SpeakerStage(s, f.speaker, f.speaker_depth, f.rrf_k) if f.speaker > 0 else None
 
 
-def _date(s: Any) -> Stage | None:
+def _date(s: SearcherView) -> Stage | None:
     f = s.config.fusion
     return DateStage(s, f.date, f.date_depth) if f.date > 0 else None
 
@@ -414,7 +431,7 @@ STAGES: dict[str, Callable[[Any], Stage | None]] = {
 config turns the stage off, and the pipeline leaves it out)."""
 
 
-def build_pipeline(searcher: Any, order: Sequence[str] = ORDER) -> Pipeline:
+def build_pipeline(searcher: SearcherView, order: Sequence[str] = ORDER) -> Pipeline:
     """The search path of ``searcher`` under its config: the stages of ``order`` that are on."""
     built = (STAGES[name](searcher) for name in order)
     return Pipeline(tuple(s for s in built if s is not None))
