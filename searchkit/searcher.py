@@ -28,6 +28,7 @@ from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
 from searchkit.index.writes import IndexWriteError, write_failure
 from searchkit.passages import make_passages
+from searchkit.ports import EmbedderPort, EmbeddingCachePort
 from searchkit.rank.candidates import Candidates
 from searchkit.rank.conversation import Speakers, record_heads
 from searchkit.rank.filters import Filters
@@ -86,7 +87,7 @@ class Searcher:
         passages: Sequence[Passage],
         *,
         retrievers: Mapping[str, Any],
-        analyzer: Any = None,
+        analyzer: Analyzer | None = None,
         pipeline: Callable[["Searcher"], Pipeline] | None = None,
     ) -> None:
         self.config = config
@@ -142,7 +143,7 @@ class Searcher:
             if isinstance(r, retrievers.Warmable):
                 r.warm(texts, batch_size=self.section_value(name, "batch_size", 32), show_progress=show_progress)
 
-    def section_value(self, name: str, key: str, default: Any) -> Any:
+    def section_value(self, name: str, key: str, default: object) -> Any:
         """Key ``key`` of retriever ``name``'s config section (``default`` without one)."""
 
         spec = retrievers.RETRIEVERS.get(name)
@@ -156,8 +157,8 @@ class Searcher:
         records: Iterable[Record],
         config: SearchConfig | None = None,
         *,
-        embedder: Any = None,
-        cache: Any = None,
+        embedder: EmbedderPort | None = None,
+        cache: EmbeddingCachePort | None = None,
         show_progress: bool = False,
         previous: "Searcher | None" = None,
     ) -> "Searcher":
@@ -207,7 +208,7 @@ class Searcher:
         return out
 
     # -- searching ------------------------------------------------------------------------
-    def validate_query(self, query: Any) -> str:
+    def validate_query(self, query: object) -> str:
         if not isinstance(query, str):
             raise QueryError(f"query must be a string, got {type(query).__name__}")
         if "\x00" in query:
@@ -457,8 +458,8 @@ class Searcher:
         folder: str | Path,
         config: SearchConfig | None = None,
         *,
-        embedder: Any = None,
-        cache: Any = None,
+        embedder: EmbedderPort | None = None,
+        cache: EmbeddingCachePort | None = None,
     ) -> "Searcher":
         """Load the current version of an index folder. With ``config``, its index part must
         match the stored one; its query-time knobs (depths, fusion, warnings) replace the stored
@@ -472,8 +473,8 @@ class Searcher:
         folder: Path,
         config: SearchConfig | None = None,
         *,
-        embedder: Any = None,
-        cache: Any = None,
+        embedder: EmbedderPort | None = None,
+        cache: EmbeddingCachePort | None = None,
         name: str | None = None,
     ) -> "Searcher":
         """Load one version folder (see ``load``); every damaged file is a one-line error naming it."""
@@ -558,7 +559,7 @@ def analysis_identity() -> dict[str, Any]:
             "sudachidict_core": version("sudachidict-core"), "pystemmer": version("PyStemmer")}
 
 
-def _analysis_text(identity: Any) -> str:
+def _analysis_text(identity: object) -> str:
     if not isinstance(identity, dict):
         return "unknown"
     return ", ".join(f"{k} {v}" for k, v in identity.items())
