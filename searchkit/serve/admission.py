@@ -10,8 +10,6 @@ The count is read and changed only in the event loop's thread (between awaits), 
 """
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from searchkit.serve.service import Outcome, Service
@@ -37,7 +35,7 @@ class Admission:
     def capacity(self) -> int:
         return self.workers + self.queue
 
-    async def call(self, service: Service, name: Any, arguments: Any, session: Session, transport: str) -> Outcome:
+    async def call(self, service: Service, name: object, arguments: object, session: Session, transport: str) -> Outcome:
         """``service.call`` in a worker thread, or ``service.busy`` when the queue is full."""
         if self.inside >= self.capacity:
             self.refused += 1

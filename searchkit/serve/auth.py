@@ -85,7 +85,7 @@ def _check_private(p: Path) -> None:
                           f"make it owner-only: chmod 600 {p}")
 
 
-def _entry(p: Path, i: int, item: Any) -> Entry:
+def _entry(p: Path, i: int, item: object) -> Entry:
     where = f"{p}: tokens[{i}]"
     if not isinstance(item, dict):
         raise TokensError(f"{where}: expected an object")

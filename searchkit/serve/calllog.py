@@ -39,14 +39,14 @@ class CallLog:
         self.salt = salt if salt is not None else secrets.token_bytes(16)
         self.logger = logging.getLogger(LOGGER)
 
-    def write(self, event: str, **fields: Any) -> None:
+    def write(self, event: str, **fields: object) -> None:
         """One line: the time, the event and ``fields`` (JSON values)."""
         line = {"ts": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds"), "event": event, **fields}
         self.logger.info(json.dumps(line, ensure_ascii=False, default=str, separators=(",", ":")))
 
     def call(self, *, tool: str, who: str, transport: str, ok: bool, latency_ms: float, fingerprint: str,
              version: int | None, counts: Mapping[str, int], error: str | None = None,
-             arguments: Any = None, text: str | None = None, unknown_arguments: int = 0) -> None:
+             arguments: object = None, text: str | None = None, unknown_arguments: int = 0) -> None:
         """The line of one call; the arguments and the text only with ``content``; of arguments
         that are not the tool's parameters, only how many (their names are the caller's text)."""
         extra: dict[str, Any] = {}

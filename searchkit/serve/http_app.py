@@ -34,6 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from searchkit import __version__
 from searchkit.serve.admission import Admission
@@ -41,7 +42,8 @@ from searchkit.serve.auth import Tokens, bearer
 from searchkit.serve.mcp_app import (
     SESSION_KEY, SNAPSHOT_PATH, build_server, not_unicode_request, request_session, snapshot_reply, tool_result,
 )
-from searchkit.serve.service import Service
+from searchkit.serve.calllog import CallLog
+from searchkit.serve.service import Outcome, Service
 from searchkit.serve.session import Session
 
 MAX_BODY = 1 << 20
@@ -54,10 +56,10 @@ class BearerAuth:
     the request's state for the handlers. Anything else passes. A refusal is logged (``log``): the
     reason and, for a token the tokens file names, that name; never the token."""
 
-    def __init__(self, app: Any, tokens: Tokens, log: Any = None) -> None:
+    def __init__(self, app: ASGIApp, tokens: Tokens, log: CallLog | None = None) -> None:
         self.app, self.tokens, self.log = app, tokens, log
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(PROTECTED):
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
             session, name, reason = self.tokens.lookup(bearer(headers))
@@ -119,7 +121,7 @@ def build_app(service: Service, tokens: Tokens, *, host: str, health: Callable[[
         return JSONResponse({"status": "ready", "reasons": []})
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any):  # noqa: ARG001
+    async def lifespan(app: Starlette):  # noqa: ARG001
         async with manager.run():
             if on_start is not None:
                 on_start()
@@ -148,10 +150,10 @@ class RescueMcp:
     it, so the answer is the tool's error naming the parameter, logged not ok (issue 39 item 5);
     every other request goes to the SDK's app as it came."""
 
-    def __init__(self, app: Any, service: Service, admission: Admission) -> None:
+    def __init__(self, app: ASGIApp, service: Service, admission: Admission) -> None:
         self.app, self.service, self.admission = app, service, admission
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
@@ -185,14 +187,14 @@ class RescueMcp:
         await JSONResponse(body)(scope, receive, send)
 
 
-def outcome_response(out: Any) -> JSONResponse:
+def outcome_response(out: Outcome) -> JSONResponse:
     """The JSON API's answer to one call: its status code; a refused call (``busy``) says when to
     try again (``Retry-After``)."""
     headers = {"Retry-After": str(out.retry_after)} if out.retry_after is not None else None
     return JSONResponse(out.to_dict(), status_code=STATUS.get(out.status, 500), headers=headers)
 
 
-def _replay(chunks: list[bytes], pending: Any, receive: Any, more: bool = False) -> Any:
+def _replay(chunks: list[bytes], pending: Message | None, receive: Receive, more: bool = False) -> Receive:
     """A ``receive`` that gives the body read so far (one message), then ``pending``, then the rest."""
     queue: list[Any] = [{"type": "http.request", "body": b"".join(chunks), "more_body": more or pending is not None}]
     if pending is not None:

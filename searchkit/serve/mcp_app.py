@@ -25,6 +25,8 @@ from typing import Any, Callable, Mapping
 
 import anyio
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -38,6 +40,9 @@ from searchkit.serve.session import Session
 from searchkit.tools import snapshot
 from searchkit.tools.base import Tool
 from searchkit.tools.history_search import is_slug
+
+RequestContext = ServerRequestContext[Any]
+"""What the SDK hands each request handler (``session_of`` reads who is calling from it)."""
 
 SESSION_KEY = "searchkit_session"
 """Where the HTTP auth middleware leaves a request's ``Session`` (the ASGI scope's ``state``)."""
@@ -67,10 +72,10 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
     schemas = {name: t.schema() for name, t in service.tools.items()}
     listing = types.ListToolsResult(tools=[tool_entry(t, schemas[name]) for name, t in service.tools.items()])
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:  # noqa: ARG001 - the SDK's signature
+    async def list_tools(ctx: RequestContext, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:  # noqa: ARG001 - the SDK's signature
         return listing  # read by the SDK, never changed
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: RequestContext, params: types.CallToolRequestParams) -> types.CallToolResult:
         session = session_of(ctx)
         if session is None:  # an HTTP request the middleware did not admit cannot get here; refuse anyway
             return tool_result(Outcome("unauthorized", "unauthorized: no valid bearer token"))
@@ -79,19 +84,21 @@ def build_server(service: Service, session_of: Callable[[Any], Session | None], 
             raise MCPError(code=types.INVALID_PARAMS, message=out.text)
         return tool_result(out)
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:  # noqa: ARG001
+    async def list_resources(ctx: RequestContext,
+                             params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:  # noqa: ARG001
         session = session_of(ctx)
         if session is None:
             return types.ListResourcesResult(resources=[])
         spaces = await anyio.to_thread.run_sync(snapshot_spaces, service, session, limiter=admission.limiter)
         return types.ListResourcesResult(resources=[snapshot_resource(slug, title) for slug, title in spaces])
 
-    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:  # noqa: ARG001
+    async def list_templates(ctx: RequestContext,  # noqa: ARG001
+                             params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:  # noqa: ARG001
         return types.ListResourceTemplatesResult(resource_templates=[types.ResourceTemplate(
             name="space-snapshot", title="Space snapshot", uri_template=SNAPSHOT_TEMPLATE, mime_type="text/markdown",
             description=SNAPSHOT_DOC)])
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(ctx: RequestContext, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         session = session_of(ctx)
         slug = snapshot_slug(str(params.uri))
         got = None
@@ -245,7 +252,7 @@ def fixed_session(session: Session) -> Callable[[Any], Session]:
     return lambda ctx: session  # noqa: ARG005 - one session for the whole connection
 
 
-def request_session(ctx: Any) -> Session | None:
+def request_session(ctx: object) -> Session | None:
     """HTTP: the session the auth middleware found for this request's token."""
     request = getattr(ctx, "request", None)
     if request is None:
@@ -296,7 +303,8 @@ class Rescued:
     to the tool as parsed by Python (``Service.call`` answers it with an error naming the
     parameter, logged not ok), any other request gets a JSON-RPC "invalid params" error."""
 
-    def __init__(self, inner: Any, write: Any) -> None:
+    def __init__(self, inner: MemoryObjectReceiveStream[SessionMessage | Exception],
+                 write: MemoryObjectSendStream[SessionMessage]) -> None:
         self._inner, self._write = inner, write
 
     @property
@@ -336,7 +344,7 @@ class Rescued:
     async def __aenter__(self) -> "Rescued":
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence, Set
 
 from searchkit.analyze import detect_language
 from searchkit.config_file import load_config
+from searchkit.searcher import Searcher
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.history_files import space_dicts
 
@@ -72,7 +73,7 @@ def lower_priority(nice: int) -> int:
     return lowered
 
 
-def same_content(old: Any, new: Any) -> bool:
+def same_content(old: HistoryIndex, new: HistoryIndex) -> bool:
     """Whether two versions of a history index hold the same records (every field, in the same
     order) and the same spaces: a refresh that found this changed nothing (issue 41 item 3)."""
     return same_records(old.searcher.records, new.searcher.records) and space_dicts(old.spaces) == space_dicts(new.spaces)
@@ -89,7 +90,7 @@ def same_records(old: Sequence[Any], new: Sequence[Any]) -> bool:
 _FIELDS = ("id", "kind", "space", "date", "title", "ref", "text", "owner", "visibility", "fields")
 
 
-def _canon(value: Any, depth: int = 0) -> Any:
+def _canon(value: object, depth: int = 0) -> Any:
     if depth == 0:
         return tuple(_canon(getattr(value, f, None), 1) for f in _FIELDS)
     if isinstance(value, Mapping):
@@ -99,7 +100,7 @@ def _canon(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def new_rerank_passages(searcher: Any, before: Set[str]) -> list[int]:
+def new_rerank_passages(searcher: Searcher, before: Set[str]) -> list[int]:
     """The rows of ``searcher``'s passages whose text was not among ``before`` and whose language
     the rerank stage runs for (``rerank.languages``; every passage when empty): the passages
     ``Searcher.embed_rerank_sentences()`` would read that no earlier version had."""

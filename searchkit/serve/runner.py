@@ -9,7 +9,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import Any, Callable, Mapping
 
 import anyio
 
@@ -170,7 +171,7 @@ def _refresher(ready: Prepared, opts: Options, log: calllog.CallLog, state: Path
     child.seed(holder.current)
     log.write("state", took_s=round(time.perf_counter() - t0, 3))
 
-    def done(served: Served | None, report: Any, error: str | None) -> None:
+    def done(served: Served | None, report: object, error: str | None) -> None:
         r = refresher
         how = {"outcome": r.last_outcome, "priority": child.last_priority if r.last_outcome != "unchanged_signature" else None,
                "fresh_as_of": ready.freshness.fresh_as_of()}
@@ -235,13 +236,13 @@ _STOPPED_BY: list[str] = []
 """The signal that stopped the server (the ``stop`` line's reason)."""
 
 
-def _stop(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal module's signature
+def _stop(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001 - the signal module's signature
     _STOPPED_BY[:] = [signal.Signals(signum).name]
     sys.exit(0)
 
 
-def _http(service: Service, opts: Options, sock: socket.socket | None, health: Any, refresher: Refresher | None,
-          admission: Admission, log: calllog.CallLog, tokens: Tokens, ready: Any) -> int:
+def _http(service: Service, opts: Options, sock: socket.socket | None, health: Callable[[], Mapping[str, Any]], refresher: Refresher | None,
+          admission: Admission, log: calllog.CallLog, tokens: Tokens, ready: Callable[[], list[str]]) -> int:
     import uvicorn
 
     from searchkit.serve.http_app import build_app

@@ -22,7 +22,7 @@ from searchkit.errors import ParameterError, SearchkitError
 from searchkit.ingest.tasks import TaskStoreError
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
-from searchkit.serve.state import Holder, TaskStores
+from searchkit.serve.state import Holder, Served, TaskStores
 from searchkit.tools.base import CONTEXT_FIELDS, NEEDS, Tool, ToolContext
 from searchkit.tools import task_members
 from searchkit.tools.access import AccessError
@@ -78,7 +78,7 @@ class Service:
         """What this server has for its tools (names of ``NEEDS``)."""
         self.tools: dict[str, Tool] = {n: t for n, t in TOOLS.items() if t.needs <= self.provides}
 
-    def call(self, name: Any, arguments: Any, session: Session, transport: str) -> Outcome:
+    def call(self, name: Any, arguments: object, session: Session, transport: str) -> Outcome:
         """Run tool ``name`` with JSON ``arguments`` for ``session``; never raises for bad input."""
         t0 = time.perf_counter()
         served = self.holder.current  # one version for the whole call
@@ -106,7 +106,7 @@ class Service:
         return Outcome("busy", f"the server is busy: too many calls are waiting; try again in {retry_after} s",
                        version=served.version, retry_after=retry_after)
 
-    def _run(self, tool: Tool, arguments: Any, session: Session, served: Any) -> Outcome:
+    def _run(self, tool: Tool, arguments: object, session: Session, served: Served) -> Outcome:
         v = served.version
         try:
             params = tool.parse({} if arguments is None else arguments)
@@ -136,7 +136,7 @@ class Service:
             log.exception("tool %s failed", tool.name)
             return Outcome("internal", "internal error: the call failed; the server keeps serving", version=v)
 
-    def _context(self, tool: Tool, session: Session, served: Any) -> ToolContext:
+    def _context(self, tool: Tool, session: Session, served: Served) -> ToolContext:
         """The context of one call of ``tool``: the session and the served index, and the task store
         opened only for a tool that declared ``task_store``, its engine built only for a member of
         the space (T1). ``tool.run`` gives the tool only what it declared (``Tool.context``)."""
@@ -170,7 +170,7 @@ def logged_error(out: Outcome, tool: Tool | None) -> str | None:
     return out.param if out.param in _NAMED or out.param in _fields(tool) else "unknown_parameter"
 
 
-def unknown_arguments(tool: Tool | None, arguments: Any) -> int:
+def unknown_arguments(tool: Tool | None, arguments: object) -> int:
     """How many of ``arguments``' names are not parameters of ``tool`` (the log's count of them)."""
     if tool is None or not isinstance(arguments, Mapping):
         return 0
@@ -181,7 +181,7 @@ def unknown_arguments(tool: Tool | None, arguments: Any) -> int:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def has_lone_surrogate(value: Any, depth: int = 0) -> bool:
+def has_lone_surrogate(value: object, depth: int = 0) -> bool:
     """Whether a JSON value holds a lone surrogate in a string or a key (JSON's ``\\ud800`` escape
     decodes to one; no UTF-8 text holds one)."""
     if isinstance(value, str):
@@ -195,7 +195,7 @@ def has_lone_surrogate(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def not_unicode(arguments: Any) -> str | None:
+def not_unicode(arguments: object) -> str | None:
     """The name of the first argument whose value is not valid Unicode text (``has_lone_surrogate``),
     or None; the tool's ``parse`` has already refused a name that is not one of its parameters."""
     if not isinstance(arguments, Mapping):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import dataclass
-from typing import Any
 
 from searchkit.errors import ParameterError
+from searchkit.ports import HistoryIndexPort, TaskEnginePort, TaskStore
 from searchkit.tools.base import ToolContext
 from searchkit.tools.history_search import CONTAINERS, is_slug
 from searchkit.tools.messages import LANGS
@@ -32,7 +32,8 @@ class Session:
     def __post_init__(self) -> None:
         check_session(self)
 
-    def context(self, index: Any, store: Any = None, engine: Any = None) -> ToolContext:
+    def context(self, index: HistoryIndexPort | None, store: TaskStore | None = None,
+                engine: TaskEnginePort | None = None) -> ToolContext:
         """The ``ToolContext`` of one call: this session, the index version the call reads, and
         the task store and engine where task search is served. The task tools need a space: the
         session's, else the caller's first space of the index."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from searchkit import export
+from searchkit.config import SearchConfig
 from searchkit.errors import DataError, ResourceError
 from searchkit.evaluate.datasets import DatasetError
 from searchkit.index import store as index_store
@@ -53,7 +54,7 @@ def load_export(path: str | Path, *, no_verify: bool = False) -> Loaded:
     return Loaded(cfg, cfg.fingerprint(), cfg.index_fingerprint(), status, note, str(path))
 
 
-def _verify(path: str | Path, ex: Any, no_verify: bool) -> tuple[str, str]:
+def _verify(path: str | Path, ex: export.Exported, no_verify: bool) -> tuple[str, str]:
     if no_verify:
         return "skipped", "replay skipped (--no-verify)"
     if ex.envelope is None or not ex.replay:
@@ -87,7 +88,7 @@ class Opened:
     report: str = ""
 
 
-def open_index(config: Any, *, workspace: str | Path | None, index: str | Path | None) -> Opened:
+def open_index(config: SearchConfig, *, workspace: str | Path | None, index: str | Path | None) -> Opened:
     """The first version served: the workspace indexed in memory (embeddings cached), or the index
     folder loaded and brought up to date with its workspace before any call is answered (issue 41
     item 1: an index built yesterday answered with rows deleted since until the first refresh,

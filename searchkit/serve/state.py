@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from searchkit.config import SearchConfig
 from searchkit.errors import DataError, ResourceError
 from searchkit.index import store as index_store
 from searchkit.ingest import tasks as task_store
@@ -131,7 +132,7 @@ class ChildRefresh:
     (an unprivileged process cannot raise its own priority back). ``late_at`` already past: normal
     priority from the start; None: idle throughout. ``last_priority`` says how the last one ran."""
 
-    def __init__(self, store: str | Path, workspace: str | Path, config_file: str | Path, config: Any,
+    def __init__(self, store: str | Path, workspace: str | Path, config_file: str | Path, config: SearchConfig,
                  timeout: float) -> None:
         self.store, self.workspace = Path(store), Path(workspace)
         self.config_file, self.config, self.timeout = Path(config_file), config, float(timeout)
@@ -157,7 +158,7 @@ class ChildRefresh:
             self._proc = child.proc
         return child
 
-    def _finish(self, child: Any, kill: bool) -> tuple[str, str]:
+    def _finish(self, child: child_process.Child, kill: bool) -> tuple[str, str]:
         if kill:
             child.proc.kill()
         try:
@@ -307,7 +308,7 @@ class Refresher:
         self.on_done(served, report, None)
         return served
 
-    def _kept(self, mark: Mark, report: Any, outcome: str) -> None:
+    def _kept(self, mark: Mark, report: object, outcome: str) -> None:
         self.freshness.confirm(mark)
         self.last_ok, self.last_error, self.last_outcome = now_iso(), None, outcome
         self.on_done(None, report, None)
@@ -358,7 +359,7 @@ class TaskStores:
     (``file_signature``: a store deleted and imported again, a new file at the same path, is
     answered from at once, not from the deleted file until a restart; one removed is unavailable)."""
 
-    def __init__(self, path: str | Path, config: Any) -> None:
+    def __init__(self, path: str | Path, config: SearchConfig) -> None:
         self.path = Path(path)
         self.config = config
         self._open = task_store.open_readonly
