@@ -1,7 +1,7 @@
 """Who may see a record (SPEC H15) and which spaces a search covers (H14; part of ``searchkit.ingest.policy``)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Mapping, Protocol, Sequence
 
 from searchkit.errors import ParameterError
 from searchkit.records import Record
@@ -116,7 +116,7 @@ def _desc(text: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in text) + (1,)
 
 
-def _shown(value: Any, limit: int = 60) -> str:
+def _shown(value: object, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

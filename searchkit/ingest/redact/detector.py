@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from searchkit.ingest.redact.shapes import Edit, SECRET
 
@@ -155,7 +155,15 @@ def _class_changes(s: str) -> int:
     return sum(1 for a, b in zip(s, s[1:]) if cls(a) != cls(b))
 
 
-def _high_entropy(text: str, start: int, end: int, b64: Any, hex_: Any) -> bool:
+class _EntropyPlugin(Protocol):
+    """What ``_high_entropy`` reads of detect-secrets' hex and base64 high-entropy plugins."""
+
+    entropy_limit: float
+
+    def calculate_shannon_entropy(self, data: str) -> float: ...
+
+
+def _high_entropy(text: str, start: int, end: int, b64: _EntropyPlugin, hex_: _EntropyPlugin) -> bool:
     run = text[start:end]
     core = run.rstrip("=")
     if _HEX_RE.fullmatch(core):

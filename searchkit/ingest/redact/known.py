@@ -322,7 +322,7 @@ class KnownSecrets:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> "KnownSecrets | None":
+    def from_dict(cls, data: object) -> "KnownSecrets | None":
         """A set read back from ``to_dict``'s JSON; None when ``data`` is not one."""
         if not isinstance(data, Mapping) or data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
             return None

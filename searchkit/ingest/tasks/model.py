@@ -123,7 +123,7 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     """What ``value`` is, never what it holds (issue 27 item 8: an error about a bad line of an
     imported file must not echo the file, which may hold a secret): ``a string of 12 characters``,
     ``a number``, ``a list of 2 items``; ``true`` / ``false`` / ``null`` as they are."""

@@ -5,11 +5,13 @@ and reported, every other row validated.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from searchkit.ingest.tasks.model import SkippedItem, TaskStoreError
 from searchkit.ingest.tasks.validate import _Batch, _no_duplicates, _validate_comment, _validate_task
 from searchkit.util import FileProblem, open_regular, parse_json_text
+
+T = TypeVar("T")
 
 DEFAULT_MAX_ITEM_BYTES = 2_000_000
 """The longest JSON line (one task or one comment, in bytes) an import reads; a longer one is skipped
@@ -67,8 +69,8 @@ def _jsonl_lines(path: str | Path, max_item_bytes: int) -> Iterator[tuple[int, b
 
 
 def _read_items(
-    path: str | Path, validate: Any, max_item_bytes: int, skipped: list[SkippedItem]
-) -> Iterator[Any]:
+    path: str | Path, validate: Callable[[dict[str, Any], str], T], max_item_bytes: int, skipped: list[SkippedItem]
+) -> Iterator[T]:
     """Validated rows of one JSON-lines file, streamed (blank lines skipped); an oversize line goes to
     ``skipped``; any other problem is a ``TaskStoreError`` naming the file and line."""
     for n, data, size in _jsonl_lines(path, max_item_bytes):

@@ -77,17 +77,17 @@ def _req(row: Mapping[str, Any], key: str, where: str) -> Any:
     return row[key]
 
 
-def _int(value: Any, what: str) -> int:
+def _int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not (1 <= value < 2**63):
         raise TaskStoreError(f"{what} must be a positive integer, got {_show(value)}")
     return value
 
 
 @overload
-def _str(value: Any, what: str, *, optional: Literal[False] = False, nonempty: bool = False) -> str: ...
+def _str(value: object, what: str, *, optional: Literal[False] = False, nonempty: bool = False) -> str: ...
 @overload
-def _str(value: Any, what: str, *, optional: bool, nonempty: bool = False) -> str | None: ...
-def _str(value: Any, what: str, *, optional: bool = False, nonempty: bool = False) -> str | None:
+def _str(value: object, what: str, *, optional: bool, nonempty: bool = False) -> str | None: ...
+def _str(value: object, what: str, *, optional: bool = False, nonempty: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str):

@@ -14,8 +14,9 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
+from searchkit.ingest.policy import Policy
 from searchkit.ingest.workspace.collect import _Collector, _Space, _guard, _redaction_detail
 from searchkit.ingest.workspace.model import _bad_id_detail, _printable, plain_id
 from searchkit.ingest.workspace.reading import (
@@ -177,7 +178,7 @@ def _catalogue(conn: sqlite3.Connection) -> tuple[list[str], set[str], dict[str,
 
 
 def _readable_columns(
-    conn: sqlite3.Connection, table: str, virtual: set[str], types: dict[str, str], policy: Any,
+    conn: sqlite3.Connection, table: str, virtual: set[str], types: dict[str, str], policy: Policy,
 ) -> tuple[list[str] | None, tuple[str, str] | None]:
     """``(columns, None)`` of a table the policy lets be read (it has an ``id`` column), else
     ``(None, (rule, detail))``: the one test of a table, for ingest and a live read alike (H2)."""
@@ -281,7 +282,7 @@ def _load_rows(conn: sqlite3.Connection, slug: str, table: str, cols: list[str],
 
 
 def _take_row(
-    slug: str, table: str, shown: list[str], id_col: str, updated: str | None, row: Any, label: str,
+    slug: str, table: str, shown: list[str], id_col: str, updated: str | None, row: Sequence[Any], label: str,
     out: _Collector,
 ) -> None:
     """One fetched row (``_cells_select``'s values) into its card: cells over the cap left out,
@@ -309,7 +310,7 @@ def _take_row(
     _guard(out, where, None, _add_row, slug, table, shown, values, id_col, updated, footer, where, out)
 
 
-def _sniff_cells(values: dict[str, Any], id_col: str, label: str, row_id: Any, out: _Collector) -> None:
+def _sniff_cells(values: dict[str, Any], id_col: str, label: str, row_id: object, out: _Collector) -> None:
     """Cell contents are checked as file contents are (H2): a cell that is key material (a private
     key block, a service-account key, a dotenv file with a secret, ...) is left out of its row's
     card (``secret_content``); other secrets in a cell (a credential URL, a provider token, a JWT,
@@ -349,7 +350,7 @@ def _add_row(
     )
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     return str(value).replace("\r\n", "\n").strip()
 
 

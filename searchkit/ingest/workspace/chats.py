@@ -138,7 +138,7 @@ def message_lines(lines: list[str], kept: list[tuple[int, str | None]]) -> dict[
     return {"message_lines": starts, "lines": norm.strip().count("\n") + 1}
 
 
-def _chat_problem(data: Any) -> str | None:
+def _chat_problem(data: object) -> str | None:
     if not isinstance(data, dict):
         return "expected a JSON object"
     if "ses_id" in data and (not isinstance(data["ses_id"], str) or not data["ses_id"]):
@@ -236,7 +236,7 @@ class LiveChat:
     path: Path | None = None
 
 
-def chat_files(sp: _Space, ses_id: str, source_path: Any) -> list[Path]:
+def chat_files(sp: _Space, ses_id: str, source_path: object) -> list[Path]:
     """The files ``read_chat`` tries first for chat ``ses_id``, in order: the one the index read
     it from (``source_path``, ``.space/chats/NAME.json``), then ``SES_ID.json``."""
     names: list[str] = []
@@ -249,7 +249,7 @@ def chat_files(sp: _Space, ses_id: str, source_path: Any) -> list[Path]:
     return [sp.meta / "chats" / name for name in names]
 
 
-def read_chat(sp: _Space, ses_id: str, source_path: Any, out: _Collector) -> LiveChat:
+def read_chat(sp: _Space, ses_id: str, source_path: object, out: _Collector) -> LiveChat:
     """Chat ``ses_id`` of the space now: read from the file the index read it from
     (``source_path``, ``.space/chats/NAME.json``), else ``SES_ID.json``, else the one chat file
     that claims it; through ingest's guards (``_read_json``: no link followed, no FIFO opened,

@@ -222,7 +222,7 @@ def _redaction_detail(counts: Mapping[str, int]) -> str:
     return f"{total} secret{'s' if total != 1 else ''} replaced by [redacted] ({per_rule})"
 
 
-def _guard(out: _Collector, where: str, default: T, fn: Callable[..., T], *args: Any) -> T:
+def _guard(out: _Collector, where: str, default: T, fn: Callable[..., T], *args: object) -> T:
     """Run one loader; any error becomes a ``load_error`` skip of ``where`` (H2: never fails the build)."""
     try:
         return fn(*args)

@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from searchkit.ingest.policy import CONTAINERS, DEFAULT_POLICY, IndexingReport, Policy, Skip
 from searchkit.ingest.redact.known import KnownSecrets, salt_for
@@ -102,7 +102,7 @@ def load_workspace(
                          clean={r.id: clean[r.id] for r in records if r.id in clean})
 
 
-def _in_order(records: Any) -> list[Record]:
+def _in_order(records: Iterable[Record]) -> list[Record]:
     """Records by space, then kind (``KINDS`` order), each group in the order it was read."""
     order = {kind: i for i, kind in enumerate(KINDS)}
     return sorted(records, key=lambda r: (r.space, order.get(r.kind, len(order))))  # stable
@@ -224,7 +224,7 @@ def _load_space_info(sp: _Space, out: _Collector) -> SpaceInfo | None:
     )
 
 
-def _space_problem(data: Any) -> str | None:
+def _space_problem(data: object) -> str | None:
     if not isinstance(data, dict):
         return "expected a JSON object"
     members = data.get("members", [])

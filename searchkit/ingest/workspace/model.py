@@ -7,7 +7,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Mapping
 
 from searchkit.ingest.policy import CONTAINERS, IndexingReport
 from searchkit.records import Record
@@ -49,7 +49,7 @@ class SpaceInfo:
             raise ValueError(f"space {self.slug!r}: container must be one of {CONTAINERS}, got {self.container!r}")
 
 
-def plain_id(value: Any) -> bool:
+def plain_id(value: object) -> bool:
     """Whether ``value`` may be an id that a ref names (``chat:ID``, ``digest:ID``, ``source:ID``,
     ``page:ID``, ``app:TABLE#ID``): 1-200 characters, each a letter or digit of any script (with
     its combining marks), ``_``, ``-``, ``.`` or ``:``; it starts with a letter, digit, ``_`` or
@@ -63,7 +63,7 @@ def plain_id(value: Any) -> bool:
     return all(ch.isalnum() or ch in "_-.:" or unicodedata.category(ch) in ("Mn", "Mc") for ch in text)
 
 
-def _bad_id_detail(what: str, value: Any) -> str:
+def _bad_id_detail(what: str, value: object) -> str:
     shown = value if isinstance(value, (str, int)) and not isinstance(value, bool) else type(value).__name__
     return (f"{what} {_printable(str(shown))!r} is not a plain id (letters, digits, _ - . : ; no '..', "
             "slash, space or control character); the item is not indexed")

@@ -181,7 +181,7 @@ def _parse_json(text: str, where: str, out: _Collector) -> Any:
     return _MISSING
 
 
-def _iso_day(value: Any) -> str | None:
+def _iso_day(value: object) -> str | None:
     """The ISO day (``YYYY-MM-DD``) of an ISO date or date-time, in its own offset; else None."""
     if not isinstance(value, str) or not value.strip():
         return None
@@ -205,7 +205,7 @@ def _short(text: str) -> str:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -215,7 +215,7 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _str(value: Any) -> str | None:
+def _str(value: object) -> str | None:
     """A non-empty string, else None (fields given with a wrong type are ignored, never fatal)."""
     return value if isinstance(value, str) and value else None
 

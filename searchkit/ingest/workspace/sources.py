@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from searchkit.ingest.policy import decode_text
 from searchkit.ingest.workspace.collect import _Collector, _Space, _guard, _rel
@@ -60,7 +60,7 @@ def _utf8_head(head: bytes) -> bool:
     return True
 
 
-def _stream_lines(fh: Any, where: str, out: _Collector) -> Iterator[tuple[int, str]]:
+def _stream_lines(fh: BinaryIO, where: str, out: _Collector) -> Iterator[tuple[int, str]]:
     """``(number, text)`` of each line of a UTF-8 file, read line by line. A line longer than
     ``max_item_chars`` is skipped as it is read (never held whole); once the lines kept hold more
     than ``max_log_bytes``, the rest of the file is skipped with one ``too_large``."""
@@ -107,7 +107,7 @@ def _line_text(raw: bytes, label: str, out: _Collector) -> str | None:
     return decoded.text
 
 
-def _load_source_lines(slug: str, where: str, lines: Any, out: _Collector) -> None:
+def _load_source_lines(slug: str, where: str, lines: Iterable[tuple[int, str]], out: _Collector) -> None:
     policy = out.policy
     for number, line in lines:
         if not line.strip():

@@ -29,13 +29,16 @@ import importlib.metadata
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from searchkit.ingest import policy as _policy_package
 from searchkit.ingest import redact as _redact_package
-from searchkit.ingest.policy import DEFAULT_POLICY
+from searchkit.ingest.policy import DEFAULT_POLICY, Policy
 from searchkit.ingest.redact.known import KnownSecrets, found_values
 from searchkit.util import read_json_file
+
+if TYPE_CHECKING:
+    from searchkit.ingest.workspace.model import WorkspaceLoad
 
 SECRET = "secret"
 """The verdict that ``Policy.secret_content`` found no key material in a text."""
@@ -54,7 +57,7 @@ def digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-def rules_fingerprint(policy: Any) -> str:
+def rules_fingerprint(policy: Policy) -> str:
     """What the verdicts of ``policy`` depend on: its fields and the source of the rules (every
     module of ``searchkit.ingest.redact`` and ``searchkit.ingest.policy``, and the version of
     detect-secrets, whose plugins they run)."""
@@ -78,7 +81,7 @@ def _detector_version() -> str:
         return "none"
 
 
-def _canon(value: Any) -> Any:
+def _canon(value: object) -> Any:
     """``value`` as plain JSON in one order whatever the hash seed (a set's order is not)."""
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
@@ -103,7 +106,7 @@ class Verdicts:
     as a whole, which may join what each piece alone does not show), the item's notes are dropped
     too. So ``of_records`` names only clean texts of records that were indexed whole."""
 
-    def __init__(self, policy: Any, known: Mapping[str, Iterable[bytes]] | None = None) -> None:
+    def __init__(self, policy: Policy, known: Mapping[str, Iterable[bytes]] | None = None) -> None:
         self.policy = policy
         known = known or {}
         self._known = {kind: frozenset(known.get(kind, ())) for kind in (SECRET, REDACT)}
@@ -176,7 +179,7 @@ class Verdicts:
         return dict(self._clean)
 
 
-def memo_text(policy: Any, clean: Mapping[str, Iterable[tuple[str, bytes]]], record_ids: Iterable[str],
+def memo_text(policy: Policy, clean: Mapping[str, Iterable[tuple[str, bytes]]], record_ids: Iterable[str],
               known: KnownSecrets | None = None) -> str:
     """The memo file of an index version holding ``record_ids``: the clean verdicts of those
     records only (sorted: the same records give the same bytes), and ``known``'s salted digests."""
@@ -191,7 +194,7 @@ def memo_text(policy: Any, clean: Mapping[str, Iterable[tuple[str, bytes]]], rec
     return json.dumps(body, indent=0) + "\n"
 
 
-def read_memo(data: Any, policy: Any) -> dict[str, frozenset[bytes]]:
+def read_memo(data: object, policy: Policy) -> dict[str, frozenset[bytes]]:
     """The digests of a memo file's JSON ``data``, when it is one made under ``policy``'s rules;
     else empty (a memo that does not fit is never an error: the texts are checked again)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
@@ -215,7 +218,7 @@ class Memo:
     the load that made it (``of``), or the file of a version read from disk (``read``); and the
     salted digests of the secret values that load redacted (``known_secrets``), for live reads."""
 
-    def __init__(self, policy: Any = None, clean: Mapping[str, Any] | None = None, data: Any = None,
+    def __init__(self, policy: Policy | None = None, clean: Mapping[str, Any] | None = None, data: object = None,
                  known: KnownSecrets | None = None) -> None:
         self.policy = policy if policy is not None else DEFAULT_POLICY
         self.clean = clean
@@ -223,7 +226,7 @@ class Memo:
         self.known = known
 
     @classmethod
-    def of(cls, load: Any, policy: Any = None) -> "Memo":
+    def of(cls, load: WorkspaceLoad, policy: Policy | None = None) -> "Memo":
         """The verdicts of ``load`` (a ``WorkspaceLoad`` read under ``policy``), and the salted
         digests of the secret values it redacted (``report.known_secrets``; issue 39 item 4)."""
         known = getattr(load.report, "known_secrets", None)
@@ -246,7 +249,7 @@ class Memo:
             return None
         return cls(data=data) if isinstance(data, dict) and data.get("format") == FORMAT else None
 
-    def digests(self, policy: Any = None) -> dict[str, frozenset[bytes]]:
+    def digests(self, policy: Policy | None = None) -> dict[str, frozenset[bytes]]:
         """The digests of clean texts, for a load under ``policy``: empty when this memo was
         made under other rules."""
         policy = policy if policy is not None else DEFAULT_POLICY
@@ -266,7 +269,7 @@ class Memo:
         return memo_text(self.policy, self.clean, record_ids, self.known)
 
 
-def known_secrets(index: Any) -> KnownSecrets | None:
+def known_secrets(index: object) -> KnownSecrets | None:
     """The secret values known to a history index (``HistoryIndex``: its ``memo``), as salted
     digests, or None (issue 39 item 4): what ``collect.live_collector`` takes for a live read."""
     memo = getattr(index, "memo", None)
