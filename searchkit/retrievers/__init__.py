@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -27,20 +27,27 @@ from searchkit.config import SearchConfig, Section, register_section, unregister
 from searchkit.errors import InputError
 
 
+Q = TypeVar("Q")
+"""A retriever's prepared query (``prepare``'s answer, what its other methods take): BM25 tokens, a
+dense vector, FTS5 terms. A bare ``Retriever`` is one of any such type."""
+Q_in = TypeVar("Q_in", contravariant=True)
+"""The prepared query of an ability that only reads it (``HasEvidence``, ``HasTermWeights``)."""
+
+
 @runtime_checkable
-class Retriever(Protocol):
+class Retriever(Protocol[Q]):
     """What the Searcher composes. Rows are the Searcher's passage rows (0..n-1)."""
 
     name: str
 
-    def prepare(self, text: str) -> Any:
+    def prepare(self, text: str) -> Q:
         """The query as this retriever searches it (computed once per search)."""
 
-    def search(self, query: Any, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query: Q, k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` rows (int64) and their scores (float), best first; a row whose ``mask``
         entry is False never takes a slot."""
 
-    def scores_for(self, query: Any, rows: np.ndarray) -> np.ndarray:
+    def scores_for(self, query: Q, rows: np.ndarray) -> np.ndarray:
         """Exact scores of ``rows`` (any order; same order back)."""
 
 
@@ -67,18 +74,18 @@ class Persistable(Protocol):
 
 
 @runtime_checkable
-class HasEvidence(Protocol):
+class HasEvidence(Protocol[Q_in]):
     """Says how much of the query the top records hold (H11's content evidence: ``RetrieverSpec.evidence``)."""
 
-    def evidence(self, query: Any, top: Sequence[Sequence[int]], texts: Sequence[str]) -> Mapping[str, float]:
+    def evidence(self, query: Q_in, top: Sequence[Sequence[int]], texts: Sequence[str]) -> Mapping[str, float]:
         """The evidence items of the top records (passage rows per record, best first)."""
 
 
 @runtime_checkable
-class HasTermWeights(Protocol):
+class HasTermWeights(Protocol[Q_in]):
     """Weighs each query term as evidence (collection rarity): what the speaker attribution reads."""
 
-    def term_weights(self, query: Any) -> Mapping[str, float]:
+    def term_weights(self, query: Q_in) -> Mapping[str, float]:
         """Each distinct term of the prepared ``query`` with its weight, in the query's order."""
 
 
