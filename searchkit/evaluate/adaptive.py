@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class FusionCase:
         return cls(d["key"], d["dataset"], dict(d["features"]), {float(k): float(v) for k, v in d["metric"].items()})
 
 
-def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[float] = GRID,
+def collect_cases(datasets: Sequence[Any], base: SearchConfig | None = None, *, grid: Sequence[float] = GRID,
                   metric: str = "nDCG@10", depth: int = 100, show_progress: bool = True) -> list[FusionCase]:
     """Retrieve once per judged query of each dataset (one index per dataset under ``base``) and
     score its candidates fused at every BM25 share of ``grid``, each fused list passed through the
@@ -125,7 +125,7 @@ def collect_cases(datasets: Sequence[Any], base: Any = None, *, grid: Sequence[f
     return cases
 
 
-def lead_of(base: Any) -> tuple[str | None, list[str]]:
+def lead_of(base: SearchConfig) -> tuple[str | None, list[str]]:
     """The retriever whose share the model sets (the base's adaptive model's when it runs, else the
     first running one: BM25 in the shipped config) and the other running retrievers, in order."""
     running = retrievers.enabled(base)
@@ -171,14 +171,14 @@ def fit(cases: Sequence[FusionCase], *, features: Sequence[str] = DEFAULT_FEATUR
                           intercept=round(intercept, 6), retriever=retriever, lo=lo, hi=hi)
 
 
-def shares(cases: Sequence[FusionCase], model: Any) -> np.ndarray:
+def shares(cases: Sequence[FusionCase], model: AdaptiveFusion) -> np.ndarray:
     """The BM25 share the model gives each case."""
     z = model.intercept + _matrix(cases, model.features) @ np.asarray(model.coef)
     p = 1.0 / (1.0 + np.exp(-np.clip(z, -500, 500)))
     return model.lo + (model.hi - model.lo) * p
 
 
-def per_dataset(cases: Sequence[FusionCase], share_of: Any) -> dict[str, float]:
+def per_dataset(cases: Sequence[FusionCase], share_of: Callable[..., np.ndarray]) -> dict[str, float]:
     """Mean metric per dataset when each case is fused at ``share_of(cases) -> shares``."""
     s = share_of(cases)
     out: dict[str, list[float]] = {}

@@ -123,7 +123,7 @@ def _trec_run(path: Path, dataset: Dataset | str | os.PathLike[str], split: str 
     return RunFolder(path, body, prov, {}, label=label, rankings=report.run(), source="trec", dataset=ds)
 
 
-def load_any_run(path: str | os.PathLike[str], *, dataset: Dataset | str | os.PathLike[str] | None = None,
+def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None,
                  split: str | None = None,
                  label: str | None = None, metrics: str | Iterable[str] | None = None) -> RunFolder:
     """A run folder or a TREC run file as the ``RunFolder`` that ``compare.compare_runs``,

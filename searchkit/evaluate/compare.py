@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,6 +60,9 @@ from searchkit.evaluate.significance import (
     paired_p,
     paired_test,
 )
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.runs import RunFolder
 
 __all__ = [
     "CONFIDENCE", "CORRECTION_NAMES", "CORRECTIONS", "DEFAULT_CORRECTION", "N_BOOTSTRAP", "N_PERMUTATIONS", "TESTS",
@@ -155,7 +158,7 @@ def correction_text(correction: str, tests: int, identical: int = 0) -> str:
             f"(metrics x groups x runs{left})")
 
 
-def _label(run: Any) -> str:
+def _label(run: RunFolder) -> str:
     return str(run.path)
 
 
@@ -323,7 +326,8 @@ def compare_runs(
                       identical=identical, metrics=asked)
 
 
-def _no_answer_part(runs, seed, n_bootstrap, keep, confidence, notes: list[str]) -> dict[str, Any] | None:
+def _no_answer_part(runs: Sequence[RunFolder], seed: int, n_bootstrap: int, keep: Callable[[str], bool],
+                    confidence: float, notes: list[str]) -> dict[str, Any] | None:
     """The AUROC comparison, or None with a note saying why there is none: a run without weak-match
     probabilities (a TREC run), or queries of one class only."""
     lacking = [r.name for r in runs if not has_no_answer(r)]
@@ -338,7 +342,7 @@ def _no_answer_part(runs, seed, n_bootstrap, keep, confidence, notes: list[str])
     return no_answer
 
 
-def has_no_answer(run: Any) -> bool:
+def has_no_answer(run: RunFolder) -> bool:
     """Whether a run holds what the no-answer comparison reads: a finite weak-match probability
     (``answer_probability``) on every query row. A TREC run file (``any_run``) has none."""
     for q in run.queries:
@@ -422,7 +426,9 @@ def _everything(_qid: str) -> bool:
     return True
 
 
-def _compare_no_answer(runs, seed, n_bootstrap, keep=_everything, confidence=CONFIDENCE) -> dict[str, Any] | None:
+def _compare_no_answer(runs: Sequence[RunFolder], seed: int, n_bootstrap: int,
+                       keep: Callable[[str], bool] = _everything,
+                       confidence: float = CONFIDENCE) -> dict[str, Any] | None:
     rows = [{q["id"]: q for q in r.queries if keep(q["id"])} for r in runs]
     ids = sorted(rows[0])
     if any(set(r) != set(ids) for r in rows[1:]):
@@ -452,7 +458,7 @@ def _compare_no_answer(runs, seed, n_bootstrap, keep=_everything, confidence=CON
 # the text table
 
 
-def _f(v: Any, signed: bool = False) -> str:
+def _f(v: float | None, signed: bool = False) -> str:
     if v is None:
         return ""
     if isinstance(v, float) and math.isnan(v):

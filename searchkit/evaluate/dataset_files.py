@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from searchkit.records import KINDS, VISIBILITIES, Record
 from searchkit.util import FileProblem, open_regular, parse_iso
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.datasets import Query
 
 __all__ = ["QUERY_KINDS", "Problem", "Problems", "QueryLine", "json_rows", "lines", "read_corpus", "read_queries",
            "what"]
@@ -106,7 +109,7 @@ def json_rows(path: Path, problems: Problems) -> Iterator[tuple[int, dict[str, A
         yield lineno, row
 
 
-def what(value: Any) -> str:
+def what(value: object) -> str:
     """What kind of value a file holds where it should not, without the value: an error names the
     file, the line and the problem, never the content (issue 27, item 8)."""
     if value is None:
@@ -234,7 +237,7 @@ class QueryLine:
     split: str | None
 
 
-def read_queries(path: Path, problems: Problems, query_type: Any) -> tuple[list[QueryLine], set[str]]:
+def read_queries(path: Path, problems: Problems, query_type: type[Query]) -> tuple[list[QueryLine], set[str]]:
     """The queries of a ``queries.jsonl`` (built with ``query_type``, the ``Query`` class), and the
     ids of every row that named one."""
     out: list[QueryLine] = []

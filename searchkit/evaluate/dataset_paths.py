@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from searchkit.errors import DataError
 
@@ -20,7 +19,7 @@ class DatasetError(DataError):
     """A dataset folder is missing a file or holds a bad line; the message names file and line."""
 
 
-def _r(value: Any, limit: int = 80) -> str:
+def _r(value: object, limit: int = 80) -> str:
     """``repr(value)``, cut short: for what the user typed (a split, a dataset name), never for
     what a file holds (see ``_what``)."""
     text = repr(value)

@@ -40,7 +40,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from searchkit.analyze.scripts import detect_language
 from searchkit.evaluate.dataset_files import QUERY_KINDS, Problem, Problems, QueryLine, read_corpus, read_queries
@@ -158,7 +158,7 @@ class Dataset:
     def stats(self) -> dict[str, Any]:
         """Counts: records (by kind, by lang), queries (by lang, by category, answerable or not)."""
 
-        def breakdown(key) -> dict[str, dict[str, int]]:
+        def breakdown(key: Callable[[Query], str]) -> dict[str, dict[str, int]]:
             out: dict[str, dict[str, int]] = {}
             for q in self.queries:
                 row = out.setdefault(key(q), {"queries": 0, "answerable": 0, "unanswerable": 0})

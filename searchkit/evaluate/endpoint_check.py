@@ -20,12 +20,16 @@ A check never retries: it is a question, not the work. Library code: it raises, 
 from __future__ import annotations
 
 import http.client
-from typing import Any
+from typing import TYPE_CHECKING
 
 from searchkit.credentials import scrub, shown_url
 from searchkit.errors import ResourceError
 from searchkit.http_client import NoAnswer, TooLarge, fetch, redacted
 from searchkit.rank.http_rerank import HTTPReranker, RerankError
+
+if TYPE_CHECKING:
+    from searchkit.config import SearchConfig
+    from searchkit.evaluate.ragas_metrics import LLMJudge
 
 __all__ = ["CHECK_TIMEOUT", "EndpointDown", "check_llm", "check_reranker"]
 
@@ -44,7 +48,7 @@ def _why(exc: BaseException) -> str:
     return f"{type(reason).__name__}: {scrub(text, ())[:160]}"
 
 
-def check_llm(judge: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
+def check_llm(judge: LLMJudge, *, timeout: float = CHECK_TIMEOUT) -> None:
     """Ask the judge's endpoint for its models once (``GET {base_url}/models``).
 
     Raises:
@@ -76,7 +80,7 @@ def check_llm(judge: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
     # followed: the key goes to no other host)
 
 
-def check_reranker(config: Any, *, timeout: float = CHECK_TIMEOUT) -> None:
+def check_reranker(config: SearchConfig, *, timeout: float = CHECK_TIMEOUT) -> None:
     """One ``/rerank`` request to the config's HTTP reranker (``rerank.method`` ``http``, enabled),
     each provider in turn until one answers; nothing to do for any other reranker.
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit import strict_json
 from searchkit.config import SearchConfig
@@ -42,9 +42,13 @@ from searchkit.evaluate.compare import auroc_bootstrap, paired_test
 from searchkit.evaluate.measures import DEFAULT_METRICS, MetricError
 from searchkit.evaluate.measures import metric as registry_metric
 from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
-from searchkit.evaluate.run import PATHS, evaluate_dataset
+from searchkit.evaluate.datasets import Dataset
+from searchkit.evaluate.run import PATHS, EvalReport, evaluate_dataset
 from searchkit.evaluate.trec_runs import TREC_PATH
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.task_eval import TaskSet
 
 BASELINE_FORMAT = "searchkit.baseline"
 BASELINE_VERSION = 1
@@ -159,7 +163,7 @@ def ranking_of(baseline: Mapping[str, Any] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*DEFAULT_METRICS, *extra]))
 
 
-def _num(v: Any) -> bool:
+def _num(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -199,7 +203,7 @@ def _baseline_problem(data: Mapping[str, Any]) -> str | None:
 
 
 def baseline_from_report(
-    report: Any, dataset: Any, config: SearchConfig, *, name: str, gated: Mapping[str, float] | None = None,
+    report: EvalReport, dataset: Dataset | TaskSet, config: SearchConfig, *, name: str, gated: Mapping[str, float] | None = None,
     test: str = DEFAULT_TEST, alpha: float = DEFAULT_ALPHA, margins: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """A baseline document from an ``EvalReport`` (with commit, date and package versions).
@@ -231,8 +235,8 @@ def baseline_from_report(
     }
 
 
-def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_progress: bool = False,
-            metrics: Sequence[str] = DEFAULT_METRICS) -> Any:
+def measure(dataset: Dataset, config: SearchConfig, *, path: str = "searcher", show_progress: bool = False,
+            metrics: Sequence[str] = DEFAULT_METRICS) -> EvalReport:
     """The eval a baseline of ``path`` records and is gated against (``evaluate.run.evaluate_dataset``;
     ``path`` ``tool``: through the history tool, ``eval --as-tool``): what ``searchkit gate`` runs
     for a baseline (``path`` read from it) and for ``--update``. ``metrics``: the ranking metrics
@@ -242,7 +246,7 @@ def measure(dataset: Any, config: SearchConfig, *, path: str = "searcher", show_
     return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool", metrics=metrics)
 
 
-def _r(value: Any) -> Any:
+def _r(value: object) -> Any:
     if isinstance(value, float):
         return None if math.isnan(value) else round(value, 6)
     return value

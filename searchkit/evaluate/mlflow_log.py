@@ -47,7 +47,7 @@ from searchkit.config import SearchConfig
 from searchkit.credentials import scrub, url_secrets
 from searchkit.errors import ResourceError
 from searchkit.evaluate.provenance import git_commit, now
-from searchkit.evaluate.run import BREAKDOWNS
+from searchkit.evaluate.run import BREAKDOWNS, EvalReport
 from searchkit.evaluate.runs import trec_text
 from searchkit.util import dotted_leaves
 
@@ -101,7 +101,7 @@ def metric_key(name: str) -> str:
     return _BAD_NAME.sub("_", str(name).replace("@", "_at_").replace("%", "pct"))
 
 
-def _param_value(value: Any) -> str:
+def _param_value(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     if len(text) <= MAX_PARAM_LENGTH:
         return text
@@ -109,7 +109,7 @@ def _param_value(value: Any) -> str:
     return f"<{len(text)} characters, sha256 {digest}; see config.json>"
 
 
-def config_params(config: Any, shipped: Any = None) -> dict[str, str]:
+def config_params(config: SearchConfig, shipped: SearchConfig | None = None) -> dict[str, str]:
     """The config's difference from ``shipped`` (default: the shipped ``SearchConfig()``) as
     MLflow params: ``{dotted key: value}`` for every leaf that differs (``(absent)`` where one side
     lacks the key); empty for the shipped config itself."""
@@ -127,7 +127,7 @@ def _prefixes(key: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _number(v: Any) -> bool:
+def _number(v: object) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -148,7 +148,7 @@ def eval_metrics(body: Mapping[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in out.items() if _number(v)}
 
 
-def _tags(body: Mapping[str, Any], config: Any) -> dict[str, str]:
+def _tags(body: Mapping[str, Any], config: SearchConfig) -> dict[str, str]:
     git = git_commit() or {}
     tags = {"searchkit.dataset": body.get("dataset"), "searchkit.split": body.get("split"),
             "searchkit.path": body.get("path"), "searchkit.config_fingerprint": config.fingerprint(),
@@ -157,7 +157,7 @@ def _tags(body: Mapping[str, Any], config: Any) -> dict[str, str]:
     return {k: str(v) for k, v in tags.items() if v is not None}
 
 
-def log_eval(uri: str, report: Any, config: Any, body: Mapping[str, Any], *, run_name: str | None = None,
+def log_eval(uri: str, report: EvalReport, config: SearchConfig, body: Mapping[str, Any], *, run_name: str | None = None,
              experiment: str = EXPERIMENT) -> str:
     """Log one eval to the MLflow tracking store at ``uri`` (params, metrics, tags, artifacts; see
     the module doc) and return the MLflow run id. The run is marked FAILED if logging stops half-way.
@@ -189,7 +189,7 @@ def _environment(settings: Mapping[str, str]) -> Iterator[None]:
             os.environ.pop(k, None)
 
 
-def _log(uri: str, report: Any, config: Any, body: Mapping[str, Any], *, run_name: str | None,
+def _log(uri: str, report: EvalReport, config: SearchConfig, body: Mapping[str, Any], *, run_name: str | None,
          experiment: str) -> str:
     from mlflow.entities import Metric, Param, RunTag
     from mlflow.exceptions import MlflowException

@@ -16,7 +16,11 @@ notebook or page without scrolling sideways.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "MAX_WIDTH_IN", "curve_styles", "delta_histogram", "fusion_sweep_figure", "grouped_bars", "halves_figure",
@@ -79,7 +83,7 @@ def _two_classes(answerable: Sequence[bool]) -> bool:
     return len({bool(a) for a in answerable}) == 2
 
 
-def _note(ax: Any, text: str) -> None:
+def _note(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.4")
 
 
@@ -341,7 +345,7 @@ def missing_id_figure(table: Mapping[str, Mapping[str, float]], *,
                         ylabel="share warned (0-1)")
 
 
-def labelled(fig: Any) -> list[str]:
+def labelled(fig: Figure) -> list[str]:
     """What a figure lacks: ``["axes 0: no title", ...]`` for every axes without a title (its own
     or the figure's), an x label or a y label. Empty when every axes is labelled."""
     problems = []
@@ -356,7 +360,7 @@ def labelled(fig: Any) -> list[str]:
     return problems
 
 
-def svg(fig: Any) -> str:
+def svg(fig: Figure) -> str:
     """The figure as SVG text: text drawn as paths (no font needed), no date, ids stable for the
     same figure."""
     import io

@@ -36,12 +36,17 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from searchkit.credentials import shown_url, url_secrets
 from searchkit.errors import InputError, ResourceError
 from searchkit.http_client import attempts_text, redacted
 from searchkit.ingest.policy import can_see
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.evaluate.run import EvalReport
+    from searchkit.index.embedding import Embedder
 
 __all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
            "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
@@ -247,7 +252,7 @@ class JudgeItem:
     answerable: bool = True
 
 
-def judge_items(report: Any, dataset: Any, judge: LLMJudge, limit: int | None = None) -> list[JudgeItem]:
+def judge_items(report: EvalReport, dataset: Dataset, judge: LLMJudge, limit: int | None = None) -> list[JudgeItem]:
     """The queries of an eval (``EvalReport``) with at least one card, in the report's order, each
     with the title and text of its top ``judge.k`` records that the query's caller may see (shared
     ones; personal ones only to their owner: H15) (``judge.max_chars`` characters each);
@@ -287,7 +292,8 @@ RELEVANCY_STRICTNESS = 3
 """Questions the LLM writes back from one answer for answer relevancy (ragas' default)."""
 
 
-def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge, embedder: Any = None) -> dict[str, dict[str, float | None]]:
+def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge,
+                 embedder: Embedder | None = None) -> dict[str, dict[str, float | None]]:
     """ragas' faithfulness and answer relevancy of an answer the judge's LLM writes for each item
     from its cards (:func:`answer_messages`), one query after another.
 
@@ -334,7 +340,7 @@ def _judge_parts() -> dict[str, Any]:
             "llm_factory": llm_factory, "faithfulness": Faithfulness, "relevancy": AnswerRelevancy}
 
 
-async def _judge_all(items: list[JudgeItem], judge: LLMJudge, key: str | None, embedder: Any,
+async def _judge_all(items: list[JudgeItem], judge: LLMJudge, key: str | None, embedder: Embedder | None,
                      parts: Mapping[str, Any]) -> dict[str, dict[str, float | None]]:
     openai = parts["openai"]
     # the SDK always sends a bearer token: a placeholder when no key is configured (never OPENAI_API_KEY)
@@ -359,8 +365,38 @@ async def _judge_all(items: list[JudgeItem], judge: LLMJudge, key: str | None, e
         await client.close()
 
 
-async def _judge_one(item: JudgeItem, judge: LLMJudge, client: Any, faithfulness: Any,
-                     relevancy: Any) -> dict[str, float | None]:
+class _Completions(Protocol):
+    """What an answer is written with: the chat completions of an ``openai.AsyncOpenAI`` client."""
+
+    async def create(self, *, model: str, messages: list[dict[str, str]], temperature: float,
+                     max_tokens: int) -> object: ...
+
+
+class _Chat(Protocol):
+    @property
+    def completions(self) -> _Completions: ...
+
+
+class _ChatClient(Protocol):
+    """The part of an ``openai.AsyncOpenAI`` client the judge uses."""
+
+    @property
+    def chat(self) -> _Chat: ...
+
+
+class _Scored(Protocol):
+    @property
+    def value(self) -> object: ...
+
+
+class _Metric(Protocol):
+    """A ragas metric (``Faithfulness``, ``AnswerRelevancy``): ``ascore`` of one answer."""
+
+    async def ascore(self, **fields: object) -> _Scored: ...
+
+
+async def _judge_one(item: JudgeItem, judge: LLMJudge, client: _ChatClient, faithfulness: _Metric,
+                     relevancy: _Metric) -> dict[str, float | None]:
     f_name, r_name = judge.names()
     answer = await _write_answer(item, judge, client)
     if not answer:
@@ -376,7 +412,7 @@ async def _judge_one(item: JudgeItem, judge: LLMJudge, client: Any, faithfulness
     return {f_name: _finite(f.value), r_name: _finite(r.value)}
 
 
-async def _write_answer(item: JudgeItem, judge: LLMJudge, client: Any) -> str:
+async def _write_answer(item: JudgeItem, judge: LLMJudge, client: _ChatClient) -> str:
     resp = await client.chat.completions.create(model=judge.model, messages=answer_messages(item.question, item.contexts),
                                                 temperature=0, max_tokens=ANSWER_MAX_TOKENS)
     choices = getattr(resp, "choices", None) or []
@@ -443,16 +479,16 @@ def _own_embeddings(base: type, embedder: Any) -> Any:
             super().__init__()
             self.embedder = embedder
 
-        def embed_text(self, text: str, **_: Any) -> list[float]:
+        def embed_text(self, text: str, **_: object) -> list[float]:
             return self.embed_texts([text])[0]
 
-        def embed_texts(self, texts: list[str], **_: Any) -> list[list[float]]:
+        def embed_texts(self, texts: list[str], **_: object) -> list[list[float]]:
             return [[float(x) for x in row] for row in self.embedder.embed_queries(list(texts))]
 
-        async def aembed_text(self, text: str, **_: Any) -> list[float]:
+        async def aembed_text(self, text: str, **_: object) -> list[float]:
             return self.embed_text(text)
 
-        async def aembed_texts(self, texts: list[str], **_: Any) -> list[list[float]]:
+        async def aembed_texts(self, texts: list[str], **_: object) -> list[list[float]]:
             return self.embed_texts(texts)
 
     return SearchkitEmbeddings()

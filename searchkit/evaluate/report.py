@@ -36,7 +36,7 @@ import functools
 import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from searchkit import __version__ as version
 from searchkit.errors import SearchkitError
@@ -57,6 +57,12 @@ from searchkit.ingest.policy import Policy, can_see
 from searchkit.ingest.redact import redact
 from searchkit.util import atomic_write_text, write_failure_line
 
+if TYPE_CHECKING:
+    from searchkit.evaluate.compare import Comparison
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.evaluate.runs import RunFolder
+    from searchkit.evaluate.task_eval import TaskSet
+
 __all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "build_report",
            "check_one_dataset", "check_out", "write_report"]
 
@@ -68,7 +74,7 @@ CONFIG_VALUE = 160
 """A config value longer than this (a model's coefficients) is cut in the config-diff table."""
 
 
-def _describe(run: Any) -> str:
+def _describe(run: RunFolder) -> str:
     d, s, h = run.query_set
     return f"{run.path} ({d} {s}, dataset sha256 {h[:12]})"
 
@@ -97,7 +103,7 @@ def check_one_dataset(runs: Sequence[Any]) -> None:
 # --------------------------------------------------------------------------- dataset lookup
 
 
-def _dataset_of(run: Any) -> tuple[Any, str]:
+def _dataset_of(run: RunFolder) -> tuple[Any, str]:
     """The dataset split a run measured (for query texts and cards), and a note when it cannot be
     read or has changed since (then the page shows ids only)."""
     held = getattr(run, "dataset", None)  # a TREC run file's split, loaded to score it
@@ -150,7 +156,7 @@ def _headline(runs: Sequence[Any]) -> str:
             "</table></div>")
 
 
-def _config_value(value: Any) -> str:
+def _config_value(value: object) -> str:
     """A config value as the diff shows it: JSON (a string bare), redacted as record text is (a
     config holds no secret by design; any that slipped in stays out), cut at ``CONFIG_VALUE``."""
     import json
@@ -196,7 +202,7 @@ def _config_section(runs: Sequence[Any]) -> str:
     return "".join(parts)
 
 
-def _bars(runs: Sequence[Any], cmp: Any, breakdown: str, what: str) -> str:
+def _bars(runs: Sequence[Any], cmp: Comparison | None, breakdown: str, what: str) -> str:
     table = {r.name: {g: float(v.get(BAR_METRIC, math.nan)) for g, v in (r.metrics.get(breakdown) or {}).items()}
              for r in runs}
     if not any(table.values()):
@@ -250,7 +256,7 @@ def _shown_to(caller: str | None, records: Mapping[str, Any]) -> Callable[[str],
     return shown
 
 
-def _has_personal(dataset: Any) -> bool:
+def _has_personal(dataset: Dataset | TaskSet | None) -> bool:
     return dataset is not None and any(getattr(r, "visibility", "shared") != "shared" for r in dataset.records)
 
 
@@ -260,7 +266,7 @@ PERSONAL_NOTE = ("Cards show what the query's caller may see, as the history too
 """Said above the worst queries of a dataset that holds personal records (issue 39 item 8c)."""
 
 
-def _worst(runs: Sequence[Any], dataset: Any, n: int, cards: int, *, text: bool = True) -> str:
+def _worst(runs: Sequence[Any], dataset: Dataset | TaskSet | None, n: int, cards: int, *, text: bool = True) -> str:
     base = runs[0]
     rows = worst_queries(base, BAR_METRIC, n)
     if not rows:
@@ -409,7 +415,8 @@ def build_report(
             f"<body>{''.join(body)}</body></html>\n")
 
 
-def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *, dataset: Any = None,
+def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], *,
+                 dataset: Dataset | str | os.PathLike[str] | None = None,
                  split: str | None = None, labels: Sequence[str] | None = None, **options: Any) -> Path:
     """Load the runs (run folders and TREC run files: ``any_run.load_any_runs`` with ``dataset``,
     ``split`` and ``labels``), build the page (``build_report``; ``options`` go to it) and write it

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit.evaluate.compare import CORRECTION_NAMES, correction_text, has_no_answer
 from searchkit.evaluate.run import BREAKDOWNS
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.compare import Comparison
 
 __all__ = ["IDENTICAL_TIP", "compare_section", "esc", "group_auroc", "num"]
 
@@ -29,11 +32,11 @@ IDENTICAL_TIP = "every per-query value is the same: not tested, not in the famil
 """The tooltip of an ``identical`` cell."""
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def num(v: Any, signed: bool = False) -> str:
+def num(v: object, signed: bool = False) -> str:
     """A figure as the page shows it: 4 decimals (signed for a delta), ``nan``, an int as it is."""
     if v is None:
         return ""
@@ -51,17 +54,17 @@ def _at(row: Mapping[str, Any], key: str, i: int) -> Any:
     return values[i] if isinstance(values, (list, tuple)) and i < len(values) else None
 
 
-def _ci(ci: Any) -> str:
+def _ci(ci: object) -> str:
     if not isinstance(ci, (list, tuple)) or len(ci) != 2 or any(v is None or not math.isfinite(v) for v in ci):
         return ""
     return f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
 
 
-def _d(d: Any) -> str:
+def _d(d: float | None) -> str:
     return "" if d is None or (isinstance(d, float) and not math.isfinite(d)) else f"{d:+.2f}"
 
 
-def _raw(p: Any) -> str:
+def _raw(p: float | None) -> str:
     return "" if p is None or (isinstance(p, float) and math.isnan(p)) else f"{p:.4f}"
 
 
@@ -90,7 +93,7 @@ def _untested_cells(row: Mapping[str, Any], i: int) -> str:
             'queries">–</td>')
 
 
-def _table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str, *, metric: str = "") -> str:
+def _table(cmp: Comparison, rows: Sequence[Mapping[str, Any]], first_col: str, *, metric: str = "") -> str:
     """Rows of a comparison: the first column, ``n`` (the queries the row is over), each run's value
     and, per run after the first, Δ, its interval, d, raw p and adjusted p."""
     names = [r["name"] for r in cmp.runs]
@@ -110,11 +113,11 @@ def _table(cmp: Any, rows: Sequence[Mapping[str, Any]], first_col: str, *, metri
             f'</thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
-def _family(cmp: Any) -> str:
+def _family(cmp: Comparison) -> str:
     return correction_text(cmp.correction, cmp.tests, cmp.identical)
 
 
-def compare_section(headline: Any, groups: Any, runs: Sequence[Any]) -> str:
+def compare_section(headline: Comparison, groups: Any, runs: Sequence[Any]) -> str:
     """The comparison section: ``headline`` (``compare_runs(runs, by=["none"])``) as the table of all
     judged queries, ``groups`` (``compare_runs(runs)``, or None) as the per-group tables, and the notes
     of both."""
@@ -151,7 +154,7 @@ def compare_section(headline: Any, groups: Any, runs: Sequence[Any]) -> str:
     return "".join(parts)
 
 
-def _group_tables(cmp: Any, runs: Sequence[Any], breakdown: str, secs: Sequence[Mapping[str, Any]]) -> str:
+def _group_tables(cmp: Comparison, runs: Sequence[Any], breakdown: str, secs: Sequence[Mapping[str, Any]]) -> str:
     """A ``<details>`` table per metric of one breakdown (nDCG@10 open), then the AUROC per group."""
     label = breakdown.removeprefix("by_").replace("_", " ")
     metrics = list(dict.fromkeys(m["metric"] for s in secs for m in s["metrics"]))

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit.evaluate.compare import has_no_answer
 from searchkit.evaluate.plots import grouped_bars, pr_figure, reliability_figure, roc_figure, svg
 from searchkit.evaluate.ragas_metrics import judge_names
 from searchkit.evaluate.report_compare import esc, num
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from searchkit.evaluate.runs import RunFolder
 
 __all__ = ["NO_PROBABILITY", "figure", "llm_section", "no_answer_section"]
 
@@ -28,7 +33,7 @@ NO_PROBABILITY = "no weak-match probability: a TREC run"
 NO_ANSWER_KEYS = ("AUROC", "AP-noanswer", "warn-precision", "warn-recall", "false-warn-rate")
 
 
-def figure(fig: Any, alt: str, caption: str) -> str:
+def figure(fig: Figure, alt: str, caption: str) -> str:
     """A figure inlined as a ``data:`` SVG image with its caption."""
     data = base64.b64encode(svg(fig).encode("utf-8")).decode("ascii")
     return (f'<figure><img alt="{esc(alt)}" src="data:image/svg+xml;base64,{data}">'
@@ -84,7 +89,7 @@ def no_answer_section(runs: Sequence[Any]) -> str:
     return "".join(parts)
 
 
-def _llm_block(run: Any) -> Mapping[str, Any] | None:
+def _llm_block(run: RunFolder) -> Mapping[str, Any] | None:
     block = run.metrics.get("ragas_llm")
     return block if isinstance(block, Mapping) and isinstance(block.get("k"), int) else None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from searchkit.evaluate.measures import Metric, metric, row_value
 from searchkit.evaluate.metrics import per_query_metrics
 from searchkit.evaluate.provenance import dataset_hash
 from searchkit.evaluate.trec import read_trec_run, untrec_id
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.runs import RunFolder
 
 __all__ = ["MissingValues", "metric_values", "with_metrics"]
 
@@ -72,7 +75,7 @@ def metric_values(runs: Sequence[Any], metrics: Sequence[Metric], ids: Sequence[
     return out
 
 
-def with_metrics(run: Any, names: Sequence[str]) -> dict[str, Any]:
+def with_metrics(run: RunFolder, names: Sequence[str]) -> dict[str, Any]:
     """The run folder's ``metrics.json`` (``run.metrics``) with the ir_measures measures of ``names`` it
     lacks added: to each judged query's ``metrics`` (computed from ``run.trec``, as ``metric_values``)
     and to the headline ``metrics`` (their mean over the judged queries, as ``eval`` reports). What
@@ -106,13 +109,13 @@ def with_metrics(run: Any, names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _rankings_name(run: Any) -> str:
+def _rankings_name(run: RunFolder) -> str:
     """Where a run's rankings are read from, in words."""
     source = getattr(run, "source", "folder")
     return {"trec": "its TREC run file", "memory": "its rankings"}.get(source, "run.trec")
 
 
-def _rerun(run: Any, m: Metric) -> str:
+def _rerun(run: RunFolder, m: Metric) -> str:
     d, s, _ = run.query_set
     source = getattr(run, "source", "folder")
     if source == "trec":
@@ -125,7 +128,7 @@ def _rerun(run: Any, m: Metric) -> str:
     return f"rerun `searchkit eval --dataset {d} --split {s} --metrics {what} --out {run.path}` to write them"
 
 
-def _computed(run: Any, m: Metric, ids: Sequence[str], cache: dict) -> dict[str, float | None]:
+def _computed(run: RunFolder, m: Metric, ids: Sequence[str], cache: dict) -> dict[str, float | None]:
     where = f"{run.path} holds no per-query {m.name}"
     if m.source == "ragas-llm":
         raise MissingValues(f"{where} (an LLM-judged score cannot be computed from the rankings); {_rerun(run, m)}")
@@ -147,7 +150,7 @@ def _computed(run: Any, m: Metric, ids: Sequence[str], cache: dict) -> dict[str,
     return {q: (values[q][m.name] if q in values else None) for q in ids}
 
 
-def _finite(v: Any) -> float | None:
+def _finite(v: object) -> float | None:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
@@ -161,7 +164,7 @@ def _ranking(path: Path, where: str) -> dict[str, dict[str, float]]:
     return {untrec_id(q): {untrec_id(d): s for d, s in run.ranking(q)} for q in run.scores}
 
 
-def _dataset(run: Any, m: Metric, cache: dict, where: str) -> Any:
+def _dataset(run: RunFolder, m: Metric, cache: dict, where: str) -> Any:
     """The dataset split the run measured: at its provenance's ``dataset_path``, else under its name,
     whichever holds content with the run's hash."""
     name, split, sha = run.query_set

@@ -24,7 +24,7 @@ _TOL = 1e-7
 rows count as separated: far above the solver's tolerance, far below any real margin."""
 
 
-def separated(X: Any, y: Any, groups: Sequence[Any] | None = None) -> bool:
+def separated(X: np.ndarray, y: np.ndarray, groups: Sequence[Any] | None = None) -> bool:
     """Whether the rows of ``X`` (queries x features) with labels ``y`` (1 answerable, 0 not) are
     completely or quasi-completely separated by a direction with one offset, or with ``groups``
     one offset per group. One class only is not separation (there is no boundary to find)."""

@@ -72,7 +72,7 @@ def _paired_rows(x: np.ndarray, y: np.ndarray, test: str, seed: int, n_resamples
         out[todo] = stats.ttest_rel(x[todo], y[todo], axis=-1, alternative="two-sided").pvalue
         return out
 
-    def mean_diff(u, v, axis):
+    def mean_diff(u: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray:
         return np.mean(u - v, axis=axis)
 
     for i in np.flatnonzero(todo):
@@ -197,7 +197,7 @@ def paired_ci(
     if np.all(diff == diff[0]):
         return [float(diff[0]), float(diff[0])]
 
-    def mean_diff(u, v, axis):
+    def mean_diff(u: np.ndarray, v: np.ndarray, axis: int) -> np.ndarray:
         return np.mean(v - u, axis=axis)
 
     for method in ("BCa", "percentile"):

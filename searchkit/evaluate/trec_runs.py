@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Sequence
 
+from searchkit.evaluate.datasets import Dataset
 from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.evaluate.trec import TrecRun, read_trec_run, untrec_id
@@ -40,7 +41,7 @@ def _fingerprint(run: TrecRun) -> str:
     return "trec:" + h.hexdigest()[:16]
 
 
-def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Any, *,
+def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Dataset, *,
                       metrics: Sequence[str] = RANKING_METRICS) -> EvalReport:
     """Score a TREC run (a ``TrecRun``, or a run file's path, read with ``read_trec_run``) on
     ``dataset`` (a loaded split) with the metrics ``eval`` reports (``metrics``: any ir_measures

@@ -122,7 +122,7 @@ def work_from_repo_root(start: str | os.PathLike[str] | None = None) -> Path:
     return Path.cwd()
 
 
-def save_config(config: Any, path: str | os.PathLike[str]) -> Path:
+def save_config(config: SearchConfig, path: str | os.PathLike[str]) -> Path:
     """Write ``config`` as JSON to ``path`` (parents created; a temporary file renamed into place,
     so a reader never sees half a file). Returns the path."""
     import tempfile

@@ -6,7 +6,7 @@ from there.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit.config import SearchConfig
 from searchkit.errors import SearchkitError
@@ -16,23 +16,29 @@ from searchkit.ingest.policy import can_see
 from searchkit.searcher import Filters, Searcher
 from searchkit.util import dotted_leaves
 
+if TYPE_CHECKING:
+    from searchkit.evaluate.datasets import Dataset, Query
+    from searchkit.evaluate.runs import RunFolder
+    from searchkit.index.embedding import Embedder
+    from searchkit.records import Record
+
 # --------------------------------------------------------------------------- error analysis (04)
 
 
-def _filters_for(q: Any) -> Any:
+def _filters_for(q: Query) -> Filters | None:
     """The filters ``searchkit eval`` applies for a query (kinds, dates, spaces, caller's privacy)."""
     if not (q.kinds or q.since or q.until or q.spaces or q.caller):
         return None
     visible = None
     if q.caller:
-        def visible(r: Any, caller: str = q.caller) -> bool:
+        def visible(r: Record, caller: str | None = q.caller) -> bool:
             return can_see(r, caller, "personal")
     return Filters(kinds=tuple(q.kinds) if q.kinds else None, since=q.since, until=q.until,
                    spaces=tuple(q.spaces) if q.spaces and q.spaces != "all" else None, visible=visible)
 
 
-def cards_side_by_side(dataset: Any, query_id: str, configs: Mapping[str, Any], *, k: int = 10,
-                       embedder: Any = None, title_chars: int = 28) -> Any:
+def cards_side_by_side(dataset: Dataset, query_id: str, configs: Mapping[str, SearchConfig], *, k: int = 10,
+                       embedder: Embedder | None = None, title_chars: int = 28) -> Any:
     """For one query of a loaded split, the cards of every config's top ``k`` side by side, one
     row a card (its best rank first; the row label is its record id): the card (kind, title cut
     to ``title_chars``, relevance grade), where each config ranked it (empty: not in its top
@@ -85,7 +91,8 @@ def cards_side_by_side(dataset: Any, query_id: str, configs: Mapping[str, Any], 
     return frame
 
 
-def _top_hits(dataset: Any, q: Any, configs: Mapping[str, Any], k: int, embedder: Any) -> dict[str, dict[str, Any]]:
+def _top_hits(dataset: Dataset, q: Query, configs: Mapping[str, SearchConfig], k: int,
+              embedder: Embedder | None) -> dict[str, dict[str, Any]]:
     """``{config label: {record id: (rank, hit)}}`` of one query's top ``k`` under each config (one
     index per distinct index fingerprint)."""
     out: dict[str, dict[str, Any]] = {}
@@ -119,7 +126,7 @@ def _scored_alike(hits: Mapping[str, Mapping[str, Any]], retriever: str) -> bool
     return True
 
 
-def per_query_deltas(run_a: Any, run_b: Any, metric: str = "nDCG@10", *,
+def per_query_deltas(run_a: RunFolder, run_b: RunFolder, metric: str = "nDCG@10", *,
                      labels: tuple[str, str] = ("a", "b")) -> Any:
     """Per judged query: ``metric`` in each run (columns named by ``labels``) and ``delta``
     (``b - a``), with language and category, most lost first."""
@@ -143,7 +150,7 @@ DEFAULT = "(default)"
 """What ``config_changes`` shows for a key a config leaves out (it takes its default)."""
 
 
-def _config_dict(config: Any) -> dict[str, Any]:
+def _config_dict(config: SearchConfig | Mapping[str, Any]) -> dict[str, Any]:
     """A ``SearchConfig``'s plain data; a plain mapping (a run folder's ``config.json``) is read
     through ``SearchConfig.from_dict`` where it loads, so two files that leave different keys at
     their defaults compare alike, else taken as it is."""
@@ -165,7 +172,7 @@ def _at(data: Mapping[str, Any], key: str) -> Any:
     return node
 
 
-def config_changes(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+def config_changes(a: SearchConfig | Mapping[str, Any], b: SearchConfig | Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Every dotted config key whose value differs from ``a`` to ``b`` (``SearchConfig`` objects or
     the plain data of a run folder's ``config.json``), as ``(key, old, new)`` in key order;
     ``DEFAULT`` where a config leaves a key out. A section one side sets to null while the other
@@ -183,7 +190,8 @@ def _prefixes(key: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def config_diff(a: Any, b: Any, labels: tuple[str, str] = ("shipped", "tuned")) -> Any:
+def config_diff(a: SearchConfig | Mapping[str, Any], b: SearchConfig | Mapping[str, Any],
+                labels: tuple[str, str] = ("shipped", "tuned")) -> Any:
     """Every dotted config key whose value differs between two ``SearchConfig`` objects, one row
     each (``config_changes``: ``(default)`` where a config leaves an optional key out, a section
     set to null on one side as one row)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit import retrievers
 from searchkit.evaluate.compare import paired_test
@@ -23,6 +23,13 @@ from searchkit.evaluate.tune import (
     query_shape,
     tune_fusion,
 )
+
+if TYPE_CHECKING:
+    from searchkit.config import FusionConfig, SearchConfig
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.evaluate.fusion_tuning import FusionTrial
+    from searchkit.index.engine import EmbeddingEngine
+
 
 # --------------------------------------------------------------------------- fusion (02)
 
@@ -47,7 +54,7 @@ def setting_label(settings: Mapping[str, Any]) -> str:
     return f"{method} {settings.get('fusion.norm', '')} {lead}={weights.get(lead)}".replace("  ", " ")
 
 
-def fusion_label(config: Any) -> str:
+def fusion_label(config: SearchConfig) -> str:
     """A short name of a config's whole fusion, its query-adaptive model included:
     ``wsum minmax bm25=0.4 + adaptive (bm25 share 0.1-0.7)``; ``setting_label`` where it has none."""
     f = config.fusion
@@ -68,8 +75,8 @@ class FusionSweep:
     grid's best differs from it only in keys its method does not fuse by, and ties with it), it is
     ``trials[0]``. ``warnings``: the lines ``searchkit tune fusion`` prints, from the same function."""
 
-    trials: tuple[Any, ...]
-    shipped: Any
+    trials: tuple[FusionTrial, ...]
+    shipped: FusionTrial
     shipped_label: str
     warnings: tuple[str, ...] = ()
 
@@ -78,8 +85,8 @@ SHIPPED_POINT: Mapping[str, Any] = {}
 """The grid point ``fusion_sweep`` adds: no key changed, so the base config as it is."""
 
 
-def fusion_sweep(datasets: Sequence[Any], base: Any, grid: Sequence[Mapping[str, Any]] | None = None, *,
-                 metric: str = "nDCG@10", show_progress: bool = True, engine: Any = None,
+def fusion_sweep(datasets: Sequence[Dataset], base: SearchConfig, grid: Sequence[Mapping[str, Any]] | None = None, *,
+                 metric: str = "nDCG@10", show_progress: bool = True, engine: EmbeddingEngine | None = None,
                  base_name: str = "the base config") -> FusionSweep:
     """``tune.tune_fusion`` over ``grid`` (default ``tune.default_grid(base)``) plus the base config as it
     is, on the same indexes and queries: the grid's trials (best tune-half mean first; the base is
@@ -130,14 +137,15 @@ def fusion_rows(trials: Sequence[Any], datasets: Sequence[Any], metric: str = "n
     return rows
 
 
-def trial_matching(trials: Sequence[Any], base: Any, settings: Mapping[str, Any] | None = None) -> Any:
+def trial_matching(trials: Sequence[FusionTrial], base: SearchConfig,
+                   settings: Mapping[str, Any] | None = None) -> FusionTrial | None:
     """The trial whose settings give the same fusion as ``base`` (the shipped config) or, with
     ``settings``, as ``base.replace(**settings)``; None when the grid has no such point. The grid
     holds fixed weights, so a query-adaptive model (``fusion.adaptive``) is left out of the match:
     the shipped fusion matches the grid point of its fixed weights."""
     import dataclasses
 
-    def fixed(fusion: Any) -> Any:
+    def fixed(fusion: FusionConfig) -> FusionConfig:
         return dataclasses.replace(fusion, adaptive=None)
 
     target = fixed((base.replace(**settings) if settings else base).fusion)
@@ -147,7 +155,8 @@ def trial_matching(trials: Sequence[Any], base: Any, settings: Mapping[str, Any]
     return None
 
 
-def fusion_significance_rows(trials: Sequence[Any] | FusionSweep, base: Any, *, shipped: Any = None,
+def fusion_significance_rows(trials: Sequence[FusionTrial] | FusionSweep, base: SearchConfig, *,
+                             shipped: FusionTrial | None = None,
                              test: str = "fisher", metric: str = "nDCG@10") -> list[dict[str, Any]]:
     """The winner (``trials[0]``, best on the tune half) against the runner-up, RRF (k = 60, the
     ``tune.RRF_REFERENCE``) and the shipped fusion of ``base``: each one's tune and report mean,
@@ -305,7 +314,7 @@ def threshold_rows(choices: Mapping[str, Mapping[str, Any]]) -> list[dict[str, A
             for m, c in choices.items() for half in ("tune", "report")]
 
 
-def apply_thresholds(config: Any, choices: Mapping[str, Mapping[str, Any]]) -> Any:
+def apply_thresholds(config: SearchConfig, choices: Mapping[str, Mapping[str, Any]]) -> SearchConfig:
     """``config`` with each chosen threshold in the model it was picked for: ``documents`` ->
     ``weak_match.threshold``, ``conversation`` -> ``weak_match.conversation.threshold``; the other
     model, and everything else, as it was."""
@@ -322,7 +331,7 @@ def apply_thresholds(config: Any, choices: Mapping[str, Mapping[str, Any]]) -> A
     return config.replace(weak_match=wm)
 
 
-def threshold_changes(before: Any, after: Any) -> str:
+def threshold_changes(before: SearchConfig, after: SearchConfig) -> str:
     """One line per weak-match model whose threshold differs between two configs."""
     pairs = [("documents", before.weak_match, after.weak_match),
              ("conversation", before.weak_match.conversation, after.weak_match.conversation)]

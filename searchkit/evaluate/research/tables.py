@@ -6,10 +6,16 @@ from there.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, TESTS
 from searchkit.evaluate.research.base import HEADLINE, _pd
+
+if TYPE_CHECKING:
+    from searchkit.evaluate.compare import Comparison
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.evaluate.runs import RunFolder
+    from searchkit.evaluate.task_eval import TaskSet
 
 # --------------------------------------------------------------------------- tables
 
@@ -42,7 +48,7 @@ def breakdown_frame(runs: Sequence[Any] | Mapping[str, Any], breakdown: str = "b
     return pd.DataFrame(cols)
 
 
-def query_frame(run: Any, dataset: Any = None) -> Any:
+def query_frame(run: RunFolder, dataset: Dataset | TaskSet | None = None) -> Any:
     """One row per query of a run folder: language, category, label, P(answer), the warnings and
     the per-query metrics; with ``dataset`` (the loaded split) the query text too."""
     pd = _pd()
@@ -64,7 +70,7 @@ def _cut(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[:chars - 1] + "…"
 
 
-def worst_frame(run: Any, dataset: Any = None, metric: str = "nDCG@10", n: int = 10, *,
+def worst_frame(run: RunFolder, dataset: Dataset | TaskSet | None = None, metric: str = "nDCG@10", n: int = 10, *,
                 metrics: Sequence[str] = ("nDCG@10", "RR@10", "R@10"), text_chars: int = 60) -> Any:
     """The ``n`` judged queries of a run with the lowest ``metric`` (``worst_queries``), in a table
     narrow enough for a notebook: language, category, P(answer), ``metrics`` (``metric`` first)
@@ -84,13 +90,14 @@ def worst_frame(run: Any, dataset: Any = None, metric: str = "nDCG@10", n: int =
     return pd.DataFrame(rows, columns=columns).set_index("id")
 
 
-def group_table(run: Any, breakdown: str = "by_lang", metrics: Sequence[str] = ("nDCG@10", "R@10")) -> dict[str, dict[str, float]]:
+def group_table(run: RunFolder, breakdown: str = "by_lang",
+                metrics: Sequence[str] = ("nDCG@10", "R@10")) -> dict[str, dict[str, float]]:
     """``{metric: {group: value}}`` of one run's ``breakdown`` (for ``plots.grouped_bars``)."""
     groups = run.metrics.get(breakdown) or {}
     return {m: {g: float(v.get(m, math.nan)) for g, v in groups.items()} for m in metrics}
 
 
-def significance_marks(cmp: Any, breakdown: str = "all", metric: str = "nDCG@10") -> dict[str, dict[str, str]]:
+def significance_marks(cmp: Comparison | None, breakdown: str = "all", metric: str = "nDCG@10") -> dict[str, dict[str, str]]:
     """``{run name: {group: "*"}}`` where a run differs significantly from the baseline on
     ``metric`` in a group of ``breakdown`` (``compare.Comparison``; for ``plots.grouped_bars``)."""
     out: dict[str, dict[str, str]] = {}
@@ -107,14 +114,14 @@ def significance_marks(cmp: Any, breakdown: str = "all", metric: str = "nDCG@10"
     return out
 
 
-def worst_queries(run: Any, metric: str = "nDCG@10", n: int = 10) -> list[Mapping[str, Any]]:
+def worst_queries(run: RunFolder, metric: str = "nDCG@10", n: int = 10) -> list[Mapping[str, Any]]:
     """The ``n`` judged queries of a run with the lowest ``metric`` (ties by id), as run rows."""
     judged = [q for q in run.queries if q.get("metrics") is not None]
     judged.sort(key=lambda q: (float(q["metrics"].get(metric, math.nan)), q["id"]))
     return judged[:n]
 
 
-def _run_labels(cmp: Any, labels: Mapping[str, str] | Sequence[str] | None) -> list[str]:
+def _run_labels(cmp: Comparison, labels: Mapping[str, str] | Sequence[str] | None) -> list[str]:
     """The column name of each run of a comparison: ``labels`` (a list in the comparison's order,
     or ``{run folder name: label}``), else the run folder's name."""
     names = [r["name"] for r in cmp.runs]
@@ -133,7 +140,7 @@ def _ci_cell(ci: Sequence[float] | None) -> str:
     return "" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]"
 
 
-def _number_or_nan(v: Any) -> float:
+def _number_or_nan(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
@@ -154,7 +161,7 @@ def _comparison_cells(row: dict[str, Any], m: Mapping[str, Any], names: Sequence
     return row
 
 
-def comparison_frame(cmp: Any, breakdown: str = "all", *, labels: Mapping[str, str] | Sequence[str] | None = None) -> Any:
+def comparison_frame(cmp: Comparison, breakdown: str = "all", *, labels: Mapping[str, str] | Sequence[str] | None = None) -> Any:
     """A ``compare.Comparison`` as a table: for each section of ``breakdown`` and each metric, every
     run's value, and for each run after the first (columns named by the run) its delta (``Δ``), the
     bootstrap interval of the delta (``CI``, as compare's text table writes it), Cohen's d_z (``d``),
@@ -215,7 +222,7 @@ def _needed_below_alpha(floor: float, tests: int, alpha: float, correction: str)
     return min(tests, math.floor(tests * floor / alpha) + 1)
 
 
-def star_reach(cmp: Any, breakdown: str = "by_lang") -> Any:
+def star_reach(cmp: Comparison, breakdown: str = "by_lang") -> Any:
     """Whether a group of ``breakdown`` can get a ``*`` at all in a ``compare.Comparison``: per
     group its judged queries ``n``, the smallest p its paired test can give (``min_p``), how
     many of the comparison's tests would need p below alpha for that p to survive the
@@ -239,13 +246,13 @@ def star_reach(cmp: Any, breakdown: str = "by_lang") -> Any:
     return pd.DataFrame(rows, columns=columns).set_index("group")
 
 
-def _family(cmp: Any) -> list[Mapping[str, Any]]:
+def _family(cmp: Comparison) -> list[Mapping[str, Any]]:
     """Every row of a comparison whose tests its correction counted (metrics in every group, the AUROC)."""
     rows = [m for sec in cmp.sections for m in sec["metrics"]]
     return rows + ([cmp.no_answer] if cmp.no_answer is not None else [])
 
 
-def star_reach_note(cmp: Any, breakdown: str = "by_lang") -> str:
+def star_reach_note(cmp: Comparison, breakdown: str = "by_lang") -> str:
     """``star_reach`` in words: why a group of ``breakdown`` cannot get a ``*`` in this comparison
     (or that it can), and the pooled test (the ``all`` rows) to read instead."""
     frame = star_reach(cmp, breakdown)
