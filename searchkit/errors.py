@@ -17,20 +17,31 @@ A module may refine one of these for its callers to catch (``DatasetError``, ``E
 ...): each refinement derives from its meaning here and from the built-in exception it refines
 (``ValueError`` for bad values, ``FileNotFoundError`` for a missing index, ``RuntimeError`` for a
 failing embedder), so ``except ValueError`` keeps working.
+
+Every error has a stable ``code`` for machines, its meaning's (``CODES``): ``input``, ``parameter``,
+``config``, ``data``, ``resource`` (``error`` for the root); a refinement keeps its meaning's code.
 """
 from __future__ import annotations
 
 import os
+from typing import ClassVar
 
-__all__ = ["DataError", "InputError", "ParameterError", "ResourceError", "SearchkitError"]
+__all__ = ["CODES", "DataError", "InputError", "ParameterError", "ResourceError", "SearchkitError"]
+
+CODES: tuple[str, ...] = ("error", "input", "parameter", "config", "data", "resource")
+"""The stable codes an error may carry (``SearchkitError.code``), one per meaning."""
 
 
 class SearchkitError(Exception):
     """Root of the errors searchkit raises on purpose; the message names the input at fault."""
 
+    code: ClassVar[str] = "error"
+
 
 class InputError(SearchkitError, ValueError):
     """A value the caller gave is wrong; ``param`` names it (a flag, a parameter, a key) when known."""
+
+    code: ClassVar[str] = "input"
 
     def __init__(self, *args: object, param: str | None = None) -> None:
         super().__init__(*args)
@@ -39,6 +50,8 @@ class InputError(SearchkitError, ValueError):
 
 class ParameterError(InputError):
     """A bad tool parameter: ``param`` names it, the message says what is wrong; nothing was searched."""
+
+    code: ClassVar[str] = "parameter"
 
     def __init__(self, param: str, message: str) -> None:
         super().__init__(f"{param}: {message}", param=param)
@@ -49,6 +62,8 @@ class DataError(SearchkitError, ValueError):
     """A file or folder the caller pointed at is missing, damaged or of the wrong kind; ``path``
     names it when known (the message names it too, and never quotes its content)."""
 
+    code: ClassVar[str] = "data"
+
     def __init__(self, *args: object, path: str | os.PathLike[str] | None = None) -> None:
         super().__init__(*args)
         self.path = None if path is None else os.fspath(path)
@@ -56,3 +71,5 @@ class DataError(SearchkitError, ValueError):
 
 class ResourceError(SearchkitError):
     """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk."""
+
+    code: ClassVar[str] = "resource"

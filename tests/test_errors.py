@@ -132,3 +132,20 @@ def test_a_closed_stdout_ends_quietly():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
     rc, err = res.stdout.splitlines()[:2]
     assert rc == "141" and err == "''", res.stdout + res.stderr
+
+
+def test_every_error_carries_its_meaning_s_stable_code():
+    """Issue 42 item 6 (first step): a machine reads what went wrong from ``code``, one of ``CODES``,
+    the same for a refinement as for its meaning; a wrong code on any class fails here."""
+    from searchkit.errors import CODES
+
+    expected = {SearchkitError: "error", InputError: "input", ParameterError: "parameter",
+                ConfigError: "config", DataError: "data", ResourceError: "resource"}
+    for cls in expected:
+        assert cls.code == expected[cls]
+    for name, cls in _searchkit_errors().items():
+        assert cls.code in CODES, name
+        meaning = next(m for m in (ParameterError, ConfigError, InputError, DataError, ResourceError, SearchkitError)
+                       if issubclass(cls, m))
+        assert cls.code == expected[meaning], f"{name}: {cls.code} is not its meaning's code {expected[meaning]}"
+    assert InputError("x", param="k").code == "input" and ParameterError("q", "bad").code == "parameter"

@@ -36,6 +36,8 @@ class ConfigError(InputError):
     ``problems`` lists every problem found (one string each, naming its dotted key); the message
     is that list on one line, after ``where`` (the file) when given."""
 
+    code: ClassVar[str] = "config"
+
     def __init__(self, message: str | Sequence[str], where: str | None = None):
         problems = (message,) if isinstance(message, str) else tuple(message)
         self.problems: tuple[str, ...] = problems
