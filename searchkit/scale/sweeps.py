@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,10 +25,14 @@ from searchkit.index.cache import EmbeddingCache
 from searchkit.scale.portable import _Portable, built, portable
 from searchkit.searcher import Searcher
 
+if TYPE_CHECKING:
+    from searchkit.evaluate.datasets import Dataset
+    from searchkit.index.embedding import Embedder
+
 __all__ = ["fusion_payload", "fusion_task", "searcher_of"]
 
 
-def fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
+def fusion_payload(ds: Dataset, searcher: Searcher, folder: Path) -> dict[str, Any]:
     """What a sweep worker needs for one dataset: the searcher's state (``_searcher_state``; the
     saved index, file name -> bytes, written under ``folder`` only when that state does not pickle),
     the base config, the dataset, and the embedder (``portable``) with the vectors the driver's
@@ -66,7 +70,7 @@ def fusion_payload(ds: Any, searcher: Any, folder: Path) -> dict[str, Any]:
             "retrievers": specs}
 
 
-def _rerank_sentences(searcher: Any, ds: Any) -> dict[str, np.ndarray]:
+def _rerank_sentences(searcher: Searcher, ds: Dataset) -> dict[str, np.ndarray]:
     """The vectors of every text the reranking stage may read in this sweep, from the driver's
     cache (embedded there first): when one of the dataset's queries is in a language the stage runs
     for, what it reads of every passage (a query's head holds passages of any language: the
@@ -132,7 +136,7 @@ def fusion_task(key: str, refs: list[Any], config_json: str, metric: str) -> tup
     return fusion_cell(ds, searcher.with_config(cfg), cfg, metric)
 
 
-def _searcher_state(searcher: Any) -> bytes | None:
+def _searcher_state(searcher: Searcher) -> bytes | None:
     """The searcher's records, passages, analyzer and retrievers, pickled (``ray.cloudpickle``):
     each retriever as a recipe (``_Portable``: its locks made anew on the worker), a retriever that
     embeds without its embedder and cache (the worker gives its own, ``_prepared``). None when one
@@ -151,7 +155,7 @@ def _searcher_state(searcher: Any) -> bytes | None:
         return None
 
 
-def _rebuilt(blob: bytes, config: Any, embedder: Any, cache: Any) -> Any:
+def _rebuilt(blob: bytes, config: SearchConfig, embedder: Embedder | None, cache: EmbeddingCache | None) -> Any:
     """The driver's searcher from its pickled state (``_searcher_state``), its embedding retriever
     given ``embedder`` and ``cache``."""
     from ray import cloudpickle
@@ -165,7 +169,8 @@ def _rebuilt(blob: bytes, config: Any, embedder: Any, cache: Any) -> Any:
     return Searcher(config, state["records"], state["passages"], retrievers=found, analyzer=state["analyzer"])
 
 
-def _from_files(files: dict[str, bytes], config: Any, embedder: Any, cache: Any) -> Any:
+def _from_files(files: dict[str, bytes], config: SearchConfig, embedder: Embedder | None,
+                cache: EmbeddingCache | None) -> Any:
     """The searcher ``Searcher.load`` reads from the saved index ``files`` (written to a private
     temporary folder, removed after)."""
     tmp = Path(tempfile.mkdtemp(prefix="searchkit-sweep-"))
