@@ -8,7 +8,7 @@ import dataclasses
 import math
 import re
 from dataclasses import field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Protocol, Sequence
 
 from searchkit.credentials import shown_url, url_secrets
 from searchkit import registries
@@ -56,7 +56,7 @@ _OMIT_DEFAULT = {"omit_default": True}
 adding the field changes neither the shipped config's JSON nor its fingerprint."""
 
 
-def _knob(default: Any, *, lo: float | None = None, hi: float | None = None, above: float | None = None,
+def _knob(default: object, *, lo: float | None = None, hi: float | None = None, above: float | None = None,
           choices: tuple[str, ...] | None = None, registry: str | None = None, omit_default: bool = False,
           index: bool = False) -> Any:
     """A dataclass field with its allowed values: ``lo <= x <= hi``, ``x > above``, ``x in choices``,
@@ -94,7 +94,13 @@ _DEFER: contextvars.ContextVar[bool] = contextvars.ContextVar("searchkit_config_
 is checked once at the end, so every problem is listed together."""
 
 
-def _check_now(obj: Any) -> None:
+class _Checked(Protocol):
+    """What ``_check_now`` checks: a section or spec that lists its problems."""
+
+    def problems(self) -> list[str]: ...
+
+
+def _check_now(obj: _Checked) -> None:
     if _DEFER.get():
         return
     problems = obj.problems()
@@ -137,7 +143,7 @@ def _field_problems(obj: Any, prefix: str) -> list[str]:
             continue
         choices: Sequence[str] = valid
 
-        def bad(k: str, v: Any, what: str | None = what, valid: Sequence[str] = choices) -> str:
+        def bad(k: str, v: object, what: str | None = what, valid: Sequence[str] = choices) -> str:
             shown = (_shown_str(v) if isinstance(v, str) else None) or "a value (not shown)"
             if what is None:
                 return f"{k} must be one of {list(valid)}, got {shown}"
@@ -230,7 +236,7 @@ number is refused with one line, never a traceback (issue 27, item 13)."""
 _SHOWN_CHARS = 40
 
 
-def _tname(value: Any) -> str:
+def _tname(value: object) -> str:
     """What a message shows of a bad value: its type, and the value itself only when it is a short
     scalar that does not look like a secret (a list or object is never shown: the file may not be a
     config at all; issue 27, item 8)."""

@@ -141,7 +141,7 @@ class FusionConfig(_Section):
         return out
 
 
-def _frozen_weights(value: Any) -> Mapping[str, float]:
+def _frozen_weights(value: object) -> Mapping[str, float]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"config key 'fusion.weights' must map a retriever name to a weight, got {_tname(value)}")
     return MappingProxyType({str(k): (float(v) if isinstance(v, int) and not isinstance(v, bool) else v)

@@ -11,9 +11,12 @@ import types
 import typing
 from collections.abc import Mapping as _AbcMapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit.config.base import _DEFER, MAX_INT, ConfigError, _Section, _shown_str, _tname
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 _SECTIONS = ("analyzer", "passages", "bm25", "dense", "fusion", "rerank", "weak_match", "diversity", "query", "tasks")
@@ -53,7 +56,7 @@ def _default_of(cls: type) -> Any:
     return _DEFAULTS[cls]
 
 
-def _is_default(section: Any) -> bool:
+def _is_default(section: DataclassInstance) -> bool:
     """Whether every field of ``section`` holds its class default (no instance is built: building
     one checks it, which reads the registries)."""
     def default(f: Any) -> Any:
@@ -72,7 +75,7 @@ class _RunningRetrievers(dict):
 # --------------------------------------------------------------------------- plain data
 
 
-def _digest(obj: Any) -> str:
+def _digest(obj: object) -> str:
     canon = json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
@@ -91,7 +94,7 @@ def _dataclass_to_plain(obj: Any, full: bool) -> dict[str, Any]:
     return out
 
 
-def _to_plain(obj: Any, full: bool = False) -> Any:
+def _to_plain(obj: object, full: bool = False) -> Any:
     """Plain JSON data; a field marked ``_OMIT_DEFAULT`` is left out while at its default unless ``full``."""
     if dataclasses.is_dataclass(obj):
         return _dataclass_to_plain(obj, full)
@@ -102,7 +105,7 @@ def _to_plain(obj: Any, full: bool = False) -> Any:
     return obj
 
 
-def _build(cls: type, data: Any, path: str) -> Any:
+def _build(cls: type, data: object, path: str) -> Any:
     """``cls`` from plain data, every problem (types, unknown keys, values, contradictions) collected
     and raised as one :class:`ConfigError`."""
     if not isinstance(data, Mapping):
@@ -120,7 +123,7 @@ def _build(cls: type, data: Any, path: str) -> Any:
     return obj
 
 
-def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
+def _from_plain(cls: type, data: object, path: str, problems: list[str]) -> Any:
     """``cls`` from ``data``; a field that fails is reported into ``problems`` and left at its default."""
     where = path or "config"
     if not isinstance(data, Mapping):
@@ -163,7 +166,7 @@ def _from_plain(cls: type, data: Any, path: str, problems: list[str]) -> Any:
     return cls()
 
 
-def _coerce(tp: Any, value: Any, key: str, problems: list[str]) -> Any:
+def _coerce(tp: object, value: object, key: str, problems: list[str]) -> Any:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a dataclass type (a field's type, never an instance)
         if not isinstance(value, Mapping):
             raise ConfigError(f"{key} must be a JSON object, got {_tname(value)}")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from searchkit.config.base import SCHEMA_VERSION, registry_names
 from searchkit.config.plain import SECTIONS
 from searchkit.config.tree import SearchConfig
 from searchkit.schema import DRAFT, SchemaBuilder
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 SCHEMA_FILE = "config.schema.json"
@@ -51,7 +54,7 @@ def schema_text() -> str:
     return json.dumps(json_schema(), ensure_ascii=False, indent=2, sort_keys=True) + "\n"
 
 
-def schema_problems(data: Any) -> list[str]:
+def schema_problems(data: object) -> list[str]:
     """What the committed JSON Schema (checked with ``jsonschema``) finds wrong in plain config
     data, one ``dotted.key: message`` each."""
     import jsonschema
@@ -69,7 +72,7 @@ def schema_problems(data: Any) -> list[str]:
     return out
 
 
-def _schema_rule(err: Any) -> str:
+def _schema_rule(err: jsonschema.ValidationError) -> str:
     """The rule a value breaks, in the schema's own terms: never ``err.message``, which quotes the
     value (a config value may be a credential; issue 27 items 5, 8)."""
     rule, want = err.validator, err.validator_value

@@ -223,7 +223,7 @@ class DenseConfig(_Section):
                     raise ConfigError(f"{where} is the same provider as {other}{what}")
 
 
-def _specs(value: Any) -> tuple[EmbedderSpec, ...]:
+def _specs(value: object) -> tuple[EmbedderSpec, ...]:
     """``dense.fallbacks`` as a tuple of :class:`EmbedderSpec` (mappings are accepted from Python)."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
         raise ConfigError(f"config key 'dense.fallbacks' must be a list, got {_tname(value)}")
@@ -367,7 +367,7 @@ class RerankConfig(_Section):
         return out
 
 
-def _rerank_specs(value: Any) -> tuple[RerankerSpec, ...]:
+def _rerank_specs(value: object) -> tuple[RerankerSpec, ...]:
     """``rerank.fallbacks`` as a tuple of :class:`RerankerSpec` (mappings are accepted from Python)."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (list, tuple)):
         raise ConfigError(f"config key 'rerank.fallbacks' must be a list, got {_tname(value)}")

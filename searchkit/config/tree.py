@@ -110,7 +110,7 @@ class SearchConfig:
         got = self.__dict__.get("_extra", {}).get(name)
         return got if got is not None else _default_of(cls)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return all(getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self)) \
@@ -257,7 +257,7 @@ class SearchConfig:
                 part[name] = keys
         return _digest(part)
 
-    def replace(self, **sections: Any) -> "SearchConfig":
+    def replace(self, **sections: object) -> "SearchConfig":
         """Copy with whole sections or dotted keys replaced: ``cfg.replace(**{"fusion.rrf_k": 10})``."""
         data = _to_plain(self, full=True)
         for key, value in sections.items():
