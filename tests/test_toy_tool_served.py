@@ -14,9 +14,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the 'serve' extra (pip install -e '.[serve]')")
 
-import anyio  # noqa: E402
-import httpx  # noqa: E402
 
+from asgi_serving import run_bounded, serving  # noqa: E402
 from searchkit.cli import main  # noqa: E402
 from searchkit.config import SearchConfig  # noqa: E402
 from searchkit.index.cache import EmbeddingCache  # noqa: E402
@@ -101,18 +100,8 @@ def token(tmp_path):
     return path, add_token(path, Session("u-anna", space="acme", current_task=30), "anna's laptop")
 
 
-def _run(fn):
-    async def bounded():
-        with anyio.fail_after(LIMIT_S):
-            return await fn()
-    return anyio.run(bounded)
-
-
-async def _serving(app, fn):
-    starlette = app.app
-    async with starlette.router.lifespan_context(starlette):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
-            return await fn(client)
+_run = run_bounded
+_serving = serving
 
 
 def _rpc(method, params=None, id_=1):
