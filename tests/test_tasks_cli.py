@@ -295,6 +295,9 @@ def _run_as_nobody(fn):
 
 
 def test_a_read_only_store_in_a_read_only_folder_is_searchable(tmp_path):
+    import contextlib
+    import io
+    import shutil
     import tempfile
 
     folder = Path(tempfile.mkdtemp(dir="/tmp" if os.geteuid() == 0 else tmp_path))
@@ -306,24 +309,32 @@ def test_a_read_only_store_in_a_read_only_folder_is_searchable(tmp_path):
         os.chown(store_path, 65534, 65534)
     os.chmod(store_path, 0o400)
     os.chmod(folder, 0o500)
+    # the membership check reads the workspace: a copy that user nobody can read, wherever the
+    # repository is (a clone in an owner-only temp folder included)
+    ws = Path(tempfile.mkdtemp(dir="/tmp" if os.geteuid() == 0 else tmp_path)) / "ws"
+    shutil.copytree(WS, ws)
+    for p in [ws.parent, *ws.rglob("*"), ws]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
 
-    def check() -> int:
-        import contextlib
-        import io
-
+    def check(db: Path = store_path) -> int:
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            rc = _search(store_path, "--json")
+            rc = tasks_cli.main(["tasks", "search", "認証", "--db", str(db), "--space", "acme",
+                                 "--current-task", "30", "--workspace", str(ws), "--caller", "u-anna", "--json"])
         return 0 if rc == 0 and [h["comment_id"] for h in json.loads(out.getvalue())["hits"]] == [95, 88] else 3
 
+    # the same search once first, as this user on a copy of the store elsewhere: every module it needs
+    # is loaded before the child drops to nobody (a clone in an owner-only folder, such as mktemp -d
+    # makes, is not readable by nobody)
+    shutil.copy(store_path, ws.parent / "copy.sqlite")
+    assert check(ws.parent / "copy.sqlite") == 0
     try:
         assert (_run_as_nobody(check) if os.geteuid() == 0 else check()) == 0
         assert sorted(p.name for p in folder.iterdir()) == ["tasks.sqlite"]
     finally:
         os.chmod(folder, 0o700)
-        import shutil
-
         shutil.rmtree(folder)
+        shutil.rmtree(ws.parent)
 
 
 # ------------------------------------------------------------------ issue 27 item 16: no terminal controls
