@@ -70,6 +70,16 @@ class DataError(SearchkitError, ValueError):
 
 
 class ResourceError(SearchkitError):
-    """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk."""
+    """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk.
+
+    ``retry`` is true where the very attempt may be tried again now (no answer, HTTP 429/5xx);
+    ``late`` where a deadline cut it; ``cause`` is what the transport raised, where known."""
 
     code: ClassVar[str] = "resource"
+
+    def __init__(self, *args: object, retry: bool = False, late: bool = False,
+                 cause: BaseException | None = None) -> None:
+        super().__init__(*args)
+        self.retry = retry
+        self.late = late
+        self.cause = cause

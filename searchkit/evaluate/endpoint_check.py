@@ -24,22 +24,17 @@ from typing import TYPE_CHECKING
 
 from searchkit.credentials import scrub, shown_url
 from searchkit.errors import ResourceError
-from searchkit.http_client import NoAnswer, TooLarge, fetch, redacted
+from searchkit.http_client import fetch, redacted
 from searchkit.rank.http_rerank import HTTPReranker, RerankError
 
 if TYPE_CHECKING:
     from searchkit.config import SearchConfig
     from searchkit.evaluate.ragas_metrics import LLMJudge
 
-__all__ = ["CHECK_TIMEOUT", "EndpointDown", "check_llm", "check_reranker"]
+__all__ = ["CHECK_TIMEOUT", "check_llm", "check_reranker"]
 
 CHECK_TIMEOUT = 10.0
 """The most seconds one check waits (less where the endpoint's own timeout is shorter)."""
-
-
-class EndpointDown(ResourceError):
-    """An endpoint the eval needs did not answer (or refused the key): one line naming its flag or
-    config key, the URL without credentials and why."""
 
 
 def _why(exc: BaseException) -> str:
@@ -52,7 +47,7 @@ def check_llm(judge: LLMJudge, *, timeout: float = CHECK_TIMEOUT) -> None:
     """Ask the judge's endpoint for its models once (``GET {base_url}/models``).
 
     Raises:
-        EndpointDown: no answer (refused, unknown host, timed out) or HTTP 401/403; the message names
+        ResourceError: no answer (refused, unknown host, timed out) or HTTP 401/403; the message names
             ``--llm-base-url`` and never the key or what the server answered.
     """
     url = judge.base_url.rstrip("/") + "/models"
@@ -64,18 +59,18 @@ def check_llm(judge: LLMJudge, *, timeout: float = CHECK_TIMEOUT) -> None:
     wait = min(float(timeout), float(getattr(judge, "timeout", timeout) or timeout))
     try:
         answer = fetch("GET", url, headers=headers, timeout=wait, cap=1 << 16)
-    except TooLarge:
-        return  # it answered (more than a list of models needs): it is there
-    except (NoAnswer, ValueError) as exc:  # refused, unknown host, timed out; a URL urllib cannot use
-        late = isinstance(exc, NoAnswer) and exc.late
-        cause = (exc.cause if isinstance(exc, NoAnswer) else None) or exc
+    except (ResourceError, ValueError) as exc:  # refused, unknown host, timed out; a URL urllib cannot use
+        if isinstance(exc, ResourceError) and not exc.retry:
+            return  # it answered (more than a list of models needs, over the cap): it is there
+        late = isinstance(exc, ResourceError) and exc.late
+        cause = (exc.cause if isinstance(exc, ResourceError) else None) or exc
         why = "TimeoutError: timed out" if late else _why(cause)
-        raise EndpointDown(f"--llm-base-url {shown}: no answer within {wait:g}s ({redacted(why, [key] if key else [])}); "
+        raise ResourceError(f"--llm-base-url {shown}: no answer within {wait:g}s ({redacted(why, [key] if key else [])}); "
                            "nothing was evaluated") from None
     if answer.status in (401, 403):
         why = f"HTTP {answer.status}: it refused " + ("the key" if key else "a request without a key (name one with "
                                                       "--llm-api-key-env)")
-        raise EndpointDown(f"--llm-base-url {shown}: {why}; nothing was evaluated")
+        raise ResourceError(f"--llm-base-url {shown}: {why}; nothing was evaluated")
     # any other answer: it is there (404: a server that does not list its models; a redirect, never
     # followed: the key goes to no other host)
 
@@ -85,7 +80,7 @@ def check_reranker(config: SearchConfig, *, timeout: float = CHECK_TIMEOUT) -> N
     each provider in turn until one answers; nothing to do for any other reranker.
 
     Raises:
-        EndpointDown: no provider answered; one line naming each provider's config key, URL and why.
+        ResourceError: no provider answered; one line naming each provider's config key, URL and why.
     """
     rr = getattr(config, "rerank", None)
     if rr is None or not rr.enabled or rr.method != "http":
@@ -101,4 +96,4 @@ def check_reranker(config: SearchConfig, *, timeout: float = CHECK_TIMEOUT) -> N
             return
         except (RerankError, ValueError, OSError, http.client.HTTPException) as exc:
             failures.append(f"config {key} {shown_url(str(p.base_url))}: {' '.join(str(exc).split())[:200]}")
-    raise EndpointDown("the HTTP reranker did not answer (" + "; ".join(failures) + "); nothing was indexed")
+    raise ResourceError("the HTTP reranker did not answer (" + "; ".join(failures) + "); nothing was indexed")

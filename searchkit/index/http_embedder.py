@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from searchkit.credentials import shown_url, url_secrets
-from searchkit.http_client import (RETRY_STATUS, Deadline, TooLarge, bearer_headers, excerpt, message_secrets,
+from searchkit.http_client import (RETRY_STATUS, Deadline, bearer_headers, excerpt, message_secrets,
                                    post_json, read_capped, read_quietly, redacted)
 from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
@@ -212,5 +212,5 @@ class OpenAIEmbedder:
 
 
 # the client's names as searchkit.index.embedders re-exports them (tests/test_module_size.py KEPT_NAMES)
-_RETRY_STATUS, _Deadline, _TooLarge, _read_capped, _read_quietly = (
-    RETRY_STATUS, Deadline, TooLarge, read_capped, read_quietly)
+_RETRY_STATUS, _Deadline, _read_capped, _read_quietly = (
+    RETRY_STATUS, Deadline, read_capped, read_quietly)
