@@ -39,13 +39,16 @@ class SearchkitError(Exception):
 
 
 class InputError(SearchkitError, ValueError):
-    """A value the caller gave is wrong; ``param`` names it (a flag, a parameter, a key) when known."""
+    """A value the caller gave is wrong; ``param`` names it (a flag, a parameter, a key) when known;
+    ``usage`` is true for a command line whose flags do not go together (the CLI shows it without
+    its verb: ``searchkit: ...``)."""
 
     code: ClassVar[str] = "input"
 
-    def __init__(self, *args: object, param: str | None = None) -> None:
+    def __init__(self, *args: object, param: str | None = None, usage: bool = False) -> None:
         super().__init__(*args)
         self.param = param
+        self.usage = usage
 
 
 class ParameterError(InputError):

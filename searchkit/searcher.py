@@ -46,14 +46,6 @@ INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
 
 
-class QueryError(InputError):
-    """A query or search parameter that cannot be searched; names the culprit."""
-
-
-class IndexMismatchError(DataError):
-    """An index folder built under another config or embedder than the one asked for."""
-
-
 def make_analyzer(config: SearchConfig):
     """The analyzer the config's ``analyzer`` section describes."""
     return Analyzer.from_config(config.analyzer)
@@ -200,7 +192,7 @@ class Searcher:
         """The same indexes searched under another config whose index part is the same
         (query-time knobs only: depths, fusion, warnings, diversity)."""
         if config.index_fingerprint() != self.config.index_fingerprint():
-            raise IndexMismatchError(
+            raise DataError(
                 "with_config: the new config changes analysis, passages, BM25 weights or the embedder; build a new index"
             )
         out = Searcher(config, self.records, self.passages, retrievers=self.retrievers, analyzer=self.analyzer)
@@ -210,17 +202,17 @@ class Searcher:
     # -- searching ------------------------------------------------------------------------
     def validate_query(self, query: object) -> str:
         if not isinstance(query, str):
-            raise QueryError(f"query must be a string, got {type(query).__name__}")
+            raise InputError(f"query must be a string, got {type(query).__name__}", param="query")
         if "\x00" in query:
-            raise QueryError("query contains a NUL character")
+            raise InputError("query contains a NUL character", param="query")
         q = query.strip()
         if not q:
-            raise QueryError("query is empty: give some words or a question")
+            raise InputError("query is empty: give some words or a question", param="query")
         limit = self.config.query.max_chars
         if len(q) > limit:
-            raise QueryError(
+            raise InputError(
                 f"query is {len(q):,} characters long; the limit is {limit:,} (query.max_chars): "
-                "search with a few precise words instead"
+                "search with a few precise words instead", param="query",
             )
         return q
 
@@ -241,10 +233,10 @@ class Searcher:
     ) -> Query:
         """The checked ``Query`` the stages run (``search`` takes the same arguments): the query
         text, the retrievers (each a view limited to ``scope`` where it can be), the passages that
-        may be candidates and ``k``. Raises ``QueryError`` naming a bad argument."""
+        may be candidates and ``k``. Raises ``InputError`` naming a bad argument (``param``: query or k)."""
         q = self.validate_query(query)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise QueryError(f"k must be a positive integer, got {k!r}")
+            raise InputError(f"k must be a positive integer, got {k!r}", param="k")
         mask = self.record_mask(filters)
         if record_mask is not None:
             mask = record_mask if mask is None else (mask & record_mask)
@@ -324,7 +316,7 @@ class Searcher:
         """The reranker ``rerank.method`` names (``searchkit.rank.rerank.RERANKERS``), for this
         Searcher's embedder and cache."""
         if self.config.rerank.method == "sentence_maxsim" and self.embedder is None:
-            raise IndexMismatchError("rerank.method sentence_maxsim needs a retriever that embeds (its embedder: the "
+            raise DataError("rerank.method sentence_maxsim needs a retriever that embeds (its embedder: the "
                                      "dense one in the shipped tree)")
         return RERANKERS[self.config.rerank.method](self)
 
@@ -436,7 +428,7 @@ class Searcher:
                                  for p in self.passages))
         for name, r in self.retrievers.items():
             if not isinstance(r, retrievers.Persistable):
-                raise IndexMismatchError(f"retriever {name!r} cannot be saved (it has no save method)")
+                raise DataError(f"retriever {name!r} cannot be saved (it has no save method)")
             try:
                 r.save(tmp / name)
             except IndexWriteError:
@@ -482,11 +474,11 @@ class Searcher:
         shown = name or str(folder)
         manifest = _read_json_file(folder / "manifest.json", shown)
         if not isinstance(manifest, dict):
-            raise IndexMismatchError(f"{shown}: manifest.json is not a JSON object; the index is damaged, rebuild it")
+            raise DataError(f"{shown}: manifest.json is not a JSON object; the index is damaged, rebuild it")
         if manifest.get("format") != INDEX_FORMAT:
-            raise IndexMismatchError(f"{shown}: index format {str(manifest.get('format'))[:40]!r} is not {INDEX_FORMAT}; rebuild it")
+            raise DataError(f"{shown}: index format {str(manifest.get('format'))[:40]!r} is not {INDEX_FORMAT}; rebuild it")
         if manifest.get("analysis") != analysis_identity():
-            raise IndexMismatchError(
+            raise DataError(
                 f"{shown} was analysed by another analyzer or dictionary ({_analysis_text(manifest.get('analysis'))}; "
                 f"installed: {_analysis_text(analysis_identity())}): its tokens would not match new queries; rebuild it"
             )
@@ -494,7 +486,7 @@ class Searcher:
         if config is None:
             config = stored
         elif config.index_fingerprint() != manifest.get("index_fingerprint"):
-            raise IndexMismatchError(
+            raise DataError(
                 f"{shown} was built under another config (index fingerprint {str(manifest.get('index_fingerprint'))[:40]}, "
                 f"asked for {config.index_fingerprint()}): analysis, passages, BM25 or embedder settings differ; "
                 "rebuild the index with this config"
@@ -506,18 +498,18 @@ class Searcher:
         )
         expected = (manifest.get("n_records"), manifest.get("n_passages"))
         if expected != (len(records), len(passages)):
-            raise IndexMismatchError(
+            raise DataError(
                 f"{shown}: {len(records)} records and {len(passages)} passages on disk, the manifest says "
                 f"{expected[0]} and {expected[1]}; the index is damaged, rebuild it"
             )
         ids = {r.id for r in records}
         if len(ids) != len(records) or any(p.record_id not in ids for p in passages):
-            raise IndexMismatchError(f"{shown}: records.jsonl and passages.jsonl disagree; the index is damaged, rebuild it")
+            raise DataError(f"{shown}: records.jsonl and passages.jsonl disagree; the index is damaged, rebuild it")
         names = retrievers.enabled(config)
         if retrievers.embedding(names):
             embedder = embedder if embedder is not None else make_embedder(config)
             if embedder.fingerprint() != manifest.get("embedder_fingerprint"):
-                raise IndexMismatchError(
+                raise DataError(
                     f"{shown} was embedded with embedder {str(manifest.get('embedder_fingerprint'))[:40]}, "
                     f"but the embedder given is {embedder.fingerprint()} ({getattr(embedder, 'name', '?')}); "
                     "rebuild the index or pass the same embedder"
@@ -533,10 +525,10 @@ class Searcher:
             except (ValueError, FileNotFoundError) as exc:
                 if isinstance(exc, SearchkitError):
                     raise
-                raise IndexMismatchError(f"{shown}: the {rname} index is damaged ({' '.join(str(exc).split())[:150]}); rebuild it") from None
+                raise DataError(f"{shown}: the {rname} index is damaged ({' '.join(str(exc).split())[:150]}); rebuild it") from None
             n = getattr(getattr(r, "index", None), "n_docs", None) or getattr(getattr(r, "index", None), "n", None)
             if n is not None and n != len(passages):
-                raise IndexMismatchError(f"{shown}: the {rname} index has {n} rows for {len(passages)} passages; rebuild it")
+                raise DataError(f"{shown}: the {rname} index has {n} rows for {len(passages)} passages; rebuild it")
             loaded[rname] = r
         out = cls(config, records, passages, retrievers=loaded, analyzer=analyzer)
         out.line_analysis = load_line_analysis(folder / LINES_FILE, len(passages))
@@ -570,10 +562,10 @@ def _read_json_file(path: Path, shown: str) -> Any:
     try:
         return read_json_file(path)
     except FileNotFoundError:
-        raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
+        raise DataError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
     except OSError as exc:
         why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
-        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
+        raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
 
 
 def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]:
@@ -585,14 +577,14 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
                     out.append(make(json.loads(line)))
                 except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
                     why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__  # never the line
-                    raise IndexMismatchError(
+                    raise DataError(
                         f"{shown}: {path.name} line {number} is damaged ({why}); rebuild the index"
                     ) from None
     except FileNotFoundError:
-        raise IndexMismatchError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
+        raise DataError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
     except (OSError, UnicodeDecodeError) as exc:
         why = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
-        raise IndexMismatchError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
+        raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
     return out
 
 

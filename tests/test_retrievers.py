@@ -130,7 +130,7 @@ def test_content_evidence_does_not_depend_on_the_hash_seed(seeds):
 def test_abilities_are_declared_protocols(tiny_records, tmp_path):
     """Issue 29 item 2: what a retriever can do besides search is a runtime-checkable protocol the
     Searcher and the stages check with isinstance: the built-ins declare theirs, the toy none."""
-    from searchkit.searcher import IndexMismatchError
+    from searchkit.errors import DataError
 
     cfg = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
@@ -142,7 +142,7 @@ def test_abilities_are_declared_protocols(tiny_records, tmp_path):
     toy = LengthRetriever(s.passages)
     assert isinstance(toy, Retriever) and not any(isinstance(toy, a) for a in abilities)
     with_toy = Searcher(cfg, s.records, s.passages, retrievers={**s.retrievers, "toy": toy}, analyzer=s.analyzer)
-    with pytest.raises(IndexMismatchError, match="'toy' cannot be saved"):
+    with pytest.raises(DataError, match="'toy' cannot be saved"):
         with_toy.save(tmp_path / "idx")
     # the term weights the speaker attribution reads are the BM25 retriever's own
     q = bm25.prepare("скрипт выгрузки отчётов")

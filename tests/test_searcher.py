@@ -5,9 +5,10 @@ import json
 import pytest
 
 from searchkit.config import SearchConfig
+from searchkit.errors import DataError, InputError
 from searchkit.index.cache import EmbeddingCache
 from searchkit.records import Record
-from searchkit.searcher import Filters, IndexMismatchError, QueryError, Searcher
+from searchkit.searcher import Filters, Searcher
 
 
 @pytest.fixture()
@@ -68,12 +69,12 @@ def test_filter_that_excludes_everything_returns_nothing(searcher):
 
 @pytest.mark.parametrize("bad", ["", "   \n\t", "a" * 100_000, "x\x00y"])
 def test_bad_queries_are_named(searcher, bad):
-    with pytest.raises(QueryError, match="query"):
+    with pytest.raises(InputError, match="query"):
         searcher.search(bad)
 
 
 def test_bad_k(searcher):
-    with pytest.raises(QueryError, match="k must be"):
+    with pytest.raises(InputError, match="k must be"):
         searcher.search("скрипт", k=0)
 
 
@@ -105,7 +106,7 @@ def test_save_load_gives_identical_results(searcher, tmp_path, hashing_config):
 def test_load_under_another_config_says_so(searcher, tmp_path, hashing_config):
     searcher.save(tmp_path / "idx")
     other = hashing_config.replace(**{"analyzer.split_mode": "A"})
-    with pytest.raises(IndexMismatchError, match="another config"):
+    with pytest.raises(DataError, match="another config"):
         Searcher.load(tmp_path / "idx", other, cache=EmbeddingCache(None))
     # a query-time knob is fine
     ok = Searcher.load(tmp_path / "idx", hashing_config.replace(**{"fusion.rrf_k": 5}), cache=EmbeddingCache(None))
@@ -116,7 +117,7 @@ def test_load_with_another_embedder_says_so(searcher, tmp_path):
     from searchkit.index.embedders import make_embedder
 
     searcher.save(tmp_path / "idx")
-    with pytest.raises(IndexMismatchError, match="embedder"):
+    with pytest.raises(DataError, match="embedder"):
         Searcher.load(tmp_path / "idx", embedder=make_embedder("hashing", dim=128), cache=EmbeddingCache(None))
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from searchkit.cli import CLIError, main
+from searchkit.cli import main
+from searchkit.errors import InputError
 from searchkit.config import SearchConfig
 from searchkit.index.cache import EmbeddingCache
 from searchkit.ingest import tasks as store
@@ -202,17 +203,17 @@ def test_serve_token_refuses_a_caller_who_is_not_a_member_of_the_space(tmp_path,
     refused = {}
     for caller, space in (("u-olga", "acme"), ("u-olga", "nosuch"), ("u-nobody", "acme"), ("u-nobody", None),
                           ("u-anna", "legal")):
-        with pytest.raises(CLIError) as e:
+        with pytest.raises(InputError) as e:
             run_token(_token_args(tmp_path, caller=caller, space=space))
         refused[(caller, space)] = str(e.value)
-        assert len(str(e.value).splitlines()) == 1
+        assert len(str(e.value).splitlines()) == 1 and e.value.usage  # printed as "searchkit: ..."
     assert not (tmp_path / "tokens.json").exists()  # nothing written
     assert refused[("u-olga", "acme")].replace("acme", "S") == refused[("u-olga", "nosuch")].replace("nosuch", "S")
     assert refused[("u-nobody", None)].startswith("--caller")
     assert all(v.startswith("--space") for k, v in refused.items() if k[1] is not None)
-    with pytest.raises(CLIError, match="--space"):
+    with pytest.raises(InputError, match="--space"):
         run_token(_token_args(tmp_path, caller=None, container="shared", space="nosuch"))
-    with pytest.raises(CLIError, match="--workspace"):
+    with pytest.raises(InputError, match="--workspace"):
         run_token(_token_args(tmp_path, caller="u-anna", space="acme", workspace=str(tmp_path / "nowhere")))
     capsys.readouterr()
     for caller, space in (("u-anna", "acme"), ("u-olga", "legal"), ("u-olga", None)):

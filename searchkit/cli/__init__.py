@@ -18,15 +18,14 @@ from typing import Sequence
 from searchkit.cli import (
     compare, config, datasets, eval, gate, history, index, refs, report, runs, search, serve, snapshot, tasks, tools, tune,
 )
-from searchkit.cli.common import CLIError
 from searchkit._omp import prefer_passive_wait
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.tools.terminal import one_line
 
 VERBS = (index, search, eval, compare, report, runs, datasets, gate, tune, config, history, refs, snapshot, tasks, tools, serve)
 """The verb modules, in the order ``searchkit --help`` lists them."""
 
-__all__ = ["CLIError", "VERBS", "build_parser", "main"]
+__all__ = ["VERBS", "build_parser", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,10 +88,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         return _stdout_gone()
-    except CLIError as exc:
-        print(f"searchkit: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except SearchkitError as exc:
+        if isinstance(exc, InputError) and exc.usage:  # a command line whose flags do not go together
+            print(f"searchkit: {_one_line(exc)}", file=sys.stderr)
+            return 2
         what = "embedding failed: " if _embedding_failed(exc) else ""  # H16: an embedding provider (or all) failed
         print(f"searchkit {args.command}: {what}{_one_line(exc)}", file=sys.stderr)
         return 2

@@ -11,10 +11,6 @@ from searchkit.records import KINDS
 from searchkit.util import parse_iso
 
 
-class CLIError(InputError):
-    """A bad command line the CLI prints as one line (exit status 2)."""
-
-
 def load_config(path: str | None):
     """The config every ``--config`` names: a bare config JSON or an exported ``NAME.vN.json``
     (``searchkit config export``), read, migrated and checked by the one loader,
@@ -43,7 +39,7 @@ def kinds_arg(value: str | None) -> tuple[str, ...] | None:
     valid = KINDS + ("doc",)
     bad = [k for k in kinds if k not in valid]
     if not value.strip() or bad:
-        raise CLIError(f"--kinds: unknown kind {shown(bad[0] if bad else value)}; valid kinds: {', '.join(valid)}")
+        raise InputError(f"--kinds: unknown kind {shown(bad[0] if bad else value)}; valid kinds: {', '.join(valid)}", usage=True)
     return tuple(dict.fromkeys(kinds))
 
 
@@ -54,4 +50,4 @@ def date_arg(flag: str, value: str | None) -> str | None:
     parsed = parse_iso(value)
     if parsed is not None:
         return parsed.isoformat()
-    raise CLIError(f"{flag}: expected an ISO date (YYYY-MM-DD) or date-time, got {shown(value)}")
+    raise InputError(f"{flag}: expected an ISO date (YYYY-MM-DD) or date-time, got {shown(value)}", usage=True)

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from searchkit.config import SearchConfig
+from searchkit.errors import DataError
 from searchkit.index import store
 from searchkit.index.cache import CacheWriteError, EmbeddingCache
 from searchkit.index.embedding import Embedder
@@ -33,7 +34,7 @@ from searchkit.ingest.workspace.verdicts import Memo
 from searchkit.rank.diversity import cap_groups, close_enough, diversify, fill_up, renumber
 from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
-from searchkit.searcher import IndexMismatchError, Searcher
+from searchkit.searcher import Searcher
 from searchkit.tools import history_search as _tool
 from searchkit.tools.access import ACCESS_UNKNOWN, Access, AccessSource, StaticAccess, UnknownAccess, WorkspaceAccess
 from searchkit.tools.base import ToolContext
@@ -203,7 +204,7 @@ class HistoryIndex:
                 if where is not None and (not isinstance(where, str) or not where):
                     raise ValueError("workspace")
             except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                raise IndexMismatchError(f"{folder}: workspace.json is damaged; rebuild the index") from None
+                raise DataError(f"{folder}: workspace.json is damaged; rebuild the index") from None
             memo = Memo.read(version)
         index = cls(s, spaces, workspace=where, access=None if where else _unknown_access(folder))
         index.memo = memo

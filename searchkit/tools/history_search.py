@@ -16,11 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, TypeGuard, cast
 
 from searchkit.analyze import detect_language, without_identifiers
-from searchkit.errors import ParameterError
+from searchkit.errors import InputError, ParameterError
 from searchkit.ingest.policy import MAX_SPACES
 from searchkit.ports import HistoryIndexPort, Scope
 from searchkit.records import KINDS, Hit, Notice, Result
-from searchkit.searcher import Filters, QueryError, Searcher
+from searchkit.searcher import Filters, Searcher
 from searchkit.strict_json import safe_data
 from searchkit.tools.base import ToolContext
 from searchkit.tools.cards import TOP_FULL, Card, HistoryAnswer, _header, _snippet, render, shown
@@ -198,7 +198,9 @@ def _search(index: HistoryIndexPort, c: Checked, k: int, scope: Scope,
         filters, mask = replace(filters, kinds=None), kinds_mask(filters.kinds)
     try:
         return index.searcher.search(c.query, k=k, filters=filters, record_mask=mask, scope=scope, pick=pick)
-    except QueryError as exc:  # pragma: no cover - checked before
+    except InputError as exc:  # pragma: no cover - checked before
+        if exc.param not in ("query", "k"):  # the searcher's query or k; any other error as it is
+            raise
         raise ParameterError("query", str(exc)) from None
 
 
@@ -228,7 +230,7 @@ def _check_space_list(space: str, spaces: Sequence[str]) -> None:
 def _check_query(query: object, searcher: Searcher) -> str:
     try:
         return searcher.validate_query(query)
-    except QueryError as exc:
+    except InputError as exc:
         raise ParameterError("query", str(exc).removeprefix("query ").removeprefix("query: ")) from None
 
 

@@ -7,7 +7,7 @@ import contextlib
 from typing import Any, Iterator
 
 from searchkit import scale  # noqa: F401 - registers the "ray" engine (Ray and the engine load when one is made)
-from searchkit.cli.common import CLIError
+from searchkit.errors import InputError
 from searchkit.index.engine import make_engine, using
 
 
@@ -19,11 +19,11 @@ def engine_scope(args: argparse.Namespace) -> Iterator[Any]:
     address, workers = getattr(args, "address", None), getattr(args, "workers", None)
     if name != "ray":
         if address is not None or workers is not None:
-            raise CLIError("--address and --workers go with --engine ray")
+            raise InputError("--address and --workers go with --engine ray", usage=True)
         yield None
         return
     if workers is not None and workers < 1:
-        raise CLIError(f"--workers must be at least 1, got {workers}")
+        raise InputError(f"--workers must be at least 1, got {workers}", usage=True)
     engine = make_engine("ray", address=address, workers=workers)
     with engine, using(engine):
         yield engine

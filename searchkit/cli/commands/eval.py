@@ -8,9 +8,9 @@ from typing import Any, Mapping
 
 from searchkit import strict_json
 from searchkit.cli.commands import engine, judge
-from searchkit.cli.common import CLIError, fmt, load_config
+from searchkit.cli.common import fmt, load_config
 from searchkit.config import SearchConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate import endpoint_check, mlflow_log, ragas_metrics
 from searchkit.evaluate import run as eval_run
 from searchkit.evaluate.any_run import open_dataset, trec_file_provenance
@@ -33,11 +33,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         check_run_target(args.out)  # what the folder holds; both refused before anything is indexed
     choice = metrics_option(args.metrics)  # a bad name: one line naming it (MetricError), before any indexing
     if choice.ragas and not ragas_metrics.is_available():
-        raise CLIError(ragas_metrics.INSTALL_HINT)
+        raise InputError(ragas_metrics.INSTALL_HINT, usage=True)
     if args.mlflow:
         mlflow_log.check_uri(args.mlflow)  # before anything is indexed
         if not mlflow_log.is_available():
-            raise CLIError(mlflow_log.INSTALL_HINT)
+            raise InputError(mlflow_log.INSTALL_HINT, usage=True)
     llm_judge = judge.judge_from_args(args, choice)  # None unless --metrics ragas-llm
     if llm_judge is not None:
         endpoint_check.check_llm(llm_judge)  # one cheap request now, not after the eval (issue 40 item 7)
@@ -83,7 +83,7 @@ def _write(out: str, report: EvalReport, ds: Dataset, config: SearchConfig | Non
     except SearchkitError:
         raise
     except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
-        raise CLIError(write_failure_line("--out", out, exc)) from None
+        raise InputError(write_failure_line("--out", out, exc), usage=True) from None
     print(f"wrote run folder {where} (metrics.json, run.trec, config.json, provenance.json)", file=sys.stderr)
 
 
@@ -95,15 +95,15 @@ def _eval_trec_run(args: argparse.Namespace) -> int:
     breakdowns (``trec_runs.evaluate_trec_run``); no no-answer figures (no weak-match probability)."""
     for attr, flag in _NOT_WITH_RUN:
         if getattr(args, attr):
-            raise CLIError(f"{flag} does not go with --run: a TREC run file holds another system's rankings, "
-                           "scored as they are")
+            raise InputError(f"{flag} does not go with --run: a TREC run file holds another system's rankings, "
+                           "scored as they are", usage=True)
     choice = metrics_option(args.metrics)  # a bad name: one line naming it
     if choice.ragas_llm:
-        raise CLIError("--metrics ragas-llm does not go with --run: a TREC run holds document ids only, no cards an "
-                       "LLM could judge")
+        raise InputError("--metrics ragas-llm does not go with --run: a TREC run holds document ids only, no cards an "
+                       "LLM could judge", usage=True)
     judge.judge_from_args(args, choice)  # an --llm-* flag without ragas-llm: one line
     if choice.ragas and not ragas_metrics.is_available():
-        raise CLIError(ragas_metrics.INSTALL_HINT)
+        raise InputError(ragas_metrics.INSTALL_HINT, usage=True)
     if args.out:
         check_folder_target(args.out, "--out")
         check_run_target(args.out)

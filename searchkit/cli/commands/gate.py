@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from searchkit import strict_json
-from searchkit.cli.common import CLIError, load_config
+from searchkit.cli.common import load_config
+from searchkit.errors import InputError
 from searchkit.config import SearchConfig
 from searchkit.evaluate import endpoint_check, gate
 from searchkit.evaluate.any_run import load_any_run, open_dataset
@@ -30,7 +31,7 @@ def _margins(items: list[str]) -> dict[str, float]:
         except ValueError:
             drop = math.nan
         if not (math.isfinite(drop) and drop >= 0):
-            raise CLIError(f"--margin {item[:60]!r}: give METRIC=DROP with DROP a number >= 0, e.g. nDCG@10=0.02")
+            raise InputError(f"--margin {item[:60]!r}: give METRIC=DROP with DROP a number >= 0, e.g. nDCG@10=0.02", usage=True)
         out[metric.strip()] = drop
     return out
 
@@ -38,7 +39,7 @@ def _margins(items: list[str]) -> dict[str, float]:
 def _check_margins(margins: dict[str, float], gated: dict[str, Any], path: str) -> None:
     unknown = sorted(set(margins) - set(gated))
     if unknown:
-        raise CLIError(f"--margin {unknown[0][:40]!r}: {path} does not gate it (gated: {', '.join(gated)})")
+        raise InputError(f"--margin {unknown[0][:40]!r}: {path} does not gate it (gated: {', '.join(gated)})", usage=True)
 
 
 def _is_baseline(path: Path) -> bool:
@@ -63,9 +64,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     margins = _margins(args.margin)
     if args.run and len(args.baseline) != 1:
-        raise CLIError("--run goes with exactly one --baseline")
+        raise InputError("--run goes with exactly one --baseline", usage=True)
     if (args.dataset or args.split or args.as_tool) and not args.update:
-        raise CLIError("--dataset, --split and --as-tool name what --update measures; a check reads them from the baseline")
+        raise InputError("--dataset, --split and --as-tool name what --update measures; a check reads them from the baseline", usage=True)
     if args.update:  # before any eval: a target it must not replace is refused now (issue 39 item 6)
         for path in args.baseline:
             _check_baseline_target(path)
@@ -77,7 +78,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         name = Path(path).stem
         ds_name = args.dataset or (old or {}).get("dataset")
         if ds_name is None:
-            raise CLIError(f"--update of a new baseline {path!r} needs --dataset (and --split)")
+            raise InputError(f"--update of a new baseline {path!r} needs --dataset (and --split)", usage=True)
         try:
             where = resolve_dataset(ds_name)
         except DatasetError as exc:
@@ -97,18 +98,18 @@ def cmd_gate(args: argparse.Namespace) -> int:
             try:
                 gate.write_baseline(path, doc)
             except OSError as exc:
-                raise CLIError(write_failure_line("--baseline", path, exc)) from None
+                raise InputError(write_failure_line("--baseline", path, exc), usage=True) from None
             print(f"gate: wrote {path} ({ds.name} {ds.split}, {len(ds.queries)} queries, config {config.fingerprint()}, "
                   f"path {doc['path']})")
             continue
         assert old is not None  # a check reads its baseline (None only for --update of a new path)
         if dataset_hash(ds) != old["dataset_sha256"]:
-            raise CLIError(f"{path}: dataset {ds_name!r} {ds.split} changed since the baseline was written "
-                           "(content hash differs); review it, then rewrite the baseline with --update")
+            raise InputError(f"{path}: dataset {ds_name!r} {ds.split} changed since the baseline was written "
+                           "(content hash differs); review it, then rewrite the baseline with --update", usage=True)
         if args.run:  # a run folder, or another system's TREC run scored on the baseline's split
             run = load_any_run(args.run, dataset=ds)
             if run.query_set[2] != old["dataset_sha256"]:
-                raise CLIError(f"{args.run} was measured on other data than {path} (dataset hash differs)")
+                raise InputError(f"{args.run} was measured on other data than {path} (dataset hash differs)", usage=True)
             now = gate.now_figures(with_metrics(run, gate.ranking_of(old)))  # a gated measure it lacks: from its rankings
         else:
             config = load_config(args.config) if args.config else SearchConfig.from_dict(old["config"])
@@ -118,17 +119,17 @@ def cmd_gate(args: argparse.Namespace) -> int:
             now = gate.now_figures(report.to_dict(with_queries=True))
         rows.extend(gate.check(old, now, label=name, margins=margins))
     if len(skipped) == len(args.baseline):
-        raise CLIError(f"gate: nothing {'written' if args.update else 'gated'}: all {len(skipped)} baseline(s) skipped, "
+        raise InputError(f"gate: nothing {'written' if args.update else 'gated'}: all {len(skipped)} baseline(s) skipped, "
                        "their datasets are not on this machine ("
-                       + "; ".join(f"{s['name']}: {s['why']}" for s in skipped) + ")")
+                       + "; ".join(f"{s['name']}: {s['why']}" for s in skipped) + ")", usage=True)
     if not args.json:
         for s in skipped:  # stdout carries the table (or the JSON) alone
             print(f"gate: skipped {s['name']}: {s['why']}", file=sys.stderr)
     if args.update:
         return 0
     if not any(r.verdict != gate.NOT_MEASURED for r in rows):
-        raise CLIError("gate: nothing gated: no gated figure is defined on these splits (e.g. AUROC without "
-                       "unanswerable queries)")
+        raise InputError("gate: nothing gated: no gated figure is defined on these splits (e.g. AUROC without "
+                       "unanswerable queries)", usage=True)
     if args.json:
         print(strict_json.dumps({"rows": [r.to_dict() for r in rows], "skipped": skipped,
                                  "failed": any(r.failed for r in rows)}))

@@ -5,9 +5,9 @@ import argparse
 import sys
 
 from searchkit.cli.commands import engine
-from searchkit.cli.common import CLIError, load_config
+from searchkit.cli.common import load_config
 from searchkit.config import SearchConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.datasets import load_corpus, resolve_dataset
 from searchkit.index import store
 from searchkit.ingest.policy import CAPS, DEFAULT_POLICY, Policy
@@ -21,9 +21,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.dataset:
         if args.update:
-            raise CLIError("--update works with --workspace")
+            raise InputError("--update works with --workspace", usage=True)
         if args.cap:
-            raise CLIError("--cap works with --workspace")
+            raise InputError("--cap works with --workspace", usage=True)
         where = resolve_dataset(args.dataset)
         store.check_target(args.out, [where])
         records = load_corpus(where)  # an index needs the corpus only: no queries, qrels or splits
@@ -31,11 +31,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         policy = _policy(args.cap)
         store.check_target(args.out, [args.workspace])
         if args.update and not store.is_index(args.out):
-            raise CLIError(f"--update: {args.out!r} holds no index to update; build one first (without --update)")
+            raise InputError(f"--update: {args.out!r} holds no index to update; build one first (without --update)", usage=True)
         with engine.engine_scope(args):
             return _index_workspace(args, config, policy)
     else:
-        raise CLIError("give --dataset DIR or --workspace DIR")
+        raise InputError("give --dataset DIR or --workspace DIR", usage=True)
     with engine.engine_scope(args):
         s = Searcher.build(records, config, show_progress=not args.quiet)
         _embed_rerank_sentences(s, args)
@@ -53,7 +53,7 @@ def _save(index: Searcher | HistoryIndex, out: str) -> None:
     except SearchkitError:
         raise
     except OSError as exc:
-        raise CLIError(write_failure_line("--out", out, exc)) from None
+        raise InputError(write_failure_line("--out", out, exc), usage=True) from None
 
 
 def _embed_rerank_sentences(s: Searcher, args: argparse.Namespace) -> None:
@@ -72,13 +72,13 @@ def _policy(caps: list[str]) -> Policy | None:
         name, sep, value = item.partition("=")
         name = name.strip()
         if not sep or name not in CAPS:
-            raise CLIError(f"--cap {item[:60]!r}: expected NAME=VALUE with NAME one of {', '.join(CAPS)}")
+            raise InputError(f"--cap {item[:60]!r}: expected NAME=VALUE with NAME one of {', '.join(CAPS)}", usage=True)
         try:
             changes[name] = int(value.strip()) if len(value.strip()) <= 18 else -1
         except ValueError:
             changes[name] = -1
         if changes[name] < 1:
-            raise CLIError(f"--cap {name}: expected a positive integer (at most 18 digits), got {value.strip()[:30]!r}")
+            raise InputError(f"--cap {name}: expected a positive integer (at most 18 digits), got {value.strip()[:30]!r}", usage=True)
     return DEFAULT_POLICY.with_caps(changes) if changes else None
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from searchkit.cli.common import CLIError, fmt
+from searchkit.cli.common import fmt
+from searchkit.errors import InputError
 from searchkit.evaluate import ragas_metrics
 from searchkit.config import SearchConfig
 from searchkit.evaluate.datasets import Dataset
@@ -24,30 +25,30 @@ def judge_from_args(args: argparse.Namespace, choice: MetricsChoice | None = Non
     of ``--metrics`` (read here when not given)."""
     choice = choice if choice is not None else metrics_option(args.metrics)
     if choice.llm_k is not None and args.llm_k is not None and args.llm_k != choice.llm_k:
-        raise CLIError(f"--metrics names LLM-judged scores at {choice.llm_k} cards but --llm-k is {args.llm_k}; give one")
+        raise InputError(f"--metrics names LLM-judged scores at {choice.llm_k} cards but --llm-k is {args.llm_k}; give one", usage=True)
     k = choice.llm_k or args.llm_k or 5
     if not choice.ragas_llm:
         if args.llm_k is not None:
-            raise CLIError("--llm-k is for --metrics ragas-llm, which is not asked for")
+            raise InputError("--llm-k is for --metrics ragas-llm, which is not asked for", usage=True)
         given = [name for name in _FLAGS if getattr(args, name) is not None]
         if given:
-            raise CLIError(f"--{given[0].replace('_', '-')} is for --metrics ragas-llm, which is not asked for")
+            raise InputError(f"--{given[0].replace('_', '-')} is for --metrics ragas-llm, which is not asked for", usage=True)
         return None
     missing = [flag for flag, value in (("--llm-base-url", args.llm_base_url), ("--llm-model", args.llm_model))
                if not value]
     if missing:
-        raise CLIError(f"--metrics ragas-llm needs {' and '.join(missing)} (an OpenAI-compatible endpoint and its model)")
+        raise InputError(f"--metrics ragas-llm needs {' and '.join(missing)} (an OpenAI-compatible endpoint and its model)", usage=True)
     if args.llm_queries is not None and args.llm_queries < 1:
-        raise CLIError(f"--llm-queries must be at least 1, got {args.llm_queries}")
+        raise InputError(f"--llm-queries must be at least 1, got {args.llm_queries}", usage=True)
     if not ragas_metrics.is_available():
-        raise CLIError(ragas_metrics.INSTALL_HINT)
+        raise InputError(ragas_metrics.INSTALL_HINT, usage=True)
     try:
         judge = ragas_metrics.LLMJudge(base_url=args.llm_base_url, model=args.llm_model,
                                        api_key_env=args.llm_api_key_env, embedding_model=args.llm_embedding_model,
                                        k=k, timeout=args.llm_timeout)
         judge.api_key()  # a named variable that is not set: said now, not after the indexing
     except ragas_metrics.JudgeSettingsError as exc:
-        raise CLIError(f"--metrics ragas-llm: {exc}") from None
+        raise InputError(f"--metrics ragas-llm: {exc}", usage=True) from None
     return judge
 
 

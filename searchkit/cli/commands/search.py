@@ -12,8 +12,8 @@ import argparse
 import json
 from typing import Any, Iterable
 
-from searchkit.cli.common import CLIError, date_arg, kinds_arg, load_config
-from searchkit.errors import ParameterError
+from searchkit.cli.common import date_arg, kinds_arg, load_config
+from searchkit.errors import InputError, ParameterError
 from searchkit.records import Result
 from searchkit.searcher import Filters
 from searchkit.strict_json import safe_data
@@ -27,9 +27,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     kinds = kinds_arg(args.kinds)
     since, until = date_arg("--since", args.since), date_arg("--until", args.until)
     if since and until and since >= until:
-        raise CLIError(f"--until must be later than --since ({since}), got {until} (until is exclusive)")
+        raise InputError(f"--until must be later than --since ({since}), got {until} (until is exclusive)", usage=True)
     if not 1 <= args.k <= 1000:
-        raise CLIError(f"--k must be from 1 to 1000, got {args.k}")
+        raise InputError(f"--k must be from 1 to 1000, got {args.k}", usage=True)
     config = load_config(args.config) if args.config else None
     index = open_index(args.index, config)
     if isinstance(index, HistoryIndex):
@@ -37,8 +37,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     given = [f"--{flag}" for flag in _HISTORY_FLAGS if getattr(args, flag) is not None]
     if given or args.container != "personal":
         flag = given[0] if given else "--container"
-        raise CLIError(f"{flag}: {args.index} is a dataset index (no callers or spaces); {flag} applies to a "
-                       "history index (built with `searchkit index --workspace`)")
+        raise InputError(f"{flag}: {args.index} is a dataset index (no callers or spaces); {flag} applies to a "
+                       "history index (built with `searchkit index --workspace`)", usage=True)
     res = index.search(args.query, k=args.k, filters=Filters(kinds=kinds, since=since, until=until))
     _print(res, (), args.json, res.to_dict())
     return 0
@@ -59,7 +59,7 @@ def _search_history(index: HistoryIndex, args: argparse.Namespace, kinds: tuple[
         )
     except ParameterError as exc:
         hint = _WHO_HINT.format(index=args.index) if exc.param == "caller" else ""
-        raise CLIError(f"--{exc.param}: {exc.message}{hint}") from None
+        raise InputError(f"--{exc.param}: {exc.message}{hint}", usage=True) from None
     _print(ans.result, ans.header, args.json, ans.to_dict())
     return 0
 

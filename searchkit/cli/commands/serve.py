@@ -20,9 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from searchkit.cli.common import CLIError
 from searchkit.cli.dispatch import Verb
-from searchkit.errors import ParameterError
+from searchkit.errors import InputError, ParameterError
 from searchkit.serve import calllog, statedir
 from searchkit.serve.auth import TokensError, add_token, load_tokens
 from searchkit.serve.session import Session
@@ -42,10 +41,10 @@ def duration(text: str) -> float:
     """``30m``, ``90s``, ``1h``, ``500ms`` or plain seconds, from 1 s to 30 min (H3's bound)."""
     m = _DURATION.match(text or "")
     if not m:
-        raise CLIError(f"--refresh-every: expected a duration like 30m, 90s or 1h, got {text[:40]!r}")
+        raise InputError(f"--refresh-every: expected a duration like 30m, 90s or 1h, got {text[:40]!r}", usage=True)
     seconds = float(m.group(1)) * _UNITS[m.group(2)]
     if not 1.0 <= seconds <= MAX_EVERY_S:
-        raise CLIError("--refresh-every: from 1s to 30m (SPEC H3: erased text leaves the answers within 30 minutes)")
+        raise InputError("--refresh-every: from 1s to 30m (SPEC H3: erased text leaves the answers within 30 minutes)", usage=True)
     return seconds
 
 
@@ -62,36 +61,36 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_flags(args: argparse.Namespace) -> Any:
     if not 1 <= args.workers <= 64:
-        raise CLIError("--workers: from 1 to 64")
+        raise InputError("--workers: from 1 to 64", usage=True)
     if not 0 <= args.queue <= 4096:
-        raise CLIError("--queue: from 0 to 4096")
+        raise InputError("--queue: from 0 to 4096", usage=True)
     _check_allowed(args)
     _check_paths(args)
     stdio_flags = [f for f, v in (("--caller", args.caller), ("--container", args.container), ("--space", args.space),
                                   ("--current-task", args.current_task)) if v is not None]
     if args.transport == "http":
         if stdio_flags:
-            raise CLIError(f"{stdio_flags[0]}: over HTTP who is calling comes from each request's bearer token "
-                           "(--tokens), never from a flag")
+            raise InputError(f"{stdio_flags[0]}: over HTTP who is calling comes from each request's bearer token "
+                           "(--tokens), never from a flag", usage=True)
         if not args.tokens:
-            raise CLIError("--tokens: required with --transport http (make one with `searchkit serve-token`)")
+            raise InputError("--tokens: required with --transport http (make one with `searchkit serve-token`)", usage=True)
         if not 0 <= args.port <= 65535:
-            raise CLIError(f"--port: from 0 to 65535, got {args.port}")
+            raise InputError(f"--port: from 0 to 65535, got {args.port}", usage=True)
         if not _loopback(args.host) and not args.allow_non_loopback:
-            raise CLIError(f"--host {args.host[:60]}: not a loopback address; serving beyond this machine needs "
-                           "--allow-non-loopback (and TLS in front)")
+            raise InputError(f"--host {args.host[:60]}: not a loopback address; serving beyond this machine needs "
+                           "--allow-non-loopback (and TLS in front)", usage=True)
         try:  # a bad tokens file is found now, not after the replay and the index (issue 41 item 4)
             load_tokens(args.tokens)
         except TokensError as exc:
-            raise CLIError(f"--tokens {one_line(str(exc))}") from None
+            raise InputError(f"--tokens {one_line(str(exc))}", usage=True) from None
         return None
     if args.tokens:
-        raise CLIError("--tokens: only with --transport http; on stdio --caller says who is calling")
+        raise InputError("--tokens: only with --transport http; on stdio --caller says who is calling", usage=True)
     try:
         return Session(caller=args.caller, container=args.container or "personal", space=args.space,
                        current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
-        raise CLIError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}") from None
+        raise InputError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}", usage=True) from None
 
 
 def _check_allowed(args: argparse.Namespace) -> None:
@@ -99,14 +98,14 @@ def _check_allowed(args: argparse.Namespace) -> None:
     ``[::1]:*``) or an origin (``https://name[:port]``)."""
     hosts, origins = args.allowed_host or [], args.allowed_origin or []
     if (hosts or origins) and args.transport != "http":
-        raise CLIError(f"{'--allowed-host' if hosts else '--allowed-origin'}: only with --transport http")
+        raise InputError(f"{'--allowed-host' if hosts else '--allowed-origin'}: only with --transport http", usage=True)
     for h in hosts:
         if not _HOST.match(h):
-            raise CLIError(f"--allowed-host: expected a host name or address, optionally with :PORT or :*, "
-                           f"got {one_line(h)[:60]!r}")
+            raise InputError(f"--allowed-host: expected a host name or address, optionally with :PORT or :*, "
+                           f"got {one_line(h)[:60]!r}", usage=True)
     for o in origins:
         if not _ORIGIN.match(o):
-            raise CLIError(f"--allowed-origin: expected http(s)://HOST[:PORT], got {one_line(o)[:60]!r}")
+            raise InputError(f"--allowed-origin: expected http(s)://HOST[:PORT], got {one_line(o)[:60]!r}", usage=True)
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -116,11 +115,11 @@ def _check_paths(args: argparse.Namespace) -> None:
     if args.log_file is not None:
         problem = calllog.log_file_problem(args.log_file)
         if problem is not None:
-            raise CLIError(f"--log-file {problem}")
+            raise InputError(f"--log-file {problem}", usage=True)
     if args.state_dir is not None:
         problem = statedir.problem(args.state_dir)
         if problem is not None:
-            raise CLIError(f"--state-dir {problem}")
+            raise InputError(f"--state-dir {problem}", usage=True)
 
 
 def _loopback(host: str) -> bool:
@@ -141,7 +140,7 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise CLIError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        raise InputError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})", usage=True) from None
     sock.listen(128)
     return sock
 
@@ -161,11 +160,11 @@ def run_token(args: argparse.Namespace) -> int:
         session = Session(caller=args.caller, container=args.container, space=args.space,
                           current_task=args.current_task, lang=args.lang)
     except ParameterError as exc:
-        raise CLIError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}") from None
+        raise InputError(f"--{(exc.param or '').replace('_', '-')}: {exc.message}", usage=True) from None
     workspace = getattr(args, "workspace", None)
     problem = None if workspace is None else token_problem(workspace, session.caller, session.space)
     if problem is not None:
-        raise CLIError(problem)
+        raise InputError(problem, usage=True)
     check_file_target(args.tokens, "--tokens", what="a tokens file", ours=_is_tokens_file,
                       ours_text="a tokens file searchkit serve-token wrote")
     token = add_token(args.tokens, session, args.name)

@@ -6,7 +6,7 @@ import datetime as _dt
 import json
 import sys
 
-from searchkit.cli.common import CLIError
+from searchkit.errors import InputError
 from searchkit.ingest.workspace import load_workspace
 from searchkit.tools import snapshot
 from searchkit.tools.access import WorkspaceAccess
@@ -21,11 +21,11 @@ def run(args: argparse.Namespace) -> int:
     whatever the reason."""
     as_of = _as_of(args.as_of)
     if not 1 <= args.days <= MAX_DAYS:
-        raise CLIError(f"--days: from 1 to {MAX_DAYS}, got {args.days}")
+        raise InputError(f"--days: from 1 to {MAX_DAYS}, got {args.days}", usage=True)
     if args.container == "personal" and not args.caller:
-        raise CLIError("--caller: required in a personal container (the user id of the person reading)")
+        raise InputError("--caller: required in a personal container (the user id of the person reading)", usage=True)
     if args.container == "shared" and args.caller:
-        raise CLIError("--caller: a shared workspace container has no caller")
+        raise InputError("--caller: a shared workspace container has no caller", usage=True)
     space = args.space if args.container == "shared" else None
     kw = dict(caller=args.caller, container=args.container, space=space, as_of=as_of, days=args.days, lang=args.lang)
     if args.index:
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         load = load_workspace(args.workspace)  # the records as ingest reads them, redacted; nothing embedded
         snap = snapshot.build_from(load.records, WorkspaceAccess(args.workspace), args.slug, **kw)
     if snap is None:
-        raise CLIError(snapshot.not_found_text(args.slug, args.lang or "en"))
+        raise InputError(snapshot.not_found_text(args.slug, args.lang or "en"), usage=True)
     if args.json:
         print(json_text(json.dumps(snap.to_dict(), ensure_ascii=False, indent=2)))
     else:
@@ -48,4 +48,4 @@ def _as_of(text: str | None) -> _dt.date | None:
     try:
         return _dt.date.fromisoformat(text)
     except ValueError:
-        raise CLIError(f"--as-of: expected a date YYYY-MM-DD, got {text[:40]!r}") from None
+        raise InputError(f"--as-of: expected a date YYYY-MM-DD, got {text[:40]!r}", usage=True) from None

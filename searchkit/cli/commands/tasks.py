@@ -19,8 +19,8 @@ import sqlite3
 import sys
 from typing import Any
 
-from searchkit.cli.common import CLIError, load_config
-from searchkit.errors import ParameterError
+from searchkit.cli.common import load_config
+from searchkit.errors import InputError, ParameterError
 from searchkit.ingest import tasks as store
 from searchkit.tools.base import ToolContext
 from searchkit.tools.history_search import is_slug
@@ -40,11 +40,11 @@ def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
     they cannot know them) and the engine ``--config`` composes (``tasks.retrievers``; none: FTS5
     alone), built only for a member: nothing of a space is read for anyone else."""
     if not is_slug(args.space):  # before anything, whoever asks (issue 39 item 8)
-        raise CLIError(f"--space: must be a space slug (a folder name), got {one_line(repr(args.space))[:80]}")
+        raise InputError(f"--space: must be a space slug (a folder name), got {one_line(repr(args.space))[:80]}", usage=True)
     members = None
     if args.workspace is not None:
         if not os.path.isdir(args.workspace):
-            raise CLIError(f"--workspace: not a folder: {one_line(args.workspace)}")
+            raise InputError(f"--workspace: not a folder: {one_line(args.workspace)}", usage=True)
         members = WorkspaceMembers.of(args.workspace)
     config = load_config(args.config) if getattr(args, "config", None) else None  # a bare config or an export
     ctx = ToolContext(caller=None if args.no_auth else args.owner, space=args.space, current_task=args.current_task,
@@ -111,7 +111,7 @@ def _tool(args: argparse.Namespace) -> int:
         answer = TOOLS[name].run(params, ctx)
     except ParameterError as exc:
         if exc.param in _SESSION_FLAGS:  # the session's flags, named as flags (issue 39 item 8)
-            raise CLIError(f"{_SESSION_FLAGS[exc.param]}: {exc.message}") from None
+            raise InputError(f"{_SESSION_FLAGS[exc.param]}: {exc.message}", usage=True) from None
         raise
     finally:
         conn.close()

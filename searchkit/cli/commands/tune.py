@@ -12,7 +12,8 @@ from typing import Any, Mapping
 
 from searchkit import strict_json
 from searchkit.cli.commands import engine
-from searchkit.cli.common import CLIError, load_config
+from searchkit.cli.common import load_config
+from searchkit.errors import InputError
 from searchkit.config import AdaptiveFusion, SearchConfig, WeakMatchConfig
 from searchkit.evaluate import adaptive, weak_match_runs
 from searchkit.evaluate import tune as tuning
@@ -40,19 +41,19 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.what == "adaptive-fusion":
         return _tune_adaptive(args)
     if args.grid is not None or args.result is not None:
-        raise CLIError("--grid and --result go with tune fusion")
+        raise InputError("--grid and --result go with tune fusion", usage=True)
     if args.engine != "local" or args.address is not None or args.workers is not None:
-        raise CLIError("--engine, --address and --workers go with tune fusion")
+        raise InputError("--engine, --address and --workers go with tune fusion", usage=True)
     if not args.runs:
-        raise CLIError("tune weak-match needs --runs (run folders of `searchkit eval --out`, or files of "
-                       "`searchkit eval --json --queries`)")
+        raise InputError("tune weak-match needs --runs (run folders of `searchkit eval --out`, or files of "
+                       "`searchkit eval --json --queries`)", usage=True)
     try:
         runs = [weak_match_runs.read_eval_run(path) for path in args.runs]
         # the model goes only into the config that made the runs' signals (issue 40 item 1)
         base, written_into = weak_match_runs.config_for_runs(
             runs, load_config(args.config) if args.config else None, args.config)
     except tuning.TuneError as exc:
-        raise CLIError(f"tune weak-match: {exc}") from None
+        raise InputError(f"tune weak-match: {exc}", usage=True) from None
     rows = [row for run in runs for row in run.rows]
     tune = [r for r in rows if tuning.half_of(r.query_id) == "tune"]
     report = [r for r in rows if tuning.half_of(r.query_id) == "report"]
@@ -70,7 +71,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                                      check_n=args.check_n, allow_small=args.allow_small, threshold=args.threshold)
         held = _threshold_out(args, rate, tune, wm)
     except tuning.TuneError as exc:
-        raise CLIError(f"tune weak-match: {exc}") from None
+        raise InputError(f"tune weak-match: {exc}", usage=True) from None
     cfg = base.replace(weak_match=wm)
     out = {"fitted_on": "tune half", "refit": args.refit,
            "objective": {shape: obj for shape, obj in (("documents", args.objective or tuning.DOCUMENTS_OBJECTIVE),
@@ -98,14 +99,14 @@ def _threshold_args(args: argparse.Namespace) -> float | None:
     rate = args.false_warn_rate
     if args.threshold is not None:
         if rate is not None or args.check_n is not None:
-            raise CLIError("--threshold: not allowed with --false-warn-rate or --check-n (a fixed threshold holds no rate)")
+            raise InputError("--threshold: not allowed with --false-warn-rate or --check-n (a fixed threshold holds no rate)", usage=True)
         if not 0.0 <= args.threshold <= 1.0:
-            raise CLIError(f"--threshold: a probability within [0, 1], got {args.threshold:g}")
+            raise InputError(f"--threshold: a probability within [0, 1], got {args.threshold:g}", usage=True)
         return None
     if rate is not None and not 0.0 <= rate < 1.0:
-        raise CLIError(f"--false-warn-rate: a share of the answerable queries within [0, 1), got {rate:g}")
+        raise InputError(f"--false-warn-rate: a share of the answerable queries within [0, 1), got {rate:g}", usage=True)
     if args.check_n is not None and args.check_n < 1:
-        raise CLIError(f"--check-n: a positive number of answerable queries, got {args.check_n}")
+        raise InputError(f"--check-n: a positive number of answerable queries, got {args.check_n}", usage=True)
     return tuning.FALSE_WARN_TARGET if rate is None else rate
 
 
@@ -130,9 +131,9 @@ def _tune_fusion(args: argparse.Namespace) -> int:
     the base config as it is (its adaptive model included); a short summary on stdout, every trial
     in ``--result`` / ``--json``, warnings on stderr (issue 31 item 5)."""
     if not args.dataset:
-        raise CLIError("tune fusion needs --dataset (one or more)")
+        raise InputError("tune fusion needs --dataset (one or more)", usage=True)
     if args.grid is not None and any(p and os.path.realpath(p) == os.path.realpath(args.grid) for p in (args.result, args.out)):
-        raise CLIError(f"--grid {args.grid}: the same file as --result or --out, which would overwrite it")
+        raise InputError(f"--grid {args.grid}: the same file as --result or --out, which would overwrite it", usage=True)
     if not args.quiet:
         _progress_logging()
     base = load_config(args.config)
@@ -274,7 +275,7 @@ def _write(flag: str, path: str | os.PathLike[str], text: str) -> None:
     try:
         atomic_write_text(Path(path), text)
     except OSError as exc:
-        raise CLIError(write_failure_line(flag, path, exc)) from None
+        raise InputError(write_failure_line(flag, path, exc), usage=True) from None
 
 
 def _write_config(path: str, cfg: SearchConfig) -> None:
@@ -294,14 +295,14 @@ def _grid(value: str, base: SearchConfig) -> tuple[dict[str, Any], ...]:
         try:
             data = parse_json_text(text, where)
         except FileProblem as exc:
-            raise CLIError(f"--grid: {exc.problem}") from None
+            raise InputError(f"--grid: {exc.problem}", usage=True) from None
     else:
         where = f"--grid {value}"
         data = _read_json(Path(value), where)
     try:
         return tuning.parse_grid(data, base)
     except tuning.TuneError as exc:
-        raise CLIError(f"{where}: {exc}") from None
+        raise InputError(f"{where}: {exc}", usage=True) from None
 
 
 def _progress_logging(fmt: str = "%(message)s") -> None:
@@ -317,26 +318,26 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
         _progress_logging()
     base = load_config(args.config)
     if base.fusion.method == "rrf":
-        raise CLIError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights")
+        raise InputError("tune adaptive-fusion: the base config fuses by rrf; adaptive fusion picks wsum weights", usage=True)
 
     names = [n.strip() for n in args.features.split(",") if n.strip()] if args.features else list(adaptive.DEFAULT_FEATURES)
     unknown = [n for n in names if n not in FEATURES]
     if unknown:
-        raise CLIError(f"--features: unknown fusion feature {unknown[0]!r}; valid: {', '.join(sorted(FEATURES))}")
+        raise InputError(f"--features: unknown fusion feature {unknown[0]!r}; valid: {', '.join(sorted(FEATURES))}", usage=True)
     cases_path = Path(args.cases) if args.cases else None
     if cases_path is not None and cases_path.exists():
         data = _read_json(cases_path, f"--cases {args.cases!r}")
         try:
             cases = [adaptive.FusionCase.from_dict(d) for d in data["cases"]]
         except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:  # named, never quoted
-            raise CLIError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion "
-                           f"({type(exc).__name__})") from None
+            raise InputError(f"--cases {args.cases!r} is not a cases file written by tune adaptive-fusion "
+                           f"({type(exc).__name__})", usage=True) from None
         if args.dataset:
             wanted = set(args.dataset)
             cases = [c for c in cases if c.dataset in wanted or any(c.dataset == Path(d).name for d in wanted)]
     else:
         if not args.dataset:
-            raise CLIError("tune adaptive-fusion needs --dataset (one or more) or an existing --cases file")
+            raise InputError("tune adaptive-fusion needs --dataset (one or more) or an existing --cases file", usage=True)
         datasets = [load_dataset(resolve_dataset(d), split="dev") for d in args.dataset]
         with engine.engine_scope(args) as eng, using(eng) if eng is not None else _null():
             cases = adaptive.collect_cases(datasets, base, show_progress=not args.quiet)
@@ -349,7 +350,7 @@ def _tune_adaptive(args: argparse.Namespace) -> int:
     try:
         res = adaptive.fit_and_choose(cases, base_share=base_share, features=names, retriever=lead, others=others)
     except ValueError as exc:
-        raise CLIError(f"tune adaptive-fusion: {exc}") from None
+        raise InputError(f"tune adaptive-fusion: {exc}", usage=True) from None
     model = res["model"]
     if args.out:
         _write_config(args.out, base.replace(**{"fusion.adaptive": model}))
@@ -373,9 +374,9 @@ def _read_json(path: Path, what: str) -> Any:
     try:
         return read_json_file(path)
     except FileProblem as exc:
-        raise CLIError(f"{what}: {exc.problem}") from None
+        raise InputError(f"{what}: {exc.problem}", usage=True) from None
     except OSError as exc:
-        raise CLIError(f"{what}: {exc.strerror or type(exc).__name__}") from None
+        raise InputError(f"{what}: {exc.strerror or type(exc).__name__}", usage=True) from None
 
 
 def _null() -> Any:
