@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from searchkit.config import SearchConfig
+from searchkit.errors import ResourceError
 from searchkit.index.cache import EmbeddingCache
 from searchkit.serve import freshness, startup
 from searchkit.serve.freshness import Freshness, Mark, workspace_signature
-from searchkit.serve.state import ChildRefresh, Holder, Refresher, RefreshError, Served
+from searchkit.serve.state import ChildRefresh, Holder, Refresher, Served
 from searchkit.tools.history import HistoryIndex
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,7 +163,7 @@ def test_a_late_refresh_gets_the_cpu_and_finishes_under_a_saturating_load(ws, tm
     load = _busy(len(os.sched_getaffinity(0)) + 1)
     try:
         time.sleep(0.5)
-        with pytest.raises(RefreshError, match="took over"):  # the control: idle throughout, it starves
+        with pytest.raises(ResourceError, match="took over"):  # the control: idle throughout, it starves
             refresh(served, ws)
         assert refresh.last_priority == "idle"
         refresh.timeout = 150

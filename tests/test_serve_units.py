@@ -13,10 +13,10 @@ import pytest
 from searchkit import export
 from searchkit.cli import main
 from searchkit.config import SearchConfig
-from searchkit.errors import ParameterError
+from searchkit.errors import DataError, ParameterError, ResourceError
 from searchkit.index.cache import EmbeddingCache
 from searchkit.serve import startup
-from searchkit.serve.auth import Tokens, TokensError, add_token, bearer, token_digest
+from searchkit.serve.auth import Tokens, add_token, bearer, token_digest
 from searchkit.serve.calllog import LOGGER, CallLog
 from searchkit.serve.service import Service
 from searchkit.serve.session import Session
@@ -50,9 +50,9 @@ def test_a_tokens_file_others_may_read_is_refused(tmp_path):
     path = tmp_path / "tokens.json"
     add_token(path, Session("u-anna"))
     os.chmod(path, 0o644)
-    with pytest.raises(TokensError, match="chmod 600"):
+    with pytest.raises(DataError, match="chmod 600"):
         Tokens(path)
-    with pytest.raises(TokensError, match="no such tokens file"):
+    with pytest.raises(DataError, match="no such tokens file"):
         Tokens(tmp_path / "missing.json")
 
 
@@ -81,7 +81,7 @@ def test_a_bad_entry_is_named_never_quoted(tmp_path, entry, says):
     path = tmp_path / "tokens.json"
     path.write_text(json.dumps({"format": "searchkit.serve-tokens", "tokens": [entry]}))
     os.chmod(path, 0o600)
-    with pytest.raises(TokensError) as e:
+    with pytest.raises(DataError) as e:
         Tokens(path)
     assert "tokens[0]" in str(e.value) and says in str(e.value) and "a" * 64 not in str(e.value)
 
@@ -126,7 +126,7 @@ def test_the_export_is_replayed_at_start_and_a_different_ranking_refuses_to_star
     doc["replay"]["per_query"] = {q: "0" * 16 for q in doc["replay"]["per_query"]}
     bad = tmp_path / "tampered.v1.json"
     bad.write_text(json.dumps(doc))
-    with pytest.raises(startup.ServeError, match="ranks differently"):
+    with pytest.raises(ResourceError, match="ranks differently"):
         startup.load_export(bad)
     assert main(["serve", "--config", str(bad), "--workspace", str(DEMO), "--caller", "u-anna"]) == 2
     err = capsys.readouterr().err

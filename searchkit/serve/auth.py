@@ -33,11 +33,6 @@ MAX_TOKENS_BYTES = 1 << 20
 _FIELDS = ("sha256", "caller", "container", "space", "current_task", "lang", "name")
 
 
-class TokensError(DataError):
-    """A tokens file that cannot be used: the message names the path and what is wrong, never a
-    token or a hash."""
-
-
 @dataclass(frozen=True)
 class Entry:
     """One token: the sha256 of the token (hex) and the session it stands for."""
@@ -53,21 +48,22 @@ def token_digest(token: str) -> str:
 
 
 def load_tokens(path: str | os.PathLike[str]) -> tuple[Entry, ...]:
-    """The entries of a tokens file; ``TokensError`` naming the path and the problem."""
+    """The entries of a tokens file; ``DataError`` naming the path and the problem (never a
+    token or a hash)."""
     p = Path(path)
     _check_private(p)
     try:
         data = read_json_file(p, limit=MAX_TOKENS_BYTES)
     except OSError as exc:
-        raise TokensError(f"{p}: cannot read the tokens file ({exc.strerror or type(exc).__name__})") from None
+        raise DataError(f"{p}: cannot read the tokens file ({exc.strerror or type(exc).__name__})") from None
     except ValueError:
-        raise TokensError(f"{p}: not a JSON tokens file") from None
+        raise DataError(f"{p}: not a JSON tokens file") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tokens"), list):
-        raise TokensError(f"{p}: expected {{\"format\": \"{FORMAT}\", \"tokens\": [...]}}")
+        raise DataError(f"{p}: expected {{\"format\": \"{FORMAT}\", \"tokens\": [...]}}")
     entries = tuple(_entry(p, i, item) for i, item in enumerate(data["tokens"]))
     digests = [e.digest for e in entries]
     if len(set(digests)) != len(digests):
-        raise TokensError(f"{p}: the same token is listed twice")
+        raise DataError(f"{p}: the same token is listed twice")
     return entries
 
 
@@ -75,31 +71,31 @@ def _check_private(p: Path) -> None:
     try:
         st = os.stat(p)
     except FileNotFoundError:
-        raise TokensError(f"{p}: no such tokens file (make one with `searchkit serve-token --tokens {p} ...`)") from None
+        raise DataError(f"{p}: no such tokens file (make one with `searchkit serve-token --tokens {p} ...`)") from None
     except OSError as exc:
-        raise TokensError(f"{p}: cannot read the tokens file ({exc.strerror or type(exc).__name__})") from None
+        raise DataError(f"{p}: cannot read the tokens file ({exc.strerror or type(exc).__name__})") from None
     if not stat.S_ISREG(st.st_mode):
-        raise TokensError(f"{p}: the tokens file is not a regular file")
+        raise DataError(f"{p}: the tokens file is not a regular file")
     if st.st_mode & 0o077:
-        raise TokensError(f"{p}: the tokens file may be read or written by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+        raise DataError(f"{p}: the tokens file may be read or written by others (mode {stat.S_IMODE(st.st_mode):04o}); "
                           f"make it owner-only: chmod 600 {p}")
 
 
 def _entry(p: Path, i: int, item: object) -> Entry:
     where = f"{p}: tokens[{i}]"
     if not isinstance(item, dict):
-        raise TokensError(f"{where}: expected an object")
+        raise DataError(f"{where}: expected an object")
     unknown = sorted(set(item) - set(_FIELDS))
     if unknown:
-        raise TokensError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; valid: {', '.join(_FIELDS)}")
+        raise DataError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; valid: {', '.join(_FIELDS)}")
     digest = item.get("sha256")
     if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-        raise TokensError(f"{where}: sha256 must be the 64 lower-case hex digits of the token's sha256")
+        raise DataError(f"{where}: sha256 must be the 64 lower-case hex digits of the token's sha256")
     try:
         session = Session(caller=item.get("caller"), container=item.get("container", "personal"),
                           space=item.get("space"), current_task=item.get("current_task"), lang=item.get("lang"))
     except ParameterError as exc:
-        raise TokensError(f"{where}: {exc}") from None
+        raise DataError(f"{where}: {exc}") from None
     name = item.get("name", "")
     return Entry(digest, session, name if isinstance(name, str) else "")
 
@@ -120,12 +116,12 @@ class Tokens:
         self.reload(strict=True)
 
     def reload(self, *, strict: bool = False) -> None:
-        """Read the file now; with ``strict``, a problem raises ``TokensError``, else every token
+        """Read the file now; with ``strict``, a problem raises ``DataError``, else every token
         is refused until the file is usable again (``problem`` says why)."""
         try:
             sig = _signature(self.path)
             entries = load_tokens(self.path)
-        except TokensError as exc:
+        except DataError as exc:
             if strict:
                 raise
             with self._lock:
@@ -187,7 +183,7 @@ def _signature(p: Path) -> tuple[int, ...] | None:
 def add_token(path: str | os.PathLike[str], session: Session, name: str = "") -> str:
     """A new random token for ``session``: its sha256 is added to the tokens file (created
     owner-only when missing, written atomically), and the token itself is returned, to be shown
-    once. An existing file must be usable (``TokensError`` otherwise)."""
+    once. An existing file must be usable (``DataError`` otherwise)."""
     p = Path(path)
     entries: list[dict[str, Any]] = []
     if p.exists():

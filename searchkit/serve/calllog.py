@@ -64,10 +64,6 @@ def counts(answer: Mapping[str, Any]) -> dict[str, int]:
     return {k: len(v) for k, v in answer.items() if k in COUNTED and isinstance(v, list)}
 
 
-class LogFileError(InputError):
-    """``--log-file`` names something the log cannot go to; the message says what (never touched)."""
-
-
 def log_file_problem(path: str | os.PathLike[str]) -> str | None:
     """Why ``path`` cannot be the call log (None: it can): it must be a regular file, or a new
     file in an existing folder. Only ``stat`` is used: a FIFO is not opened (that would wait for a
@@ -99,20 +95,20 @@ def open_log_file(path: str | os.PathLike[str]) -> Any:
     """``path`` opened to append (created 0600; an existing file made 0600: the log holds caller
     hashes, and content with ``--log-content``). Opened without waiting (a FIFO with no reader is
     refused, not waited on) and checked on the descriptor: anything but a regular file is refused
-    (``LogFileError``) and left as it was."""
+    (``InputError``) and left as it was."""
     problem = log_file_problem(path)
     if problem is not None:
-        raise LogFileError(f"--log-file {problem}", param="--log-file")
+        raise InputError(f"--log-file {problem}", param="--log-file")
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
-        raise LogFileError(f"--log-file {str(path)[:200]}: cannot be opened ({exc.strerror or exc})",
+        raise InputError(f"--log-file {str(path)[:200]}: cannot be opened ({exc.strerror or exc})",
                            param="--log-file") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # replaced after the check
-            raise LogFileError(f"--log-file {str(path)[:200]}: not a regular file ({_kind(st.st_mode)})",
+            raise InputError(f"--log-file {str(path)[:200]}: not a regular file ({_kind(st.st_mode)})",
                                param="--log-file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
@@ -120,7 +116,7 @@ def open_log_file(path: str | os.PathLike[str]) -> Any:
         return os.fdopen(fd, "a", encoding="utf-8")
     except OSError as exc:
         os.close(fd)
-        raise LogFileError(f"--log-file {str(path)[:200]}: cannot be used ({exc.strerror or exc})",
+        raise InputError(f"--log-file {str(path)[:200]}: cannot be used ({exc.strerror or exc})",
                            param="--log-file") from None
     except BaseException:
         os.close(fd)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 import anyio
 
 from searchkit import __version__
+from searchkit.errors import ResourceError
 from searchkit.serve import calllog, startup, statedir
 from searchkit.serve.admission import Admission
 from searchkit.serve.freshness import Freshness
@@ -101,7 +102,7 @@ def _serve(opts: Options, sock: socket.socket | None) -> int:
             why = "end_of_input"
             return code
         if tokens is None:  # pragma: no cover - the CLI requires --tokens with http
-            raise startup.ServeError("--tokens: required with --transport http")
+            raise ResourceError("--tokens: required with --transport http")
         code = _http(ready.service, opts, sock, _health(ready, refresher, opts.every), refresher, admission, log, tokens,
                      _readiness(tokens, ready))
         why = "shutdown"
@@ -219,7 +220,7 @@ def _stdio(service: Service, session: Session | None, refresher: Refresher | Non
     from searchkit.serve.mcp_app import build_server, fixed_session, run_stdio
 
     if session is None:  # pragma: no cover - the CLI checks it
-        raise startup.ServeError("stdio needs the launching session (--caller, or --container shared --space)")
+        raise ResourceError("stdio needs the launching session (--caller, or --container shared --space)")
     server = build_server(service, fixed_session(session), "mcp-stdio", admission)
     signal.signal(signal.SIGTERM, _stop)  # a client stopping the server: clean up as at the end of input
     if refresher is not None:
@@ -251,7 +252,7 @@ def _http(service: Service, opts: Options, sock: socket.socket | None, health: C
                     allowed_hosts=opts.allowed_hosts, allowed_origins=opts.allowed_origins,
                     on_start=refresher.start if refresher else None, on_stop=refresher.stop if refresher else None)
     if sock is None:  # pragma: no cover - the CLI binds first
-        raise startup.ServeError("no listening socket")
+        raise ResourceError("no listening socket")
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     log.write("listening", url=f"http://{shown}:{port}", mcp=f"http://{shown}:{port}/mcp")

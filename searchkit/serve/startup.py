@@ -1,7 +1,7 @@
 """What ``searchkit serve`` does before it answers (issue 30; SPEC E6): load the export, replay it
 where its dataset is present (``config verify``), and build or load the index it serves.
 
-A replay that ranks differently refuses to start (``ServeError``) unless ``no_verify``; an export
+A replay that ranks differently refuses to start (``ResourceError``) unless ``no_verify``; an export
 whose replay dataset is not on this machine, or changed since export, starts and says it was not
 verified. The config fingerprint is what the log's start line, ``/health`` and the MCP server info
 report.
@@ -19,16 +19,12 @@ from searchkit.config import SearchConfig
 from searchkit.errors import DataError, ResourceError
 from searchkit.evaluate.datasets import DatasetError
 from searchkit.index import store as index_store
-from searchkit.serve.auth import TokensError, load_tokens
+from searchkit.serve.auth import load_tokens
 from searchkit.serve.freshness import Mark, iso
 from searchkit.serve.session import Session
 from searchkit.serve.state import Served, now_iso, refreshed
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.registry import TOOLS
-
-
-class ServeError(ResourceError, RuntimeError):
-    """The server cannot start as asked: the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +43,7 @@ class Loaded:
 def load_export(path: str | Path, *, no_verify: bool = False) -> Loaded:
     """The export at ``path`` (an exported ``NAME.vN.json``; a bare config JSON is accepted and has
     no replay), replayed unless ``no_verify``. Raises ``ConfigError`` for a file that does not load
-    and ``ServeError`` when the replay differs."""
+    and ``ResourceError`` when the replay differs."""
     ex = export.load_export(path)
     cfg = ex.config
     status, note = _verify(path, ex, no_verify)
@@ -66,7 +62,7 @@ def _verify(path: str | Path, ex: export.Exported, no_verify: bool) -> tuple[str
     if v.status == "dataset_changed":
         return "not_verified", f"the replay dataset {v.dataset}/{v.split} changed since export; not replayed"
     if v.status == "differs":
-        raise ServeError(
+        raise ResourceError(
             f"{path}: the export's replay ranks differently here ({len(v.diffs)} of {v.queries} queries differ; "
             "see `searchkit config verify`): refusing to serve a ranking that is not the exported one "
             "(--no-verify starts anyway)")
@@ -100,7 +96,7 @@ def open_index(config: SearchConfig, *, workspace: str | Path | None, index: str
         idx.searcher.embed_rerank_sentences()  # as `searchkit index` does: no query waits for them
         return Opened(Served(idx, 1, now_iso()), idx.workspace, mark, time.monotonic() - t0, "built")
     if index is None:  # pragma: no cover - the CLI requires one
-        raise ServeError("give --workspace DIR or --index DIR")
+        raise ResourceError("give --workspace DIR or --index DIR")
     idx = HistoryIndex.load(index, config)
     served = Served(idx, 1, saved_at(index) or now_iso())
     if idx.workspace is None:
@@ -153,7 +149,7 @@ def sessions_to_warm(tokens: str | Path | None, session: Session | None) -> list
     if tokens is not None:
         try:
             found += [e.session for e in load_tokens(tokens)]
-        except (TokensError, OSError):
+        except (DataError, OSError):
             pass
     return list(dict.fromkeys(found))[:WARM_SESSIONS]
 

@@ -96,10 +96,6 @@ def refreshed(served: Served, workspace: str | Path, late_at: float | None = Non
     return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report.line()
 
 
-class RefreshError(ResourceError, RuntimeError):
-    """A refresh that failed: the message is one line (the child's last line, never data)."""
-
-
 CHILD_NICE = 19
 """The refresh child's CPU priority (the lowest), with ``SCHED_IDLE`` where the OS has it
 (``refresh_child.lower_priority``): the refresh runs on what the server's calls leave."""
@@ -152,7 +148,7 @@ class ChildRefresh:
             args += ["--nice", str(CHILD_NICE)]
         with self._lock:
             if self._stopped:
-                raise RefreshError("the server is stopping")
+                raise ResourceError("the server is stopping")
             child = child_process.start(CHILD_MODULE, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, encoding="utf-8", errors="replace")
             self._proc = child.proc
@@ -185,14 +181,14 @@ class ChildRefresh:
                 self._finish(child, kill=True)
                 if time.monotonic() >= end or not idle:
                     self.last_priority = ">".join(priorities)
-                    raise RefreshError(f"the refresh took over {self.timeout:.0f} s and was stopped") from None
+                    raise ResourceError(f"the refresh took over {self.timeout:.0f} s and was stopped") from None
             idle = False  # late: again at normal priority
             self.late_restarts += 1
             priorities.append("normal")
             child = self._start(workspace, idle)
         self.last_priority = ">".join(priorities)
         if self._stopped:
-            raise RefreshError("stopped: the server is stopping")
+            raise ResourceError("stopped: the server is stopping")
         line = (out.strip().splitlines() or [""])[-1]
         now_name = _version_name(self.store)
         if child.proc.returncode == UNCHANGED_EXIT and now_name == before:
@@ -201,9 +197,9 @@ class ChildRefresh:
             line = "a refresh stopped late had written the new version"
         elif child.proc.returncode != 0:
             last = (err.strip().splitlines() or [f"exit status {child.proc.returncode}"])[-1]
-            raise RefreshError(last)
+            raise ResourceError(last)
         if now_name == before:  # a child that did not refresh is never a success
-            raise RefreshError("the refresh child exited without writing a new version of the index")
+            raise ResourceError("the refresh child exited without writing a new version of the index")
         index = HistoryIndex.load(self.store, self.config)
         return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), line
 
@@ -278,7 +274,7 @@ class Refresher:
                 self._kept(mark, None, "unchanged_signature")
                 return None
             if mark.signature is None:
-                raise RefreshError("the workspace cannot be read")
+                raise ResourceError("the workspace cannot be read")
             t0 = time.monotonic()
             fn = self.refresh or refreshed
             served, report = fn(previous, self.workspace) if late_at is None else fn(previous, self.workspace,

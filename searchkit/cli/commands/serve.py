@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from searchkit.cli.dispatch import Verb
-from searchkit.errors import InputError, ParameterError
+from searchkit.errors import DataError, InputError, ParameterError
 from searchkit.serve import calllog, statedir
-from searchkit.serve.auth import TokensError, add_token, load_tokens
+from searchkit.serve.auth import add_token, load_tokens
 from searchkit.serve.session import Session
 from searchkit.serve.state import MAX_EVERY_S
 from searchkit.tools.task_members import token_problem
@@ -81,7 +81,7 @@ def _check_flags(args: argparse.Namespace) -> Any:
                            "--allow-non-loopback (and TLS in front)", usage=True)
         try:  # a bad tokens file is found now, not after the replay and the index (issue 41 item 4)
             load_tokens(args.tokens)
-        except TokensError as exc:
+        except DataError as exc:
             raise InputError(f"--tokens {one_line(str(exc))}", usage=True) from None
         return None
     if args.tokens:
@@ -178,6 +178,6 @@ def _is_tokens_file(path: Path) -> bool | str:
     """Whether ``path`` is a usable tokens file (``check_file_target``'s ``ours``)."""
     try:
         load_tokens(path)
-    except TokensError as exc:
+    except DataError as exc:
         return one_line(str(exc))
     return True
