@@ -63,26 +63,32 @@ class ParameterError(InputError):
 
 class DataError(SearchkitError, ValueError):
     """A file or folder the caller pointed at is missing, damaged or of the wrong kind; ``path``
-    names it when known (the message names it too, and never quotes its content)."""
+    names it when known (the message names it too, and never quotes its content); ``reason`` says
+    which case where callers tell them apart (``task_store``, ``locked``, ``no_fts5``: a task store;
+    ``no_index``: no index there at all, where ``damaged`` is one that cannot be read)."""
 
     code: ClassVar[str] = "data"
 
-    def __init__(self, *args: object, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, *args: object, path: str | os.PathLike[str] | None = None, reason: str | None = None) -> None:
         super().__init__(*args)
         self.path = None if path is None else os.fspath(path)
 
 
 class ResourceError(SearchkitError):
     """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk.
+        self.reason = reason
 
     ``retry`` is true where the very attempt may be tried again now (no answer, HTTP 429/5xx);
-    ``late`` where a deadline cut it; ``cause`` is what the transport raised, where known."""
+    ``late`` where a deadline cut it; ``cause`` is what the transport raised, where known; ``reason``
+    says which case where callers tell them apart (``access``: who may see what cannot be read;
+    ``disk``: a write failed, the previous state kept)."""
 
     code: ClassVar[str] = "resource"
 
     def __init__(self, *args: object, retry: bool = False, late: bool = False,
-                 cause: BaseException | None = None) -> None:
+                 cause: BaseException | None = None, reason: str | None = None) -> None:
         super().__init__(*args)
         self.retry = retry
         self.late = late
         self.cause = cause
+        self.reason = reason

@@ -43,10 +43,10 @@ KEPT_NAMES = {
         "name_tokens", "searchable_spaces",
     ),
     "searchkit.ingest.tasks": (
-        "COMMENT_KINDS", "DEFAULT_LOCK_TIMEOUT", "DEFAULT_MAX_ITEM_BYTES", "FTS5Missing", "FTS_TABLE", "INDEXED_KINDS",
+        "COMMENT_KINDS", "DEFAULT_LOCK_TIMEOUT", "DEFAULT_MAX_ITEM_BYTES", "FTS_TABLE", "INDEXED_KINDS",
         "INDEXED_PROGRESS_TYPES", "ImportReport", "MAX_ITEM_CAP", "MAX_STATE_CHARS", "READ_TIMEOUT", "SCHEMA",
         "SIDE_FILES", "SQLITE_MAGIC", "STATE_CLASSES", "SkippedItem", "TABLE_COLUMNS", "TASK_STATES",
-        "TOOL_PROGRESS_TYPE", "TaskStoreError", "TaskStoreLocked", "UNKNOWN_STATE_CLASS", "add_comments", "add_tasks",
+        "STORE_REASONS", "TOOL_PROGRESS_TYPE", "UNKNOWN_STATE_CLASS", "add_comments", "add_tasks",
         "check_fts", "check_target", "connect", "fold", "has_fts", "import_dir", "import_into", "import_jsonl",
         "indexed_comments", "indexed_text", "is_lock_error", "make_private", "normalize", "not_indexed_reason",
         "open_readonly", "read_jsonl", "remove_stale_temp_files", "shown_author", "shown_title", "source_files",

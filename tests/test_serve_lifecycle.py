@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from searchkit.config import SearchConfig
+from searchkit.errors import DataError
 from searchkit.ingest import tasks as task_store
 from searchkit.serve.state import TaskStores
 
@@ -49,7 +50,7 @@ def test_a_task_store_deleted_and_imported_again_is_answered_from_at_once(tmp_pa
     assert stores.connection() is stores.connection()  # one connection while the file stays
     for p in tmp_path.glob("tasks.sqlite*"):
         p.unlink()
-    with pytest.raises(task_store.TaskStoreError):
+    with pytest.raises(DataError):
         stores.connection()  # gone: unavailable, never the deleted file's tasks
     _import(db, tmp_path, keep=3)
     assert _count(stores.connection()) == 3

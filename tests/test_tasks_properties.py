@@ -5,6 +5,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from searchkit.ingest import tasks as store
+from searchkit.errors import DataError
 from searchkit.tools.tasks import TaskContext, TaskSearchError, query_terms, task_search
 
 WORDS = ["認証", "ログイン", "画面", "満月", "周期", "計算", "ошибка", "импорт", "report", "CSV", "AND", "OR",
@@ -231,7 +232,7 @@ def test_import_is_refused_whole_when_it_would_rehome_or_repeat_an_id(old_tasks,
                 assert got[tid] == old_space[old_task_of[cid]]
     else:
         # duplicate ids are reported before the store is read; a store conflict names both spaces
-        with pytest.raises(store.TaskStoreError) as e:
+        with pytest.raises(DataError) as e:
             run()
         msg = str(e.value)
         if reason in ("task id", "comment id"):

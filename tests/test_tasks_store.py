@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from searchkit.ingest import tasks as store
+from searchkit.errors import DataError
 from searchkit.tools.tasks import TaskContext, list_tasks, render, task_search
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
@@ -130,7 +131,7 @@ def test_times_sort_in_utc(demo):
 def test_bad_comment_rows(rows, match):
     conn = store.connect(":memory:")
     store.add_tasks(conn, [{"id": 1, "space": "acme", "title": "t", "state": "open"}])
-    with pytest.raises(store.TaskStoreError, match=match):
+    with pytest.raises(DataError, match=match):
         store.add_comments(conn, rows)
 
 
@@ -138,28 +139,28 @@ def test_bad_task_rows():
     conn = store.connect(":memory:")
     for bad, match in (("", "state must be a non-empty string"), (7, "state must be a string"),
                        ("x" * 101, "state is 101 characters long; at most 100")):
-        with pytest.raises(store.TaskStoreError, match=match):
+        with pytest.raises(DataError, match=match):
             store.add_tasks(conn, [{"id": 1, "space": "acme", "state": bad}])
-    with pytest.raises(store.TaskStoreError, match="space must be a non-empty"):
+    with pytest.raises(DataError, match="space must be a non-empty"):
         store.add_tasks(conn, [{"id": 1, "space": "", "state": "open"}])
 
 
 def test_bad_jsonl_names_file_and_line(tmp_path):
     (tmp_path / "tasks.jsonl").write_text('{"id": 1, "space": "a", "state": "open"}\n\n{oops\n', encoding="utf-8")
     (tmp_path / "comments.jsonl").write_text("", encoding="utf-8")
-    with pytest.raises(store.TaskStoreError, match=r"tasks.jsonl:3: not valid JSON"):
+    with pytest.raises(DataError, match=r"tasks.jsonl:3: not valid JSON"):
         store.import_dir(store.connect(":memory:"), tmp_path)
-    with pytest.raises(store.TaskStoreError, match="nowhere: no such folder"):
+    with pytest.raises(DataError, match="nowhere: no such folder"):
         store.import_dir(store.connect(":memory:"), tmp_path / "nowhere")
     (tmp_path / "comments.jsonl").unlink()
-    with pytest.raises(store.TaskStoreError, match="comments.jsonl is missing"):
+    with pytest.raises(DataError, match="comments.jsonl is missing"):
         store.import_dir(store.connect(":memory:"), tmp_path)
 
 
 def test_failed_import_writes_nothing():
     conn = store.connect(":memory:")
     store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "open"}])
-    with pytest.raises(store.TaskStoreError):
+    with pytest.raises(DataError):
         store.add_comments(conn, [_row(id=1), _row(id=2, task=42)])
     assert conn.execute("SELECT count(*) FROM comments").fetchone()[0] == 0
     assert conn.execute(f"SELECT count(*) FROM {store.FTS_TABLE}").fetchone()[0] == 0
@@ -193,7 +194,7 @@ def test_store_without_fts5_keeps_the_rows_and_a_later_import_builds_the_index(m
     assert (rep.comments, rep.searchable) == (1, False)
     assert not store.check_fts(conn)  # T8's plain answer here
     monkeypatch.setattr(fts, "fts5_available", real)
-    with pytest.raises(store.TaskStoreError, match="no full-text index"):
+    with pytest.raises(DataError, match="no full-text index"):
         store.check_fts(conn)  # where FTS5 exists, the missing table is named, not "no FTS5"
     assert store.add_tasks(conn, []) == 0  # any import here builds the index from the stored comments
     assert store.check_fts(conn)
@@ -206,13 +207,14 @@ def test_an_fts_table_that_cannot_be_written_without_fts5_imports_nothing(monkey
     conn = store.connect(":memory:")
     store.add_tasks(conn, [{"id": 1, "space": "acme", "state": "open"}])
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
-    with pytest.raises(store.FTS5Missing, match="no FTS5"):
+    with pytest.raises(DataError, match="no FTS5") as e:
         store.add_comments(conn, [_row()])
     assert conn.execute("SELECT count(*) FROM comments").fetchone()[0] == 0
 
+    assert e.value.reason == "no_fts5"
 
 def test_connect_without_create_needs_an_existing_file(tmp_path):
-    with pytest.raises(store.TaskStoreError, match="does not exist"):
+    with pytest.raises(DataError, match="does not exist"):
         store.connect(tmp_path / "missing.db", create=False)
 
 
@@ -251,7 +253,7 @@ def test_duplicate_task_id_within_one_import_is_refused(demo, tmp_path):
     before = _dump(demo)
     src = _folder(tmp_path, "dup", [{"id": 77, "space": "acme", "state": "open"},
                                     {"id": 77, "space": "globex", "state": "open"}], [])
-    with pytest.raises(store.TaskStoreError, match=r"tasks.jsonl:2: task id 77 appears more than once.*tasks.jsonl:1"):
+    with pytest.raises(DataError, match=r"tasks.jsonl:2: task id 77 appears more than once.*tasks.jsonl:1"):
         store.import_dir(demo, src)
     assert _dump(demo) == before
 
@@ -260,10 +262,10 @@ def test_duplicate_comment_id_within_one_import_is_refused(demo, tmp_path):
     before = _dump(demo)
     src = _folder(tmp_path, "dup", [{"id": 77, "space": "acme", "state": "open"}],
                   [_row(id=900, task=77), _row(id=900, task=77, body="二度目")])
-    with pytest.raises(store.TaskStoreError, match=r"comments.jsonl:2: comment id 900 appears more than once"):
+    with pytest.raises(DataError, match=r"comments.jsonl:2: comment id 900 appears more than once"):
         store.import_dir(demo, src)
     assert _dump(demo) == before
-    with pytest.raises(store.TaskStoreError, match="comment id 5 appears more than once"):
+    with pytest.raises(DataError, match="comment id 5 appears more than once"):
         store.add_comments(demo, [_row(id=5, task=12), _row(id=5, task=12)])
     assert _dump(demo) == before
 
@@ -274,19 +276,19 @@ def test_task_cannot_change_space(demo, tmp_path):
     src = _folder(tmp_path, "move", [{"id": 99, "space": "globex", "state": "open"},
                                      {"id": 12, "space": "globex", "title": "乗っ取り", "state": "open"}],
                   [_row(id=901, task=99)])
-    with pytest.raises(store.TaskStoreError) as e:
+    with pytest.raises(DataError) as e:
         store.import_dir(demo, src)
     msg = str(e.value)
     assert "task 12" in msg and "'acme'" in msg and "'globex'" in msg and "nothing imported" in msg
     assert _dump(demo) == before  # task 99 and comment 901 were not imported either
-    with pytest.raises(store.TaskStoreError, match="task 12 belongs to space 'acme'"):
+    with pytest.raises(DataError, match="task 12 belongs to space 'acme'"):
         store.add_tasks(demo, [{"id": 12, "space": "globex", "state": "open"}])
     assert _dump(demo) == before
 
 
 def test_comment_cannot_move_to_a_task_of_another_space(demo):
     before = _dump(demo)
-    with pytest.raises(store.TaskStoreError) as e:
+    with pytest.raises(DataError) as e:
         store.add_comments(demo, [_row(id=88, task=40, body="moved")])  # 88: task 12 (acme); 40: globex
     msg = str(e.value)
     assert "comment 88" in msg and "task 12" in msg and "'acme'" in msg and "task 40" in msg and "'globex'" in msg
@@ -334,7 +336,7 @@ def test_a_bad_comments_file_writes_no_task(tmp_path):
     conn = store.connect(":memory:")
     src = _folder(tmp_path, "bad", [{"id": 1, "space": "acme", "state": "open"}],
                   [_row(id=1, task=1), _row(id=2, task=1, ts="yesterday")])
-    with pytest.raises(store.TaskStoreError, match=r"comments.jsonl:2: ts is not an ISO 8601 time"):
+    with pytest.raises(DataError, match=r"comments.jsonl:2: ts is not an ISO 8601 time"):
         store.import_dir(conn, src)
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
 
@@ -373,23 +375,23 @@ def test_bad_input_creates_no_store_and_leaves_an_old_one_unchanged(tmp_path, ca
     tasks, comments, match = BAD_SOURCES[case]
     src = _write_source(tmp_path / "src", tasks, comments)
     new_db = tmp_path / "new" / "t.db"
-    with pytest.raises(store.TaskStoreError, match=match) as e:
+    with pytest.raises(DataError, match=match) as e:
         store.import_into(new_db, src / "tasks.jsonl", src / "comments.jsonl")
     assert len(str(e.value)) < 400  # never echoes a huge value
     assert not (tmp_path / "new").exists()  # no empty database file, no folder
     old = tmp_path / "old.db"
     store.import_into(old, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     before = old.read_bytes()
-    with pytest.raises(store.TaskStoreError, match=match):
+    with pytest.raises(DataError, match=match):
         store.import_into(old, src / "tasks.jsonl", src / "comments.jsonl")
     assert old.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.db", "src"]
 
 
 def test_missing_source_creates_nothing(tmp_path):
-    with pytest.raises(store.TaskStoreError, match="no such folder"):
+    with pytest.raises(DataError, match="no such folder"):
         store.source_files(tmp_path / "nowhere")
-    with pytest.raises(store.TaskStoreError, match="no such file"):
+    with pytest.raises(DataError, match="no such file"):
         store.import_into(tmp_path / "t.db", tmp_path / "tasks.jsonl", DEMO / "comments.jsonl")
     assert list(tmp_path.iterdir()) == []
 
@@ -402,7 +404,7 @@ def test_a_failure_while_writing_a_new_store_leaves_no_file(tmp_path, monkeypatc
         raise sqlite3.OperationalError("disk full (simulated)")
 
     monkeypatch.setattr(store.importing, "_write", dies)  # where _transaction looks it up
-    with pytest.raises(store.TaskStoreError, match="simulated"):
+    with pytest.raises(DataError, match="simulated"):
         store.import_into(tmp_path / "runs" / "t.db", DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert list(tmp_path.iterdir()) == []
 
@@ -462,10 +464,11 @@ def test_a_held_lock_is_reported_as_a_lock(tmp_path):
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(store.TaskStoreLocked, match="locked by another process.*nothing imported"):
+        with pytest.raises(DataError, match="locked by another process.*nothing imported") as e:
             store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl", timeout=0.3)
     finally:
         holder.execute("ROLLBACK")
+        assert e.value.reason == "locked"
 
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])
@@ -495,13 +498,13 @@ def test_readonly_open_never_writes_the_store(tmp_path, journal):
 
 
 def test_readonly_open_refuses_what_is_not_a_file(tmp_path):
-    with pytest.raises(store.TaskStoreError, match="does not exist"):
+    with pytest.raises(DataError, match="does not exist"):
         store.open_readonly(tmp_path / "missing.db")
-    with pytest.raises(store.TaskStoreError, match="not a regular file"):
+    with pytest.raises(DataError, match="not a regular file"):
         store.open_readonly(tmp_path)
     fifo = tmp_path / "fifo.db"
     os.mkfifo(fifo)
-    with pytest.raises(store.TaskStoreError, match="not a regular file"):  # would block the open
+    with pytest.raises(DataError, match="not a regular file"):  # would block the open
         store.open_readonly(fifo)
 
 
@@ -632,7 +635,7 @@ def test_an_import_into_a_file_that_is_not_a_task_store_changes_nothing(tmp_path
     db = folder / "app.sqlite"
     TARGETS[case](db)
     before = _snapshot(folder)
-    with pytest.raises(store.TaskStoreError, match="nothing imported"):
+    with pytest.raises(DataError, match="nothing imported"):
         store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert _snapshot(folder) == before  # the same bytes, header and change counter; no -wal / -shm / -journal
 
@@ -667,7 +670,7 @@ def test_an_import_refused_for_a_data_reason_leaves_the_store_byte_identical(tmp
     }[refusal]
     src = _folder(tmp_path, "src", tasks, comments)
     before = db.read_bytes()
-    with pytest.raises(store.TaskStoreError, match="nothing imported"):
+    with pytest.raises(DataError, match="nothing imported"):
         store.import_into(db, src / "tasks.jsonl", src / "comments.jsonl")
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src", "t.db"]
@@ -927,7 +930,7 @@ def test_the_default_cap_is_stated_and_a_line_at_the_cap_is_kept(tmp_path):
                             max_item_bytes=len(exact.encode()))
     assert rep.comments == 1 and rep.skipped == ()
     for bad in (0, -1, True, 2**41):
-        with pytest.raises(store.TaskStoreError, match="item size cap"):
+        with pytest.raises(DataError, match="item size cap"):
             store.import_into(tmp_path / "u.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=bad)
 
 
@@ -965,14 +968,14 @@ def test_comments_of_a_skipped_task_are_skipped_too_but_an_unknown_task_still_re
     # nothing skipped: a comment of an unknown task is still a real error and nothing is imported
     src2 = _folder(tmp_path, "src2", [{"id": 1, "space": "acme", "state": "open"}],
                    [_row(id=1, task=1), _row(id=2, task=7)])
-    with pytest.raises(store.TaskStoreError, match="task 7 does not exist"):
+    with pytest.raises(DataError, match="task 7 does not exist"):
         store.import_into(tmp_path / "n.db", src2 / "tasks.jsonl", src2 / "comments.jsonl", max_item_bytes=1000)
     assert not (tmp_path / "n.db").exists()
     # a bad line next to an oversize one still refuses the whole import
     (src / "comments.jsonl").write_text((src / "comments.jsonl").read_text(encoding="utf-8") + "{oops\n",
                                         encoding="utf-8")
     before = (tmp_path / "t.db").read_bytes()
-    with pytest.raises(store.TaskStoreError, match="comments.jsonl:4: not valid JSON"):
+    with pytest.raises(DataError, match="comments.jsonl:4: not valid JSON"):
         store.import_into(tmp_path / "t.db", src / "tasks.jsonl", src / "comments.jsonl", max_item_bytes=1000)
     assert (tmp_path / "t.db").read_bytes() == before
 
@@ -989,7 +992,7 @@ def test_a_bad_line_is_named_never_quoted(tmp_path, row):
     folder.mkdir()
     (folder / "tasks.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     (folder / "comments.jsonl").write_text("", encoding="utf-8")
-    with pytest.raises(store.TaskStoreError) as info:
+    with pytest.raises(DataError) as info:
         store.import_into(tmp_path / "t.sqlite", *store.source_files(folder))
     assert "tasks.jsonl:1" in str(info.value) and "SECRET" not in str(info.value) and "hunter2" not in str(info.value)
 
@@ -1001,7 +1004,7 @@ def test_a_fifo_source_is_not_called_missing(tmp_path):
     folder.mkdir()
     os.mkfifo(folder / "tasks.jsonl")
     (folder / "comments.jsonl").write_text("", encoding="utf-8")
-    with pytest.raises(store.TaskStoreError, match="not a regular file"):
+    with pytest.raises(DataError, match="not a regular file"):
         store.import_into(tmp_path / "t.sqlite", *store.source_files(folder))
 
 
@@ -1022,8 +1025,8 @@ def test_a_file_that_is_not_a_store_keeps_its_mode(tmp_path, open_umask):
     conn.close()
     os.chmod(foreign, 0o644)
     for path in (other, link, foreign):
-        with pytest.raises(store.TaskStoreError):
+        with pytest.raises(DataError):
             store.open_readonly(path)
-        with pytest.raises(store.TaskStoreError):
+        with pytest.raises(DataError):
             store.import_into(path, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
     assert _mode(other) == 0o644 and _mode(foreign) == 0o644

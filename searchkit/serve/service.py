@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from searchkit.errors import ParameterError, SearchkitError
-from searchkit.ingest.tasks import TaskStoreError
+from searchkit.errors import DataError, ParameterError, SearchkitError
+from searchkit.ingest.tasks import STORE_REASONS
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, Served, TaskStores
@@ -216,7 +216,7 @@ def unavailable_text(exc: BaseException) -> str:
     only, never the error's own text (it may name a path or an operator's command)."""
     if isinstance(exc, AccessError):
         return ACCESS_UNAVAILABLE
-    if isinstance(exc, TaskStoreError):
+    if isinstance(exc, DataError) and exc.reason in STORE_REASONS:
         return TASK_STORE_UNAVAILABLE
     return UNAVAILABLE
 

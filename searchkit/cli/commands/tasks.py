@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from searchkit.cli.common import load_config
-from searchkit.errors import InputError, ParameterError
+from searchkit.errors import DataError, InputError, ParameterError
 from searchkit.ingest import tasks as store
 from searchkit.tools.base import ToolContext
 from searchkit.tools.history_search import is_slug
@@ -57,19 +57,22 @@ def _context(args: argparse.Namespace, conn: sqlite3.Connection) -> ToolContext:
 def _import(args: argparse.Namespace) -> int:
     """All or nothing: validated first, one transaction, no file left on failure."""
     if (args.source is None) == (args.tasks is None and args.comments is None):
-        raise store.TaskStoreError("give a folder, or both --tasks and --comments (not both forms)")
+        raise DataError("give a folder, or both --tasks and --comments (not both forms)", reason="task_store")
     if args.source is not None:
         tasks_path, comments_path = store.source_files(args.source)
     else:
         if not (args.tasks and args.comments):
-            raise store.TaskStoreError("--tasks and --comments go together")
+            raise DataError("--tasks and --comments go together", reason="task_store")
         tasks_path, comments_path = args.tasks, args.comments
     if not args.lock_timeout >= 0 or args.lock_timeout > 86400:
-        raise store.TaskStoreError(f"--lock-timeout must be from 0 to 86400 seconds, got {args.lock_timeout:g}")
+        raise DataError(f"--lock-timeout must be from 0 to 86400 seconds, got {args.lock_timeout:g}", reason="task_store")
     try:
         rep = store.import_into(args.db, tasks_path, comments_path, timeout=args.lock_timeout,
                                 max_item_bytes=args.max_item_bytes)
-    except store.FTS5Missing:  # T8: a plain message, not an error
+    except DataError as exc:
+        if exc.reason != "no_fts5":
+            raise
+        # T8: a plain message, not an error
         print(f"{message(args.lang, 'task.no_fts5')} (nothing imported into {one_line(args.db)})")
         return 0
     not_indexed = ", ".join(f"{k} {v}" for k, v in sorted(rep.not_indexed.items())) or "none"
@@ -133,12 +136,12 @@ _COMMANDS = {"search": _tool, "around": _tool, "list": _tool, "import": _import}
 
 def run(args: argparse.Namespace) -> int:
     """Run a parsed ``tasks`` command. Errors go to the CLI's one handler (``searchkit.cli.main``): a
-    SQLite error reading the store becomes a ``TaskStoreError`` naming the store (``TaskStoreLocked``
+    SQLite error reading the store becomes a ``DataError`` naming the store (reason ``locked``
     when another process holds it), never a traceback."""
     try:
         return _COMMANDS[args.tasks_command](args)
     except sqlite3.Error as e:
         if store.is_lock_error(e):
-            raise store.TaskStoreLocked(f"{one_line(args.db)}: the task store is locked by another process; "
-                                        "try again") from None
-        raise store.TaskStoreError(f"{one_line(args.db)}: not a readable task store ({one_line(e)})") from None
+            raise DataError(f"{one_line(args.db)}: the task store is locked by another process; "
+                                        "try again", reason="locked") from None
+        raise DataError(f"{one_line(args.db)}: not a readable task store ({one_line(e)})", reason="task_store") from None

@@ -29,7 +29,7 @@ Storage safety (issue 8 items 5-6):
   a failed or killed first import leaves no database file. Temporary files of killed importers are
   removed by the next import.
 - Writers wait for each other (busy timeout, then retries until ``timeout``); a store that stays
-  locked raises ``TaskStoreLocked``, which says so.
+  locked raises a ``DataError`` with reason ``locked``, which says so.
 - The importer keeps the store in WAL mode, so searches read while an import commits. Readers
   (``open_readonly``) open the file with ``mode=ro``: they never write the store file or change its
   journal mode. On a rollback-journal store nothing appears beside it. On a WAL store SQLite
@@ -45,7 +45,7 @@ Storage safety (issue 8 items 5-6):
   ``immutable=1`` (SQLite's documented way to read such a file).
 - A reader checks what it opened (``open_readonly``): a missing, empty or non-SQLite file, an SQLite
   database without the task store's tables, and (``check_fts``) a store whose FTS table is missing
-  while this SQLite has FTS5 are each refused with a ``TaskStoreError`` saying so. Only a genuinely
+  while this SQLite has FTS5 are each refused with a ``DataError`` saying so. Only a genuinely
   missing FTS5 module is T8's plain "not available" answer.
 
 Privacy (issue 27 items 1, 7): the store holds raw comment text, so it is owner-only like the index
@@ -74,11 +74,11 @@ connections, checks), ``validate`` (rows), ``sources`` (the JSON-lines files) an
 from __future__ import annotations
 
 from searchkit.ingest.tasks.importing import (
-    FTS5Missing, add_comments, add_tasks, import_dir, import_into, import_jsonl, remove_stale_temp_files,
+    add_comments, add_tasks, import_dir, import_into, import_jsonl, remove_stale_temp_files,
 )
 from searchkit.ingest.tasks.model import (
     COMMENT_KINDS, FTS_TABLE, INDEXED_KINDS, INDEXED_PROGRESS_TYPES, MAX_STATE_CHARS, STATE_CLASSES, TASK_STATES,
-    TOOL_PROGRESS_TYPE, UNKNOWN_STATE_CLASS, ImportReport, SkippedItem, TaskStoreError, TaskStoreLocked, fold,
+    TOOL_PROGRESS_TYPE, UNKNOWN_STATE_CLASS, STORE_REASONS, ImportReport, SkippedItem, fold,
     indexed_text, normalize, not_indexed_reason, query_terms, shown_author, shown_title, state_class, state_key,
     utc_sort_key,
 )
@@ -96,7 +96,7 @@ __all__ = [
     "COMMENT_KINDS", "DEFAULT_LOCK_TIMEOUT", "DEFAULT_MAX_ITEM_BYTES", "FTS_TABLE", "INDEXED_KINDS",
     "INDEXED_PROGRESS_TYPES", "MAX_ITEM_CAP", "MAX_STATE_CHARS", "READ_TIMEOUT", "SCHEMA", "SIDE_FILES",
     "SQLITE_MAGIC", "STATE_CLASSES", "TABLE_COLUMNS", "TASK_STATES", "TOOL_PROGRESS_TYPE", "UNKNOWN_STATE_CLASS",
-    "FTS5Missing", "ImportReport", "SkippedItem", "TaskStoreError", "TaskStoreLocked", "add_comments", "add_tasks",
+    "STORE_REASONS", "ImportReport", "SkippedItem", "add_comments", "add_tasks",
     "check_fts", "check_target", "connect", "fold", "has_fts", "import_dir", "import_into", "import_jsonl",
     "indexed_comments", "indexed_text", "is_lock_error", "make_private", "normalize", "not_indexed_reason",
     "open_readonly", "query_terms", "read_jsonl", "remove_stale_temp_files", "shown_author", "shown_title", "source_files",

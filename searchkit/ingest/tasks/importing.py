@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from searchkit.ingest.tasks import fts, known_pass
-from searchkit.ingest.tasks.model import FTS_TABLE, ImportReport, SkippedItem, TaskStoreError, TaskStoreLocked, fold
+from searchkit.errors import DataError
+from searchkit.ingest.tasks.model import FTS_TABLE, ImportReport, SkippedItem, fold
 from searchkit.ingest.tasks.sources import DEFAULT_MAX_ITEM_BYTES, _read_and_validate, source_files
 from searchkit.ingest.tasks.store import (
     DEFAULT_LOCK_TIMEOUT, READ_TIMEOUT, _create_private, _ensure_schema, _has_fts_table,
@@ -29,17 +30,12 @@ _TEMP_NAME = re.compile(r"\.import-(?P<pid>[0-9]+)-[0-9a-f]+\.tmp(?:-wal|-shm|-j
 
 # --------------------------------------------------------------------------- writing (one transaction)
 
-class FTS5Missing(TaskStoreError):
-    """This SQLite has no FTS5 and the store's FTS table needs writing: nothing can be imported here
-    (T8: the caller answers with the plain "not available" message)."""
-
-
 def _orphan(c: _Comment, batch: _Batch) -> SkippedItem:
     """A comment whose task is unknown: skipped when a task line was skipped, else refused."""
     if not batch.tasks_skipped:
-        raise TaskStoreError(
+        raise DataError(
             f"{c.where}: task {c.task} does not exist; import tasks before comments "
-            "(or put the task in this import's tasks.jsonl); nothing imported"
+            "(or put the task in this import's tasks.jsonl); nothing imported", reason="task_store"
         )
     return SkippedItem(c.where, "task_skipped", f"task {c.task} is not in the store or this import "
                                                 "(a task line was skipped as too large)")
@@ -56,9 +52,9 @@ def _check_against_store(conn: sqlite3.Connection, batch: _Batch) -> _Batch:
     for t in batch.tasks:
         row = conn.execute("SELECT space FROM tasks WHERE id = ?", (t.id,)).fetchone()
         if row is not None and row[0] != t.space:
-            raise TaskStoreError(
+            raise DataError(
                 f"{t.where}: task {t.id} belongs to space {row[0]!r}; this import puts it in space {t.space!r} "
-                "(a task cannot change space); nothing imported"
+                "(a task cannot change space); nothing imported", reason="task_store"
             )
     store_space: dict[int, str | None] = {}
     keep: list[_Comment] = []
@@ -77,9 +73,9 @@ def _check_against_store(conn: sqlite3.Connection, batch: _Batch) -> _Batch:
             "SELECT c.task, t.space FROM comments c JOIN tasks t ON t.id = c.task WHERE c.id = ?", (c.id,)
         ).fetchone()
         if old is not None and old[1] != space:
-            raise TaskStoreError(
+            raise DataError(
                 f"{c.where}: comment {c.id} belongs to task {old[0]} in space {old[1]!r}; this import puts it "
-                f"under task {c.task} in space {space!r} (a comment cannot move to another space); nothing imported"
+                f"under task {c.task} in space {space!r} (a comment cannot move to another space); nothing imported", reason="task_store"
             )
         keep.append(c)
     return replace(batch, comments=tuple(keep), skipped=batch.skipped + tuple(orphans)) if orphans else batch
@@ -89,12 +85,12 @@ def _write(conn: sqlite3.Connection, batch: _Batch) -> ImportReport:
     """Check against the store, then write; the caller holds the transaction (BEGIN IMMEDIATE).
     Every refusal comes before the first write. Without FTS5 the rows are written without the
     full-text index (``searchable`` False; a later import where SQLite has FTS5 builds it), unless the
-    store already has an FTS table, which then cannot be kept in step (``FTS5Missing``)."""
+    store already has an FTS table, which then cannot be kept in step (``DataError``, reason ``no_fts5``)."""
     batch = _check_against_store(conn, batch)
     searchable = fts.fts5_available(conn)
     if not searchable and batch.comments and _has_fts_table(conn):
-        raise FTS5Missing(f"this SQLite has no FTS5, and the store's full-text index must be updated with the "
-                          f"comments; nothing imported. {fts.INSTALL_HINT}")
+        raise DataError(f"this SQLite has no FTS5, and the store's full-text index must be updated with the "
+                          f"comments; nothing imported. {fts.INSTALL_HINT}", reason="no_fts5")
     _ensure_schema(conn)
     # a value redacted once in a space is redacted wherever it appears again there (issue 39 item 4)
     batch, _ = known_pass.apply(conn, batch, searchable=searchable)
@@ -195,7 +191,7 @@ def import_into(
     or an empty SQLite file (``check_target``); anything else is refused and left byte for byte as it
     was, and so is a store whose import is refused. An existing store is updated in one
     ``BEGIN IMMEDIATE`` transaction, waiting up to ``timeout`` seconds for other writers
-    (``TaskStoreLocked`` after that). A new store is built in a temporary file beside ``db`` and
+    (``DataError``, reason ``locked``, after that). A new store is built in a temporary file beside ``db`` and
     linked into place only when complete; no file is left at ``db`` when the import fails.
 
     The files are streamed; a line over ``max_item_bytes`` is skipped and named in the report's
@@ -205,11 +201,11 @@ def import_into(
     batch = _read_and_validate(tasks_path, comments_path, max_item_bytes)
     db = Path(db)
     if str(db) == ":memory:":
-        raise TaskStoreError("--db must be a file path, not ':memory:'")
+        raise DataError("--db must be a file path, not ':memory:'", reason="task_store")
     remove_stale_temp_files(db)
     if db.exists() or db.is_symlink():
         if not db.is_file():
-            raise TaskStoreError(f"{db}: exists and is not a regular file (a task store is an SQLite file)")
+            raise DataError(f"{db}: exists and is not a regular file (a task store is an SQLite file)", reason="task_store")
         return _import_existing(db, batch, timeout)
     batch = _check_against_store_empty(batch)  # a new store holds no other task
     return _import_new(db, batch, timeout)
@@ -250,11 +246,11 @@ def _import_existing(db: Path, batch: _Batch, timeout: float) -> ImportReport:
             return rep
         except sqlite3.Error as e:
             if not is_lock_error(e):
-                raise TaskStoreError(f"{db}: cannot write the task store ({e}); nothing imported") from None
+                raise DataError(f"{db}: cannot write the task store ({e}); nothing imported", reason="task_store") from None
             if time.monotonic() >= deadline:
-                raise TaskStoreLocked(
+                raise DataError(
                     f"{db}: the task store is locked by another process (waited {timeout:g} s); "
-                    "nothing imported, try again"
+                    "nothing imported, try again", reason="locked"
                 ) from None
         finally:
             if conn is not None:
@@ -315,12 +311,12 @@ def _import_new(db: Path, batch: _Batch, timeout: float) -> ImportReport:
     into place when complete."""
     parent = db.parent
     if parent.exists() and not parent.is_dir():
-        raise TaskStoreError(f"{parent}: not a folder; cannot create the task store {db}")
+        raise DataError(f"{parent}: not a folder; cannot create the task store {db}", reason="task_store")
     made: list[Path] = []
     try:
         made = _make_folders_private(parent)
     except OSError as e:
-        raise TaskStoreError(f"{parent}: cannot create the folder for the task store ({e.strerror or e})") from None
+        raise DataError(f"{parent}: cannot create the folder for the task store ({e.strerror or e})", reason="task_store") from None
     linked = False
     tmp = parent / f"{_TEMP_PREFIX.format(name=db.name)}{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
@@ -345,7 +341,7 @@ def _import_new(db: Path, batch: _Batch, timeout: float) -> ImportReport:
         _fsync_dir(parent)
         return replace(rep, created=True)
     except sqlite3.Error as e:
-        raise TaskStoreError(f"{db}: cannot create the task store ({e})") from None
+        raise DataError(f"{db}: cannot create the task store ({e})", reason="task_store") from None
     finally:
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:

@@ -51,12 +51,10 @@ says that it ended, so ``list --state open`` never hides a task that may still b
 MAX_STATE_CHARS = 100
 
 
-class TaskStoreError(DataError):
-    """Bad input to the task store (a malformed row, a missing task, no FTS5 to build with)."""
-
-
-class TaskStoreLocked(TaskStoreError):
-    """Another process held the store's write lock for longer than the importer would wait."""
+STORE_REASONS = ("task_store", "locked", "no_fts5")
+"""The ``DataError.reason`` of a task store's errors: bad input to it (a malformed row, a missing
+task), a write lock another process held for longer than the importer would wait, no FTS5 to build
+with."""
 
 
 @dataclass(frozen=True)
@@ -143,17 +141,17 @@ def _show(value: object) -> str:
 def utc_sort_key(ts: str, what: str = "ts") -> str:
     """An ISO time as a sortable UTC string (naive times are taken as UTC)."""
     if not isinstance(ts, str) or not ts:
-        raise TaskStoreError(f"{what} must be an ISO 8601 time string, got {_show(ts)}")
+        raise DataError(f"{what} must be an ISO 8601 time string, got {_show(ts)}", reason="task_store")
     try:
         dt = datetime.fromisoformat(ts)
     except ValueError:
-        raise TaskStoreError(f"{what} is not an ISO 8601 time (e.g. 2026-06-20T10:00:00Z)") from None
+        raise DataError(f"{what} is not an ISO 8601 time (e.g. 2026-06-20T10:00:00Z)", reason="task_store") from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     try:
         return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     except (OverflowError, ValueError):
-        raise TaskStoreError(f"{what} is an ISO 8601 time out of range") from None
+        raise DataError(f"{what} is an ISO 8601 time out of range", reason="task_store") from None
 
 
 def not_indexed_reason(comment: Mapping[str, Any]) -> str | None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from searchkit.ingest.tasks.model import SkippedItem, TaskStoreError
+from searchkit.errors import DataError
+from searchkit.ingest.tasks.model import SkippedItem
 from searchkit.ingest.tasks.validate import _Batch, _no_duplicates, _validate_comment, _validate_task
 from searchkit.util import FileProblem, open_regular, parse_json_text
 
@@ -28,8 +29,8 @@ MAX_ITEM_CAP = 1 << 40
 def _check_cap(max_item_bytes: int) -> int:
     if isinstance(max_item_bytes, bool) or not isinstance(max_item_bytes, int) \
             or not 1 <= max_item_bytes <= MAX_ITEM_CAP:
-        raise TaskStoreError(f"the item size cap (--max-item-bytes) must be from 1 to {MAX_ITEM_CAP:,} bytes, "
-                             f"got {max_item_bytes!r}")
+        raise DataError(f"the item size cap (--max-item-bytes) must be from 1 to {MAX_ITEM_CAP:,} bytes, "
+                             f"got {max_item_bytes!r}", reason="task_store")
     return max_item_bytes
 
 
@@ -40,18 +41,18 @@ def _jsonl_lines(path: str | Path, max_item_bytes: int) -> Iterator[tuple[int, b
     try:
         fh = open_regular(path, "rb")
     except FileNotFoundError:
-        raise TaskStoreError(f"{path}: no such file") from None
+        raise DataError(f"{path}: no such file", reason="task_store") from None
     except FileProblem:
-        raise TaskStoreError(f"{path}: not a regular file") from None
+        raise DataError(f"{path}: not a regular file", reason="task_store") from None
     except OSError as e:
-        raise TaskStoreError(f"{path}: cannot read ({e.strerror or e})") from None
+        raise DataError(f"{path}: cannot read ({e.strerror or e})", reason="task_store") from None
     with fh:
         n = 0
         while True:
             try:
                 line = fh.readline(max_item_bytes + 2)
             except OSError as e:
-                raise TaskStoreError(f"{path}: cannot read ({e.strerror or e})") from None
+                raise DataError(f"{path}: cannot read ({e.strerror or e})", reason="task_store") from None
             if not line:
                 return
             n += 1
@@ -72,7 +73,7 @@ def _read_items(
     path: str | Path, validate: Callable[[dict[str, Any], str], T], max_item_bytes: int, skipped: list[SkippedItem]
 ) -> Iterator[T]:
     """Validated rows of one JSON-lines file, streamed (blank lines skipped); an oversize line goes to
-    ``skipped``; any other problem is a ``TaskStoreError`` naming the file and line."""
+    ``skipped``; any other problem is a ``DataError`` naming the file and line."""
     for n, data, size in _jsonl_lines(path, max_item_bytes):
         where = f"{path}:{n}"
         if data is None:
@@ -83,13 +84,13 @@ def _read_items(
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise TaskStoreError(f"{where}: not UTF-8 text") from None
+            raise DataError(f"{where}: not UTF-8 text", reason="task_store") from None
         try:
             obj = parse_json_text(text, where)
         except FileProblem as e:
-            raise TaskStoreError(str(e)) from None
+            raise DataError(str(e), reason="task_store") from None
         if not isinstance(obj, dict):
-            raise TaskStoreError(f"{where}: each line must be a JSON object")
+            raise DataError(f"{where}: each line must be a JSON object", reason="task_store")
         yield validate(obj, where)
 
 
@@ -103,7 +104,7 @@ def read_jsonl(path: str | Path, *, max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES
     skipped: list[SkippedItem] = []
     rows = list(_read_items(path, _row, _check_cap(max_item_bytes), skipped))
     if skipped:
-        raise TaskStoreError(f"{skipped[0].where}: line too long ({skipped[0].detail})")
+        raise DataError(f"{skipped[0].where}: line too long ({skipped[0].detail})", reason="task_store")
     return rows
 
 
@@ -122,16 +123,16 @@ def _read_and_validate(tasks_path: str | Path, comments_path: str | Path,
 
 
 def source_files(folder: str | Path) -> tuple[Path, Path]:
-    """``folder/tasks.jsonl`` and ``folder/comments.jsonl``; a missing one is a TaskStoreError."""
+    """``folder/tasks.jsonl`` and ``folder/comments.jsonl``; a missing one is a DataError."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise TaskStoreError(f"{folder}: no such folder (a task store folder holds tasks.jsonl and comments.jsonl)")
+        raise DataError(f"{folder}: no such folder (a task store folder holds tasks.jsonl and comments.jsonl)", reason="task_store")
     for name in ("tasks.jsonl", "comments.jsonl"):
         if not (folder / name).exists():
-            raise TaskStoreError(
-                f"{folder}: {name} is missing (a task store folder holds tasks.jsonl and comments.jsonl)"
+            raise DataError(
+                f"{folder}: {name} is missing (a task store folder holds tasks.jsonl and comments.jsonl)", reason="task_store"
             )
         if not (folder / name).is_file():
-            raise TaskStoreError(f"{folder / name}: not a regular file (a FIFO, a device or a folder); "
-                                 "only regular files are read")
+            raise DataError(f"{folder / name}: not a regular file (a FIFO, a device or a folder); "
+                                 "only regular files are read", reason="task_store")
     return folder / "tasks.jsonl", folder / "comments.jsonl"

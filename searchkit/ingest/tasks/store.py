@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Mapping
 
 from searchkit.ingest.tasks import fts
-from searchkit.ingest.tasks.model import FTS_TABLE, TaskStoreError, TaskStoreLocked, shown_author, shown_title
+from searchkit.errors import DataError
+from searchkit.ingest.tasks.model import FTS_TABLE, shown_author, shown_title
 
 log = logging.getLogger(__package__)  # searchkit.ingest.tasks, as before the split
 
@@ -216,12 +217,12 @@ def open_readonly(path: str | Path, *, timeout: float | None = None) -> sqlite3.
     ``0600`` where this user owns it, with a warning (``make_private``).
 
     Raises:
-        TaskStoreError: ``path`` is missing, not a regular file (a FIFO would block the open), empty,
+        DataError: ``path`` is missing, not a regular file (a FIFO would block the open), empty,
             not SQLite, or an SQLite database that is not a task store, each said as such;
-            ``TaskStoreLocked`` when a writer holds it past ``timeout``.
+            reason ``locked`` when a writer holds it past ``timeout``.
     """
     if str(path) == ":memory:":
-        raise TaskStoreError("a read-only task store must be a file, not ':memory:'")
+        raise DataError("a read-only task store must be a file, not ':memory:'", reason="task_store")
     p = Path(path)
     _check_store_file(p)
     conn = _connect_readonly(p, READ_TIMEOUT if timeout is None else timeout)
@@ -245,14 +246,14 @@ def _check_store_file(p: Path) -> None:
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise TaskStoreError(f"task store {str(p)!r} does not exist; create it with `searchkit tasks import`") \
+        raise DataError(f"task store {str(p)!r} does not exist; create it with `searchkit tasks import`", reason="task_store") \
             from None
     except OSError as e:
-        raise TaskStoreError(f"task store {str(p)!r} cannot be read ({e.strerror or e})") from None
+        raise DataError(f"task store {str(p)!r} cannot be read ({e.strerror or e})", reason="task_store") from None
     if not stat.S_ISREG(st.st_mode):
-        raise TaskStoreError(f"task store {str(p)!r} is not a regular file")
+        raise DataError(f"task store {str(p)!r} is not a regular file", reason="task_store")
     if st.st_size == 0 and not Path(f"{p}-wal").exists():
-        raise TaskStoreError(f"{p}: an empty file, not a task store; create one with `searchkit tasks import`")
+        raise DataError(f"{p}: an empty file, not a task store; create one with `searchkit tasks import`", reason="task_store")
 
 
 _NO_SHM = (8 | 5 << 8, 8 | 6 << 8)
@@ -324,16 +325,16 @@ def _has_fts_table(conn: sqlite3.Connection) -> bool:
 def check_fts(conn: sqlite3.Connection) -> bool:
     """Whether a search can run on this store: True when it can; False when this SQLite has no FTS5
     (T8's plain answer). A store without its FTS table where FTS5 is there (the table was dropped, or
-    the store was imported where SQLite had no FTS5) raises ``TaskStoreError`` naming the file."""
+    the store was imported where SQLite had no FTS5) raises ``DataError`` naming the file."""
     if not fts.fts5_available(conn):
         return False
     if _has_fts_table(conn):
         return True
     row = conn.execute("PRAGMA main.database_list").fetchone()
     name = (row[2] if row else "") or "the task store"
-    raise TaskStoreError(f"{name}: the task store has no full-text index (its table {FTS_TABLE} is missing: "
+    raise DataError(f"{name}: the task store has no full-text index (its table {FTS_TABLE} is missing: "
                          "dropped, or the store was imported where SQLite had no FTS5); run `searchkit tasks "
-                         "import` into it here to rebuild the index")
+                         "import` into it here to rebuild the index", reason="task_store")
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
@@ -360,18 +361,18 @@ def check_target(db: str | Path, *, timeout: float = READ_TIMEOUT) -> bool:
     is never opened by SQLite), then its schema through ``immutable=1`` (no lock, nothing created
     beside a foreign file; a failed read is repeated through ``mode=ro``). Returns True for a task
     store, False for an empty database (a zero-byte file or one without tables); raises
-    ``TaskStoreError`` naming the reason (``... nothing imported``)."""
+    ``DataError`` naming the reason (``... nothing imported``)."""
     db = Path(db)
     try:
         with open(db, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
     except OSError as e:
-        raise TaskStoreError(f"{db}: cannot read ({e.strerror or e}); nothing imported") from None
+        raise DataError(f"{db}: cannot read ({e.strerror or e}); nothing imported", reason="task_store") from None
     if not head:  # a zero-byte file is an empty SQLite database
         return False
     if head != SQLITE_MAGIC:
-        raise TaskStoreError(f"{db}: exists and is not an SQLite file, so not a task store; nothing imported "
-                             "(give --db a new path or an existing task store)")
+        raise DataError(f"{db}: exists and is not an SQLite file, so not a task store; nothing imported "
+                             "(give --db a new path or an existing task store)", reason="task_store")
     tables: set[str] | None = None
     for immutable in (True, False):
         try:
@@ -394,18 +395,18 @@ _NOTHING_IMPORTED = "; nothing imported"
 
 
 def _raise_read_error(db: Path, e: sqlite3.Error, *, suffix: str = _NOTHING_IMPORTED) -> None:
-    """A failed read of ``db`` as one ``TaskStoreError`` (``TaskStoreLocked`` for a lock); ``suffix``
+    """A failed read of ``db`` as one ``DataError`` (reason ``locked`` for a lock); ``suffix``
     ends the message (an importer's ``; nothing imported``)."""
     if is_lock_error(e):
-        raise TaskStoreLocked(f"{db}: the task store is locked by another process{suffix}, try again") from None
+        raise DataError(f"{db}: the task store is locked by another process{suffix}, try again", reason="locked") from None
     code = getattr(e, "sqlite_errorcode", 0) or 0
     if code & 0xFF == 26:  # SQLITE_NOTADB
-        raise TaskStoreError(f"{db}: not an SQLite database (or a damaged one), so not a task store{suffix}"
-                             f"{' (give --db a new path or an existing task store)' if suffix else ''}") from None
+        raise DataError(f"{db}: not an SQLite database (or a damaged one), so not a task store{suffix}"
+                             f"{' (give --db a new path or an existing task store)' if suffix else ''}", reason="task_store") from None
     if code in _NO_SHM:
-        raise TaskStoreError(f"{db}: cannot be read here ({e}): SQLite needs its -wal and -shm files, and "
-                             f"this user cannot create them in its folder{suffix}") from None
-    raise TaskStoreError(f"{db}: not a readable SQLite database ({e}){suffix}") from None
+        raise DataError(f"{db}: cannot be read here ({e}): SQLite needs its -wal and -shm files, and "
+                             f"this user cannot create them in its folder{suffix}", reason="task_store") from None
+    raise DataError(f"{db}: not a readable SQLite database ({e}){suffix}", reason="task_store") from None
 
 
 def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str], *,
@@ -419,12 +420,12 @@ def _check_task_store(db: Path, conn: sqlite3.Connection, tables: set[str], *,
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         why = f"it has table(s) {shown}" if foreign else f"it lacks table(s) {', '.join(missing)}"
         hint = " (give --db a new path or an existing task store)" if suffix else ""
-        raise TaskStoreError(f"{db}: an SQLite database that is not a task store ({why}){suffix}{hint}")
+        raise DataError(f"{db}: an SQLite database that is not a task store ({why}){suffix}{hint}", reason="task_store")
     for table, need in TABLE_COLUMNS.items():
         lacking = sorted(need - _columns(conn, table))
         if lacking:
-            raise TaskStoreError(f"{db}: table {table} lacks column(s) {', '.join(lacking)}, so this is not a "
-                                 f"task store{suffix}")
+            raise DataError(f"{db}: table {table} lacks column(s) {', '.join(lacking)}, so this is not a "
+                                 f"task store{suffix}", reason="task_store")
 
 
 def indexed_comments(conn: sqlite3.Connection, space: str) -> list[tuple[int, int, str, str]]:

@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Mapping, Sequence, overload
 
+from searchkit.errors import DataError
 from searchkit.ingest.redact.known import found_values
 from searchkit.ingest.tasks.model import (
-    MAX_STATE_CHARS, SkippedItem, TaskStoreError, _index_texts, _show, not_indexed_reason, shown_author,
+    MAX_STATE_CHARS, SkippedItem, _index_texts, _show, not_indexed_reason, shown_author,
     shown_title, state_class, utc_sort_key,
 )
 
@@ -73,13 +74,13 @@ class _Batch:
 
 def _req(row: Mapping[str, Any], key: str, where: str) -> Any:
     if key not in row or row[key] is None:
-        raise TaskStoreError(f"{where}: field {key!r} is required")
+        raise DataError(f"{where}: field {key!r} is required", reason="task_store")
     return row[key]
 
 
 def _int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not (1 <= value < 2**63):
-        raise TaskStoreError(f"{what} must be a positive integer, got {_show(value)}")
+        raise DataError(f"{what} must be a positive integer, got {_show(value)}", reason="task_store")
     return value
 
 
@@ -91,13 +92,13 @@ def _str(value: object, what: str, *, optional: bool = False, nonempty: bool = F
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise TaskStoreError(f"{what} must be a string, got {_show(value)}")
+        raise DataError(f"{what} must be a string, got {_show(value)}", reason="task_store")
     if nonempty and not value.strip():
-        raise TaskStoreError(f"{what} must be a non-empty string, got {_show(value)}")
+        raise DataError(f"{what} must be a non-empty string, got {_show(value)}", reason="task_store")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise TaskStoreError(f"{what} is not valid Unicode text (a lone surrogate)") from None
+        raise DataError(f"{what} is not valid Unicode text (a lone surrogate)", reason="task_store") from None
     return value
 
 
@@ -110,18 +111,18 @@ def _state(row: Mapping[str, Any], where: str) -> str:
     state = _str(state, f"{where}: state", nonempty=True)
     assert state is not None
     if len(state) > MAX_STATE_CHARS:
-        raise TaskStoreError(f"{where}: state is {len(state):,} characters long; at most {MAX_STATE_CHARS} "
-                             "(a state is a word such as open, running, 完了)")
+        raise DataError(f"{where}: state is {len(state):,} characters long; at most {MAX_STATE_CHARS} "
+                             "(a state is a word such as open, running, 完了)", reason="task_store")
     return state
 
 
 def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
     if not isinstance(row, Mapping):
-        raise TaskStoreError(f"{where}: a task must be a JSON object, got {_show(row)}")
+        raise DataError(f"{where}: a task must be a JSON object, got {_show(row)}", reason="task_store")
     tid = _int(_req(row, "id", where), f"{where}: id")
     space = _req(row, "space", where)
     if not isinstance(space, str) or not space.strip():
-        raise TaskStoreError(f"{where}: space must be a non-empty string, got {_show(space)}")
+        raise DataError(f"{where}: space must be a non-empty string, got {_show(space)}", reason="task_store")
     _str(space, f"{where}: space")
     state = _state(row, where)
     title = _str(row.get("title"), f"{where}: title", optional=True) or ""
@@ -139,7 +140,7 @@ def _validate_task(row: Mapping[str, Any], where: str) -> _Task:
 
 def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     if not isinstance(row, Mapping):
-        raise TaskStoreError(f"{where}: a comment must be a JSON object, got {_show(row)}")
+        raise DataError(f"{where}: a comment must be a JSON object, got {_show(row)}", reason="task_store")
     cid = _int(_req(row, "id", where), f"{where}: id")
     task = _int(_req(row, "task", where), f"{where}: task")
     author = _str(_req(row, "author", where), f"{where}: author", nonempty=True)
@@ -152,7 +153,7 @@ def _validate_comment(row: Mapping[str, Any], where: str) -> _Comment:
     body = _str(row.get("body"), f"{where}: body", optional=True) or ""
     attachments = row.get("attachments") or []
     if not isinstance(attachments, (list, tuple)):
-        raise TaskStoreError(f"{where}: attachments must be a list of file names, got {_show(attachments)}")
+        raise DataError(f"{where}: attachments must be a list of file names, got {_show(attachments)}", reason="task_store")
     for i, a in enumerate(attachments):
         _str(a, f"{where}: attachments[{i}]")
     clean = {"kind": kind, "progress_type": progress_type, "tool": tool, "body": body, "attachments": attachments}
@@ -176,9 +177,9 @@ def _no_duplicates(items: Sequence[_Task] | Sequence[_Comment], what: str) -> No
     first: dict[int, str] = {}
     for item in items:
         if item.id in first:
-            raise TaskStoreError(
+            raise DataError(
                 f"{item.where}: {what} id {item.id} appears more than once in this import "
-                f"(also at {first[item.id]}); nothing imported"
+                f"(also at {first[item.id]}); nothing imported", reason="task_store"
             )
         first[item.id] = item.where
 
