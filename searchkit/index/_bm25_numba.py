@@ -387,3 +387,15 @@ def top_k(
         hd = np.empty(hs.shape[0], dtype=np.int64)
         size = _select_listed(touched, m, acc, hs, hd, offset, allowed, -np.inf)
     return _drain(hs, hd, size)
+
+
+@_kernel
+def scope_df(indptr: np.ndarray, indices: np.ndarray, allowed: np.ndarray, df: np.ndarray):  # pragma: no cover - jitted
+    """``df[c]``: how many of column ``c``'s postings are of an ``allowed`` document (a scope's
+    document frequencies, ``bm25_scope.ScopedBM25``), in one pass and no temporary array."""
+    for c in range(indptr.shape[0] - 1):
+        n = 0
+        for j in range(indptr[c], indptr[c + 1]):
+            if allowed[indices[j]]:
+                n += 1
+        df[c] = n

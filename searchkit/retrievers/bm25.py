@@ -1,8 +1,8 @@
 """The BM25 retriever: analysed query tokens over ``searchkit.index.bm25.BM25Index``.
 
 Under a scope (what one caller may see, H14/H15) it searches an index whose collection statistics
-cover the scope's passages alone (``BM25Index.restrict``, cached per scope), so nothing outside
-the scope changes a score.
+cover the scope's passages alone (``ScopedBM25``: ``BM25Index.restrict``'s answers, bit for bit,
+its matrix made per query; cached per scope), so nothing outside the scope changes a score.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from searchkit.config import BM25Config
 from searchkit.index.bm25 import BM25Index
+from searchkit.index.bm25_scope import ScopedBM25
 from searchkit.retrievers import BuildContext, RetrieverSpec, register, relative_margin, top1, z_top1
 
 if TYPE_CHECKING:
@@ -24,8 +25,11 @@ if TYPE_CHECKING:
 
 _SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|[。！？]|\n+")
 
-SCOPE_CACHE = 16
-"""Scoped indexes kept per retriever (one per distinct scope: a caller and the spaces searched)."""
+SCOPE_CACHE = 64
+"""Scoped indexes kept per retriever (one per distinct scope: a caller and the spaces searched).
+A scope holds two arrays of the vocabulary's length (``ScopedBM25``), not a copy of its postings, so
+a server keeps the scopes of many callers (issue 41 item 9: 17 callers' scopes cycling through 16
+places rebuilt one at nearly every search)."""
 
 
 class BM25Retriever:
@@ -33,7 +37,7 @@ class BM25Retriever:
 
     name = "bm25"
 
-    def __init__(self, index: BM25Index, analyzer: Analyzer) -> None:
+    def __init__(self, index: BM25Index | ScopedBM25, analyzer: Analyzer) -> None:
         self.index = index
         self.analyzer = analyzer
         self._scoped: OrderedDict[bytes, "BM25Retriever"] = OrderedDict()
@@ -98,7 +102,9 @@ class BM25Retriever:
             if hit is not None:
                 self._scoped.move_to_end(key)
                 return hit
-        view = BM25Retriever(self.index.restrict(scope), self.analyzer)
+        if not isinstance(self.index, BM25Index):  # pragma: no cover - a scope of a scope is never asked for
+            raise TypeError("a scoped BM25 retriever cannot be scoped again")
+        view = BM25Retriever(ScopedBM25(self.index, scope), self.analyzer)
         with self._lock:
             self._scoped[key] = view
             while len(self._scoped) > SCOPE_CACHE:
@@ -124,7 +130,7 @@ def _kept_tokens(ctx: BuildContext) -> dict[str, list[str]]:
     """Passage text -> its tokens as the previous version of the index holds them (a bag: issue 30),
     for the passages of this build whose text the previous one has; empty without one."""
     previous = getattr(ctx.previous, "retrievers", {}).get("bm25")
-    if not isinstance(previous, BM25Retriever):
+    if not isinstance(previous, BM25Retriever) or not isinstance(previous.index, BM25Index):
         return {}
     rows: dict[str, int] = {}
     for i, p in enumerate(ctx.previous.passages):
