@@ -11,7 +11,8 @@ from searchkit.cli import main
 from searchkit.config import SearchConfig
 from searchkit.index.cache import EmbeddingCache
 from searchkit.index.store import current_dir
-from searchkit.tools.access import ACCESS_UNKNOWN, AccessError
+from searchkit.errors import ResourceError
+from searchkit.tools.access import ACCESS_UNKNOWN
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.messages import message
 
@@ -133,7 +134,7 @@ def test_a_workspace_that_cannot_be_read_refuses_the_search(built, ws, tmp_path,
     idx = _on(built, ws)
     idx.save(tmp_path / "index")
     ws.rename(tmp_path / "moved")
-    with pytest.raises(AccessError, match="cannot be read"):
+    with pytest.raises(ResourceError, match="cannot be read"):
         _anna(idx, "выгрузка")
     rc = main(["history", "выгрузка", "--index", str(tmp_path / "index"), "--caller", "u-anna", "--space", "acme"])
     err = capsys.readouterr()
@@ -149,7 +150,7 @@ def test_an_index_that_does_not_name_its_workspace_refuses_the_search(built, ws,
     del data["workspace"]
     meta.write_text(json.dumps(data), encoding="utf-8")
     idx = HistoryIndex.load(tmp_path / "index", CFG, cache=EmbeddingCache(None))
-    with pytest.raises(AccessError, match="Rebuild it"):
+    with pytest.raises(ResourceError, match="Rebuild it"):
         _anna(idx, "выгрузка")
 
 

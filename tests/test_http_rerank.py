@@ -15,7 +15,8 @@ import pytest
 from searchkit.config import ConfigError, SearchConfig
 from searchkit.index.cache import EmbeddingCache
 from searchkit.rank import http_rerank as hr
-from searchkit.rank.http_rerank import FallbackReranker, HTTPReranker, RerankError
+from searchkit.errors import ResourceError
+from searchkit.rank.http_rerank import FallbackReranker, HTTPReranker
 from searchkit.rank.rerank import RERANKERS, Reranker
 from searchkit.searcher import Searcher
 
@@ -140,7 +141,7 @@ def test_batches_and_the_key_from_the_environment(servers, monkeypatch):
     assert [len(b["documents"]) for _, b in srv.requests] == [2, 1]
     assert srv.auth == [f"Bearer {KEY}"] * 2
     monkeypatch.delenv("RERANK_KEY")
-    with pytest.raises(RerankError, match="environment variable RERANK_KEY"):
+    with pytest.raises(ResourceError, match="environment variable RERANK_KEY"):
         r.rerank("sales", PASSAGES)
 
 
@@ -157,7 +158,7 @@ def test_errors_never_carry_the_key_or_the_body(servers, monkeypatch, mode, says
     srv.mode = mode
     monkeypatch.setenv("RERANK_KEY", KEY)
     r = HTTPReranker(srv.url, MODEL, api_key_env="RERANK_KEY")
-    with pytest.raises(RerankError) as e:
+    with pytest.raises(ResourceError) as e:
         r.rerank("export script", PASSAGES)
     msg = str(e.value)
     assert msg.startswith(f"reranking endpoint {srv.url}/rerank (model '{MODEL}'): ") and says in msg
@@ -201,14 +202,14 @@ def test_every_provider_failing_is_one_error_naming_each(servers, monkeypatch):
     monkeypatch.setenv("RERANK_KEY", KEY)
     fb = FallbackReranker([HTTPReranker(a.url, MODEL, max_retries=0),
                            HTTPReranker(b.url, MODEL, api="cohere", api_key_env="RERANK_KEY")])
-    with pytest.raises(RerankError) as e:
+    with pytest.raises(ResourceError) as e:
         fb.rerank("q", PASSAGES)
     msg = str(e.value)
     assert msg.startswith("each of the 2 reranking providers failed: primary: reranking endpoint ")
     assert "HTTP 500" in msg and "fallback 1: reranking endpoint" in msg and "HTTP 401" in msg and KEY[4:16] not in msg
     unreachable = servers("tei")
     unreachable.close()
-    with pytest.raises(RerankError, match=r"connection failed .*\(after 1 attempt\)"):
+    with pytest.raises(ResourceError, match=r"connection failed .*\(after 1 attempt\)"):
         HTTPReranker(unreachable.url, MODEL, max_retries=0).rerank("q", PASSAGES)
 
 
@@ -301,7 +302,7 @@ def test_a_search_whose_reranker_is_down_fails_with_one_line(servers, tiny_recor
     srv.mode = "500"
     cfg = _http_config(srv.url)
     s = Searcher.build(tiny_records, cfg, cache=EmbeddingCache(None))
-    with pytest.raises(RerankError, match="HTTP 500"):
+    with pytest.raises(ResourceError, match="HTTP 500"):
         s.search("export script", k=3)
     # on the command line: exit 2 and one line naming the endpoint
     from test_metrics import tiny_workspace

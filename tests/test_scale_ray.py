@@ -211,14 +211,14 @@ class _Failing:
 def test_a_failed_job_keeps_what_was_embedded_and_a_rerun_resumes(ray_cluster, mini, cfg, tmp_path, die):
     from ray import cloudpickle
 
-    from searchkit.scale import WorkerFailed
+    from searchkit.errors import ResourceError
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import this test module
     texts = list(dict.fromkeys(p.text for p in Searcher.build(mini.records, cfg, cache=EmbeddingCache(None)).passages))
     bad = texts[-1]  # in the last block: the blocks before it finish first on one worker
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     eng = _ray_engine(workers=1, block_texts=16)
-    with eng, engine.using(eng), pytest.raises(WorkerFailed) as info:
+    with eng, engine.using(eng), pytest.raises(ResourceError) as info:
         Searcher.build(mini.records, cfg, embedder=_Failing(bad, die=die), cache=cache)
     msg = str(info.value)
     assert "\n" not in msg and "rerun to resume" in msg

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from searchkit.credentials import scrub, shown_url
 from searchkit.errors import ResourceError
 from searchkit.http_client import fetch, redacted
-from searchkit.rank.http_rerank import HTTPReranker, RerankError
+from searchkit.rank.http_rerank import HTTPReranker
 
 if TYPE_CHECKING:
     from searchkit.config import SearchConfig
@@ -94,6 +94,6 @@ def check_reranker(config: SearchConfig, *, timeout: float = CHECK_TIMEOUT) -> N
                                     max_retries=0)
             provider.rerank("searchkit endpoint check", ["searchkit endpoint check"])
             return
-        except (RerankError, ValueError, OSError, http.client.HTTPException) as exc:
+        except (ResourceError, ValueError, OSError, http.client.HTTPException) as exc:
             failures.append(f"config {key} {shown_url(str(p.base_url))}: {' '.join(str(exc).split())[:200]}")
     raise ResourceError("the HTTP reranker did not answer (" + "; ".join(failures) + "); nothing was indexed")

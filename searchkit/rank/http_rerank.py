@@ -19,7 +19,7 @@ and never stored, a URL holding a credential is refused, and an error names the 
 token-shaped. :class:`FallbackReranker` tries further providers of the same model in order, a
 failing one resting (doubled each failure in a row: ``searchkit.http_client.Rests``) as
 :class:`~searchkit.index.embedders.FallbackEmbedder` does; when every provider fails, one
-:class:`RerankError` names each and why (the search fails with it, as with an embedder: a ranking
+``ResourceError`` names each and why (the search fails with it, as with an embedder: a ranking
 never changes silently because a server is down).
 """
 from __future__ import annotations
@@ -43,14 +43,9 @@ from searchkit.http_client import Rests, bearer_headers, message_secrets, one_li
 if TYPE_CHECKING:
     from searchkit.config import RerankConfig
 
-__all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "RerankError", "http_reranker"]
+__all__ = ["RERANK_APIS", "FallbackReranker", "HTTPReranker", "RerankAPI", "http_reranker"]
 
 log = logging.getLogger(__name__)
-
-
-class RerankError(ResourceError, RuntimeError):
-    """A reranking provider (or every one of them) could not score the passages: unreachable,
-    timed out, an HTTP error, an answer that does not score each passage once."""
 
 
 # --------------------------------------------------------------------------- API shapes
@@ -171,8 +166,8 @@ class HTTPReranker:
         return np.concatenate(parts)
 
     # -- internals ---------------------------------------------------------
-    def _fail(self, what: str) -> RerankError:
-        return RerankError(f"reranking endpoint {shown_url(self.url)} (model {self.api_model or self.model!r}): "
+    def _fail(self, what: str) -> ResourceError:
+        return ResourceError(f"reranking endpoint {shown_url(self.url)} (model {self.api_model or self.model!r}): "
                            f"{redacted(what, self._secrets())}")
 
     def _secrets(self) -> list[str]:
@@ -235,12 +230,12 @@ def _shown_scalar(value: object) -> str:
 class FallbackReranker:
     """Providers of one reranking model tried in order, the primary first (the embedders' rule, H16).
 
-    A call goes to the first provider that is not resting; when it raises :class:`RerankError`
+    A call goes to the first provider that is not resting; when it raises ``ResourceError``
     (or the system refuses the connection) the same passages go to the next. A provider that failed
     rests ``cooldown`` seconds, doubled with each further failure in a row up to ``max_cooldown``
     (while resting it is tried after the others, not skipped). When a later provider answers, one
     warning is logged naming the providers that failed and why; when every provider fails, one
-    :class:`RerankError` names each provider and its failure.
+    ``ResourceError`` names each provider and its failure.
     """
 
     name = "http"
@@ -268,8 +263,8 @@ class FallbackReranker:
             member = self.members[i]
             try:
                 out = np.asarray(member.rerank(query, passages), dtype=np.float64)
-            except (RerankError, OSError, http.client.HTTPException) as e:
-                failures.append((self.labels[i], one_line(e, (RerankError,))))  # a RerankError: scrubbed with its key
+            except (ResourceError, OSError, http.client.HTTPException) as e:
+                failures.append((self.labels[i], one_line(e, (ResourceError,))))  # a ResourceError: scrubbed with its key
                 self._rests.failed(i)
                 continue
             self._rests.answered(i)
@@ -278,8 +273,8 @@ class FallbackReranker:
                             " and ".join(label for label, _ in failures), "; ".join(f"{lb}: {why}" for lb, why in failures))
             return out
         if len(self.members) == 1:
-            raise RerankError(failures[0][1])
-        raise RerankError(f"each of the {len(self.members)} reranking providers failed: "
+            raise ResourceError(failures[0][1])
+        raise ResourceError(f"each of the {len(self.members)} reranking providers failed: "
                           + "; ".join(f"{label}: {why}" for label, why in failures))
 
 

@@ -11,23 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from searchkit.errors import ResourceError
 from searchkit.index import engine as _engine
 
-__all__ = ["ScaleError", "ClusterUnreachable", "WorkerFailed"]
-
-
-class ScaleError(ResourceError, RuntimeError):
-    """A distributed job could not run or did not finish; the message says why in one line."""
-
-
-class ClusterUnreachable(ScaleError, ConnectionError):
-    """The Ray cluster at the given address cannot be reached (or a local one cannot start)."""
-
-
-class WorkerFailed(ScaleError):
-    """A Ray worker raised or died; the message carries the worker's error. What was embedded
-    before stays in the embedding cache, so a rerun resumes."""
+__all__: list[str] = []
 
 
 def _ray_engine(*, address: str | None = None, workers: int | None = None) -> Any:

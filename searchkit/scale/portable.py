@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from searchkit.scale import ScaleError
+from searchkit.errors import ResourceError
 
 __all__ = ["portable", "built"]
 
@@ -70,12 +70,12 @@ def portable(embedder: object) -> Any:
     except Exception:  # noqa: BLE001 - any pickling failure: fall back to the recipe
         pass
     if not hasattr(embedder, "__dict__"):
-        raise ScaleError(f"embedder {embedder!r} cannot be sent to Ray workers (it does not pickle)")
+        raise ResourceError(f"embedder {embedder!r} cannot be sent to Ray workers (it does not pickle)")
     recipe = _Portable(embedder)
     try:
         cloudpickle.dumps(recipe)
     except Exception as exc:  # noqa: BLE001
-        raise ScaleError(f"embedder {embedder!r} cannot be sent to Ray workers ({_one_line(exc)})") from None
+        raise ResourceError(f"embedder {embedder!r} cannot be sent to Ray workers ({_one_line(exc)})") from None
     return recipe
 
 

@@ -19,7 +19,7 @@ scores the cell with the same function as the sequential path.
 Without an address the engine starts a local Ray cluster (bound to 127.0.0.1) and stops it when
 done; with one it joins that cluster (every node needs searchkit installed, the same version) and
 leaves it running. An address that cannot be reached, a worker that raises and a worker that keeps
-dying are each one ``searchkit.scale.ScaleError`` line.
+dying are each one ``searchkit.errors.ResourceError`` line.
 """
 from __future__ import annotations
 
@@ -37,8 +37,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 import searchkit
-from searchkit.index.embedders import EmbeddingError
-from searchkit.scale import ClusterUnreachable, ScaleError, WorkerFailed
+from searchkit.errors import ResourceError
 from searchkit.scale.portable import _one_line, _Portable, built, portable
 from searchkit.scale.sweeps import fusion_payload, fusion_task
 
@@ -186,11 +185,11 @@ class RayEngine:
                 else:
                     ray.init(num_cpus=self.num_cpus, _node_ip_address="127.0.0.1", **opts)
                     self._owns = True
-        except ScaleError:
+        except ResourceError:  # ours, raised as it is (nothing else here raises one)
             raise
         except Exception as exc:  # noqa: BLE001 - ray.init raises ConnectionError, RuntimeError, TimeoutError, ...
             where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-            raise ClusterUnreachable(f"cannot reach {where}: {_one_line(exc)}") from None
+            raise ResourceError(f"cannot reach {where}: {_one_line(exc)}") from None
         self._started = True
         _quiet_ray_data()
         return self
@@ -230,9 +229,8 @@ class RayEngine:
         cache by this process as each block comes back.
 
         Raises:
-            ClusterUnreachable: the cluster cannot be reached.
-            WorkerFailed: a worker raised (its error in the message) or kept dying; the blocks
-                finished before stay cached.
+            ResourceError: the cluster cannot be reached; or a worker raised (its error in the
+                message) or kept dying, and the blocks finished before stay cached.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -298,20 +296,20 @@ class RayEngine:
                 if not ok.all():
                     failure = str(np.asarray(block["error"])[~ok][0])
                     break
-        except (ScaleError, KeyboardInterrupt):
+        except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - Ray wraps the worker's error in its own types
-            if isinstance(exc, EmbeddingError):  # raised here, by the cache's checks
-                raise
-            raise WorkerFailed(f"{_worker_error(exc)} ({stored} of {len(todo)} passages were embedded and are "
+            if isinstance(exc, ResourceError) and exc.reason != "disk":  # ours (portable, the cache's checks)
+                raise  # a full disk under the cache is reported as the job's failure, as before
+            raise ResourceError(f"{_worker_error(exc)} ({stored} of {len(todo)} passages were embedded and are "
                                f"cached: rerun to resume)") from None
         finally:
             bar.close()
         if failure is not None:
-            raise WorkerFailed(f"a Ray worker failed: {failure} ({stored} of {len(todo)} passages were embedded and are "
+            raise ResourceError(f"a Ray worker failed: {failure} ({stored} of {len(todo)} passages were embedded and are "
                                f"cached: rerun to resume)")
         if not done.all():
-            raise WorkerFailed(f"{int((~done).sum())} of {len(todo)} passages came back from no worker "
+            raise ResourceError(f"{int((~done).sum())} of {len(todo)} passages came back from no worker "
                                f"({stored} are cached: rerun to resume)")
         self.last_job = {"texts": len(todo), "workers": workers, "cpus_per_worker": cpus, "blocks": len(blocks),
                          "batch_size": batch_size, "seconds": time.perf_counter() - t0}
@@ -351,7 +349,7 @@ class RayEngine:
             except Exception as exc:  # noqa: BLE001
                 for ref in pending:
                     ray.cancel(ref)
-                raise WorkerFailed(_worker_error(exc)) from None
+                raise ResourceError(_worker_error(exc)) from None
         return out
 
 
@@ -399,7 +397,7 @@ def _quiet_ray_data() -> None:
 
 
 def _check_reachable(address: str, timeout: float) -> None:
-    """Raise ``ClusterUnreachable`` unless a TCP connection to ``address`` opens within
+    """Raise ``ResourceError`` unless a TCP connection to ``address`` opens within
     ``timeout`` seconds (``auto`` and ``local`` are left to Ray)."""
     if address in ("auto", "local"):
         return
@@ -409,13 +407,13 @@ def _check_reachable(address: str, timeout: float) -> None:
     except ValueError:
         host, port = None, None
     if not host or not port:
-        raise ClusterUnreachable(f"--address {address!r}: expected host:port, ray://host:port or auto")
+        raise ResourceError(f"--address {address!r}: expected host:port, ray://host:port or auto")
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
-        raise ClusterUnreachable(f"cannot reach the Ray cluster at {address}: {reason} (is `ray start --head` "
+        raise ResourceError(f"cannot reach the Ray cluster at {address}: {reason} (is `ray start --head` "
                                  f"running there?)") from None
 
 
@@ -440,4 +438,3 @@ def _worker_error(exc: BaseException) -> str:
     return f"a Ray worker failed: {type(root).__name__}: {_one_line(root, 300)}"
 
 
-__all__ += ["ScaleError", "ClusterUnreachable", "WorkerFailed"]

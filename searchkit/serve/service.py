@@ -18,14 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from searchkit.errors import DataError, ParameterError, SearchkitError
+from searchkit.errors import DataError, ParameterError, ResourceError, SearchkitError
 from searchkit.ingest.tasks import STORE_REASONS
 from searchkit.serve.calllog import CallLog, counts
 from searchkit.serve.session import Session
 from searchkit.serve.state import Holder, Served, TaskStores
 from searchkit.tools.base import CONTEXT_FIELDS, NEEDS, Tool, ToolContext
 from searchkit.tools import task_members
-from searchkit.tools.access import AccessError
 from searchkit.tools.registry import TOOLS
 from searchkit.tools.terminal import one_line
 
@@ -214,7 +213,7 @@ UNAVAILABLE = "this cannot be answered now; try again later"
 def unavailable_text(exc: BaseException) -> str:
     """What a remote caller is told of a resource the server cannot read now: the kind of problem
     only, never the error's own text (it may name a path or an operator's command)."""
-    if isinstance(exc, AccessError):
+    if isinstance(exc, ResourceError) and exc.reason == "access":
         return ACCESS_UNAVAILABLE
     if isinstance(exc, DataError) and exc.reason in STORE_REASONS:
         return TASK_STORE_UNAVAILABLE

@@ -137,9 +137,12 @@ def warm(served: Served) -> float:
     return time.perf_counter() - t0
 
 
-WARM_SESSIONS = 8
+WARM_SESSIONS = 32
 """Sessions whose scopes ``warm_scopes`` prepares: two scopes each (their own space, ``spaces="all"``),
-as many as a BM25 retriever keeps (``retrievers.bm25.SCOPE_CACHE``, 16)."""
+as many as a BM25 retriever keeps (``retrievers.bm25.SCOPE_CACHE``, 64). A scope costs two arrays of
+the vocabulary's length (``index.bm25_scope``), so every caller of a tokens file of up to 32 sessions
+finds its scopes built when a new version is served (issue 41 item 9: 24 callers, 8 warmed, and a
+caller's first call on a version built its own)."""
 
 
 def sessions_to_warm(tokens: str | Path | None, session: Session | None) -> list[Session]:

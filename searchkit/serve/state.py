@@ -201,6 +201,9 @@ class ChildRefresh:
         if now_name == before:  # a child that did not refresh is never a success
             raise ResourceError("the refresh child exited without writing a new version of the index")
         index = HistoryIndex.load(self.store, self.config)
+        follow = getattr(index, "follow", None)
+        if follow is not None:  # what the previous version read of the workspace carries over (re-checked)
+            follow(served.index)
         return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), line
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ search is refused.
 Any doubt resolves to not showing: a space whose settings cannot be read is not searched (skipped
 as ``access_unknown``); a chat whose file cannot be read, is claimed twice or is gone hides the
 chat and the digests of its turns; a workspace folder that cannot be read at all refuses the
-search (``AccessError``). A record is shown only when both the index's copy and the workspace now
+search (a ``ResourceError`` with reason ``access``). A record is shown only when both the index's copy and the workspace now
 allow it, so narrowing access (a member removed, a chat made personal) takes effect at once and
 widening it (a personal chat made shared) at the next ``index --update``.
 """
@@ -39,10 +39,6 @@ ACCESS_UNKNOWN = "access_unknown"
 SPACE_LANGS: tuple[str, ...] = ("ru", "en", "ja")
 DEFAULT_SPACE_LANG = "ru"
 """A space's language when ``space.json`` names none (the seed's: Russian)."""
-
-
-class AccessError(ResourceError, RuntimeError):
-    """Who may see what cannot be checked now, so nothing is searched."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,7 @@ class AccessSource(Protocol):
         records decide (their own ``owner`` and ``visibility``)."""
 
     def snapshot(self) -> Access:
-        """The spaces now; raises ``AccessError`` when they cannot be read at all."""
+        """The spaces now; raises ``ResourceError`` (reason ``access``) when they cannot be read at all."""
 
     def chats(self, slug: str) -> Mapping[str, ChatAccess | None] | None:
         """ses_id -> the chat's access now (None: in doubt) for space ``slug``; a chat that is not
@@ -122,7 +118,7 @@ class UnknownAccess:
     live_chats: bool = True
 
     def snapshot(self) -> Access:
-        raise AccessError(self.reason)
+        raise ResourceError(self.reason, reason="access")
 
     def chats(self, slug: str) -> Mapping[str, ChatAccess | None] | None:  # noqa: ARG002 - every chat in doubt
         return None
@@ -150,10 +146,10 @@ class WorkspaceAccess:
         try:
             names = sorted(os.listdir(self.root))
         except OSError as exc:
-            raise AccessError(
+            raise ResourceError(
                 f"cannot check who may see what: the workspace this index was built from ({self.root}) "
                 f"cannot be read ({exc.strerror or type(exc).__name__}); nothing was searched. If it moved, "
-                "point the index at it with `searchkit index --workspace DIR --out INDEX --update`"
+                "point the index at it with `searchkit index --workspace DIR --out INDEX --update`", reason="access"
             ) from None
         spaces: dict[str, Any] = {}
         doubtful: set[str] = set()

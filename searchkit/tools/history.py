@@ -31,6 +31,7 @@ from searchkit.ingest.policy import IndexingReport, Policy, searchable_spaces
 from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
 from searchkit.ingest.workspace.verdicts import FILE_NAME as MEMO_FILE
 from searchkit.ingest.workspace.verdicts import Memo
+from searchkit.rank import conversation
 from searchkit.rank.diversity import cap_groups, close_enough, diversify, fill_up, renumber
 from searchkit.rank.rerank import passage_sentences
 from searchkit.records import Hit, Record
@@ -148,6 +149,7 @@ class HistoryIndex:
             except CacheWriteError as exc:  # the index's own erasure must not wait on the cache's
                 log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
         own_cache(s)
+        carry_heads(s0, s)
         self.searcher, self.spaces, self.report = s, dict(load.spaces), load.report
         self.memo = Memo.of(load, policy)
         self._visibility = _VisibilityTable(s.records)
@@ -211,9 +213,33 @@ class HistoryIndex:
         return index
 
     def _point_at(self, workspace: str | Path) -> None:
-        """Read who may see what from ``workspace`` from now on (and record it when saved)."""
+        """Read who may see what from ``workspace`` from now on (and record it when saved); the
+        access source already reading that folder is kept (``share_access``)."""
         self.workspace = Path(workspace).absolute()
-        self.access = WorkspaceAccess(self.workspace)
+        fresh = WorkspaceAccess(self.workspace)
+        if not (isinstance(self.access, WorkspaceAccess) and self.access.root == fresh.root):
+            self.access = fresh
+
+    def follow(self, previous: "HistoryIndex") -> None:
+        """This version is served after ``previous`` (a refresh): read who may see what through
+        its access source (``share_access``) and take its records' speaker-like line heads where
+        a record's text is the same (``carry_heads``), so the new version's first searches redo
+        neither (issue 41 item 9)."""
+        self.share_access(previous)
+        carry_heads(previous.searcher, self.searcher)
+
+    def share_access(self, previous: "HistoryIndex") -> bool:
+        """Read who may see what through ``previous``'s access source when both read the same
+        workspace folder (a new version served after a refresh; issue 41 item 9). What it parsed
+        of the workspace's files carries over, each file still checked against its ``lstat``
+        signature at every search (``WorkspaceAccess``), so the answers are those of a fresh
+        source, and the new version's first searches do not read every chat file again (about
+        3,000 files, seconds, at 100k passages). Returns whether it is shared."""
+        mine, theirs = self.access, previous.access
+        if isinstance(mine, WorkspaceAccess) and isinstance(theirs, WorkspaceAccess) and mine.root == theirs.root:
+            self.access = theirs
+            return True
+        return False
 
     # -- the tool -------------------------------------------------------------------------
     def search(
@@ -236,7 +262,7 @@ class HistoryIndex:
         searched too) or ``shared`` (a workspace container: no person behind it, only ``space`` is
         searched, personal chats never returned); ``space`` is the slug of the space the search
         runs in (None: the caller's first space). Raises ``ParameterError`` naming the parameter
-        on bad input, before anything is searched, and ``AccessError`` when who may see what
+        on bad input, before anything is searched, and ``ResourceError`` (reason ``access``) when who may see what
         cannot be read from the workspace now.
 
         Privacy (H14, H15): membership, each space's switch and each chat's owner and visibility
@@ -512,6 +538,22 @@ class _VisibilityTable:
 
 
 _SESSION_KINDS = ("chat", "digest")
+
+
+def carry_heads(old: Searcher, new: Searcher) -> bool:
+    """``rank.conversation.record_heads(new)`` taken from ``old``'s where a record's text is the
+    same (``line_heads`` reads a record's text alone, so the heads are those ``new`` would
+    compute), only the new texts read: a new version's speakers (H11's evidence) cost what
+    changed, not a pass over every record's text (seconds of the server's interpreter at 100k
+    passages, while calls wait for it). Returns whether ``old``'s heads were there to carry."""
+    known = conversation._HEADS.get(old)
+    if known is None or new is old or conversation._HEADS.get(new) is not None:
+        return False
+    by_text = {r.text: h for r, h in zip(old.records, known)}
+    heads = [by_text[r.text] if r.text in by_text else conversation.line_heads(r.text) for r in new.records]
+    with conversation._MEMOS_LOCK:
+        conversation._HEADS.setdefault(new, heads)
+    return True
 
 
 def _is_turn(hit: Hit) -> bool:

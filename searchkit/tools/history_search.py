@@ -83,7 +83,7 @@ def run(params: HistorySearchParams, ctx: ToolContext) -> HistoryAnswer:
 
     Raises ``ParameterError`` naming the parameter on bad input (``caller``, ``container``,
     ``space`` and ``lang`` name the context's fields), before anything is searched, and
-    ``AccessError`` when who may see what cannot be read from the workspace now. Privacy (H14,
+    ``ResourceError`` (reason ``access``) when who may see what cannot be read from the workspace now. Privacy (H14,
     H15): membership, each space's switch and each chat's owner and visibility are read when the
     search runs; BM25's term statistics are computed over what the caller may see alone."""
     index = _index_of(ctx)

@@ -16,7 +16,7 @@ they do where there is no signed-in owner; doubt resolves to not answering.
 A caller who is not a member now gets ``not_member``, and so does a caller with no space, a space
 the workspace does not have and a space whose settings cannot be read now: one answer whatever the
 space or the store holds, so it never tells a space (or a task, or a comment) that exists from one
-that does not. A workspace folder that cannot be read at all refuses the call (``AccessError``), as
+that does not. A workspace folder that cannot be read at all refuses the call (``ResourceError``, reason ``access``), as
 it refuses a history search.
 """
 from __future__ import annotations
@@ -27,7 +27,8 @@ from typing import Any, Mapping
 
 from searchkit.ingest.workspace import SpaceInfo
 from searchkit.ports import ToolContextPort
-from searchkit.tools.access import AccessError, WorkspaceAccess
+from searchkit.errors import ResourceError
+from searchkit.tools.access import WorkspaceAccess
 from searchkit.tools.terminal import one_line
 
 NOT_MEMBER = "not_member"
@@ -67,7 +68,7 @@ def is_member(spaces: Mapping[str, SpaceInfo], caller: str | None, space: str | 
 
 def refusal(ctx: ToolContextPort) -> str | None:
     """None when ``ctx.caller`` is a member of ``ctx.space`` now; else why the task tools answer
-    nothing: ``members_unknown`` (no access source) or ``not_member``. Raises ``AccessError`` when
+    nothing: ``members_unknown`` (no access source) or ``not_member``. Raises ``ResourceError`` (reason ``access``) when
     the workspace cannot be read at all."""
     source = access_source(ctx)
     if source is None:
@@ -88,7 +89,7 @@ def token_problem(workspace: str | os.PathLike[str], caller: str | None, space: 
         return f"--workspace: not a folder: {shown}"
     try:
         spaces = WorkspaceAccess(workspace).snapshot().spaces
-    except AccessError:
+    except ResourceError:  # who may see what cannot be read (nothing else raises one here)
         return f"--workspace: cannot read the spaces of {shown}"
     if caller is None:  # a shared workspace container: its space must be one the workspace has now
         if space in spaces:
