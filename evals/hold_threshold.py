@@ -33,12 +33,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
+from searchkit.errors import InputError
 from searchkit.config import SearchConfig
 from searchkit.evaluate.tune import (
     CHECK_CONFIDENCE,
     FALSE_WARN_TARGET,
     LabelledSignals,
-    TuneError,
     from_eval_json,
     half_of,
     held_by_group,
@@ -55,18 +55,18 @@ tests/test_hold_threshold.py counts them)."""
 
 def development_rows(runs: Iterable[tuple[str, Any]]) -> list[LabelledSignals]:
     """The tune-half rows the documents model scored, of every run (``(name, eval json)``); a run of
-    a reported dataset (``REPORTED``) or without per-query rows is a ``TuneError`` naming it."""
+    a reported dataset (``REPORTED``) or without per-query rows is a ``InputError`` naming it."""
     out: list[LabelledSignals] = []
     for name, run in runs:
         if not isinstance(run, dict):
-            raise TuneError(f"{name}: not an eval run (eval --json --queries)")
+            raise InputError(f"{name}: not an eval run (eval --json --queries)")
         if run.get("dataset") in REPORTED:
-            raise TuneError(f"{name}: {run.get('dataset')} {run.get('split', '')} is where the warning's figure is "
+            raise InputError(f"{name}: {run.get('dataset')} {run.get('split', '')} is where the warning's figure is "
                             "reported and gated; the threshold is never chosen on it")
         rows = from_eval_json(run)
         out += [r for r in rows if half_of(r.query_id) == "tune" and r.shape != "conversation"]
     if not any(r.answerable for r in out):
-        raise TuneError("the runs' tune halves hold no answerable query the documents model scored")
+        raise InputError("the runs' tune halves hold no answerable query the documents model scored")
     return out
 
 
@@ -77,7 +77,7 @@ def hold(rows: list[LabelledSignals], cfg: SearchConfig, target: float, check_n:
     _, groups = held_by_group(rows, wm, target, check_n=check_n, confidence=confidence)
     holding = {g: h for g, h in groups.items() if not h.degenerate}
     if not holding:
-        raise TuneError("no development set (nor the small ones pooled) has answerable queries enough to hold "
+        raise InputError("no development set (nor the small ones pooled) has answerable queries enough to hold "
                         f"the rate {rate_of(target, check_n, confidence):.3f}: give more runs")
     binding = min(holding, key=lambda g: holding[g].threshold)
     threshold = holding[binding].threshold
@@ -110,7 +110,7 @@ def main() -> int:
         runs = [(str(p), read_json_file(p)) for p in args.runs]
         rows = development_rows(runs)
         result = hold(rows, cfg, args.target, args.check_n or None, args.confidence)
-    except (FileProblem, OSError, ValueError) as exc:  # TuneError and ConfigError are ValueErrors
+    except (FileProblem, OSError, ValueError) as exc:  # InputError and ConfigError are ValueErrors
         print(f"hold_threshold: {exc}", file=sys.stderr)
         return 2
     wm = cfg.weak_match

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypedDict, U
 from searchkit.config import ConfigError, SearchConfig
 from searchkit.errors import InputError
 from searchkit.evaluate import research
-from searchkit.evaluate.any_run import RunInputError, load_any_run, open_dataset
+from searchkit.evaluate.any_run import load_any_run, open_dataset
 from searchkit.evaluate.compare import BY, Comparison, compare_runs, render
 from searchkit.evaluate.datasets import Dataset, resolve_dataset
 from searchkit.evaluate.measures import DEFAULT_METRICS, metrics_option, shared_names, split_names
@@ -114,7 +114,7 @@ def load_dataset(dataset: DatasetArg, split: str | None = None) -> Any:
 
 def _same_split(dataset: TaskSet, split: str | None) -> Any:
     if split is not None and split != dataset.split:
-        raise RunInputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
+        raise InputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
                             "load the split you mean", param="split")
     return dataset
 
@@ -133,7 +133,7 @@ def load_config(config: ConfigArg = None, *, embedder: str | None = None,
         changes: dotted keys to set, e.g. ``{"fusion.rrf_k": 30}`` (``SearchConfig.replace``).
 
     Raises:
-        NotebookInputError: the file is missing or invalid, the dict is no valid config, or the embedder is
+        InputError: the file is missing or invalid, the dict is no valid config, or the embedder is
             unknown; one line naming the problem (an ``InputError``; IPython shows it without a traceback).
     """
     if config is None or isinstance(config, (str, os.PathLike)):
@@ -146,18 +146,18 @@ def load_config(config: ConfigArg = None, *, embedder: str | None = None,
                 body = config.get("config") if "format" in config and isinstance(config.get("config"), Mapping) else config
                 cfg = SearchConfig.from_dict(json.loads(json.dumps(body)))
             else:
-                raise research.NotebookInputError(f"CONFIG: a SearchConfig, a dict or a file path, not a "
+                raise InputError(f"CONFIG: a SearchConfig, a dict or a file path, not a "
                                                   f"{type(config).__name__}")
             key = cfg.embedder_section()
             if embedder and key is not None and embedder != getattr(cfg, key).embedder:
                 cfg = cfg.replace(**{f"{key}.embedder": embedder})
         except ConfigError as exc:
-            raise research.NotebookInputError(f"CONFIG: {' '.join(str(exc).split())}") from None
+            raise InputError(f"CONFIG: {' '.join(str(exc).split())}") from None
     if changes:
         try:
             cfg = cfg.replace(**dict(changes))
         except ConfigError as exc:
-            raise research.NotebookInputError(f"changes: {' '.join(str(exc).split())}") from None
+            raise InputError(f"changes: {' '.join(str(exc).split())}") from None
     return cfg
 
 
@@ -257,7 +257,7 @@ def evaluate(dataset: DatasetArg, config: ConfigArg = None, *, split: str | None
             commit and package versions. None: nothing is written.
 
     Raises:
-        DatasetError, NotebookInputError, MetricError: a bad dataset, config or metric (one line).
+        DatasetError, InputError, InputError: a bad dataset, config or metric (one line).
     """
     ds = load_dataset(dataset, split)
     cfg = searcher.config if searcher is not None and config is None else load_config(config)
@@ -410,8 +410,8 @@ def compare(runs: Mapping[str, RunFolder | str | os.PathLike[str]] | Iterable[Ru
             ``n_resamples``, ``n_bootstrap``, ``confidence``).
 
     Raises:
-        CompareError: different query sets, an unknown metric, breakdown, test or correction (one line).
-        RunInputError: a TREC run file and no dataset to score it on.
+        InputError: different query sets, an unknown metric, breakdown, test or correction (one line).
+        InputError: a TREC run file and no dataset to score it on.
     """
     items = list(runs.items()) if isinstance(runs, Mapping) else [(None, r) for r in runs]
     if labels is not None:

@@ -33,9 +33,13 @@ CODES: tuple[str, ...] = ("error", "input", "parameter", "config", "data", "reso
 
 
 class SearchkitError(Exception):
-    """Root of the errors searchkit raises on purpose; the message names the input at fault."""
+    """Root of the errors searchkit raises on purpose; the message names the input at fault.
+    IPython (a notebook) shows one as its one line instead of a traceback."""
 
     code: ClassVar[str] = "error"
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 class InputError(SearchkitError, ValueError):

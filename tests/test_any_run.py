@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from searchkit.errors import InputError
 from searchkit import strict_json
 from searchkit.cli import main
-from searchkit.evaluate.any_run import TREC_RUN_FORMAT, RunInputError, load_any_run, open_dataset
+from searchkit.evaluate.any_run import TREC_RUN_FORMAT, load_any_run, open_dataset
 from searchkit.evaluate.compare import compare_runs, has_no_answer, render
 from searchkit.evaluate.datasets import DatasetError, load_dataset
 from searchkit.evaluate.runs import RunFolderError, load_run
@@ -141,15 +142,15 @@ def test_metrics_option_for_either_kind_of_run(runs):
 
 def test_one_line_errors(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    with pytest.raises(RunInputError) as err:
+    with pytest.raises(InputError) as err:
         load_any_run(runs["trec"])
     msg = str(err.value)
     assert "\n" not in msg and str(runs["trec"]) in msg and "dataset" in msg and err.value.param == "dataset"
     with pytest.raises(RunFolderError, match="no such run folder or TREC run file"):
         load_any_run(tmp_path / "missing.trec", dataset="mini")
-    with pytest.raises(RunInputError, match="split 'test'"):
+    with pytest.raises(InputError, match="split 'test'"):
         load_any_run(runs["trec"], dataset=load_dataset(MINI, "dev"), split="test")
-    with pytest.raises(RunInputError, match="ragas-llm"):
+    with pytest.raises(InputError, match="ragas-llm"):
         load_any_run(runs["trec"], dataset="mini", metrics="ragas-llm")
     bad = tmp_path / "bad.trec"
     bad.write_text("q-ru-01 Q0 d1 1 SECRET-value toy\n", encoding="utf-8")

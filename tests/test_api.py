@@ -15,9 +15,8 @@ import pytest
 
 from searchkit import api, strict_json
 from searchkit.config import SearchConfig
-from searchkit.evaluate.any_run import RunInputError
 from searchkit.evaluate.datasets import Dataset, DatasetError
-from searchkit.evaluate.research import NotebookInputError
+from searchkit.errors import InputError
 from searchkit.evaluate.runs import RunFolder, load_run
 from searchkit.evaluate.task_eval import TaskSet
 from test_any_run import toy_run
@@ -128,7 +127,7 @@ def test_compare_our_evaluation_with_a_trec_run(env, ours, tmp_path):
     same = api.compare({"a": ours, "b": ours}, metrics="nDCG@10,AUROC")
     assert same.all_identical and set(same.frame()["sig b"]) == {"identical"}
     # a TREC file with nothing to score it on: one line naming it
-    with pytest.raises(RunInputError, match="toy.trec: a TREC run file is scored against a dataset split"):
+    with pytest.raises(InputError, match="toy.trec: a TREC run file is scored against a dataset split"):
         api.compare([str(trec), str(trec)])
 
 
@@ -159,12 +158,12 @@ def test_load_config_takes_a_dict_a_file_an_export_or_nothing(env, tmp_path):
     exported = export_config(source, tmp_path / "exports", name="tuned", replay_dataset=str(MINI))
     assert api.load_config(exported) == SearchConfig.from_dict(HASHING)
     assert api.load_config(json.loads(exported.read_text(encoding="utf-8"))) == SearchConfig.from_dict(HASHING)
-    with pytest.raises(NotebookInputError) as err:
+    with pytest.raises(InputError) as err:
         api.load_config({"fusion": {"method": "nope"}})
     assert "fusion.method" in str(err.value) and "\n" not in str(err.value)
-    with pytest.raises(NotebookInputError, match="no such file"):
+    with pytest.raises(InputError, match="no such file"):
         api.load_config(tmp_path / "none.json")
-    with pytest.raises(NotebookInputError, match="changes"):
+    with pytest.raises(InputError, match="changes"):
         api.load_config(HASHING, changes={"fusion.nope": 1})
 
 
@@ -181,7 +180,7 @@ def test_load_dataset_reads_every_format(env, tmp_path):
     assert isinstance(ds, Dataset) and [q.id for q in ds.queries] == ["q1"] and ds.queries[0].lang == "en"
     assert dict(api.load_dataset(beir, "train").qrels["q2"]) == {"d2": 2}
     assert api.load_dataset(ds) is ds
-    with pytest.raises(RunInputError, match="split 'train'"):
+    with pytest.raises(InputError, match="split 'train'"):
         api.load_dataset(ds, "train")
     with pytest.raises(DatasetError, match="split 'dev' is not in this dataset"):
         api.load_dataset(beir)  # two splits, none of them dev

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from searchkit.errors import InputError
 from searchkit.evaluate.compare import (
-    CompareError,
     auroc_bootstrap,
     benjamini_hochberg,
     compare_runs,
@@ -82,7 +82,7 @@ def test_paired_test_on_per_query_values_is_order_free():
     assert paired_test(a, b, metrics=["nDCG@10"]) == {"nDCG@10": p["nDCG@10"]}
     assert paired_test(a, b, "student")["nDCG@10"] < 0.001
     del b["q3"]
-    with pytest.raises(CompareError, match="different queries"):
+    with pytest.raises(InputError, match="different queries"):
         paired_test(a, b)
 
 
@@ -198,7 +198,7 @@ def test_the_correction_spans_every_group_metric_and_run(tmp_path, correction):
     assert row3["p"][1] == row2["p"][1]  # raw p does not depend on the other runs
     if correction != "none":
         assert row2["p_adjusted"][1] > row2["p"][1]  # two runs are corrected too, over groups and metrics
-    with pytest.raises(CompareError, match="unknown correction 'fdr'"):
+    with pytest.raises(InputError, match="unknown correction 'fdr'"):
         compare_runs([a, b], correction="fdr")
 
 
@@ -311,13 +311,13 @@ def test_no_answer_auroc_is_compared(tmp_path):
 def test_runs_over_different_query_sets_are_refused_naming_both(tmp_path):
     a = _run(tmp_path / "a", _values())
     b = _run(tmp_path / "b", _values(), sha="def")
-    with pytest.raises(CompareError) as exc:
+    with pytest.raises(InputError) as exc:
         compare_runs([a, b])
     assert str(tmp_path / "a") in str(exc.value) and str(tmp_path / "b") in str(exc.value)
     c = _run(tmp_path / "c", _values(), split="test")
-    with pytest.raises(CompareError, match="different query sets"):
+    with pytest.raises(InputError, match="different query sets"):
         compare_runs([a, c])
-    with pytest.raises(CompareError, match="at least two"):
+    with pytest.raises(InputError, match="at least two"):
         compare_runs([a])
     with pytest.raises(ValueError, match="alpha"):
         compare_runs([a, a], alpha=1.5)
@@ -364,5 +364,5 @@ def test_half_compares_only_that_half_of_the_queries(tmp_path):
         assert cmp.no_answer["queries"] == len(want[h]) + sum(half_of(f"t:n{i}") == h for i in range(10))
         assert any(h in n for n in cmp.notes)
     assert whole.sections[0]["queries"] == 40
-    with pytest.raises(CompareError):
+    with pytest.raises(InputError):
         compare_runs([a, b], half="nosuch")

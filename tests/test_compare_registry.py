@@ -10,12 +10,13 @@ import shutil
 import numpy as np
 import pytest
 
+from searchkit.errors import InputError
 from searchkit.cli import main
 from searchkit.config import SearchConfig
-from searchkit.evaluate.compare import CompareError, auroc_bootstrap, compare_runs, paired_p, render
+from searchkit.evaluate.compare import auroc_bootstrap, compare_runs, paired_p, render
 from searchkit.evaluate.measures import metric
 from searchkit.evaluate.runs import load_run
-from searchkit.evaluate.run_values import MissingValues, metric_values, with_metrics
+from searchkit.evaluate.run_values import metric_values, with_metrics
 from test_compare import _refuse, _run, _shifted, _values
 from test_metrics import HASHING, tiny_workspace
 
@@ -119,10 +120,10 @@ def test_no_dataset_no_run_trec_one_line(two_runs, tmp_path, capsys):
     qrels.write_text(qrels.read_text() + "q1\tops/page:p1\t1\n")
     prov["dataset_path"] = str(changed)
     (copy / "provenance.json").write_text(json.dumps(prov))
-    with pytest.raises(MissingValues, match="sha256"):
+    with pytest.raises(InputError, match="sha256"):
         compare_runs([load_run(copies[1]), load_run(copy)], metrics=["AP"])
     (copies[1] / "run.trec").unlink()
-    with pytest.raises(MissingValues, match="moved2 holds no per-query AP and no run.trec to compute it from"):
+    with pytest.raises(InputError, match="moved2 holds no per-query AP and no run.trec to compute it from"):
         compare_runs([load_run(copies[1]), load_run(copy)], metrics=["AP"])
 
 
@@ -207,5 +208,5 @@ def test_a_resampled_p_is_never_0():
 
 def test_a_metric_that_is_not_per_query_is_refused(tmp_path):
     a = _run(tmp_path / "a", _values())
-    with pytest.raises(CompareError, match="'false-warn-rate' is a figure over all queries"):
+    with pytest.raises(InputError, match="'false-warn-rate' is a figure over all queries"):
         compare_runs([a, a], metrics=["false-warn-rate"])

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from searchkit.errors import InputError
 from searchkit.config import SearchConfig
 from searchkit.evaluate.tune import (
     LabelledSignals,
-    TuneError,
     false_warn_upper,
     fit_weak_match,
     half_of,
@@ -127,7 +127,7 @@ def test_the_script_reads_only_tune_halves_and_never_mini(hold, tmp_path):
     assert dev and all(half_of(r.query_id) == "tune" for r in dev)
     assert len(dev) < len(rows)
     mini = {**_run("m", "mini", "dev", _rows("mini", [0.5] * 20)), "dataset": "mini"}
-    with pytest.raises(TuneError, match="reported and gated"):
+    with pytest.raises(InputError, match="reported and gated"):
         hold.development_rows([("x", run), ("m", mini)])
     cfg = tmp_path / "tuned.json"
     cfg.write_text(SearchConfig.from_dict({"weak_match": {"features": ["dense_top1"], "coef": [1.0],
@@ -157,5 +157,5 @@ def test_a_set_too_small_to_hold_the_rate_is_reported_not_held(hold):
     res = hold.hold(rows, cfg, 0.10, 26)
     assert res["too_few_to_hold"] == ["tiny"] and res["binding_set"] == "big"
     assert res["threshold_after"] == pytest.approx(np.linspace(0.2, 0.99, 100)[3])  # not tiny's 0.01
-    with pytest.raises(TuneError, match="enough to hold"):
+    with pytest.raises(InputError, match="enough to hold"):
         hold.hold(_rows("tiny", [0.01] + [0.9] * 9), cfg, 0.10, 26)

@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from searchkit.errors import InputError
 from searchkit.evaluate.measures import (
     DEFAULT_METRICS,
-    MetricError,
     MetricsChoice,
     metric,
     metrics_option,
@@ -42,7 +42,7 @@ def test_a_name_is_checked_by_parsing_it_with_ir_measures():
     ("", "no metric named"),
 ])
 def test_a_bad_name_is_one_line_naming_it_with_the_valid_forms(bad, hint):
-    with pytest.raises(MetricError) as exc:
+    with pytest.raises(InputError) as exc:
         metric(bad)
     msg = str(exc.value)
     assert "\n" not in msg and hint in msg and (not bad or repr(bad) in msg)
@@ -57,7 +57,7 @@ def test_a_measure_no_installed_evaluator_computes_is_refused():
 
     if provider_of(ir_measures.parse_measure("alpha_nDCG@10")) is not None:
         pytest.skip("pyndeval is installed here")
-    with pytest.raises(MetricError, match=r"'alpha_nDCG@10': no installed evaluator computes it \(it needs pyndeval\)"):
+    with pytest.raises(InputError, match=r"'alpha_nDCG@10': no installed evaluator computes it \(it needs pyndeval\)"):
         metric("alpha_nDCG@10")
 
 
@@ -77,14 +77,14 @@ def test_eval_metrics_option():
     assert c.ranking == (*DEFAULT_METRICS, "AP") and c.ragas_k == 10 and c.llm_k == 5
     assert c.names[-4:] == ("ragas:id_context_precision@10", "ragas:id_context_recall@10",
                             "ragas:faithfulness@5", "ragas:answer_relevancy@5")
-    with pytest.raises(MetricError, match="no-answer figures"):
+    with pytest.raises(InputError, match="no-answer figures"):
         metrics_option("AUROC")
-    with pytest.raises(MetricError, match="LLM-judged ragas scores at 2 cutoffs"):
+    with pytest.raises(InputError, match="LLM-judged ragas scores at 2 cutoffs"):
         metrics_option("ragas:faithfulness@5,ragas:answer_relevancy@3")
-    with pytest.raises(MetricError, match="ID-based ragas scores at 2 cutoffs"):
+    with pytest.raises(InputError, match="ID-based ragas scores at 2 cutoffs"):
         metrics_option("ragas,ragas:id_context_recall@5")
     assert metrics_option("ragas:id_context_recall@5").ragas_k == 5
-    with pytest.raises(MetricError, match="'nDGC@10'"):
+    with pytest.raises(InputError, match="'nDGC@10'"):
         metrics_option("AP,nDGC@10")
 
 
@@ -137,9 +137,9 @@ def test_ties_keep_the_runs_order_for_any_measure():
 
 
 def test_a_ragas_or_no_answer_name_is_not_a_ranking_metric():
-    with pytest.raises(MetricError, match="not a ranking metric"):
+    with pytest.raises(InputError, match="not a ranking metric"):
         per_query_metrics({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["AUROC"])
-    with pytest.raises(MetricError, match="'nDGC@10'"):
+    with pytest.raises(InputError, match="'nDGC@10'"):
         ranking_metrics({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["nDGC@10"])
 
 

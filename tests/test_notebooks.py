@@ -202,7 +202,7 @@ def test_missing_dataset_stops_with_one_line(tmp_path, name, parameters):
     with pytest.raises(pm.PapermillExecutionError) as err:
         _execute(pm, name, tmp_path / "out.ipynb", dict(parameters, EMBEDDER="hashing", RUNS=str(runs)))
     e = err.value
-    assert e.ename == "NotebookInputError"
+    assert e.ename == "InputError"
     assert e.evalue.startswith(f"DATASET '{parameters['DATASET']}': no dataset folder '{parameters['DATASET']}'")
     assert len(e.traceback) == 1 and "\n" not in e.traceback[0]  # one line, no traceback
     assert not runs.exists()  # nothing written

@@ -15,8 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
+from searchkit.errors import InputError
 from searchkit.evaluate import ragas_metrics as rm
-from searchkit.evaluate.ragas_metrics import JudgeError, JudgeItem, JudgeSettingsError, LLMJudge
+from searchkit.evaluate.ragas_metrics import JudgeError, JudgeItem, LLMJudge
 from searchkit.index.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.skipif(not rm.is_available(), reason="ragas is not installed (the research extra)")
@@ -261,18 +262,18 @@ def test_an_unreachable_or_slow_endpoint_is_one_error(llm):
 
 
 def test_settings_are_checked_and_never_echo_a_credential(monkeypatch):
-    with pytest.raises(JudgeSettingsError, match="llm base_url must be an http"):
+    with pytest.raises(InputError, match="llm base_url must be an http"):
         LLMJudge(base_url="ftp://x", model="m")
-    with pytest.raises(JudgeSettingsError) as e:
+    with pytest.raises(InputError) as e:
         LLMJudge(base_url=f"http://user:{KEY}@127.0.0.1:9/v1", model="m")
     assert KEY not in str(e.value) and "user:password@" in str(e.value)
-    with pytest.raises(JudgeSettingsError, match=r"llm k must be an integer of at least 1.*llm timeout"):
+    with pytest.raises(InputError, match=r"llm k must be an integer of at least 1.*llm timeout"):
         LLMJudge(base_url="http://127.0.0.1:9/v1", model="m", k=0, timeout=0)
     monkeypatch.delenv("NOT_SET_KEY", raising=False)
     judge = LLMJudge(base_url="http://127.0.0.1:9/v1", model="m", api_key_env="NOT_SET_KEY")
-    with pytest.raises(JudgeSettingsError, match="environment variable NOT_SET_KEY"):
+    with pytest.raises(InputError, match="environment variable NOT_SET_KEY"):
         rm.judge_scores(ITEMS, judge, embedder=HashingEmbedder())
-    with pytest.raises(JudgeSettingsError, match="needs embeddings"):
+    with pytest.raises(InputError, match="needs embeddings"):
         rm.judge_scores(ITEMS, LLMJudge(base_url="http://127.0.0.1:9/v1", model="m"))
 
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from report_runs import ROOT, make_run
 
+from searchkit.errors import InputError
 from searchkit.cli import main
 from searchkit.evaluate.compare import compare_runs
 from searchkit.evaluate.report import (
     NO_TEXT_MARKER,
     REPORT_MARKER,
-    ReportError,
     build_report,
     check_out,
     write_report,
@@ -148,7 +148,7 @@ def test_runs_of_different_datasets_stop_with_one_line_and_write_nothing(tmp_pat
     a = make_run(tmp_path / "a", seed=1)
     b = make_run(tmp_path / "b", seed=2, dataset_name="xquad-ru")
     out = tmp_path / "site" / "report.html"
-    with pytest.raises(ReportError) as err:
+    with pytest.raises(InputError) as err:
         write_report([a, b], out)
     msg = str(err.value)
     assert "\n" not in msg and "mini dev" in msg and "xquad-ru dev" in msg and str(b) in msg
@@ -161,7 +161,7 @@ def test_runs_of_different_datasets_stop_with_one_line_and_write_nothing(tmp_pat
 def test_runs_of_changed_data_are_refused(tmp_path):
     a = make_run(tmp_path / "a", seed=1)
     b = make_run(tmp_path / "b", seed=2, sha="f" * 64)
-    with pytest.raises(ReportError, match="different contents of mini dev"):
+    with pytest.raises(InputError, match="different contents of mini dev"):
         write_report([a, b], tmp_path / "r.html")
 
 
@@ -391,7 +391,7 @@ def test_out_refuses_anything_that_is_not_its_report(tmp_path, capsys, what):
     if what == "device":
         assert stat.S_ISCHR(os.stat("/dev/null").st_mode) and "character device" in err[0]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
-    with pytest.raises(ReportError):
+    with pytest.raises(InputError):
         check_out(target)
 
 

@@ -6,6 +6,7 @@ import os
 import pytest
 from report_runs import ROOT, make_run
 
+from searchkit.errors import InputError
 from searchkit.config import SearchConfig
 from searchkit.evaluate import research
 from searchkit.evaluate.runs import load_run
@@ -23,30 +24,30 @@ def _repo_root(monkeypatch):
 def test_notebook_config_and_its_one_line_errors(tmp_path):
     assert research.notebook_config(None, None) == SearchConfig()
     assert research.notebook_config(None, "hashing").dense.embedder == "hashing"
-    with pytest.raises(research.NotebookInputError) as err:
+    with pytest.raises(InputError) as err:
         research.notebook_config(tmp_path / "none.json")
     assert "CONFIG" in str(err.value) and "no such file" in str(err.value)
-    assert err.value._render_traceback_() == [f"NotebookInputError: {err.value}"]  # what IPython shows: one line
-    with pytest.raises(research.NotebookInputError, match="EMBEDDER 'word2vec'"):
+    assert err.value._render_traceback_() == [f"InputError: {err.value}"]  # what IPython shows: one line
+    with pytest.raises(InputError, match="EMBEDDER 'word2vec'"):
         research.notebook_config(None, "word2vec")
     bad = tmp_path / "bad.json"
     bad.write_text('{"fusion": {"method": "nope"}}')
-    with pytest.raises(research.NotebookInputError, match="fusion.method") as err:
+    with pytest.raises(InputError, match="fusion.method") as err:
         research.notebook_config(bad)
     assert "\n" not in str(err.value)
 
 
 def test_check_datasets_names_the_missing_one():
     research.check_datasets(["mini"], "dev", task_sets=["tasks-eval"])
-    with pytest.raises(research.NotebookInputError) as err:
+    with pytest.raises(InputError) as err:
         research.check_datasets(["mini", "no-such-set"], "dev")
     msg = str(err.value)
     assert msg.startswith("DATASET 'no-such-set': no dataset folder 'no-such-set'") and "\n" not in msg
-    with pytest.raises(research.NotebookInputError, match="DATASET 'mini': no split 'train'"):
+    with pytest.raises(InputError, match="DATASET 'mini': no split 'train'"):
         research.check_datasets(["mini"], "train")
-    with pytest.raises(research.NotebookInputError, match="not a labelled task-store set"):
+    with pytest.raises(InputError, match="not a labelled task-store set"):
         research.check_datasets([], "dev", task_sets=["mini"])
-    with pytest.raises(research.NotebookInputError, match="has no corpus.jsonl"):
+    with pytest.raises(InputError, match="has no corpus.jsonl"):
         research.check_datasets(["tasks-eval"], "dev")
 
 
@@ -245,10 +246,10 @@ def test_thresholds_are_picked_for_the_model_that_scored_the_queries():
 def test_a_model_that_scored_no_query_is_one_line_naming_it():
     rows = [r for r in _model_rows() if r["model"] == "documents"]
     assert set(research.thresholds_by_model(rows, 0.10)) == {"documents"}
-    with pytest.raises(research.NotebookInputError, match="conversation model") as err:
+    with pytest.raises(InputError, match="conversation model") as err:
         research.thresholds_by_model(rows, 0.10, ["conversation"])
     assert "\n" not in str(err.value)
-    with pytest.raises(research.NotebookInputError, match="unknown weak-match model 'chat'"):
+    with pytest.raises(InputError, match="unknown weak-match model 'chat'"):
         research.thresholds_by_model(rows, 0.10, ["chat"])
 
 

@@ -400,13 +400,14 @@ def test_a_small_tune_half_is_refused_unless_allowed(tmp_path, capsys, caplog):
     import logging
 
     from searchkit.cli import main
-    from searchkit.evaluate.tune import MIN_HALF_CLASS, TuneError, fit_weak_match_by_shape, small_half_warnings
+    from searchkit.errors import InputError
+    from searchkit.evaluate.tune import MIN_HALF_CLASS, fit_weak_match_by_shape, small_half_warnings
 
     rows = _rows(n=80, seed=8)  # about 27 answerable and 13 unanswerable in each half
     assert small_half_warnings(_rows(n=400)) == []
     lines = small_half_warnings(rows)
     assert len(lines) == 1 and "documents model" in lines[0] and f"fewer than {MIN_HALF_CLASS}" in lines[0]
-    with pytest.raises(TuneError, match="--allow-small"):
+    with pytest.raises(InputError, match="--allow-small"):
         fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig())
     with caplog.at_level(logging.WARNING, logger="searchkit.evaluate.tune"):
         fit_weak_match_by_shape(rows, ("dense_top1",), refit="documents", keep=WeakMatchConfig(), allow_small=True)
@@ -503,7 +504,8 @@ def test_parse_grid_names_the_bad_point_and_value():
     """Issue 31 item 5: a grid given by the user is checked before any index is built; each problem
     is one line naming the point and the bad key or value."""
     from searchkit.config import SearchConfig
-    from searchkit.evaluate.tune import TuneError, parse_grid
+    from searchkit.errors import InputError
+    from searchkit.evaluate.tune import parse_grid
 
     base = SearchConfig.from_dict({"dense": {"embedder": "hashing"}})
     good = [{"fusion.method": "rrf", "fusion.rrf_k": 30}, {"fusion.weights": {"bm25": 0.7, "dense": 0.3}}]
@@ -522,7 +524,7 @@ def test_parse_grid_names_the_bad_point_and_value():
         ([{"bm25.k1": base.bm25.k1}], "point 1 changes nothing: it gives the base config"),
         ([{"fusion.rrf_k": 30}, {"fusion.rrf_k": 30, "fusion.norm": "minmax"}], "point 2 gives the same config as point 1"),
     ):
-        with pytest.raises(TuneError) as exc:
+        with pytest.raises(InputError) as exc:
             parse_grid(data, base)
         assert want in str(exc.value) and "\n" not in str(exc.value), (data, str(exc.value))
 

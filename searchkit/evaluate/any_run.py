@@ -36,17 +36,12 @@ from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
 from searchkit.evaluate.trec import TrecRun, read_trec_run
 from searchkit.evaluate.trec_runs import TREC_PATH, evaluate_trec_run
 
-__all__ = ["TREC_RUN_FORMAT", "RunInputError", "is_trec", "load_any_run", "load_any_runs", "open_dataset",
+__all__ = ["TREC_RUN_FORMAT", "is_trec", "load_any_run", "load_any_runs", "open_dataset",
            "trec_file_provenance"]
 
 TREC_RUN_FORMAT = "searchkit-trec-run/1"
 """The ``format`` of the provenance ``load_any_run`` gives a TREC run file (a run folder's is
 ``runs.RUN_FORMAT``)."""
-
-
-class RunInputError(InputError):
-    """A run given with what it cannot be read with (a TREC run file without its dataset, a split
-    that is not the loaded dataset's, an LLM-judged score of a TREC run): one line naming it."""
 
 
 def open_dataset(dataset: Dataset | str | os.PathLike[str], split: str | None = None) -> Dataset:
@@ -56,12 +51,12 @@ def open_dataset(dataset: Dataset | str | os.PathLike[str], split: str | None = 
     ``split``. ``split`` None: ``dev`` where the folder has it, else its one split.
 
     Raises:
-        RunInputError: ``split`` is not the split of the ``Dataset`` given.
+        InputError: ``split`` is not the split of the ``Dataset`` given.
         DatasetError: no such dataset or split, or a bad line (file and line named).
     """
     if isinstance(dataset, Dataset):
         if split is not None and split != dataset.split:
-            raise RunInputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
+            raise InputError(f"split {split!r}: the dataset given is {dataset.name}'s {dataset.split!r} split; "
                                 "load the split you mean", param="split")
         return dataset
     root = resolve_dataset(dataset)
@@ -98,7 +93,7 @@ def _trec_run(path: Path, dataset: Dataset | str | os.PathLike[str], split: str 
               metrics: str | Iterable[str] | None) -> RunFolder:
     choice = metrics_option(metrics)
     if choice.ragas_llm:
-        raise RunInputError(f"{path}: a TREC run holds document ids only, no cards an LLM could judge; "
+        raise InputError(f"{path}: a TREC run holds document ids only, no cards an LLM could judge; "
                             "ragas-llm scores need `searchkit eval`", param="metrics")
     run = read_trec_run(path)  # every bad line named, before the dataset is read
     ds = open_dataset(dataset, split)
@@ -157,12 +152,12 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None,
         ``config`` ``{}`` (no searchkit config made it), ``rankings`` and ``dataset`` the split.
 
     Raises:
-        RunInputError: a TREC file without ``dataset`` (one line naming the file), a split that is not
+        InputError: a TREC file without ``dataset`` (one line naming the file), a split that is not
             the given ``Dataset``'s, ragas-llm asked of a TREC file.
         RunFolderError: ``path`` does not exist, or is a folder that is not a run folder.
         TrecRunError: the file holds a bad line (``file:line: why``, content never quoted).
         DatasetError: the dataset or split cannot be read.
-        MetricError: a bad metric name. MissingValues: a measure a run folder lacks cannot be computed.
+        InputError: a bad metric name. InputError: a measure a run folder lacks cannot be computed.
     """
     p = Path(path)
     if p.is_dir():
@@ -173,7 +168,7 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None,
     if not p.exists():
         raise RunFolderError(f"{str(p)!r}: no such run folder or TREC run file", path=p)
     if dataset is None:
-        raise RunInputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset "
+        raise InputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset "
                             "(--dataset NAME or folder, and --split)", param="dataset")
     return _trec_run(p, dataset, split, label, metrics)
 
@@ -211,18 +206,18 @@ def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Dataset |
     first ``len(labels)`` of them; the others keep their folder or file names).
 
     Raises:
-        RunInputError: more labels than runs, an empty label, ``split`` without ``dataset``, or a TREC
+        InputError: more labels than runs, an empty label, ``split`` without ``dataset``, or a TREC
             run file with no dataset to be scored on (one line naming the file and ``--dataset``).
-        RunFolderError, TrecRunError, DatasetError, MetricError: as ``load_any_run``.
+        RunFolderError, TrecRunError, DatasetError, InputError: as ``load_any_run``.
     """
     labels = list(labels or [])
     if len(labels) > len(paths):
-        raise RunInputError(f"{len(labels)} labels for {len(paths)} runs: --label names the runs in order, at most "
+        raise InputError(f"{len(labels)} labels for {len(paths)} runs: --label names the runs in order, at most "
                             "one each", param="label")
     if split is not None and dataset is None:
-        raise RunInputError(f"--split {split[:40]!r} names a split of --dataset; give --dataset too", param="split")
+        raise InputError(f"--split {split[:40]!r} names a split of --dataset; give --dataset too", param="split")
     if any(not str(lab).strip() for lab in labels):
-        raise RunInputError("an empty --label: give each run a name", param="label")
+        raise InputError("an empty --label: give each run a name", param="label")
     given = [Path(p) for p in paths]
     folders = {i: load_any_run(p, label=labels[i] if i < len(labels) else None, metrics=metrics)
                for i, p in enumerate(given) if p.is_dir()}
@@ -236,7 +231,7 @@ def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Dataset |
             continue
         label = labels[i] if i < len(labels) else None
         if scored_on is None and p.exists() and dataset is None:
-            raise RunInputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset (--dataset "
+            raise InputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset (--dataset "
                                 "NAME or folder, and --split), or a run folder of that split beside it", param="dataset")
         out.append(load_any_run(p, dataset=scored_on, split=split if dataset is not None else None, label=label,
                                 metrics=metrics))

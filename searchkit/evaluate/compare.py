@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from searchkit.errors import InputError
 from searchkit.evaluate.halves import half_of
-from searchkit.evaluate.measures import Metric, MetricError, metric
+from searchkit.evaluate.measures import Metric, metric
 from searchkit.evaluate.run import BREAKDOWNS
 from searchkit.evaluate.run_values import metric_values
 from searchkit.evaluate.significance import (
@@ -50,7 +51,6 @@ from searchkit.evaluate.significance import (
     N_PERMUTATIONS,
     SEED,
     TESTS,
-    CompareError,
     auroc_bootstrap,
     benjamini_hochberg,
     check_test,
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIDENCE", "CORRECTION_NAMES", "CORRECTIONS", "DEFAULT_CORRECTION", "N_BOOTSTRAP", "N_PERMUTATIONS", "TESTS",
-    "SEED", "CompareError", "Comparison", "auroc_bootstrap",
+    "SEED", "Comparison", "auroc_bootstrap",
     "benjamini_hochberg", "compare_runs", "effect_size", "has_no_answer", "holm", "only_significant", "paired_ci", "paired_p",
     "paired_test", "render",
 ]
@@ -167,7 +167,7 @@ def _check_same_queries(runs: Sequence[Any]) -> None:
     for other in runs[1:]:
         if other.query_set != base.query_set:
             (d1, s1, h1), (d2, s2, h2) = base.query_set, other.query_set
-            raise CompareError(
+            raise InputError(
                 f"{_label(base)} ({d1} {s1}, dataset sha256 {h1[:12]}) and {_label(other)} ({d2} {s2}, dataset "
                 f"sha256 {h2[:12]}) are over different query sets; compare runs of one dataset split"
             )
@@ -180,9 +180,9 @@ def _breakdowns(by: Sequence[str] | None) -> tuple[str, ...]:
     names = [b.strip() for b in by if b.strip()]
     unknown = [b for b in names if b not in BY and b != "none"]
     if unknown:
-        raise CompareError(f"unknown --by {unknown[0][:40]!r}; valid: {', '.join([*BY, 'none'])}")
+        raise InputError(f"unknown --by {unknown[0][:40]!r}; valid: {', '.join([*BY, 'none'])}")
     if "none" in names and len(names) > 1:
-        raise CompareError("--by none (only the 'all' rows) goes alone")
+        raise InputError("--by none (only the 'all' rows) goes alone")
     return tuple(dict.fromkeys(BY[b] for b in names if b != "none"))
 
 
@@ -208,18 +208,18 @@ def _chosen_metrics(metrics: Sequence[str] | None, available: Sequence[str]) -> 
         return [metric(m) for m in available], True
     names = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
     if not names:
-        raise CompareError(f"no metric named; these runs have: {', '.join([*available, 'AUROC'])}")
+        raise InputError(f"no metric named; these runs have: {', '.join([*available, 'AUROC'])}")
     chosen: list[Metric] = []
     auroc = False
     for name in names:
         try:
             m = metric(name)
-        except MetricError as exc:
-            raise CompareError(f"{exc}; these runs have: {', '.join([*available, 'AUROC'])}") from None
+        except InputError as exc:  # metric() raises nothing else
+            raise InputError(f"{exc}; these runs have: {', '.join([*available, 'AUROC'])}") from None
         if m.name == "AUROC":
             auroc = True
         elif not m.per_query:
-            raise CompareError(f"metric {name!r} is a figure over all queries, not per query: compare tests "
+            raise InputError(f"metric {name!r} is a figure over all queries, not per query: compare tests "
                                "per-query metrics and the no-answer AUROC")
         elif m not in chosen:
             chosen.append(m)
@@ -266,29 +266,29 @@ def compare_runs(
     the family).
 
     Raises:
-        CompareError: fewer than two runs, runs over different query sets (dataset hash or
+        InputError: fewer than two runs, runs over different query sets (dataset hash or
             split differ; the message names both), runs whose per-query values differ in
             their queries, an unknown metric, breakdown or correction, an ``alpha``
             outside (0, 1), or an unknown test.
-        MissingValues: a run lacks a metric asked for that cannot be computed (one line).
+        InputError: a run lacks a metric asked for that cannot be computed (one line).
     """
     check_test(test)
     if not 0 < alpha < 1:
-        raise CompareError(f"--alpha must be between 0 and 1, got {alpha}")
+        raise InputError(f"--alpha must be between 0 and 1, got {alpha}")
     if correction not in CORRECTIONS:
-        raise CompareError(f"unknown correction {correction[:40]!r}; valid: {', '.join(CORRECTIONS)}")
+        raise InputError(f"unknown correction {correction[:40]!r}; valid: {', '.join(CORRECTIONS)}")
     if len(runs) < 2:
-        raise CompareError("compare needs at least two run folders")
+        raise InputError("compare needs at least two run folders")
     _check_same_queries(runs)
     breakdowns = _breakdowns(by)
     keep = _half_filter(runs[0].query_set[0], half)
     per_query = [{q: v for q, v in r.per_query().items() if keep(q)} for r in runs]
     base_rows = [q for q in runs[0].queries if keep(q["id"])]
     if not per_query[0]:
-        raise CompareError(f"{_label(runs[0])} has no judged queries to compare")
+        raise InputError(f"{_label(runs[0])} has no judged queries to compare")
     for r, pq in zip(runs[1:], per_query[1:]):
         if set(pq) != set(per_query[0]):
-            raise CompareError(f"{_label(runs[0])} and {_label(r)} judge different queries; rerun both with this searchkit")
+            raise InputError(f"{_label(runs[0])} and {_label(r)} judge different queries; rerun both with this searchkit")
     available = [m for m in next(iter(per_query[0].values())) if all(m in pq[q] for pq in per_query for q in pq)]
     chosen, with_auroc = _chosen_metrics(metrics, available)
     computed: list[str] = []
@@ -417,7 +417,7 @@ def _half_filter(dataset: str, half: str | None) -> Any:
     if half is None:
         return _everything
     if half not in ("tune", "report"):
-        raise CompareError(f"half must be tune or report, got {half!r}")
+        raise InputError(f"half must be tune or report, got {half!r}")
 
     return lambda qid: half_of(f"{dataset}:{qid}") == half
 
@@ -432,7 +432,7 @@ def _compare_no_answer(runs: Sequence[RunFolder], seed: int, n_bootstrap: int,
     rows = [{q["id"]: q for q in r.queries if keep(q["id"])} for r in runs]
     ids = sorted(rows[0])
     if any(set(r) != set(ids) for r in rows[1:]):
-        raise CompareError(f"{_label(runs[0])} and the other runs hold different queries")
+        raise InputError(f"{_label(runs[0])} and the other runs hold different queries")
     labels = [bool(rows[0][q]["answerable"]) for q in ids]
     if len(set(labels)) < 2:
         return None

@@ -18,10 +18,11 @@ from searchkit import retrievers
 from searchkit.config import ConfigError, SearchConfig
 from searchkit.evaluate.compare import SEED, paired_test
 from searchkit.evaluate.halves import SALT as SALT  # re-exported: callers import these from tune
-from searchkit.evaluate.halves import TuneError, half_of
+from searchkit.evaluate.halves import half_of
 from searchkit.evaluate.halves import run_shape as run_shape
 from searchkit.evaluate.metrics import per_query_metrics
 from searchkit.evaluate.run import evaluate_dataset, summarize
+from searchkit.errors import InputError
 from searchkit.index.engine import using
 from searchkit.searcher import Searcher
 
@@ -80,35 +81,35 @@ def parse_grid(data: object, base: SearchConfig) -> tuple[dict[str, Any], ...]:
     checked against ``base`` (``SearchConfig.replace``) before any index is built. A point that is
     not an object, is empty (the base config is always compared), names an unknown key or a bad
     value, changes what the index stores (the grid runs on one index per dataset), or gives the
-    base config or the same config as an earlier point is a :class:`TuneError` naming the point and the bad key or
+    base config or the same config as an earlier point is a :class:`InputError` naming the point and the bad key or
     value (issue 31 item 5)."""
     if not isinstance(data, list) or not data:
         got = "an empty list" if isinstance(data, list) else f"a JSON {_json_type(data)}"
-        raise TuneError(f'a grid is a non-empty JSON list of settings objects, e.g. [{{"fusion.method": "rrf", '
+        raise InputError(f'a grid is a non-empty JSON list of settings objects, e.g. [{{"fusion.method": "rrf", '
                         f'"fusion.rrf_k": 30}}, {{"fusion.weights": {{"bm25": 0.5, "dense": 0.5}}}}]; got {got}')
     if len(data) > MAX_GRID:
-        raise TuneError(f"a grid holds at most {MAX_GRID} points; got {len(data)}")
+        raise InputError(f"a grid holds at most {MAX_GRID} points; got {len(data)}")
     points: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for i, point in enumerate(data, 1):
         if not isinstance(point, dict):
-            raise TuneError(f"point {i} is a JSON {_json_type(point)}, not an object of {{dotted config key: value}}")
+            raise InputError(f"point {i} is a JSON {_json_type(point)}, not an object of {{dotted config key: value}}")
         if not point:
-            raise TuneError(f"point {i} is empty: the base config itself is always compared; give the keys to change")
+            raise InputError(f"point {i} is empty: the base config itself is always compared; give the keys to change")
         try:
             cfg = base.replace(**point)
             index_keys = [k for k in point if base.replace(**{k: point[k]}).index_fingerprint()
                           != base.index_fingerprint()]
         except ConfigError as exc:
-            raise TuneError(f"point {i}: {exc}") from None
+            raise InputError(f"point {i}: {exc}") from None
         if index_keys:
-            raise TuneError(f"point {i} changes what the index stores ({', '.join(index_keys)}): the grid runs on "
+            raise InputError(f"point {i} changes what the index stores ({', '.join(index_keys)}): the grid runs on "
                             "one index per dataset, so it takes query-time settings only (fusion, depths, ...)")
         fp = cfg.fingerprint()
         if fp == base.fingerprint():
-            raise TuneError(f"point {i} changes nothing: it gives the base config, which is always compared")
+            raise InputError(f"point {i} changes nothing: it gives the base config, which is always compared")
         if fp in seen:
-            raise TuneError(f"point {i} gives the same config as point {seen[fp]}")
+            raise InputError(f"point {i} gives the same config as point {seen[fp]}")
         seen[fp] = i
         points.append(dict(point))
     return tuple(points)
@@ -302,7 +303,7 @@ def fusion_significance(
     ``base``: the base config's own trial (``BASE_POINT``, adaptive model included), compared the
     same way (``vs_base``; None without it)."""
     if not trials:
-        raise TuneError("no fusion trials to compare")
+        raise InputError("no fusion trials to compare")
     best = trials[0]
     rrf = [t for t in trials if dict(t.settings) == dict(RRF_REFERENCE)]
     if not rrf:
@@ -432,7 +433,7 @@ def pick_fusion(scored: Sequence[FusionTrial], grid: Sequence[Mapping[str, Any]]
     base_trial = next(t for t in scored if dict(t.settings) == dict(BASE_POINT))
     trials = sorted((t for t in scored if t is not base_trial), key=lambda t: -t.tune_mean)
     if not trials:
-        raise TuneError("no fusion trials to pick from")
+        raise InputError("no fusion trials to pick from")
     top = trials[0]
     same = base.replace(**_without_unread(top.settings, base)).fingerprint()
     tied = [t for t in [base_trial, *trials]

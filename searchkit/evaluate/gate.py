@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from searchkit import strict_json
 from searchkit.config import SearchConfig
-from searchkit.errors import DataError
+from searchkit.errors import DataError, InputError
 from searchkit.evaluate.compare import auroc_bootstrap, paired_test
-from searchkit.evaluate.measures import DEFAULT_METRICS, MetricError
+from searchkit.evaluate.measures import DEFAULT_METRICS
 from searchkit.evaluate.measures import metric as registry_metric
 from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package_versions
 from searchkit.evaluate.datasets import Dataset
@@ -145,7 +145,7 @@ def _gated_problem(name: str) -> str | None:
     holds no ragas scores, and the other no-answer figures have no paired test)."""
     try:
         m = registry_metric(name)
-    except MetricError:
+    except InputError:  # registry_metric raises nothing else
         return f"gated names {name[:40]!r}, which is not a metric (see searchkit.evaluate.measures)"
     if m.name != name:
         return f"gated names {name[:40]!r}; write it as {m.name}"

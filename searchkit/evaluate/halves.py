@@ -1,5 +1,4 @@
-"""The tune/report split of a dataset's queries, the weak-match model that scored a query, and the
-error of tuning on them (``TuneError``).
+"""The tune/report split of a dataset's queries and the weak-match model that scored a query.
 
 Low in the harness on purpose: ``run``, ``compare``, ``tune`` and ``adaptive`` all read these,
 and none of them may import another in a circle (issue 29 item 4). ``searchkit.evaluate.tune``
@@ -10,16 +9,10 @@ from __future__ import annotations
 import hashlib
 from typing import Iterable, Mapping
 
-from searchkit.errors import InputError
-
-__all__ = ["SALT", "TuneError", "half_of", "query_shape", "run_shape"]
+__all__ = ["SALT", "half_of", "query_shape", "run_shape"]
 
 SALT = "searchkit-tune-v1"
 """Salt of the tune/report split: changing it changes every half, and every figure reported on one."""
-
-
-class TuneError(InputError):
-    """Tuning input that cannot be used (runs without per-query rows, one class only, ...)."""
 
 
 def half_of(query_id: str, salt: str = SALT) -> str:

@@ -17,7 +17,7 @@ A metric name is one of:
   per query; ``compare`` tests the AUROC with a paired bootstrap.
 
 ``DEFAULT_METRICS`` is what ``eval`` reports unless told otherwise: nDCG@10, RR@10, R@1/5/10/20/100.
-``metric(name)`` checks a name (a bad one raises ``MetricError``: one line naming it, a close match
+``metric(name)`` checks a name (a bad one raises ``InputError``: one line naming it, a close match
 where there is one, and the valid forms); ``metrics_option`` reads ``eval --metrics``.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, Iterable, Mapping
 from searchkit.errors import InputError
 
 __all__ = ["DEFAULT_METRICS", "EVAL_KEYWORDS", "NO_ANSWER_METRICS", "RAGAS_ID_SCORES", "RAGAS_LLM_SCORES",
-           "Metric", "MetricError", "MetricsChoice", "VALID_FORMS", "canonical", "ir_measure", "metric",
+           "Metric", "MetricsChoice", "VALID_FORMS", "canonical", "ir_measure", "metric",
            "metrics_option", "provider_of", "row_value", "shared_names", "split_names"]
 
 RECALL_KS: tuple[int, ...] = (1, 5, 10, 20, 100)
@@ -62,10 +62,6 @@ before issue 40 comes from it or from MS MARCO's evaluator for ``RR@k``), ranx l
 process compiles numba code for seconds)."""
 
 _RAGAS = re.compile(r"ragas:([a-z_]+)@([0-9]+)")
-
-
-class MetricError(InputError):
-    """A metric name that is not in the registry, or that nothing installed computes (one line)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,7 @@ def ir_measure(name: str) -> Any:
     """The ir_measures measure a name parses to.
 
     Raises:
-        MetricError: not an ir_measures measure, or no installed evaluator computes it.
+        InputError: not an ir_measures measure, or no installed evaluator computes it.
     """
     import ir_measures
 
@@ -131,10 +127,10 @@ def ir_measure(name: str) -> Any:
         measure = ir_measures.parse_measure(name.strip())
         measure.validate_params()
     except (NameError, ValueError, AssertionError, TypeError, SyntaxError) as exc:
-        raise MetricError(f"unknown metric {_shown(name)}{_why(name, exc)}; give {VALID_FORMS}") from None
+        raise InputError(f"unknown metric {_shown(name)}{_why(name, exc)}; give {VALID_FORMS}") from None
     if provider_of(measure) is None:
         needs = [k for k, p in ir_measures.providers.registry.items() if k != "runtime" and p.supports(measure)]
-        raise MetricError(f"metric {_shown(name)}: no installed evaluator computes it (it needs "
+        raise InputError(f"metric {_shown(name)}: no installed evaluator computes it (it needs "
                           f"{' or '.join(needs) or 'an evaluator ir_measures lacks'}); give {VALID_FORMS}")
     return measure
 
@@ -175,11 +171,11 @@ def metric(name: str) -> Metric:
     """The registry entry of a metric name (see the module docstring for the forms).
 
     Raises:
-        MetricError: a name in none of the forms (one line: the name, a close match, the valid forms).
+        InputError: a name in none of the forms (one line: the name, a close match, the valid forms).
     """
     text = str(name).strip()
     if not text:
-        raise MetricError(f"no metric named; give {VALID_FORMS}")
+        raise InputError(f"no metric named; give {VALID_FORMS}")
     if text in NO_ANSWER_METRICS:
         return Metric(text, "no-answer", None, lower_is_better=text in LOWER_IS_BETTER)
     if text.startswith("ragas"):
@@ -189,7 +185,7 @@ def metric(name: str) -> Metric:
             close = difflib.get_close_matches(head, [f"ragas:{s}" for s in (*RAGAS_ID_SCORES, *RAGAS_LLM_SCORES)],
                                               n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]}@{at[:10] or 'K'}?)" if close else ""
-            raise MetricError(f"unknown metric {_shown(text)}{hint}; a ragas score is ragas:NAME@K with NAME one of "
+            raise InputError(f"unknown metric {_shown(text)}{hint}; a ragas score is ragas:NAME@K with NAME one of "
                               f"{', '.join((*RAGAS_ID_SCORES, *RAGAS_LLM_SCORES))} and K >= 1")
         score, k = m.group(1), int(m.group(2))
         llm = score in RAGAS_LLM_SCORES
@@ -198,7 +194,7 @@ def metric(name: str) -> Metric:
 
 
 def canonical(name: str) -> str:
-    """The name a metric is written and shown under (``MAP`` -> ``AP``); raises ``MetricError``."""
+    """The name a metric is written and shown under (``MAP`` -> ``AP``); raises ``InputError``."""
     return metric(name).name
 
 
@@ -252,7 +248,7 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
     Without an ir_measures name the ranking metrics are ``DEFAULT_METRICS``.
 
     Raises:
-        MetricError: a bad name (one line naming it), a no-answer figure (always reported), or ragas
+        InputError: a bad name (one line naming it), a no-answer figure (always reported), or ragas
             scores of one kind at two cutoffs.
     """
     ranking: list[str] = []
@@ -271,7 +267,7 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
             continue
         m = metric(name)
         if m.source == "no-answer":
-            raise MetricError(f"--metrics {name}: the no-answer figures ({', '.join(NO_ANSWER_METRICS)}) are always "
+            raise InputError(f"--metrics {name}: the no-answer figures ({', '.join(NO_ANSWER_METRICS)}) are always "
                               "reported; name ranking metrics, ragas or ragas-llm")
         if m.source == "ragas":
             ragas_ks.add(int(m.k or 10))
@@ -282,7 +278,7 @@ def metrics_option(values: str | Iterable[str] | None) -> MetricsChoice:
             ranking.append(m.name)
     for what, ks in (("ID-based", ragas_ks), ("LLM-judged", llm_ks)):
         if len(ks) > 1:
-            raise MetricError(f"--metrics names {what} ragas scores at {len(ks)} cutoffs "
+            raise InputError(f"--metrics names {what} ragas scores at {len(ks)} cutoffs "
                               f"({', '.join(str(k) for k in sorted(ks))}); give one")
     return MetricsChoice(tuple(dict.fromkeys(ranking)) or DEFAULT_METRICS, next(iter(ragas_ks), None), llm,
                          next(iter(llm_ks), None))

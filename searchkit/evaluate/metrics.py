@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from searchkit.evaluate.measures import DEFAULT_METRICS, RECALL_KS, MetricError, ir_measure, metric, provider_of
+from searchkit.evaluate.measures import DEFAULT_METRICS, RECALL_KS, ir_measure, metric, provider_of
+from searchkit.errors import InputError
 
 __all__ = ["METRICS", "RANKING_METRICS", "RECALL_KS", "missing_id_metrics", "no_answer_metrics", "per_query_metrics",
            "ranking_metrics"]
@@ -51,13 +52,13 @@ def _inputs(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[st
 
 def _measures(metrics: Sequence[str]) -> dict[object, list[str]]:
     """Each ir_measures measure asked for, with the names it was asked under (``MAP`` and ``AP`` are
-    one measure). Raises ``MetricError`` (a ``ValueError``) for a name that is not an ir_measures
+    one measure). Raises ``InputError`` (a ``ValueError``) for a name that is not an ir_measures
     measure the installed evaluators compute."""
     out: dict[object, list[str]] = {}
     for name in metrics:
         entry = metric(name)
         if entry.source != "ir_measures":
-            raise MetricError(f"{name[:60]!r} is not a ranking metric; ranking metrics are ir_measures measures "
+            raise InputError(f"{name[:60]!r} is not a ranking metric; ranking metrics are ir_measures measures "
                               "(e.g. nDCG@10, RR@10, R@100, AP, Judged@10)")
         out.setdefault(ir_measure(entry.name), []).append(name)
     return out
@@ -84,7 +85,7 @@ def per_query_metrics(
                     out[row.query_id][name] = float(row.value)
     missing = next(((qid, m) for qid, vals in out.items() for m in metrics if m not in vals), None)
     if missing is not None:
-        raise MetricError(f"{missing[1]!r}: the evaluator gave no value for query {missing[0][:60]!r}")
+        raise InputError(f"{missing[1]!r}: the evaluator gave no value for query {missing[0][:60]!r}")
     return {qid: {m: vals[m] for m in metrics} for qid, vals in out.items()}
 
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from searchkit.evaluate.run import EvalReport
     from searchkit.index.embedding import Embedder
 
-__all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "JudgeSettingsError", "LLMJudge", "RagasUnavailable",
+__all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "LLMJudge", "RagasUnavailable",
            "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
            "ragas_scores", "ragas_summary"]
 
@@ -138,10 +138,6 @@ def ragas_summary(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]
 # --------------------------------------------------------------------------- LLM-judged metrics
 
 
-class JudgeSettingsError(InputError):
-    """The LLM judge's settings cannot be used (the message names the setting, never a credential)."""
-
-
 class JudgeError(ResourceError, RuntimeError):
     """The LLM endpoint failed (unreachable, timed out, an HTTP error): the message names the endpoint
     as ``shown_url`` shows it and what failed, never the API key nor what the endpoint answered."""
@@ -175,7 +171,7 @@ class LLMJudge:
         max_chars: the most characters of one card the answer is written from (H9's passage).
 
     Raises:
-        JudgeSettingsError: a setting out of range, naming it.
+        InputError: a setting out of range, naming it.
     """
 
     base_url: str
@@ -190,7 +186,7 @@ class LLMJudge:
     def __post_init__(self) -> None:
         problems = self.problems()
         if problems:
-            raise JudgeSettingsError("; ".join(problems))
+            raise InputError("; ".join(problems))
 
     def problems(self) -> list[str]:
         """Every problem of these settings, each naming the setting (empty: usable)."""
@@ -222,13 +218,13 @@ class LLMJudge:
         """The API key, read from ``api_key_env`` now; None when no variable is named.
 
         Raises:
-            JudgeSettingsError: the variable is named but not set.
+            InputError: the variable is named but not set.
         """
         if self.api_key_env is None:
             return None
         key = os.environ.get(self.api_key_env)
         if not key:
-            raise JudgeSettingsError(f"environment variable {self.api_key_env} (the LLM endpoint's API key, "
+            raise InputError(f"environment variable {self.api_key_env} (the LLM endpoint's API key, "
                                      "llm api_key_env) is not set")
         return key
 
@@ -312,12 +308,12 @@ def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge,
 
     Raises:
         RagasUnavailable: ragas (or the openai client) is not installed.
-        JudgeSettingsError: the API key's variable is not set, or neither an embedding model nor an
+        InputError: the API key's variable is not set, or neither an embedding model nor an
             embedder is given.
         JudgeError: the endpoint failed (after its retries); nothing is returned.
     """
     if judge.embedding_model is None and embedder is None:
-        raise JudgeSettingsError("answer relevancy needs embeddings: give the llm embedding_model or an embedder")
+        raise InputError("answer relevancy needs embeddings: give the llm embedding_model or an embedder")
     key = judge.api_key()
     if not items:
         return {}

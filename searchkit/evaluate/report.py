@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from searchkit import __version__ as version
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.any_run import is_trec, load_any_runs
 from searchkit.evaluate.compare import N_PERMUTATIONS, SEED, compare_runs, has_no_answer
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
@@ -50,7 +50,7 @@ from searchkit.evaluate.report_compare import compare_section
 from searchkit.evaluate.report_compare import esc as _e
 from searchkit.evaluate.report_compare import num as _num
 from searchkit.evaluate.report_curves import NO_PROBABILITY, figure, has_llm, llm_section, no_answer_section
-from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportError, ReportWriteError, check_out
+from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportWriteError, check_out
 from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
 from searchkit.ingest.policy import Policy, can_see
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from searchkit.evaluate.runs import RunFolder
     from searchkit.evaluate.task_eval import TaskSet
 
-__all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "build_report",
+__all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportWriteError", "build_report",
            "check_one_dataset", "check_out", "write_report"]
 
 NO_CONFIG = "a TREC run file: no searchkit config"
@@ -83,20 +83,20 @@ def check_one_dataset(runs: Sequence[Any]) -> None:
     """Refuse runs that do not share one query set (dataset, split and content hash).
 
     Raises:
-        ReportError: one line naming the first run and the first that differs from it.
+        InputError: one line naming the first run and the first that differs from it.
     """
     if not runs:
-        raise ReportError("no run folders given")
+        raise InputError("no run folders given")
     base = runs[0]
     for other in runs[1:]:
         if other.query_set == base.query_set:
             continue
         (d1, s1, _), (d2, s2, _) = base.query_set, other.query_set
         if (d1, s1) != (d2, s2):
-            raise ReportError(
+            raise InputError(
                 f"{base.path} is a run of {d1} {s1} but {other.path} is a run of {d2} {s2}: a report covers "
                 "runs of one dataset split (make one report per dataset)")
-        raise ReportError(f"{_describe(base)} and {_describe(other)} are runs of different contents of {d1} {s1}: "
+        raise InputError(f"{_describe(base)} and {_describe(other)} are runs of different contents of {d1} {s1}: "
                           "rerun them on the same data")
 
 
@@ -357,14 +357,14 @@ def build_report(
     ``text=False`` leaves card and query text out (ids, refs, redacted titles and scores only).
 
     Raises:
-        ReportError: no runs, or runs over different query sets (one line naming them).
-        CompareError: an unknown test or an alpha outside (0, 1).
+        InputError: no runs, or runs over different query sets (one line naming them).
+        InputError: an unknown test or an alpha outside (0, 1).
     """
     runs = list(runs)
     check_one_dataset(runs)
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
-        raise ReportError("two runs have the same name (" + ", ".join(sorted({n for n in names if names.count(n) > 1}))
+        raise InputError("two runs have the same name (" + ", ".join(sorted({n for n in names if names.count(n) > 1}))
                           + "); give runs with distinct names (--label NAME, repeatable, in order)")
     cmp = headline = None
     if len(runs) > 1 and runs[0].per_query():
@@ -430,9 +430,9 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     share it.
 
     Raises:
-        ReportError: ``out`` is not safe to replace, or the runs cannot make one report.
+        InputError: ``out`` is not safe to replace, or the runs cannot make one report.
         ReportWriteError: the page could not be written (an ``OSError`` too); ``out`` is as it was.
-        RunFolderError: a path is not a run folder. RunInputError: a TREC run file and no dataset.
+        RunFolderError: a path is not a run folder. InputError: a TREC run file and no dataset.
     """
     target = check_out(out)
     runs = load_any_runs(run_dirs, dataset=dataset, split=split, labels=labels)

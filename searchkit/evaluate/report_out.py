@@ -10,7 +10,7 @@ from pathlib import Path
 from searchkit.errors import InputError, ResourceError
 from searchkit.util import UnsafeTarget, check_file_target, open_regular
 
-__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportError", "ReportWriteError", "check_out"]
+__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportWriteError", "check_out"]
 
 REPORT_MARKER = '<meta name="generator" content="searchkit report">'
 """In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
@@ -22,10 +22,6 @@ _LEGACY_NAV = '<nav><a href="#headline">Headline</a><a href="#compare">Compariso
 """How pages written before ``REPORT_MARKER`` begin: they are reports of this tool too."""
 _HEAD_BYTES = 65_536
 
-
-
-class ReportError(InputError):
-    """Run folders that cannot make one report (different datasets, none given, a bad ``--out``)."""
 
 
 class ReportWriteError(ResourceError, OSError):
@@ -53,10 +49,10 @@ def check_out(out: str | os.PathLike[str]) -> Path:
     (``searchkit.util.check_file_target``, the check every file writer makes).
 
     Raises:
-        ReportError: the line, naming the path and what is there.
+        InputError: the line, naming the path and what is there.
     """
     try:
         return check_file_target(out, "--out", what="a report file", ours=_is_report,
                                  ours_text="a report written by searchkit report", file_text="the HTML file")
     except UnsafeTarget as exc:
-        raise ReportError(str(exc)) from None
+        raise InputError(str(exc)) from None

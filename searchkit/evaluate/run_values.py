@@ -30,11 +30,7 @@ from searchkit.evaluate.trec import read_trec_run, untrec_id
 if TYPE_CHECKING:
     from searchkit.evaluate.runs import RunFolder
 
-__all__ = ["MissingValues", "metric_values", "with_metrics"]
-
-
-class MissingValues(InputError):
-    """A run folder holds no per-query values of a metric and they cannot be computed (one line)."""
+__all__ = ["metric_values", "with_metrics"]
 
 
 def _holds(run: Any, m: Metric) -> bool:
@@ -50,7 +46,7 @@ def metric_values(runs: Sequence[Any], metrics: Sequence[Metric], ids: Sequence[
     absent from that run's mapping. ``computed_note`` collects a line per run and metric computed.
 
     Raises:
-        MissingValues: a run lacks a metric that cannot be computed; the message names the folder, the
+        InputError: a run lacks a metric that cannot be computed; the message names the folder, the
             metric and why, and how to write the values.
     """
     out: dict[str, list[dict[str, float]]] = {}
@@ -83,8 +79,8 @@ def with_metrics(run: RunFolder, names: Sequence[str]) -> dict[str, Any]:
     not write. Names the folder holds, and names that are not ir_measures measures, are left as they are.
 
     Raises:
-        MetricError: a name is not in the registry.
-        MissingValues: a measure cannot be computed (one line, as ``metric_values``).
+        InputError: a name is not in the registry.
+        InputError: a measure cannot be computed (one line, as ``metric_values``).
     """
     wanted = [m for m in (metric(n) for n in names) if m.source == "ir_measures"]
     judged = [q for q in run.queries if isinstance(q.get("metrics"), Mapping)]
@@ -131,19 +127,19 @@ def _rerun(run: RunFolder, m: Metric) -> str:
 def _computed(run: RunFolder, m: Metric, ids: Sequence[str], cache: dict) -> dict[str, float | None]:
     where = f"{run.path} holds no per-query {m.name}"
     if m.source == "ragas-llm":
-        raise MissingValues(f"{where} (an LLM-judged score cannot be computed from the rankings); {_rerun(run, m)}")
+        raise InputError(f"{where} (an LLM-judged score cannot be computed from the rankings); {_rerun(run, m)}")
     if m.source not in ("ir_measures", "ragas"):
-        raise MissingValues(f"{where}; {_rerun(run, m)}")
+        raise InputError(f"{where}; {_rerun(run, m)}")
     held = getattr(run, "rankings", None)
     trec = run.path / "run.trec"
     if held is None and not trec.is_file():
-        raise MissingValues(f"{where} and no run.trec to compute it from; {_rerun(run, m)}")
+        raise InputError(f"{where} and no run.trec to compute it from; {_rerun(run, m)}")
     dataset = _dataset(run, m, cache, where)
     ranking = {q: dict(docs) for q, docs in held.items()} if held is not None else _ranking(trec, where)
     qrels = {q: dict(dataset.qrels.get(q, {})) for q in ids}
     if m.source == "ragas":
         if not ragas_metrics.is_available():
-            raise MissingValues(f"{where}; computing it needs ragas: {ragas_metrics.INSTALL_HINT}")
+            raise InputError(f"{where}; computing it needs ragas: {ragas_metrics.INSTALL_HINT}")
         scores = ragas_metrics.ragas_scores(ranking, qrels, k=int(m.k or 10))
         return {q: _finite(scores.get(q, {}).get(m.name)) for q in ids}
     values = per_query_metrics(qrels, ranking, [m.name])
@@ -160,7 +156,7 @@ def _ranking(path: Path, where: str) -> dict[str, dict[str, float]]:
     try:
         run = read_trec_run(path)
     except SearchkitError as exc:
-        raise MissingValues(f"{where}, and its run.trec cannot be read: {str(exc)[:200]}") from None
+        raise InputError(f"{where}, and its run.trec cannot be read: {str(exc)[:200]}") from None
     return {untrec_id(q): {untrec_id(d): s for d, s in run.ranking(q)} for q in run.scores}
 
 
@@ -196,6 +192,6 @@ def _dataset(run: RunFolder, m: Metric, cache: dict, where: str) -> Any:
             cache[key] = ds
             return ds
     looked = ", ".join(tried) or "nowhere (no dataset_path, no dataset of that name)"
-    raise MissingValues(f"{where}, and computing it from run.trec needs the qrels of {name} {split} as the run "
+    raise InputError(f"{where}, and computing it from run.trec needs the qrels of {name} {split} as the run "
                         f"measured them (sha256 {sha[:12]}): not found at {looked}; {_rerun(run, m)}")
 

@@ -16,7 +16,7 @@ from searchkit.errors import InputError
 
 __all__ = [
     "CONFIDENCE", "CORRECTIONS", "CORRECTION_NAMES", "DEFAULT_CORRECTION", "N_BOOTSTRAP", "N_PERMUTATIONS", "SEED",
-    "TESTS", "CompareError", "auroc_bootstrap", "benjamini_hochberg", "check_test", "effect_size", "holm", "paired_ci", "paired_p",
+    "TESTS", "auroc_bootstrap", "benjamini_hochberg", "check_test", "effect_size", "holm", "paired_ci", "paired_p",
     "paired_test",
 ]
 
@@ -27,13 +27,9 @@ N_BOOTSTRAP = 2_000
 CONFIDENCE = 0.95
 
 
-class CompareError(InputError):
-    """Runs that cannot be compared (different query sets, missing per-query values)."""
-
-
 def check_test(test: str) -> None:
     if test not in TESTS:
-        raise CompareError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
 
 
 def paired_p(
@@ -106,13 +102,13 @@ def paired_test(
         are aligned in sorted id order, so p does not depend on the order a file lists them.
 
     Raises:
-        CompareError: the two runs hold different queries, or a metric is missing.
+        InputError: the two runs hold different queries, or a metric is missing.
     """
     check_test(test)
     qa, qb = set(per_query_a), set(per_query_b)
     if qa != qb:
         only_a, only_b = sorted(qa - qb), sorted(qb - qa)
-        raise CompareError(
+        raise InputError(
             f"the runs hold different queries ({len(only_a)} only in the first, e.g. {only_a[:3]}; "
             f"{len(only_b)} only in the second, e.g. {only_b[:3]})"
         )
@@ -125,7 +121,7 @@ def paired_test(
         a = np.array([[float(per_query_a[q][m]) for q in ids] for m in metrics]).reshape(len(metrics), len(ids))
         b = np.array([[float(per_query_b[q][m]) for q in ids] for m in metrics]).reshape(len(metrics), len(ids))
     except KeyError as exc:
-        raise CompareError(f"metric {exc.args[0]!r} is missing from a query's values") from None
+        raise InputError(f"metric {exc.args[0]!r} is missing from a query's values") from None
     ps = _paired_rows(a, b, test, seed, n_resamples)
     return {m: float(p) for m, p in zip(metrics, ps)}
 

@@ -41,16 +41,17 @@ from searchkit.evaluate.fusion_tuning import (
     parse_grid,
     tune_fusion,
 )
-from searchkit.evaluate.halves import SALT, TuneError, half_of, query_shape, run_shape
+from searchkit.evaluate.halves import SALT, half_of, query_shape, run_shape
 from searchkit.evaluate.metrics import no_answer_metrics
 from searchkit.evaluate.separation import separated
+from searchkit.errors import InputError
 from searchkit.rank.conversation import SHAPES
 from searchkit.rank.signals import answer_probability
 
 __all__ = [  # the weak-match fitting here; fusion tuning (fusion_tuning) and the halves re-exported
     "BASE_POINT", "CONVERSATION_FEATURES", "CONVERSATION_OBJECTIVE", "DEFAULT_FEATURES", "DOCUMENTS_OBJECTIVE",
     "FUSION_GRID", "FusionTrial", "LabelledSignals", "MAX_GRID", "MAX_PAIRS", "MIN_HALF_CLASS", "NORMS", "OBJECTIVES",
-    "RRF_KS", "RRF_REFERENCE", "SALT", "SHARES", "TuneError", "by_shape", "default_grid", "fit_weak_match",
+    "RRF_KS", "RRF_REFERENCE", "SALT", "SHARES", "by_shape", "default_grid", "fit_weak_match",
     "fit_weak_match_by_shape", "from_eval_json", "fusion_cell", "fusion_grid", "fusion_significance", "grid_edges",
     "half_of", "parse_grid", "query_shape", "run_shape", "score_weak_match", "small_half_warnings", "tune_fusion",
     "unfittable", "HeldThreshold", "held_threshold", "held_by_group", "false_warn_upper", "operating_rate",
@@ -110,12 +111,12 @@ def from_eval_json(report: Any) -> list[LabelledSignals]:
     import jsonschema
 
     if isinstance(report, Mapping) and "queries" not in report and "dataset" in report:
-        raise TuneError("the eval report has no per-query rows; run eval with --json --queries")
+        raise InputError("the eval report has no per-query rows; run eval with --json --queries")
     try:
         jsonschema.validate(report, _RUN_SCHEMA)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        raise TuneError(f"not an eval run with per-query rows (at {where}: fails the run format's "
+        raise InputError(f"not an eval run with per-query rows (at {where}: fails the run format's "
                         f"{exc.validator!r} rule)") from None  # never exc.message: it quotes the file
     default = report.get("shape") if report.get("shape") in SHAPES else "documents"
     return [
@@ -177,7 +178,7 @@ def _pairwise_direction(Z: np.ndarray, y: np.ndarray, groups: np.ndarray, C: flo
         diffs += [d, -d]
         weights.append(np.full(2 * len(d), 1.0 / (2 * len(d))))
     if not diffs:
-        raise TuneError("a pairwise fit needs a dataset with both answerable and unanswerable queries")
+        raise InputError("a pairwise fit needs a dataset with both answerable and unanswerable queries")
     D = np.vstack(diffs)
     labels = np.concatenate([np.r_[np.ones(len(a)), np.zeros(len(a))] for a in diffs[::2]])
     w = np.concatenate(weights)
@@ -304,11 +305,11 @@ def fit_weak_match(
     from sklearn.preprocessing import StandardScaler
 
     if objective not in OBJECTIVES:
-        raise TuneError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        raise InputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     rows = list(rows)
     X, y = _matrix(rows, features)
     if len(set(y.tolist())) < 2:
-        raise TuneError("fitting weak match needs both answerable and unanswerable queries")
+        raise InputError("fitting weak match needs both answerable and unanswerable queries")
     scaler = StandardScaler().fit(X)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     Z = (X - scaler.mean_) / scale
@@ -376,7 +377,7 @@ def held_by_group(rows: Iterable[LabelledSignals], model: Any, target: float = F
     (the pooled one under ``"small sets: A+B"``)."""
     rows = [r for r in rows if r.answerable]
     if not rows:
-        raise TuneError("no answerable query to hold the false-warning rate on")
+        raise InputError("no answerable query to hold the false-warning rate on")
     p = np.array([answer_probability(r.signals, model) for r in rows])
     names = [r.group for r in rows]
     groups = _rate_groups(names, np.ones(len(rows), dtype=int), rate_of(target, check_n, confidence))
@@ -470,24 +471,24 @@ def fit_weak_match_by_shape(
     ``"conversation"`` fits only that model and takes the other one from ``keep``; ``"both"`` fits
     every model that scored some of the rows and keeps the other (logged) from ``keep``. Everything
     else of ``weak_match`` (the rule that picks the model, ``enabled``) is ``keep``'s. A model to
-    fit with no rows is a ``TuneError`` naming it; so is one whose rows hold fewer than
+    fit with no rows is a ``InputError`` naming it; so is one whose rows hold fewer than
     ``MIN_HALF_CLASS`` queries of a class (``small_half_warnings``) or are separated
     (``separation_warnings``), unless ``allow_small``, which fits it and logs the line as a warning.
     Each threshold holds ``target_false_warn`` (10% by default), or is ``threshold`` when given."""
     from dataclasses import replace
 
     if refit not in ("both",) + SHAPES:
-        raise TuneError(f"refit must be both, documents or conversation, got {refit!r}")
+        raise InputError(f"refit must be both, documents or conversation, got {refit!r}")
     if refit != "both" and keep is None:
-        raise TuneError(f"refit {refit} keeps the other model from a config: give keep")
+        raise InputError(f"refit {refit} keeps the other model from a config: give keep")
     groups = by_shape(rows)
     if refit == "both":
         wanted = tuple(shape for shape in SHAPES if groups[shape])
         if not wanted:
-            raise TuneError("no queries to fit the weak-match models on")
+            raise InputError("no queries to fit the weak-match models on")
         missing = [shape for shape in SHAPES if shape not in wanted]
         if "documents" in missing and keep is None:
-            raise TuneError("no query of these runs was scored by the documents model (shape documents), so it "
+            raise InputError("no query of these runs was scored by the documents model (shape documents), so it "
                             "cannot be fitted; give runs with document evidence, or a config to keep it from")
         for shape in missing:
             log.warning("no query of these runs was scored by the %s model: it is kept from the config", shape)
@@ -496,18 +497,18 @@ def fit_weak_match_by_shape(
         if not groups[refit]:
             other = next(s for s in SHAPES if s != refit)
             instead = f" (or pass --refit {other}: these runs' queries were scored by it)" if groups[other] else ""
-            raise TuneError(f"no query of these runs was scored by the {refit} model (shape {refit}), so it "
+            raise InputError(f"no query of these runs was scored by the {refit} model (shape {refit}), so it "
                             f"cannot be fitted; give runs with {refit} evidence{instead}")
     objectives = {"documents": objective, "conversation": conversation_objective}
     for shape in wanted:
         problem = unfittable(shape, groups, objectives[shape], refit)
         if problem:
-            raise TuneError(problem)
+            raise InputError(problem)
     feats = {"documents": features, "conversation": conversation_features}
     doubts = (small_half_warnings([r for s in wanted for r in groups[s]], wanted)
               + separation_warnings(groups, wanted, feats, objectives))
     if doubts and not allow_small:
-        raise TuneError(f"refused: {doubts[0]}, or pass --allow-small to fit it anyway")
+        raise InputError(f"refused: {doubts[0]}, or pass --allow-small to fit it anyway")
     for line in doubts:
         log.warning("%s", line)
     if threshold is not None:
@@ -566,5 +567,5 @@ def _fit_shape(shape: str, rows: Sequence[LabelledSignals], features: Sequence[s
     try:
         return fit_weak_match(rows, features, C=C, target_false_warn=target_false_warn, objective=objective,
                               check_n=check_n, confidence=confidence)
-    except TuneError as exc:
-        raise TuneError(f"the {shape} model: {exc}") from None
+    except InputError as exc:  # fit_weak_match's own (it raises no config's ConfigError)
+        raise InputError(f"the {shape} model: {exc}") from None

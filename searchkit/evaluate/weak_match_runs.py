@@ -6,7 +6,7 @@ config's: its retrievers, embedder, reranker, fusion and evidence settings. So t
 goes only into the config that made the runs: their own (a run folder of ``searchkit eval --out``
 holds it as ``config.json``), the shipped one when the runs' fingerprint is the shipped config's, or
 the ``--config`` given when it is the runs' config with the weak-match *models* aside
-(``fit_fingerprint``). Anything else is a :class:`TuneError` of one line naming both fingerprints;
+(``fit_fingerprint``). Anything else is a :class:`InputError` of one line naming both fingerprints;
 runs of several configs at once are refused naming them.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from searchkit.config import ConfigError, SearchConfig, WeakMatchModel
 from searchkit.config_file import load_export
-from searchkit.evaluate.halves import TuneError
+from searchkit.errors import InputError
 from searchkit.evaluate.tune import LabelledSignals, from_eval_json
 from searchkit.util import FileProblem, read_json_file
 
@@ -59,15 +59,15 @@ def _read(path: Path, what: str) -> Any:
     try:
         return read_json_file(path)
     except FileProblem as exc:
-        raise TuneError(f"{what}: {exc.problem}") from None
+        raise InputError(f"{what}: {exc.problem}") from None
     except OSError as exc:
-        raise TuneError(f"{what}: {exc.strerror or type(exc).__name__}") from None
+        raise InputError(f"{what}: {exc.strerror or type(exc).__name__}") from None
 
 
 def read_eval_run(path: str) -> EvalRun:
     """Read one ``--runs`` entry: a run folder (its ``metrics.json`` and ``config.json``) or an
     ``eval --json --queries`` file. A run that records no config fingerprint, or a folder whose
-    config does not load, is a :class:`TuneError` naming it."""
+    config does not load, is a :class:`InputError` naming it."""
     p = Path(path)
     folder = p.is_dir() and (p / "metrics.json").exists()
     metrics = p / "metrics.json" if folder else p
@@ -75,21 +75,21 @@ def read_eval_run(path: str) -> EvalRun:
     try:
         rows = tuple(from_eval_json(data))
     except ValueError as exc:
-        raise TuneError(f"eval run {metrics}: {exc}") from None
+        raise InputError(f"eval run {metrics}: {exc}") from None
     fp = data.get("config_fingerprint") if isinstance(data, dict) else None
     if not isinstance(fp, str) or not fp:
-        raise TuneError(f"eval run {metrics} records no config_fingerprint, so the config that made its signals is "
+        raise InputError(f"eval run {metrics} records no config_fingerprint, so the config that made its signals is "
                         "unknown; write it again with searchkit eval --out DIR (or --json --queries)")
     config = None
     if folder:
         if not (p / "config.json").exists():
-            raise TuneError(f"run folder {path} has no config.json; write it again with searchkit eval --out")
+            raise InputError(f"run folder {path} has no config.json; write it again with searchkit eval --out")
         try:
             loaded = load_export(p / "config.json")
         except (ConfigError, OSError) as exc:
-            raise TuneError(f"run folder {path}: its config.json does not load ({_first_line(exc)})") from None
+            raise InputError(f"run folder {path}: its config.json does not load ({_first_line(exc)})") from None
         if not loaded.notes and loaded.config.fingerprint() != fp:
-            raise TuneError(f"run folder {path}: its config.json is config {loaded.config.fingerprint()}, but its "
+            raise InputError(f"run folder {path}: its config.json is config {loaded.config.fingerprint()}, but its "
                             f"metrics.json was made with config {fp}; write the run again with searchkit eval --out")
         config = loaded.config
     return EvalRun(path, fp, rows, config)
@@ -114,16 +114,16 @@ def config_for_runs(runs: Sequence[EvalRun], config: SearchConfig | None = None,
     weak-match models aside (``fit_fingerprint``; a JSON run, which records only its fingerprint,
     needs the very config). Without it: a run folder's own config, else the shipped config when
     the runs were made with it. Runs of several configs, or a config other than the runs', are a
-    :class:`TuneError` of one line naming the fingerprints."""
+    :class:`InputError` of one line naming the fingerprints."""
     if not runs:
-        raise TuneError("no eval runs to fit on")
+        raise InputError("no eval runs to fit on")
     groups: dict[str, list[EvalRun]] = {}
     known = {r.fingerprint: r.key for r in runs if r.config is not None}  # a JSON run of a folder's config is one
     for r in runs:
         groups.setdefault(known.get(r.fingerprint, r.key), []).append(r)
     if len(groups) > 1:
         parts = "; ".join(f"config {', '.join(sorted({r.fingerprint for r in g}))} ({_named(g)})" for g in groups.values())
-        raise TuneError(f"the runs were made with {len(groups)} different configs ({parts}): a weak-match model is "
+        raise InputError(f"the runs were made with {len(groups)} different configs ({parts}): a weak-match model is "
                         "fitted on the signals of one config; give the runs of one config")
     ((key, mine),) = groups.items()
     own = next((r.config for r in mine if r.config is not None), None)
@@ -135,7 +135,7 @@ def config_for_runs(runs: Sequence[EvalRun], config: SearchConfig | None = None,
             how = ("even with the weak-match models aside" if own is not None else
                    "and eval --json files record only their config's fingerprint; run folders (eval --out) "
                    "hold their config, which may then differ in the weak-match models alone")
-            raise TuneError(f"{where} is config {config.fingerprint()}, but the runs ({_named(mine)}) were made with "
+            raise InputError(f"{where} is config {config.fingerprint()}, but the runs ({_named(mine)}) were made with "
                             f"config {made} ({how}): the model would read signals that config does not make; "
                             "pass the runs' config as --config, or leave --config out to write into the runs' own")
         return config, where
@@ -143,7 +143,7 @@ def config_for_runs(runs: Sequence[EvalRun], config: SearchConfig | None = None,
         return own, "the runs' own config"
     shipped = SearchConfig()
     if made != shipped.fingerprint():
-        raise TuneError(f"the runs ({_named(mine)}) were made with config {made}, not the shipped config "
+        raise InputError(f"the runs ({_named(mine)}) were made with config {made}, not the shipped config "
                         f"{shipped.fingerprint()} the model would be written into: pass that config as --config, "
                         "or give run folders (searchkit eval --out), which hold it")
     return shipped, "the shipped config"

@@ -31,7 +31,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.out:
         check_folder_target(args.out, "--out")  # what the path is: a link loop, a FIFO (issue 39 item 6)
         check_run_target(args.out)  # what the folder holds; both refused before anything is indexed
-    choice = metrics_option(args.metrics)  # a bad name: one line naming it (MetricError), before any indexing
+    choice = metrics_option(args.metrics)  # a bad name: one line naming it (InputError), before any indexing
     if choice.ragas and not ragas_metrics.is_available():
         raise InputError(ragas_metrics.INSTALL_HINT, usage=True)
     if args.mlflow:

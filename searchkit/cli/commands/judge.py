@@ -47,7 +47,7 @@ def judge_from_args(args: argparse.Namespace, choice: MetricsChoice | None = Non
                                        api_key_env=args.llm_api_key_env, embedding_model=args.llm_embedding_model,
                                        k=k, timeout=args.llm_timeout)
         judge.api_key()  # a named variable that is not set: said now, not after the indexing
-    except ragas_metrics.JudgeSettingsError as exc:
+    except InputError as exc:  # the judge's settings (LLMJudge raises nothing else)
         raise InputError(f"--metrics ragas-llm: {exc}", usage=True) from None
     return judge
 

@@ -14,7 +14,7 @@ from searchkit import strict_json
 from searchkit.cli.commands import engine
 from searchkit.cli.common import load_config
 from searchkit.errors import InputError
-from searchkit.config import AdaptiveFusion, SearchConfig, WeakMatchConfig
+from searchkit.config import AdaptiveFusion, ConfigError, SearchConfig, WeakMatchConfig
 from searchkit.evaluate import adaptive, weak_match_runs
 from searchkit.evaluate import tune as tuning
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
@@ -49,10 +49,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
                        "`searchkit eval --json --queries`)", usage=True)
     try:
         runs = [weak_match_runs.read_eval_run(path) for path in args.runs]
-        # the model goes only into the config that made the runs' signals (issue 40 item 1)
-        base, written_into = weak_match_runs.config_for_runs(
-            runs, load_config(args.config) if args.config else None, args.config)
-    except tuning.TuneError as exc:
+    except InputError as exc:
+        raise InputError(f"tune weak-match: {exc}", usage=True) from None
+    given = load_config(args.config) if args.config else None  # its ConfigError as it is
+    try:  # the model goes only into the config that made the runs' signals (issue 40 item 1)
+        base, written_into = weak_match_runs.config_for_runs(runs, given, args.config)
+    except InputError as exc:
         raise InputError(f"tune weak-match: {exc}", usage=True) from None
     rows = [row for run in runs for row in run.rows]
     tune = [r for r in rows if tuning.half_of(r.query_id) == "tune"]
@@ -70,7 +72,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
                                      conversation_objective=args.conversation_objective or tuning.CONVERSATION_OBJECTIVE,
                                      check_n=args.check_n, allow_small=args.allow_small, threshold=args.threshold)
         held = _threshold_out(args, rate, tune, wm)
-    except tuning.TuneError as exc:
+    except InputError as exc:  # the fit's own; a config's ConfigError passes as it did
+        if isinstance(exc, ConfigError):
+            raise
         raise InputError(f"tune weak-match: {exc}", usage=True) from None
     cfg = base.replace(weak_match=wm)
     out = {"fitted_on": "tune half", "refit": args.refit,
@@ -301,7 +305,9 @@ def _grid(value: str, base: SearchConfig) -> tuple[dict[str, Any], ...]:
         data = _read_json(Path(value), where)
     try:
         return tuning.parse_grid(data, base)
-    except tuning.TuneError as exc:
+    except InputError as exc:  # the grid's own; a config's ConfigError passes as it did
+        if isinstance(exc, ConfigError):
+            raise
         raise InputError(f"{where}: {exc}", usage=True) from None
 
 

@@ -6,7 +6,7 @@ like the rest of the package.
 
 - Parameters: ``notebook_config`` (a config file and an embedder override), ``check_datasets``
   (every dataset a notebook names exists, before anything is computed). A bad parameter raises
-  ``NotebookInputError``, which a notebook shows as its one line, without a traceback.
+  ``InputError``, which a notebook shows as its one line, without a traceback.
 - Run folders: ``ensure_run`` / ``ensure_task_run`` evaluate a dataset split under a config and
   write a run folder (``searchkit eval --out``), or reuse the one already in the notebook's runs
   folder when its dataset content, config, commit and package versions are the same;
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from searchkit.evaluate.research.base import (
     HEADLINE,
-    NotebookInputError,
     check_datasets,
     config_label,
     notebook_config,
@@ -70,7 +69,7 @@ from searchkit.evaluate.research.tables import (
 
 __all__ = [
     "DEFAULT", "HEADLINE", "SHIPPED_POINT",
-    "NotebookInputError", "cards_side_by_side", "check_datasets", "comparison_frame", "config_changes", "config_diff",
+    "cards_side_by_side", "check_datasets", "comparison_frame", "config_changes", "config_diff",
     "config_label", "curves", "group_table", "save_config", "significance_marks", "work_from_repo_root",
     "ensure_run", "ensure_task_run", "find_runs", "fusion_rows", "fusion_significance_rows", "headline_frame",
     "breakdown_frame", "missing_id_table", "no_answer_rows", "notebook_config", "per_query_deltas", "query_frame",

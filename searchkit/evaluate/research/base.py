@@ -26,14 +26,6 @@ log = logging.getLogger(__name__)
 HEADLINE = ("nDCG@10", "RR@10", "R@1", "R@5", "R@10", "R@20", "R@100")
 
 
-class NotebookInputError(InputError):
-    """A notebook parameter that cannot be used (a missing dataset, an unreadable config, an
-    unknown embedder). IPython shows it as its one line instead of a traceback."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"{type(self).__name__}: {self}"]
-
-
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
@@ -53,23 +45,21 @@ def notebook_config(config: str | os.PathLike[str] | None = None, embedder: str 
     section that names the searcher's embedder (``SearchConfig.embedder_section``: ``dense.embedder``).
 
     Raises:
-        NotebookInputError: the file is missing or invalid, or the embedder is unknown (one line).
+        InputError: the file is missing or invalid, or the embedder is unknown (one line).
     """
+    if config and not Path(config).is_file():
+        raise InputError(f"CONFIG {str(config)!r}: no such file")
     try:
         if config:
-            if not Path(config).is_file():
-                raise NotebookInputError(f"CONFIG {str(config)!r}: no such file")
             cfg = load_config(config)
         else:
             cfg = SearchConfig()
         key = cfg.embedder_section()
         if embedder and key is not None and embedder != getattr(cfg, key).embedder:
             cfg = cfg.replace(**{f"{key}.embedder": embedder})
-    except NotebookInputError:
-        raise
     except SearchkitError as exc:
         what = f"EMBEDDER {embedder!r}" if embedder and config is None else f"CONFIG {str(config)!r}"
-        raise NotebookInputError(f"{what}: {_one_line(exc)}") from None
+        raise InputError(f"{what}: {_one_line(exc)}") from None
     return cfg
 
 
@@ -83,28 +73,28 @@ def check_datasets(names: Iterable[str], split: str = "dev", *, task_sets: Itera
         task_sets: labelled task-store sets (``task_eval.load_task_set``).
 
     Raises:
-        NotebookInputError: the first dataset that cannot be used.
+        InputError: the first dataset that cannot be used.
     """
     for name in names:
         try:
             root = resolve_dataset(name)
         except DatasetError as exc:
-            raise NotebookInputError(f"DATASET {name!r}: {_one_line(exc)}") from None
+            raise InputError(f"DATASET {name!r}: {_one_line(exc)}") from None
         if not (root / "corpus.jsonl").is_file():
-            raise NotebookInputError(f"DATASET {name!r}: {root} has no corpus.jsonl (not an eval dataset folder)")
+            raise InputError(f"DATASET {name!r}: {root} has no corpus.jsonl (not an eval dataset folder)")
         splits = available_splits(root)
         if split not in splits:
-            raise NotebookInputError(f"DATASET {name!r}: no split {split!r} (it has {', '.join(splits) or 'none'})")
+            raise InputError(f"DATASET {name!r}: no split {split!r} (it has {', '.join(splits) or 'none'})")
     for name in task_sets:
         try:
             root = resolve_dataset(name)
         except DatasetError as exc:
-            raise NotebookInputError(f"DATASET {name!r}: {_one_line(exc)}") from None
+            raise InputError(f"DATASET {name!r}: {_one_line(exc)}") from None
         if not is_task_set(root):
-            raise NotebookInputError(f"DATASET {name!r}: {root} is not a labelled task-store set "
+            raise InputError(f"DATASET {name!r}: {root} is not a labelled task-store set "
                                      f"(needs {', '.join(TASK_SET_FILES)})")
         if not (root / "qrels" / f"{split}.tsv").is_file():
-            raise NotebookInputError(f"DATASET {name!r}: no split {split!r} (no qrels/{split}.tsv)")
+            raise InputError(f"DATASET {name!r}: no split {split!r} (no qrels/{split}.tsv)")
 
 
 def work_from_repo_root(start: str | os.PathLike[str] | None = None) -> Path:

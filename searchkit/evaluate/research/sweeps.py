@@ -9,9 +9,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from searchkit.errors import InputError
 from searchkit import retrievers
 from searchkit.evaluate.compare import paired_test
-from searchkit.evaluate.research.base import NotebookInputError, log
+from searchkit.evaluate.research.base import log
 from searchkit.evaluate.tune import (
     MIN_HALF_CLASS,
     RRF_REFERENCE,
@@ -263,7 +264,7 @@ def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float, model: str 
     model scored, whose probabilities the threshold compares with (None: every row).
 
     Raises:
-        NotebookInputError: no tune-half query was scored by ``model``, or none of them is
+        InputError: no tune-half query was scored by ``model``, or none of them is
             answerable (one line naming the model).
     """
     if model is not None:
@@ -272,9 +273,9 @@ def threshold_report(rows: Sequence[Mapping[str, Any]], rate: float, model: str 
     what = f"the {model} model" if model is not None else "any model"
     whose = f"the {model} model's" if model is not None else "the"
     if not tune:
-        raise NotebookInputError(f"no tune-half query of these runs was scored by {what}: its threshold cannot be picked")
+        raise InputError(f"no tune-half query of these runs was scored by {what}: its threshold cannot be picked")
     if not any(r["answerable"] for r in tune):
-        raise NotebookInputError(f"no answerable tune-half query was scored by {what}: its threshold cannot be picked")
+        raise InputError(f"no answerable tune-half query was scored by {what}: its threshold cannot be picked")
     t = threshold_for_false_alarm([r["answerable"] for r in tune], [r["p"] for r in tune], rate)
     out: dict[str, Any] = {"threshold": t, "target_false_alarm": rate, "model": model}
     for half in ("tune", "report"):
@@ -299,12 +300,12 @@ def thresholds_by_model(rows: Sequence[Mapping[str, Any]], rate: float,
                         models: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """``threshold_report`` for each weak-match model, on the queries it scored: ``models`` (None:
     every model that scored a tune-half query). A model named in ``models`` that scored none is
-    a ``NotebookInputError`` naming it."""
+    a ``InputError`` naming it."""
     if models is None:
         models = [m for m in SHAPES if any(r.get("model", "documents") == m and r["half"] == "tune" for r in rows)]
     unknown = [m for m in models if m not in SHAPES]
     if unknown:
-        raise NotebookInputError(f"unknown weak-match model {unknown[0]!r}; valid: {', '.join(SHAPES)}")
+        raise InputError(f"unknown weak-match model {unknown[0]!r}; valid: {', '.join(SHAPES)}")
     return {m: threshold_report(rows, rate, m) for m in models}
 
 
@@ -324,7 +325,7 @@ def apply_thresholds(config: SearchConfig, choices: Mapping[str, Mapping[str, An
     for model, c in choices.items():
         if model == "conversation":
             if wm.conversation is None:
-                raise NotebookInputError("the config has no conversation model (weak_match.conversation is null)")
+                raise InputError("the config has no conversation model (weak_match.conversation is null)")
             wm = replace(wm, conversation=replace(wm.conversation, threshold=float(c["threshold"])))
         else:
             wm = replace(wm, threshold=float(c["threshold"]))
