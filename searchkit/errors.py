@@ -13,7 +13,7 @@ traceback. Below the root, an error says what kind of thing went wrong, never wh
 - ``ResourceError``: something searchkit depends on failed or refused (an embedding or reranking
   endpoint, a cluster, a lock, a full disk, a judge model, a server); retrying may help.
 
-A module may refine one of these for its callers to catch (``DatasetError``, ``EmbeddingError``,
+A module may refine one of these for its callers to catch (``DataError``, ``EmbeddingError``,
 ...): each refinement derives from its meaning here and from the built-in exception it refines
 (``ValueError`` for bad values, ``FileNotFoundError`` for a missing index, ``RuntimeError`` for a
 failing embedder), so ``except ValueError`` keeps working.
@@ -69,18 +69,18 @@ class DataError(SearchkitError, ValueError):
     """A file or folder the caller pointed at is missing, damaged or of the wrong kind; ``path``
     names it when known (the message names it too, and never quotes its content); ``reason`` says
     which case where callers tell them apart (``task_store``, ``locked``, ``no_fts5``: a task store;
-    ``no_index``: no index there at all, where ``damaged`` is one that cannot be read)."""
+    ``no_index``: no searchkit index there at all)."""
 
     code: ClassVar[str] = "data"
 
     def __init__(self, *args: object, path: str | os.PathLike[str] | None = None, reason: str | None = None) -> None:
         super().__init__(*args)
         self.path = None if path is None else os.fspath(path)
+        self.reason = reason
 
 
 class ResourceError(SearchkitError):
     """Something searchkit depends on failed or refused: an endpoint, a cluster, a lock, the disk.
-        self.reason = reason
 
     ``retry`` is true where the very attempt may be tried again now (no answer, HTTP 429/5xx);
     ``late`` where a deadline cut it; ``cause`` is what the transport raised, where known; ``reason``
@@ -92,7 +92,7 @@ class ResourceError(SearchkitError):
     def __init__(self, *args: object, retry: bool = False, late: bool = False,
                  cause: BaseException | None = None, reason: str | None = None) -> None:
         super().__init__(*args)
+        self.reason = reason
         self.retry = retry
         self.late = late
         self.cause = cause
-        self.reason = reason

@@ -26,7 +26,7 @@ from searchkit.config import SearchConfig
 from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
-from searchkit.index.writes import IndexWriteError, write_failure
+from searchkit.index.writes import write_failure
 from searchkit.passages import make_passages
 from searchkit.ports import EmbedderPort, EmbeddingCachePort
 from searchkit.rank.candidates import Candidates
@@ -417,8 +417,6 @@ class Searcher:
             try:
                 with open(tmp / name, "w", encoding="utf-8") as fh:
                     fh.writelines(rows)
-            except IndexWriteError:
-                raise
             except OSError as exc:  # a full disk: name the file and say so (issue 27 item 13)
                 raise write_failure(tmp / name, exc) from None
 
@@ -431,8 +429,6 @@ class Searcher:
                 raise DataError(f"retriever {name!r} cannot be saved (it has no save method)")
             try:
                 r.save(tmp / name)
-            except IndexWriteError:
-                raise
             except OSError as exc:
                 raise write_failure(tmp / name, exc) from None
         if self.line_analysis is not None:

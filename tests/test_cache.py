@@ -313,7 +313,8 @@ _FULL_DISK = r'''
 import resource, signal, sys
 from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing us
-from searchkit.index.cache import CacheWriteError, EmbeddingCache
+from searchkit.errors import ResourceError
+from searchkit.index.cache import EmbeddingCache
 from searchkit.index.embedders import HashingEmbedder
 
 path, limit, n = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -321,7 +322,8 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 try:
     with EmbeddingCache(path) as c:
         c.embed(HashingEmbedder(dim=256), [f"text {i}" for i in range(n)], "passage", show_progress=False)
-except CacheWriteError as e:
+except ResourceError as e:
+    assert e.reason == "disk"
     print(e)
     sys.exit(3)
 '''
@@ -358,11 +360,11 @@ def test_storing_on_a_full_disk_says_so_and_keeps_what_was_stored(tmp_path):
 
 
 def test_a_fifo_as_cache_path_is_refused(tmp_path):
-    from searchkit.index.cache import CacheError
+    from searchkit.errors import DataError
 
     fifo = tmp_path / "c.sqlite"
     os.mkfifo(fifo)
-    with pytest.raises(CacheError, match="not a regular file"):
+    with pytest.raises(DataError, match="not a regular file"):
         EmbeddingCache(fifo)
 
 

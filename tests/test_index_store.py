@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from searchkit.config import SearchConfig
+from searchkit.errors import DataError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache
 from searchkit.records import Record
@@ -101,7 +102,7 @@ def test_a_marker_beside_user_folders_named_like_versions_is_refused(tmp_path, w
     p = _cli("index", "--workspace", str(workspace), "--out", str(out), "--config", str(HASHING), "--quiet")
     assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert "v000001" in p.stderr and "did not write" in p.stderr
-    with pytest.raises(store.IndexStoreError, match="did not write"):
+    with pytest.raises(DataError, match="did not write"):
         _save("verA", out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
@@ -111,7 +112,7 @@ def test_a_folder_named_like_a_version_put_into_an_index_is_never_deleted(tmp_pa
     _save("verA", out)
     (out / "v000009").mkdir()
     (out / "v000009" / "keep.txt").write_text("mine")
-    with pytest.raises(store.IndexStoreError, match="'v000009', a folder this index did not write"):
+    with pytest.raises(DataError, match="'v000009', a folder this index did not write"):
         _save("verB", out)
     assert (out / "v000009" / "keep.txt").read_text() == "mine"
     assert "verA" in Searcher.load(out, cache=EmbeddingCache(None)).records[0].text  # the index is as it was
@@ -129,7 +130,7 @@ def test_a_registered_version_whose_stamp_changed_is_not_deleted(tmp_path):
     (out / "v000002" / ".readers").write_text("someone else's")
     (out / "v000002" / "keep.txt").write_text("mine")
     (out / "CURRENT").write_text("v000002\n")
-    with pytest.raises(store.IndexStoreError):
+    with pytest.raises(DataError):
         Searcher.load(out, cache=EmbeddingCache(None))
     _save("verA", out)
     assert (out / "v000002" / "keep.txt").read_text() == "mine"
@@ -157,7 +158,7 @@ def test_an_index_of_the_first_store_format_is_taken_over_and_pruned(tmp_path):
         (out / v / ".readers").write_text("")
     (out / store.MARKER).write_text(json.dumps({"format": "searchkit.index-store", "store_version": 1}))
     (out / "v000003").mkdir()  # and someone's folder named like a version
-    with pytest.raises(store.IndexStoreError, match="v000003"):
+    with pytest.raises(DataError, match="v000003"):
         _save("verA", out)
     shutil.rmtree(out / "v000003")
     _save("verA", out)
@@ -457,7 +458,7 @@ def test_a_pointer_to_a_missing_version_says_the_index_is_damaged(tmp_path):
     out = tmp_path / "idx"
     _save("verA", out)
     (out / "CURRENT").write_text("v000099\n")
-    with pytest.raises(store.IndexStoreError, match="missing or incomplete; the index is damaged"):
+    with pytest.raises(DataError, match="missing or incomplete; the index is damaged"):
         Searcher.load(out, cache=EmbeddingCache(None))
 
 
@@ -477,7 +478,7 @@ def test_a_fifo_in_an_index_is_a_one_line_error_never_a_hang(tmp_path, target):
         assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert target in p.stderr
     if target == store.MARKER:  # but nothing is written beside a marker that is not one
-        with pytest.raises(store.IndexStoreError, match="not a searchkit index marker"):
+        with pytest.raises(DataError, match="not a searchkit index marker"):
             store.write_version(out, lambda tmp: None)
 
 

@@ -501,7 +501,7 @@ def test_after_update_the_embedding_cache_forgets_the_deleted_text(tmp_path):
 
 
 def test_an_update_whose_cache_erasure_fails_still_erases_the_index_and_says_so(tmp_path, monkeypatch, caplog):
-    from searchkit.index.cache import CacheWriteError
+    from searchkit.errors import ResourceError
 
     ws = tmp_path / "ws"
     shutil.copytree(DEMO, ws)
@@ -510,7 +510,7 @@ def test_an_update_whose_cache_erasure_fails_still_erases_the_index_and_says_so(
     (ws / "acme" / ".space" / "chats" / "ses_gone.json").unlink()
 
     def fail(self, texts):
-        raise CacheWriteError("embedding cache X: removing erased entries failed, the disk is full")
+        raise ResourceError("embedding cache X: removing erased entries failed, the disk is full", reason="disk")
 
     monkeypatch.setattr(EmbeddingCache, "forget", fail)
     with caplog.at_level("WARNING", logger="searchkit.tools.history"):

@@ -32,7 +32,7 @@ from searchkit.util import make_folders_private
 
 from .embedders import Embedder, EmbeddingError
 
-__all__ = ["EmbeddingCache", "CacheError", "CacheWriteError", "CacheStats", "default_cache_path", "KINDS"]
+__all__ = ["EmbeddingCache", "CacheStats", "default_cache_path", "KINDS"]
 
 KINDS = ("query", "passage")
 _PLURAL = {"query": "queries", "passage": "passages"}
@@ -41,15 +41,6 @@ _LOOKUP_CHUNK = 500  # bound on SQL variables per SELECT
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
 log = logging.getLogger(__name__)
-
-
-class CacheError(DataError):
-    """The cache path holds something that is not a searchkit embedding cache (named, one line)."""
-
-
-class CacheWriteError(ResourceError, OSError):
-    """The cache could not be written (a full disk, an I/O error, a read-only file): the message
-    names the path and says so; what was stored before is kept (issue 27, item 13)."""
 
 
 def _write_failure(e: sqlite3.Error) -> str | None:
@@ -124,31 +115,31 @@ class EmbeddingCache:
             target = ":memory:"
         else:
             if self.path.is_dir():
-                raise CacheError(f"embedding cache path {self.path} is a folder; give a file path")
+                raise DataError(f"embedding cache path {self.path} is a folder; give a file path")
             if self.path.exists() and not self.path.is_file():
-                raise CacheError(f"embedding cache path {self.path} is not a regular file (a FIFO or a device); "
+                raise DataError(f"embedding cache path {self.path} is not a regular file (a FIFO or a device); "
                                  "give a file path")
             try:  # it and its missing parents 0700 whatever the umask: it holds every passage's vector (issue 39 item 8)
                 make_folders_private(self.path.parent)
                 _create_private(self.path)
             except OSError as e:  # a file where a folder should be, no permission: one line, never a raw [Errno N]
-                raise CacheError(f"embedding cache {self.path}: cannot be created ({e.strerror or e}); "
+                raise DataError(f"embedding cache {self.path}: cannot be created ({e.strerror or e}); "
                                  "point $SEARCHKIT_CACHE elsewhere") from None
             target = str(self.path)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one transaction per batch.
         try:
             self._conn = sqlite3.connect(target, timeout=60.0, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as e:
-            raise CacheWriteError(f"embedding cache {self.path}: {_write_failure(e) or 'cannot be opened'}") from None
+            raise ResourceError(f"embedding cache {self.path}: {_write_failure(e) or 'cannot be opened'}", reason="disk") from None
         try:
             self._setup()
         except sqlite3.DatabaseError as e:
             self._conn.close()
             failure = _write_failure(e)
             if failure is not None:
-                raise CacheWriteError(f"embedding cache {self.path}: cannot be set up, {failure}; nothing was "
-                                      "changed (free some space, or point $SEARCHKIT_CACHE elsewhere)") from None
-            raise CacheError(f"embedding cache {self.path}: not a usable SQLite cache ({e}); delete it to "
+                raise ResourceError(f"embedding cache {self.path}: cannot be set up, {failure}; nothing was "
+                                      "changed (free some space, or point $SEARCHKIT_CACHE elsewhere)", reason="disk") from None
+            raise DataError(f"embedding cache {self.path}: not a usable SQLite cache ({e}); delete it to "
                              "start a new one, or point $SEARCHKIT_CACHE elsewhere") from None
         if self.path is not None:
             _make_private(self.path)
@@ -295,7 +286,7 @@ class EmbeddingCache:
             ValueError / TypeError: bad ``kind``, ``dim``, texts, or as many vectors as texts.
             EmbeddingError: a wrong shape, non-finite values or another dimension than the
                 family's; nothing is stored.
-            CacheWriteError: the write failed; nothing of this call is stored.
+            ResourceError: the write failed (reason ``disk``); nothing of this call is stored.
         """
         items = _request(texts, kind, dim)
         n = len(vectors) if hasattr(vectors, "__len__") else -1
@@ -348,8 +339,8 @@ class EmbeddingCache:
                 if self.path is not None:
                     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as e:
-                raise CacheWriteError(f"embedding cache {self._where()}: removing erased entries failed, "
-                                      f"{_write_failure(e) or e}") from None
+                raise ResourceError(f"embedding cache {self._where()}: removing erased entries failed, "
+                                      f"{_write_failure(e) or e}", reason="disk") from None
         return removed
 
     def stats(self) -> CacheStats:
@@ -387,7 +378,7 @@ class EmbeddingCache:
 
     def _store(self, fp: str, rows: list[tuple], dim: int, family: int | None, name: str) -> int | None:
         """Store one batch in one transaction (all of it or nothing); returns the family's
-        dimension. A write that fails (a full disk) is a :class:`CacheWriteError` naming the file:
+        dimension. A write that fails (a full disk) is a ``ResourceError`` (reason ``disk``) naming the file:
         the batch is rolled back and every batch stored before it is kept."""
         c = self._conn
         try:
@@ -409,9 +400,9 @@ class EmbeddingCache:
             failure = _write_failure(e)
             if failure is None:
                 raise
-            raise CacheWriteError(f"embedding cache {self._where()}: storing embeddings failed, {failure}; the "
+            raise ResourceError(f"embedding cache {self._where()}: storing embeddings failed, {failure}; the "
                                   "vectors stored before are kept (free some space, or point $SEARCHKIT_CACHE "
-                                  "elsewhere)") from None
+                                  "elsewhere)", reason="disk") from None
         return family
 
     def _cached(self, fp: str, kind: str, keys: list[bytes], items: list[str],

@@ -19,13 +19,13 @@ import numpy as np
 from searchkit import registries
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
-from searchkit.index.writes import IndexWriteError, write_failure
+from searchkit.index.writes import write_failure
 from searchkit.util import FileProblem, atomic_write_text, read_json_file
 
 if TYPE_CHECKING:
     import faiss
 
-__all__ = ["DenseIndex", "INDEX_KINDS", "IndexWriteError", "set_faiss_threads", "write_failure"]
+__all__ = ["DenseIndex", "INDEX_KINDS", "set_faiss_threads", "write_failure"]
 
 
 _REASONS = {os.strerror(code): code for code in (errno.ENOSPC, errno.EFBIG, errno.EIO, errno.EROFS, errno.EACCES)

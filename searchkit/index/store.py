@@ -75,14 +75,6 @@ _LEGACY_FILES = ("manifest.json", "config.json", "records.jsonl", "passages.json
 _LEGACY_DIRS = ("bm25", "dense")
 
 
-class IndexStoreError(DataError):
-    """An index folder that cannot be used as asked: the message names the path and why."""
-
-
-class IndexNotFoundError(DataError, FileNotFoundError):
-    """No searchkit index where one was asked for."""
-
-
 def is_index(folder: str | os.PathLike[str]) -> bool:
     """True when ``folder`` holds a searchkit index (this layout, or the flat one before it).
 
@@ -90,7 +82,7 @@ def is_index(folder: str | os.PathLike[str]) -> bool:
     folder = Path(folder)
     try:
         return _read_marker(folder) is not None or _is_legacy(folder)
-    except IndexStoreError:
+    except DataError:  # only the marker's (_read_marker raises no other)
         return False
 
 
@@ -123,22 +115,22 @@ def _lkind(path: Path) -> str:
 # -- the marker and its register ------------------------------------------------------------------
 
 def _read_marker(folder: Path) -> dict[str, Any] | None:
-    """The marker's content (None when there is none); IndexStoreError when the file is there but
+    """The marker's content (None when there is none); DataError when the file is there but
     is not a searchkit marker (a link, not JSON, another format)."""
     path = folder / MARKER
     kind = _lkind(path)
     if kind == "missing":
         return None
     if kind != "file":
-        raise IndexStoreError(f"{path}: not a regular file, so not a searchkit index marker")
+        raise DataError(f"{path}: not a regular file, so not a searchkit index marker")
     try:
         data = read_json_file(path, limit=SMALL_FILE)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IndexStoreError(f"{path}: not a searchkit index marker ({getattr(exc, 'problem', exc.strerror)})") from None
+        raise DataError(f"{path}: not a searchkit index marker ({getattr(exc, 'problem', exc.strerror)})") from None
     if not isinstance(data, dict) or data.get("format") != STORE_FORMAT:
-        raise IndexStoreError(f"{path}: not a searchkit index marker (format is not {STORE_FORMAT!r})")
+        raise DataError(f"{path}: not a searchkit index marker (format is not {STORE_FORMAT!r})")
     return data
 
 
@@ -153,7 +145,7 @@ def _register(folder: Path, marker: dict[str, Any] | None) -> dict[str, str]:
         if not isinstance(listed, dict) or not all(
             isinstance(k, str) and _VERSION_RE.match(k) and isinstance(v, str) for k, v in listed.items()
         ):
-            raise IndexStoreError(f"{folder / MARKER}: its register of versions is damaged; the index cannot be written")
+            raise DataError(f"{folder / MARKER}: its register of versions is damaged; the index cannot be written")
         return dict(listed)
     adopted: dict[str, str] = {}
     if marker is None:
@@ -188,7 +180,7 @@ def _entries(folder: Path) -> list[str]:
     try:
         return sorted(e.name for e in os.scandir(folder))
     except OSError as exc:
-        raise IndexStoreError(f"{folder}: cannot be read ({exc.strerror})") from None
+        raise DataError(f"{folder}: cannot be read ({exc.strerror})") from None
 
 
 def _foreign_versions(folder: Path, register: dict[str, str]) -> list[str]:
@@ -212,30 +204,30 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
     try:  # what the path is, before anything resolves it (a link loop is one line, never a traceback)
         exists = check_folder_target(path, "--out")
     except UnsafeTarget as exc:
-        raise IndexStoreError(str(exc)) from None
+        raise DataError(str(exc)) from None
     resolved = path.resolve()
     for given in inputs:
         try:
             src = Path(given).expanduser().resolve()
         except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python before 3.13)
-            raise IndexStoreError(f"the input {str(given)!r} cannot be resolved (a symbolic link loop?); "
+            raise DataError(f"the input {str(given)!r} cannot be resolved (a symbolic link loop?); "
                                   "give its real path") from None
         if resolved == src or src in resolved.parents:
-            raise IndexStoreError(f"--out {str(path)!r} is inside the input {str(given)!r}; write the index elsewhere")
+            raise DataError(f"--out {str(path)!r} is inside the input {str(given)!r}; write the index elsewhere")
         if resolved in src.parents:
-            raise IndexStoreError(f"--out {str(path)!r} holds the input {str(given)!r}; write the index elsewhere")
+            raise DataError(f"--out {str(path)!r} holds the input {str(given)!r}; write the index elsewhere")
     if not exists:
         return resolved
     try:
         marker = _read_marker(path)
-    except IndexStoreError:
-        raise IndexStoreError(
+    except DataError:
+        raise DataError(
             f"--out {str(path)!r} holds a {MARKER} that is not a searchkit index marker; give an empty or new folder"
         ) from None
     if marker is not None:
         foreign = _foreign_versions(path, _register(path, marker))
         if foreign:
-            raise IndexStoreError(
+            raise DataError(
                 f"--out {str(path)!r} holds {foreign[0]!r}, a folder this index did not write, beside the index; "
                 "move it out or give another folder (nothing was changed)"
             )
@@ -244,7 +236,7 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
         return resolved
     foreign = [name for name in _entries(path) if not _ours(name)]
     if foreign:
-        raise IndexStoreError(
+        raise DataError(
             f"--out {str(path)!r} is a folder that holds other files, not a searchkit index; "
             "give an empty or new folder"
         )
@@ -266,7 +258,7 @@ def current_dir(folder: str | os.PathLike[str]) -> Path:
     if name is None:
         if _is_legacy(folder):
             return folder
-        raise IndexNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
+        raise DataError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`", reason="no_index")
     return folder / name
 
 
@@ -277,9 +269,9 @@ def _read_pointer(folder: Path) -> str | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IndexStoreError(f"{path}: unreadable ({getattr(exc, 'problem', None) or exc.strerror})") from None
+        raise DataError(f"{path}: unreadable ({getattr(exc, 'problem', None) or exc.strerror})") from None
     if not _VERSION_RE.match(name):
-        raise IndexStoreError(f"{path}: does not name a version folder; the index is damaged")
+        raise DataError(f"{path}: does not name a version folder; the index is damaged")
     return name
 
 
@@ -288,16 +280,16 @@ _LOCK_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLL
 
 def _open_readers(version: Path) -> int:
     """A descriptor on a version's ``.readers`` file (never blocking on a FIFO, never through a
-    link); FileNotFoundError when it is gone; IndexStoreError when it is not a regular file."""
+    link); FileNotFoundError when it is gone; DataError when it is not a regular file."""
     try:
         fd = os.open(version / READERS, _LOCK_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ENOENT:
             raise FileNotFoundError(str(version / READERS)) from None
-        raise IndexStoreError(f"{version / READERS}: cannot be opened ({exc.strerror}); the index is damaged") from None
+        raise DataError(f"{version / READERS}: cannot be opened ({exc.strerror}); the index is damaged") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise IndexStoreError(f"{version / READERS}: not a regular file; the index is damaged")
+        raise DataError(f"{version / READERS}: not a regular file; the index is damaged")
     return fd
 
 
@@ -309,11 +301,11 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
     are removed (when no writer is at work: it removes them itself), so an old version never
     outlives its last reader by more than that reader's load (SPEC H3).
 
-    Raises FileNotFoundError when ``folder`` holds no index, IndexStoreError when it is damaged.
+    Raises DataError when ``folder`` holds no index (reason ``no_index``) or when it is damaged.
     """
     folder = Path(folder)
     if not folder.is_dir():
-        raise IndexNotFoundError(f"{folder} is not a searchkit index (no such folder); build one with `searchkit index`")
+        raise DataError(f"{folder} is not a searchkit index (no such folder); build one with `searchkit index`", reason="no_index")
     missing_twice = None
     for _ in range(50):
         name = _read_pointer(folder)
@@ -321,16 +313,16 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
             if _is_legacy(folder):
                 yield folder
                 return
-            raise IndexNotFoundError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`")
+            raise DataError(f"{folder} is not a searchkit index (no {POINTER}); build one with `searchkit index`", reason="no_index")
         version = folder / name
         if _lkind(version) not in ("dir", "missing"):
-            raise IndexStoreError(f"{folder}: {POINTER} names {name}, which is not a folder; the index is damaged")
+            raise DataError(f"{folder}: {POINTER} names {name}, which is not a folder; the index is damaged")
         try:
             fd = _open_readers(version)
         except FileNotFoundError:
             if missing_twice == name:
                 # the pointer stayed on a version that is not there: damage, not a writer at work
-                raise IndexStoreError(
+                raise DataError(
                     f"{folder}: {POINTER} names {name}, which is missing or incomplete; the index is damaged, rebuild it"
                 ) from None
             missing_twice = name
@@ -342,13 +334,13 @@ def reading(folder: str | os.PathLike[str]) -> Iterator[Path]:
             if manifest == "missing":
                 continue  # deleted while we waited for the lock
             if manifest != "file":
-                raise IndexStoreError(f"{version / 'manifest.json'}: not a regular file; the index is damaged, rebuild it")
+                raise DataError(f"{version / 'manifest.json'}: not a regular file; the index is damaged, rebuild it")
             yield version
         finally:
             os.close(fd)
         tidy(folder)
         return
-    raise IndexStoreError(f"{folder}: the current version kept changing while it was being opened; try again")
+    raise DataError(f"{folder}: the current version kept changing while it was being opened; try again")
 
 
 def tidy(folder: str | os.PathLike[str]) -> int:
@@ -373,7 +365,7 @@ def tidy(folder: str | os.PathLike[str]) -> int:
         if register != before:
             _write_marker(folder, register)
         return removed
-    except (OSError, IndexStoreError):
+    except (OSError, DataError):
         return 0
     finally:
         os.close(fd)
@@ -410,7 +402,7 @@ def _write_locked(folder: Path, fill: Callable[[Path], None], wait_s: float) -> 
         register = _register(folder, marker)
         foreign = _foreign_versions(folder, register)
         if foreign:  # put there after check_target looked
-            raise IndexStoreError(f"{folder}: holds {foreign[0]!r}, a folder this index did not write; "
+            raise DataError(f"{folder}: holds {foreign[0]!r}, a folder this index did not write; "
                                   "move it out or give another folder (nothing was changed)")
         name = f"v{_next_number(folder, register):06d}"  # numbers never go back, even past a dead writer's
         _prune(folder, register, keep={_read_pointer(folder)})  # what a writer that died left
@@ -457,7 +449,7 @@ def _writer_lock(folder: Path, wait_s: float) -> Iterator[None]:
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() > deadline:
-                    raise IndexStoreError(f"{folder}: another process is writing this index; try again later") from None
+                    raise DataError(f"{folder}: another process is writing this index; try again later") from None
                 time.sleep(0.05)
         yield
     finally:
@@ -519,7 +511,7 @@ def _remove_unread(version: Path) -> bool:
     """Delete a version folder unless a reader holds it; True when it is gone."""
     try:
         fd = _open_readers(version)
-    except (FileNotFoundError, IndexStoreError):
+    except (FileNotFoundError, DataError):
         return False
     try:
         try:

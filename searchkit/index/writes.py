@@ -9,19 +9,14 @@ from pathlib import Path
 
 from searchkit.errors import ResourceError
 
-__all__ = ["IndexWriteError", "write_failure"]
-
-
-class IndexWriteError(ResourceError, OSError):
-    """An index file could not be written (a full disk, an I/O error): the message names the file
-    and says so; the index being replaced is kept (issue 27, item 13)."""
+__all__ = ["write_failure"]
 
 
 _FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
-def write_failure(path: str | os.PathLike[str], exc: BaseException | None = None) -> IndexWriteError:
-    """The error for a failed write of ``path``: "the disk is full" when the error says so or the
+def write_failure(path: str | os.PathLike[str], exc: BaseException | None = None) -> ResourceError:
+    """The error for a failed write of ``path`` (reason ``disk``; the index being replaced is kept): "the disk is full" when the error says so or the
     folder's disk has (almost) no free space left, else "the write failed" with the system's reason."""
     p = Path(path)
     code = getattr(exc, "errno", None)
@@ -33,4 +28,4 @@ def write_failure(path: str | os.PathLike[str], exc: BaseException | None = None
         why = "the disk is full"
     else:
         why = "the write failed" + (f" ({exc.strerror})" if isinstance(exc, OSError) and exc.strerror else "")
-    return IndexWriteError(f"cannot write {p}: {why}; the previous index is kept")
+    return ResourceError(f"cannot write {p}: {why}; the previous index is kept", reason="disk")

@@ -23,9 +23,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from searchkit.config import SearchConfig
-from searchkit.errors import DataError
+from searchkit.errors import DataError, ResourceError
 from searchkit.index import store
-from searchkit.index.cache import CacheWriteError, EmbeddingCache
+from searchkit.index.cache import EmbeddingCache
 from searchkit.index.embedding import Embedder
 from searchkit.ingest.policy import IndexingReport, Policy, searchable_spaces
 from searchkit.ingest.workspace import SpaceInfo, carry_over, load_workspace
@@ -146,7 +146,7 @@ class HistoryIndex:
             was = {i for i in old if i not in new or _content(old[i]) != _content(new[i])}
             try:
                 cache.forget(_erased_texts(s0, s, was))
-            except CacheWriteError as exc:  # the index's own erasure must not wait on the cache's
+            except ResourceError as exc:  # the cache's write failed (forget raises no other): the index's own erasure must not wait on it
                 log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
         own_cache(s)
         carry_heads(s0, s)
@@ -173,7 +173,7 @@ class HistoryIndex:
             return 0
         try:
             return cache.forget(_erased_texts(self.searcher, newer.searcher, was))
-        except CacheWriteError as exc:
+        except ResourceError as exc:  # the cache's write failed (forget raises no other)
             log.warning("%s; the erased text's vectors stay in the embedding cache until the next update", exc)
             return 0
 
@@ -195,8 +195,8 @@ class HistoryIndex:
         from one version, never mixed with a version a writer publishes meanwhile)."""
         with store.reading(folder) as version:
             if not (version / "workspace.json").is_file():
-                raise store.IndexNotFoundError(
-                    f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`"
+                raise DataError(
+                    f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`", reason="no_index"
                 )
             s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
             try:
