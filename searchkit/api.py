@@ -101,7 +101,7 @@ def load_dataset(dataset: DatasetArg, split: str | None = None) -> Any:
         ``task_eval.TaskSet`` for a task-store set.
 
     Raises:
-        DatasetError: no such dataset or split, or a bad line (``file, line N: why``).
+        DataError: no such dataset or split, or a bad line (``file, line N: why``).
     """
     if isinstance(dataset, TaskSet):
         return _same_split(dataset, split)
@@ -257,7 +257,7 @@ def evaluate(dataset: DatasetArg, config: ConfigArg = None, *, split: str | None
             commit and package versions. None: nothing is written.
 
     Raises:
-        DatasetError, InputError, InputError: a bad dataset, config or metric (one line).
+        DataError, InputError, InputError: a bad dataset, config or metric (one line).
     """
     ds = load_dataset(dataset, split)
     cfg = searcher.config if searcher is not None and config is None else load_config(config)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from searchkit.config import ConfigError, SearchConfig, read_config_bytes
+from searchkit.errors import DataError
 from searchkit.config_file import (  # noqa: F401 - loading lives there; importable from here as before
     FORMAT,
     MIGRATIONS,
@@ -41,7 +42,7 @@ from searchkit.config_file import (  # noqa: F401 - loading lives there; importa
     load_export,
     validate_file,
 )
-from searchkit.evaluate.datasets import Dataset, DatasetError, load_dataset, resolve_dataset
+from searchkit.evaluate.datasets import Dataset, load_dataset, resolve_dataset
 from searchkit.evaluate.provenance import _relative, dataset_hash, git_commit, now, package_versions
 from searchkit.ingest.policy import can_see
 from searchkit.records import Record
@@ -144,7 +145,7 @@ def _replay_split(name_or_path: str, split: str) -> Any:
     ``mini``, is there)."""
     try:
         where = resolve_dataset(name_or_path)
-    except DatasetError:
+    except DataError:  # resolve_dataset raises no other
         raw = os.fspath(name_or_path)
         beside = CHECKOUT / "datasets" / raw
         if "/" in raw or raw in ("", ".", "..") or not (beside / "corpus.jsonl").is_file():
@@ -256,7 +257,7 @@ def export_config(
 
     Raises:
         ConfigError: an invalid config, a bad name, a run folder that cannot be read.
-        DatasetError: the replay dataset or a ``tuned_on`` dataset is missing.
+        DataError: the replay dataset or a ``tuned_on`` dataset is missing.
         UnsafeTarget: ``out_dir`` is not a folder (a file, a link, a FIFO) or cannot be written;
             one line naming ``--out``, nothing written.
     """
@@ -419,7 +420,7 @@ def verify(path: str | os.PathLike[str], *, dataset: str | None = None, show_pro
 
     Raises:
         ConfigError: the file is not an export with a replay block, or fails to load.
-        DatasetError: the dataset cannot be found.
+        DataError: the dataset cannot be found.
     """
     ex = load_export(path)
     rb = ex.replay

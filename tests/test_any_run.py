@@ -12,14 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit import strict_json
 from searchkit.cli import main
 from searchkit.evaluate.any_run import TREC_RUN_FORMAT, load_any_run, open_dataset
 from searchkit.evaluate.compare import compare_runs, has_no_answer, render
-from searchkit.evaluate.datasets import DatasetError, load_dataset
-from searchkit.evaluate.runs import RunFolderError, load_run
-from searchkit.evaluate.trec import TrecRunError, trec_id
+from searchkit.evaluate.datasets import load_dataset
+from searchkit.evaluate.runs import load_run
+from searchkit.evaluate.trec import trec_id
 from searchkit.evaluate.trec_runs import evaluate_trec_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_one_line_errors(runs, tmp_path, monkeypatch):
         load_any_run(runs["trec"])
     msg = str(err.value)
     assert "\n" not in msg and str(runs["trec"]) in msg and "dataset" in msg and err.value.param == "dataset"
-    with pytest.raises(RunFolderError, match="no such run folder or TREC run file"):
+    with pytest.raises(DataError, match="no such run folder or TREC run file"):
         load_any_run(tmp_path / "missing.trec", dataset="mini")
     with pytest.raises(InputError, match="split 'test'"):
         load_any_run(runs["trec"], dataset=load_dataset(MINI, "dev"), split="test")
@@ -154,14 +154,14 @@ def test_one_line_errors(runs, tmp_path, monkeypatch):
         load_any_run(runs["trec"], dataset="mini", metrics="ragas-llm")
     bad = tmp_path / "bad.trec"
     bad.write_text("q-ru-01 Q0 d1 1 SECRET-value toy\n", encoding="utf-8")
-    with pytest.raises(TrecRunError) as err:  # the file is checked before the dataset is looked for
+    with pytest.raises(DataError) as err:  # the file is checked before the dataset is looked for
         load_any_run(bad, dataset="no-such-set")
     assert str(err.value) == f"{bad}:1: the score (column 5) is not a finite number"
-    with pytest.raises(DatasetError, match="no dataset folder 'no-such-set'"):
+    with pytest.raises(DataError, match="no dataset folder 'no-such-set'"):
         load_any_run(runs["trec"], dataset="no-such-set")
     not_a_run = tmp_path / "folder"
     not_a_run.mkdir()
-    with pytest.raises(RunFolderError, match="not a run folder"):
+    with pytest.raises(DataError, match="not a run folder"):
         load_any_run(not_a_run)
 
 

@@ -15,8 +15,8 @@ import pytest
 
 from searchkit import api, strict_json
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import Dataset, DatasetError
-from searchkit.errors import InputError
+from searchkit.evaluate.datasets import Dataset
+from searchkit.errors import DataError, InputError
 from searchkit.evaluate.runs import RunFolder, load_run
 from searchkit.evaluate.task_eval import TaskSet
 from test_any_run import toy_run
@@ -182,7 +182,7 @@ def test_load_dataset_reads_every_format(env, tmp_path):
     assert api.load_dataset(ds) is ds
     with pytest.raises(InputError, match="split 'train'"):
         api.load_dataset(ds, "train")
-    with pytest.raises(DatasetError, match="split 'dev' is not in this dataset"):
+    with pytest.raises(DataError, match="split 'dev' is not in this dataset"):
         api.load_dataset(beir)  # two splits, none of them dev
     assert isinstance(api.load_dataset("tasks-eval"), TaskSet)
     ev = api.evaluate(beir, HASHING, split="test", show_progress=False)

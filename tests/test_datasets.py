@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.evaluate import datasets as dsmod
 from searchkit.evaluate.datasets import (
     Dataset,
-    DatasetError,
+    
     Query,
     available_splits,
     hash_split,
@@ -54,7 +55,7 @@ def write_dataset(root: Path, corpus=None, queries=None, qrels=None) -> Path:
 
 
 def error_of(path: Path, split: str = "dev") -> str:
-    with pytest.raises(DatasetError) as exc:
+    with pytest.raises(DataError) as exc:
         load_dataset(path, split)
     return str(exc.value)
 
@@ -234,10 +235,10 @@ def test_load_corpus_needs_only_the_corpus(tmp_path):
     (root / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "hello"}) + "\n", encoding="utf-8")
     recs = dsmod.load_corpus(root)
     assert [r.id for r in recs] == ["d1"]
-    with pytest.raises(DatasetError, match="no corpus.jsonl"):
+    with pytest.raises(DataError, match="no corpus.jsonl"):
         dsmod.load_corpus(tmp_path)
     (root / "corpus.jsonl").write_text("{bad\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match="line 1"):
+    with pytest.raises(DataError, match="line 1"):
         dsmod.load_corpus(root)
 
 
@@ -262,7 +263,7 @@ def test_shared_sets_load_unchanged(folder):
     n_docs = sum(1 for line in (folder / "corpus.jsonl").open(encoding="utf-8") if line.strip())
     assert len(ds.records) == n_docs
     assert {q.lang for q in ds.queries} <= {"ru", "ja", "en"}
-    with pytest.raises(DatasetError, match="available splits: dev"):
+    with pytest.raises(DataError, match="available splits: dev"):
         load_dataset(folder, "test")
 
 
@@ -481,7 +482,7 @@ def test_resolve_dataset_by_path_and_by_name(tmp_path, monkeypatch):
     assert dsmod.shared_data_dir().resolve() == (tmp_path / "shared" / "data").resolve()
     assert resolve_dataset("own").resolve() == (tmp_path / "repo" / "datasets" / "own").resolve()
     assert resolve_dataset("public").resolve() == (tmp_path / "shared" / "data" / "public").resolve()
-    with pytest.raises(DatasetError) as exc:
+    with pytest.raises(DataError) as exc:
         resolve_dataset("missing")
     msg = str(exc.value)
     assert "'missing'" in msg and "own, public" in msg and "shared data folder" in msg
@@ -491,11 +492,11 @@ def test_resolve_dataset_says_when_the_shared_folder_is_absent(tmp_path, monkeyp
     (tmp_path / "repo" / "datasets").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "repo")
     assert dsmod.shared_data_dir() is None
-    with pytest.raises(DatasetError) as exc:
+    with pytest.raises(DataError) as exc:
         resolve_dataset("xquad-ru")
     msg = str(exc.value)
     assert "absent" in msg and "names: none" in msg
-    with pytest.raises(DatasetError, match="no dataset folder"):
+    with pytest.raises(DataError, match="no dataset folder"):
         resolve_dataset(str(tmp_path / "no" / "such" / "dir"))
 
 

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.cli import main
 from searchkit.evaluate.datasets import (
     QUERY_KINDS,
-    DatasetError,
+    
     available_splits,
     check_dataset,
     load_dataset,
@@ -90,7 +91,7 @@ def test_trec_qrels_any_non_negative_grade(tmp_path, name, sep):
 
 def test_two_judgement_files_for_one_split_is_a_problem(tmp_path):
     root = folder(tmp_path / "two", BEIR_QUERIES[:1], {"dev.tsv": "1\td1\t1\n", "dev.txt": "1 0 d1 1\n"})
-    with pytest.raises(DatasetError, match=r"dev\.txt: a second judgements file for split 'dev' beside dev\.tsv"):
+    with pytest.raises(DataError, match=r"dev\.txt: a second judgements file for split 'dev' beside dev\.tsv"):
         load_dataset(root, "dev")
 
 
@@ -138,7 +139,7 @@ def test_validate_names_every_problem_not_just_the_first(tmp_path):
     ]
     assert check.summary() == f"{root}: 10 problems"
     # load_dataset raises the first, in the words it always used, and says how many more there are
-    with pytest.raises(DatasetError) as exc:
+    with pytest.raises(DataError) as exc:
         load_dataset(root, "dev")
     assert str(exc.value).startswith(f"{c}, line 2: malformed JSON")
     assert "and 9 more problems: `searchkit datasets validate" in str(exc.value)
@@ -157,7 +158,7 @@ def test_validate_names_missing_files_and_odd_qrels_entries(tmp_path):
     os.mkfifo(root2 / "qrels" / "test.tsv")
     assert [str(p) for p in check_dataset(root2).problems] == [
         f"{root2 / 'qrels' / 'test.tsv'}: not a regular file (a FIFO); only regular files are read"]
-    with pytest.raises(DatasetError, match="does not exist"):
+    with pytest.raises(DataError, match="does not exist"):
         check_dataset(tmp_path / "nowhere")
 
 
@@ -243,7 +244,7 @@ def test_missing_answerable_is_inferred_from_the_judgements(tmp_path):
     # a query that says answerable: true and has no positive judgement is still a contradiction
     (root / "queries.jsonl").write_text(jsonl([{"_id": "zero", "text": "x", "answerable": True}]), encoding="utf-8")
     (root / "qrels" / "dev.tsv").write_text("zero\td2\t0\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match="queries.jsonl, line 1: the query is 'answerable: true'"):
+    with pytest.raises(DataError, match="queries.jsonl, line 1: the query is 'answerable: true'"):
         load_dataset(root, "dev")
 
 

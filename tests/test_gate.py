@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.cli import main
 from searchkit.evaluate import gate
 
@@ -105,7 +106,7 @@ def test_margin_flag_is_checked_and_recorded(tmp_path, capsys):
 def test_other_queries_are_refused():
     base, now = _baseline({"q1": {"nDCG@10": 1.0}, "q2": {"nDCG@10": 1.0}})
     now = {**now, "answerable": {"q1": True, "q3": True}}
-    with pytest.raises(gate.GateError, match="other queries"):
+    with pytest.raises(DataError, match="other queries"):
         gate.check(base, now)
 
 
@@ -274,7 +275,7 @@ def test_a_rise_of_the_false_warning_rate_beyond_noise_fails():
 
 def test_a_tool_baseline_is_gated_only_against_a_tool_run():
     base, now = _warn_baseline(1, 1)
-    with pytest.raises(gate.GateError, match="through the history tool.*--as-tool"):
+    with pytest.raises(DataError, match="through the history tool.*--as-tool"):
         gate.check(base, {**now, "path": "searcher"})
     (row,) = gate.check(base, now)
     assert row.verdict == "ok"

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.cli import main
 from searchkit.config import SearchConfig
 from searchkit.evaluate import gate
@@ -136,6 +137,6 @@ def test_a_gated_measure_the_run_lacks_is_one_line():
             "answer_probability": {q: 0.5 for q in ans}}
     now = {"figures": {"nDCG@10": 0.5}, "per_query": {q: {"nDCG@10": 0.5} for q in ans}, "answerable": ans,
            "answer_probability": {q: 0.5 for q in ans}, "warned": {}, "path": "searcher"}
-    with pytest.raises(gate.GateError, match=r"holds no AP, which the baseline gates.*--metrics nDCG@10,.*AP"):
+    with pytest.raises(DataError, match=r"holds no AP, which the baseline gates.*--metrics nDCG@10,.*AP"):
         gate.check(base, now)
     assert gate.ranking_of(base)[-1] == "AP" and gate.ranking_of(None) == gate.ranking_of({"gated": gate.DEFAULT_GATED})

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.cli import main
 from searchkit.config import SearchConfig
-from searchkit.evaluate.runs import RUN_FORMAT, RunFolderError, check_run_target, load_run, trec_text
+from searchkit.evaluate.runs import RUN_FORMAT, check_run_target, load_run, trec_text
 from test_metrics import HASHING, tiny_workspace
 
 
@@ -84,11 +85,11 @@ def test_eval_out_refuses_what_is_not_a_run_folder(env, capsys):
     fake.mkdir()
     (fake / "provenance.json").write_text(json.dumps({"format": RUN_FORMAT}))
     (fake / "thesis.tex").write_text("x")
-    with pytest.raises(RunFolderError, match="holds other files"):
+    with pytest.raises(DataError, match="holds other files"):
         check_run_target(fake)
     link = tmp / "link"
     link.symlink_to(foreign)
-    with pytest.raises(RunFolderError, match="symbolic link"):
+    with pytest.raises(DataError, match="symbolic link"):
         check_run_target(link)
     empty = tmp / "empty"
     empty.mkdir()
@@ -96,17 +97,17 @@ def test_eval_out_refuses_what_is_not_a_run_folder(env, capsys):
 
 
 def test_load_run_errors_are_one_line(tmp_path):
-    with pytest.raises(RunFolderError, match="no such folder"):
+    with pytest.raises(DataError, match="no such folder"):
         load_run(tmp_path / "nope")
     (tmp_path / "r").mkdir()
-    with pytest.raises(RunFolderError, match="no metrics.json"):
+    with pytest.raises(DataError, match="no metrics.json"):
         load_run(tmp_path / "r")
     for name in ("metrics.json", "provenance.json", "config.json"):
         (tmp_path / "r" / name).write_text("{}")
-    with pytest.raises(RunFolderError, match="not a searchkit-run"):
+    with pytest.raises(DataError, match="not a searchkit-run"):
         load_run(tmp_path / "r")
     (tmp_path / "r" / "metrics.json").write_text("{bad")
-    with pytest.raises(RunFolderError, match="metrics.json: unreadable"):
+    with pytest.raises(DataError, match="metrics.json: unreadable"):
         load_run(tmp_path / "r")
 
 
@@ -177,7 +178,7 @@ ROW = {"id": "q1", "answerable": True, "metrics": {"nDCG@10": 1.0}, "answer_prob
 ])
 def test_load_run_refuses_rows_compare_and_report_cannot_use(tmp_path, rows, problem):
     """Issue 27 item 13: non-object rows in metrics.json were a traceback in compare and report."""
-    with pytest.raises(RunFolderError, match=problem) as info:
+    with pytest.raises(DataError, match=problem) as info:
         load_run(_run_folder(tmp_path, rows))
     assert "S3CRET" not in str(info.value)
 
@@ -186,7 +187,7 @@ def test_load_run_reads_deep_or_huge_json_as_one_error(tmp_path):
     r = _run_folder(tmp_path, [ROW])
     for text in ("[" * 200_000 + "]" * 200_000, '{"queries": [], "n": ' + "7" * 5000 + "}"):
         (tmp_path / "r" / "metrics.json").write_text(text)
-        with pytest.raises(RunFolderError, match="metrics.json: unreadable") as info:
+        with pytest.raises(DataError, match="metrics.json: unreadable") as info:
             load_run(r)
         assert "7777" not in str(info.value)
     assert load_run(_run_folder(tmp_path / "ok", [ROW])).per_query() == {"q1": {"nDCG@10": 1.0}}

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import DatasetError
+from searchkit.errors import DataError
 from searchkit.evaluate.task_eval import evaluate_task_search, is_task_set, load_task_set
 from report_runs import ROOT
 
@@ -72,17 +72,17 @@ def _copy(tmp_path):
 def test_bad_sets_name_the_file_and_line(tmp_path):
     d = _copy(tmp_path)
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\ntq-ja-01\tcomment:9999\t2\n")
-    with pytest.raises(DatasetError, match=r"dev\.tsv, line 2: the corpus id is not an indexed comment"):
+    with pytest.raises(DataError, match=r"dev\.tsv, line 2: the corpus id is not an indexed comment"):
         load_task_set(d, "dev")
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n")
-    with pytest.raises(DatasetError, match=r"queries\.jsonl, line \d+: the answerable query has no relevant comment"):
+    with pytest.raises(DataError, match=r"queries\.jsonl, line \d+: the answerable query has no relevant comment"):
         load_task_set(d, "dev")
-    with pytest.raises(DatasetError, match="split 'train' is not in this set; available splits: dev, test"):
+    with pytest.raises(DataError, match="split 'train' is not in this set; available splits: dev, test"):
         load_task_set(d, "train")
     (d / "queries.jsonl").unlink()
-    with pytest.raises(DatasetError, match="not a labelled task-store set: no queries.jsonl"):
+    with pytest.raises(DataError, match="not a labelled task-store set: no queries.jsonl"):
         load_task_set(d, "dev")
-    with pytest.raises(DatasetError, match="no dataset folder 'no-such-set'"):
+    with pytest.raises(DataError, match="no dataset folder 'no-such-set'"):
         load_task_set("no-such-set")
 
 
@@ -93,14 +93,14 @@ def test_a_bad_set_file_is_named_never_quoted_and_a_fifo_is_refused(tmp_path):
 
     d = _copy(tmp_path)
     (d / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nS3CRET-q\tS3CRET-doc\t2\n")
-    with pytest.raises(DatasetError) as info:
+    with pytest.raises(DataError) as info:
         load_task_set(d, "dev")
     assert "dev.tsv, line 2" in str(info.value) and "S3CRET" not in str(info.value)
     (d / "qrels" / "dev.tsv").unlink()
     os.mkfifo(d / "qrels" / "dev.tsv")
-    with pytest.raises(DatasetError):
+    with pytest.raises(DataError):
         load_task_set(d, "dev")
     d2 = _copy(tmp_path / "b")
     (d2 / "comments.jsonl").write_text('{"id": 1, "task": ' + "9" * 5000 + "}\n")
-    with pytest.raises(DatasetError, match=r"comments\.jsonl, line 1: a number too long to read"):
+    with pytest.raises(DataError, match=r"comments\.jsonl, line 1: a number too long to read"):
         load_task_set(d2, "dev")

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from searchkit.errors import DataError
 from searchkit.config import SearchConfig
 from searchkit.evaluate.datasets import load_dataset
 from searchkit.evaluate.run import evaluate_dataset
 from searchkit.evaluate.runs import trec_text, write_run
 from searchkit.evaluate.trec import (
-    TrecRunError,
+    
     below,
     check_trec_run,
     read_trec_run,
@@ -244,16 +245,16 @@ def test_run_file_errors_name_every_line(tmp_path):
         f"{path}:7: the rank (column 4) is not a positive integer",
     ]
     assert dict(run.scores["q1"]) == {"d1": 2.5}
-    with pytest.raises(TrecRunError) as exc:
+    with pytest.raises(DataError) as exc:
         read_trec_run(path)
     assert str(exc.value) == f"{path}:2: expected 6 whitespace-separated columns (qid Q0 docid rank score tag), " \
                              "got 5 (and 4 more problems)"
-    assert len(exc.value.problems) == 5
+    assert exc.value.path == str(path) and len(problems) == 5  # every problem: check_trec_run
     empty = tmp_path / "empty.trec"
     empty.write_text("\n", encoding="utf-8")
-    with pytest.raises(TrecRunError, match="empty run"):
+    with pytest.raises(DataError, match="empty run"):
         read_trec_run(empty)
-    with pytest.raises(TrecRunError, match="no such run file"):
+    with pytest.raises(DataError, match="no such run file"):
         read_trec_run(tmp_path / "missing.trec")
 
 

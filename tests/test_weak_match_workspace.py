@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import DatasetError
+from searchkit.errors import DataError
 from searchkit.evaluate.workspace_eval import evaluate_workspace, load_queries
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ def test_a_bad_query_line_is_one_error_naming_the_file_and_line(tmp_path, line, 
     (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n", encoding="utf-8")
     secret = '{"_id": "ok", "text": "hunter2 secret text", "answerable": false, "caller": "u", "space": "s"}'
     (tmp_path / "queries.jsonl").write_text(secret + "\n" + line + "\n", encoding="utf-8")
-    with pytest.raises(DatasetError) as err:
+    with pytest.raises(DataError) as err:
         load_queries(tmp_path)
     msg = str(err.value)
     assert "queries.jsonl, line 2" in msg and problem in msg and "hunter2" not in msg and "\n" not in msg
@@ -49,9 +49,9 @@ def test_a_judgement_of_an_unknown_query_is_refused(tmp_path):
     (tmp_path / "queries.jsonl").write_text(
         '{"_id": "a", "text": "t", "answerable": true, "caller": "u", "space": "s"}\n', encoding="utf-8")
     (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nb\tx\t1\n", encoding="utf-8")
-    with pytest.raises(DatasetError, match=r"dev.tsv, line 2: judges a query id"):
+    with pytest.raises(DataError, match=r"dev.tsv, line 2: judges a query id"):
         load_queries(tmp_path)
-    with pytest.raises(DatasetError, match="cannot read the queries"):
+    with pytest.raises(DataError, match="cannot read the queries"):
         load_queries(tmp_path / "absent")
 
 

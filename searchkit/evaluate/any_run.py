@@ -26,13 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from searchkit.errors import InputError, SearchkitError
+from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.evaluate.datasets import Dataset, available_splits, load_dataset, resolve_dataset
 from searchkit.evaluate.measures import metrics_option
 from searchkit.evaluate.provenance import dataset_hash, now
 from searchkit.evaluate.qrels_files import qrels_entries
 from searchkit.evaluate.run_values import with_metrics
-from searchkit.evaluate.runs import RunFolder, RunFolderError, load_run
+from searchkit.evaluate.runs import RunFolder, load_run
 from searchkit.evaluate.trec import TrecRun, read_trec_run
 from searchkit.evaluate.trec_runs import TREC_PATH, evaluate_trec_run
 
@@ -52,7 +52,7 @@ def open_dataset(dataset: Dataset | str | os.PathLike[str], split: str | None = 
 
     Raises:
         InputError: ``split`` is not the split of the ``Dataset`` given.
-        DatasetError: no such dataset or split, or a bad line (file and line named).
+        DataError: no such dataset or split, or a bad line (file and line named).
     """
     if isinstance(dataset, Dataset):
         if split is not None and split != dataset.split:
@@ -154,9 +154,9 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None,
     Raises:
         InputError: a TREC file without ``dataset`` (one line naming the file), a split that is not
             the given ``Dataset``'s, ragas-llm asked of a TREC file.
-        RunFolderError: ``path`` does not exist, or is a folder that is not a run folder.
-        TrecRunError: the file holds a bad line (``file:line: why``, content never quoted).
-        DatasetError: the dataset or split cannot be read.
+        DataError: ``path`` does not exist, or is a folder that is not a run folder.
+        DataError: the file holds a bad line (``file:line: why``, content never quoted).
+        DataError: the dataset or split cannot be read.
         InputError: a bad metric name. InputError: a measure a run folder lacks cannot be computed.
     """
     p = Path(path)
@@ -166,7 +166,7 @@ def load_any_run(path: str | os.PathLike[str], *, dataset: Any = None,
             run = replace(run, metrics=with_metrics(run, metrics_option(metrics).ranking))
         return replace(run, label=label) if label else run
     if not p.exists():
-        raise RunFolderError(f"{str(p)!r}: no such run folder or TREC run file", path=p)
+        raise DataError(f"{str(p)!r}: no such run folder or TREC run file", path=p)
     if dataset is None:
         raise InputError(f"{p}: a TREC run file is scored against a dataset split; give its dataset "
                             "(--dataset NAME or folder, and --split)", param="dataset")
@@ -208,7 +208,7 @@ def load_any_runs(paths: Sequence[str | os.PathLike[str]], *, dataset: Dataset |
     Raises:
         InputError: more labels than runs, an empty label, ``split`` without ``dataset``, or a TREC
             run file with no dataset to be scored on (one line naming the file and ``--dataset``).
-        RunFolderError, TrecRunError, DatasetError, InputError: as ``load_any_run``.
+        DataError, DataError, DataError, InputError: as ``load_any_run``.
     """
     labels = list(labels or [])
     if len(labels) > len(paths):

@@ -39,7 +39,7 @@ class Problem:
         return f"{self.path}:{self.line}: {self.why}" if self.line is not None else f"{self.path}: {self.why}"
 
     def message(self) -> str:
-        """``file, line N: why``: the form a ``DatasetError`` of ``load_dataset`` has always had."""
+        """``file, line N: why``: the form a ``DataError`` of ``load_dataset`` has always had."""
         return f"{self.path}, line {self.line}: {self.why}" if self.line is not None else f"{self.path}: {self.why}"
 
 

@@ -1,5 +1,5 @@
 """Where datasets are: a folder path or a bare name (``datasets/``, then ``../shared/data``), and the
-error of a dataset that cannot be used (``DatasetError``).
+error of a dataset that cannot be used (``DataError``).
 
 Part of ``searchkit.evaluate.datasets`` (which re-exports every name); split out so that no module
 is over 600 lines (issue 29 item 5).
@@ -11,12 +11,8 @@ from pathlib import Path
 
 from searchkit.errors import DataError
 
-__all__ = ["DATASETS_ENV", "SHARED_ENV", "DatasetError", "available_datasets", "datasets_dir", "resolve_dataset",
+__all__ = ["DATASETS_ENV", "SHARED_ENV", "available_datasets", "datasets_dir", "resolve_dataset",
            "shared_data_dir"]
-
-
-class DatasetError(DataError):
-    """A dataset folder is missing a file or holds a bad line; the message names file and line."""
 
 
 def _r(value: object, limit: int = 80) -> str:
@@ -70,7 +66,7 @@ def resolve_dataset(name_or_path: str | os.PathLike) -> Path:
     """A dataset folder from a path or a bare name (looked up in ``datasets/``, then ``../shared/data``).
 
     Raises:
-        DatasetError: nothing found; the message lists the available names.
+        DataError: nothing found; the message lists the available names.
     """
     p = Path(name_or_path)
     if p.is_dir():
@@ -88,7 +84,7 @@ def resolve_dataset(name_or_path: str | os.PathLike) -> Path:
         else f"the shared data folder {_shared_candidate()} is absent (set ${SHARED_ENV} to point at it)"
     )
     listing = ", ".join(names) if names else "none"
-    raise DatasetError(
+    raise DataError(
         f"no dataset folder {_r(raw)}: give a folder path or one of the names: {listing} "
-        f"(looked in {datasets_dir()}; {shared_note})"
+        f"(looked in {datasets_dir()}; {shared_note})", reason="dataset"
     )

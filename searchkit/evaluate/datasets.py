@@ -43,11 +43,12 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from searchkit.analyze.scripts import detect_language
+from searchkit.errors import DataError
 from searchkit.evaluate.dataset_files import QUERY_KINDS, Problem, Problems, QueryLine, read_corpus, read_queries
 from searchkit.evaluate.dataset_paths import (
     DATASETS_ENV,
     SHARED_ENV,
-    DatasetError,
+    
     _r,
     available_datasets,
     datasets_dir,
@@ -62,7 +63,7 @@ __all__ = [
     "SHARED_ENV",
     "Dataset",
     "DatasetCheck",
-    "DatasetError",
+    
     "Problem",
     "Query",
     "QRELS_HEADER",
@@ -201,29 +202,29 @@ def load_dataset(path: str | os.PathLike, split: str = "dev") -> Dataset:
     missing ``lang`` is detected and a missing ``answerable`` inferred, each said in ``notes``.
 
     Raises:
-        DatasetError: a missing file (naming it and the expected layout) or the first bad line
+        DataError: a missing file (naming it and the expected layout) or the first bad line
             (naming the file and the line number, and how many more problems there are).
     """
     root = Path(path)
     if not root.is_dir():
-        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+        raise DataError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}", reason="dataset")
     corpus_path = _required(root, "corpus.jsonl")
     queries_path = _required(root, "queries.jsonl")
     splits = available_splits(root)
     if not splits:
-        raise DatasetError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}")
+        raise DataError(f"dataset folder {root} has no qrels/<split>.tsv file; {_LAYOUT}", reason="dataset")
     if split not in splits:
         for suffix in QRELS_SUFFIXES:
             if (root / "qrels" / f"{split}{suffix}").exists():
                 _required(root / "qrels", f"{split}{suffix}")  # there, but a FIFO or a folder: say so
-        raise DatasetError(
+        raise DataError(
             f"{root / 'qrels' / (split + '.tsv')} not found (nor .txt, .qrels): split {_r(split)} is not in this "
-            f"dataset; available splits: {', '.join(splits)}"
+            f"dataset; available splits: {', '.join(splits)}", reason="dataset"
         )
     problems = Problems()
     content = _read(corpus_path, queries_path, _split_files(root, problems, regular_only=True), problems)
     if problems:
-        raise DatasetError(_first(problems, root))
+        raise DataError(_first(problems, root), reason="dataset")
     ds = _select(content, root, split)
     for note in ds.notes:
         logger.info("%s (%s): %s", ds.name, split, note)
@@ -235,15 +236,15 @@ def load_corpus(path: str | os.PathLike) -> tuple[Record, ...]:
     or qrels are read, so a corpus-only folder works.
 
     Raises:
-        DatasetError: the folder or its corpus is missing, or a corpus line is bad (file and line named).
+        DataError: the folder or its corpus is missing, or a corpus line is bad (file and line named).
     """
     root = Path(path)
     if not root.is_dir():
-        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+        raise DataError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}", reason="dataset")
     problems = Problems()
     records, _ids = read_corpus(_required(root, "corpus.jsonl"), problems)
     if problems:
-        raise DatasetError(_first(problems, root))
+        raise DataError(_first(problems, root), reason="dataset")
     return records
 
 
@@ -251,8 +252,8 @@ def _required(root: Path, name: str) -> Path:
     p = root / name
     if not p.is_file():
         if p.exists():
-            raise DatasetError(f"{p} is not a regular file; only regular files are read ({_LAYOUT})")
-        raise DatasetError(f"dataset folder {root} has no {name}; {_LAYOUT}")
+            raise DataError(f"{p} is not a regular file; only regular files are read ({_LAYOUT})", reason="dataset")
+        raise DataError(f"dataset folder {root} has no {name}; {_LAYOUT}", reason="dataset")
     return p
 
 
@@ -436,15 +437,15 @@ def check_dataset(path: str | os.PathLike) -> DatasetCheck:
     of every file, each contradiction between queries and judgements.
 
     Raises:
-        DatasetError: ``path`` is not a folder that can be read (nothing in it can be checked).
+        DataError: ``path`` is not a folder that can be read (nothing in it can be checked).
     """
     root = Path(path)
     if not root.is_dir():
-        raise DatasetError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}")
+        raise DataError(f"dataset folder {root} does not exist or is not a folder; {_LAYOUT}", reason="dataset")
     try:
         os.listdir(root)
     except OSError as exc:
-        raise DatasetError(f"dataset folder {root} cannot be read ({exc.strerror or type(exc).__name__})") from None
+        raise DataError(f"dataset folder {root} cannot be read ({exc.strerror or type(exc).__name__})", reason="dataset") from None
     problems = Problems()
     corpus_path, queries_path = root / "corpus.jsonl", root / "queries.jsonl"
     for p in (corpus_path, queries_path):

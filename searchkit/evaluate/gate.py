@@ -78,10 +78,6 @@ probability): shown, never a failure."""
 NOT_MEASURED_WHY = "a TREC run has no weak-match probability"
 
 
-class GateError(DataError):
-    """A baseline or run the gate cannot use; the message names it."""
-
-
 @dataclass(frozen=True)
 class Row:
     """One gated metric of one baseline: the figures and the verdict."""
@@ -121,21 +117,21 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
     try:
         data = read_json_file(p)  # a regular file only: a FIFO is refused, never waited on
     except FileNotFoundError:
-        raise GateError(f"baseline {str(p)!r} does not exist; write one with `searchkit gate --update --baseline {p}`") from None
+        raise DataError(f"baseline {str(p)!r} does not exist; write one with `searchkit gate --update --baseline {p}`") from None
     except FileProblem as exc:
-        raise GateError(f"baseline {str(p)!r} is unreadable ({exc.problem})") from None
+        raise DataError(f"baseline {str(p)!r} is unreadable ({exc.problem})") from None
     except OSError as exc:
-        raise GateError(f"baseline {str(p)!r} is unreadable ({exc.strerror or type(exc).__name__})") from None
+        raise DataError(f"baseline {str(p)!r} is unreadable ({exc.strerror or type(exc).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
-        raise GateError(f"baseline {str(p)!r} is not a {BASELINE_FORMAT} file")
+        raise DataError(f"baseline {str(p)!r} is not a {BASELINE_FORMAT} file")
     if data.get("format_version") != BASELINE_VERSION:
-        raise GateError(f"baseline {str(p)!r} has format_version {str(data.get('format_version'))[:20]}, this searchkit reads {BASELINE_VERSION}")
+        raise DataError(f"baseline {str(p)!r} has format_version {str(data.get('format_version'))[:20]}, this searchkit reads {BASELINE_VERSION}")
     for key in ("dataset", "split", "dataset_sha256", "config", "per_query", "answerable", "answer_probability", "figures"):
         if key not in data:
-            raise GateError(f"baseline {str(p)!r} lacks {key!r}; rewrite it with `searchkit gate --update`")
+            raise DataError(f"baseline {str(p)!r} lacks {key!r}; rewrite it with `searchkit gate --update`")
     problem = _baseline_problem(data)
     if problem:
-        raise GateError(f"baseline {str(p)!r} is damaged ({problem}); rewrite it with `searchkit gate --update`")
+        raise DataError(f"baseline {str(p)!r} is damaged ({problem}); rewrite it with `searchkit gate --update`")
     return data
 
 
@@ -242,7 +238,7 @@ def measure(dataset: Dataset, config: SearchConfig, *, path: str = "searcher", s
     for a baseline (``path`` read from it) and for ``--update``. ``metrics``: the ranking metrics
     reported (``ranking_of(baseline)``: the defaults and every gated ir_measures measure)."""
     if path not in PATHS:
-        raise GateError(f"unknown eval path {str(path)[:40]!r}; valid: {', '.join(PATHS)}")
+        raise DataError(f"unknown eval path {str(path)[:40]!r}; valid: {', '.join(PATHS)}")
     return evaluate_dataset(dataset, config, show_progress=show_progress, as_tool=path == "tool", metrics=metrics)
 
 
@@ -293,17 +289,17 @@ def check(baseline: Mapping[str, Any], now: Mapping[str, Any], *, label: str = "
     want, got = str(baseline.get("path", "searcher")), str(now.get("path", "searcher"))
     if want != got and got != TREC_PATH:  # another system's TREC run is gated against any baseline
         how = {"tool": "through the history tool (eval --as-tool)", "searcher": "through the Searcher (eval)"}
-        raise GateError(f"{label}: the baseline was measured {how.get(want, want)}, this run {how.get(got, got)}; "
+        raise DataError(f"{label}: the baseline was measured {how.get(want, want)}, this run {how.get(got, got)}; "
                         f"gate it against a run of the same path (e.g. `searchkit eval --dataset {baseline['dataset']} "
                         f"--split {baseline['split']}{' --as-tool' if want == 'tool' else ''} --out RUN` and "
                         "`searchkit gate --run RUN`)")
     if set(now["answerable"]) != set(baseline["answerable"]):
-        raise GateError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
+        raise DataError(f"{label}: the run holds other queries than the baseline; rerun on {baseline['dataset']} {baseline['split']}")
     margin_of = margins_of(baseline, margins)
     per_query_metrics = [m for m in baseline["gated"] if registry_metric(m).source == "ir_measures"]
     for m in per_query_metrics:
         if baseline["figures"].get(m) is not None and now["figures"].get(m) is None:
-            raise GateError(f"{label}: the run holds no {m}, which the baseline gates; rerun the eval with "
+            raise DataError(f"{label}: the run holds no {m}, which the baseline gates; rerun the eval with "
                             f"--metrics {','.join(ranking_of(baseline))}")
     ps = paired_test(baseline["per_query"], now["per_query"], test, metrics=per_query_metrics) if per_query_metrics else {}
     rows = []

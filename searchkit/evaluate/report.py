@@ -432,7 +432,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     Raises:
         InputError: ``out`` is not safe to replace, or the runs cannot make one report.
         ReportWriteError: the page could not be written (an ``OSError`` too); ``out`` is as it was.
-        RunFolderError: a path is not a run folder. InputError: a TREC run file and no dataset.
+        DataError: a path is not a run folder. InputError: a TREC run file and no dataset.
     """
     target = check_out(out)
     runs = load_any_runs(run_dirs, dataset=dataset, split=split, labels=labels)

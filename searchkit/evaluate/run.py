@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Se
 import numpy as np
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import Dataset, DatasetError, Query
+from searchkit.errors import DataError
+from searchkit.evaluate.datasets import Dataset, Query
 from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.metrics import (
     RANKING_METRICS,
@@ -282,9 +283,9 @@ def _tool_for(dataset: Dataset) -> Callable[[Any], Callable[[Any], Any]]:
     query's caller and ``EVAL_CALLER``; history search is on in all of them."""
     outside = [r.id for r in dataset.records if not r.space]
     if outside:
-        raise DatasetError(
+        raise DataError(
             f"--as-tool needs a workspace-style dataset (every record in a space); {dataset.name} has "
-            f"{len(outside)} record(s) without 'space', e.g. {outside[0]!r}"
+            f"{len(outside)} record(s) without 'space', e.g. {outside[0]!r}", reason="dataset"
         )
 
     people = {r.owner for r in dataset.records if r.owner} | {q.caller for q in dataset.queries if q.caller}

@@ -38,16 +38,12 @@ if TYPE_CHECKING:
     from searchkit.evaluate.run import EvalReport
     from searchkit.evaluate.task_eval import TaskSet
 
-__all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunFolderError", "RunSummary", "check_run_target",
+__all__ = ["HEADLINE", "RUN_FILES", "RUN_FORMAT", "RunFolder", "RunSummary", "check_run_target",
            "find_runs", "load_run", "trec_text", "write_run"]
 
 RUN_FORMAT = "searchkit-run/1"
 RUN_FILES: tuple[str, ...] = ("metrics.json", "run.trec", "config.json", "provenance.json")
 OPTIONAL_FILES: tuple[str, ...] = ("ragas.json",)
-
-
-class RunFolderError(DataError):
-    """A run folder cannot be written or read; the message names the path."""
 
 
 @dataclass(frozen=True)
@@ -117,18 +113,18 @@ def check_run_target(out: str | os.PathLike[str]) -> Path:
     """
     path = Path(out).expanduser()
     if path.is_symlink():
-        raise RunFolderError(f"--out {str(path)!r} is a symbolic link; give a real folder")
+        raise DataError(f"--out {str(path)!r} is a symbolic link; give a real folder")
     if not path.exists():
         return path
     if not path.is_dir():
-        raise RunFolderError(f"--out {str(path)!r} exists and is not a folder; refusing to replace it")
+        raise DataError(f"--out {str(path)!r} exists and is not a folder; refusing to replace it")
     try:
         empty = next(os.scandir(path), None) is None
     except OSError as exc:
-        raise RunFolderError(f"--out {str(path)!r} cannot be read: {exc.strerror}") from None
+        raise DataError(f"--out {str(path)!r} cannot be read: {exc.strerror}") from None
     if empty or _is_run_folder(path):
         return path
-    raise RunFolderError(
+    raise DataError(
         f"--out {str(path)!r} is a folder that holds other files, not a searchkit run folder; "
         "give a new or empty folder (an earlier run folder is replaced)"
     )
@@ -178,7 +174,7 @@ def write_run(
     ``config_fingerprint`` the report's (``trec:<content hash>``). Returns the folder.
 
     Raises:
-        RunFolderError: ``out`` is not safe to write (see ``check_run_target``).
+        DataError: ``out`` is not safe to write (see ``check_run_target``).
     """
     path = check_run_target(out)
     for name in extra_files or {}:
@@ -230,29 +226,29 @@ def load_run(path: str | os.PathLike[str]) -> RunFolder:
     """Read a run folder written by ``write_run``.
 
     Raises:
-        RunFolderError: the path is not a run folder, or a file is missing or damaged.
+        DataError: the path is not a run folder, or a file is missing or damaged.
     """
     folder = Path(path)
     if not folder.is_dir():
-        raise RunFolderError(f"{str(folder)!r} is not a run folder (no such folder); write one with `searchkit eval --out`")
+        raise DataError(f"{str(folder)!r} is not a run folder (no such folder); write one with `searchkit eval --out`")
     parts: dict[str, Any] = {}
     for name in ("metrics.json", "provenance.json", "config.json"):
         f = folder / name
         if not f.exists():
-            raise RunFolderError(f"{str(folder)!r} is not a run folder (no {name}); write one with `searchkit eval --out`")
+            raise DataError(f"{str(folder)!r} is not a run folder (no {name}); write one with `searchkit eval --out`")
         try:
             parts[name] = read_json_file(f)  # a regular file only: a FIFO is refused, never waited on
         except FileProblem as exc:
-            raise RunFolderError(f"{f}: unreadable ({exc.problem})") from None
+            raise DataError(f"{f}: unreadable ({exc.problem})") from None
         except OSError as exc:
-            raise RunFolderError(f"{f}: unreadable ({exc.strerror or type(exc).__name__})") from None
+            raise DataError(f"{f}: unreadable ({exc.strerror or type(exc).__name__})") from None
         if not isinstance(parts[name], dict):
-            raise RunFolderError(f"{f}: expected a JSON object")
+            raise DataError(f"{f}: expected a JSON object")
     if parts["provenance.json"].get("format") != RUN_FORMAT:
-        raise RunFolderError(f"{folder / 'provenance.json'}: not a {RUN_FORMAT} run folder")
+        raise DataError(f"{folder / 'provenance.json'}: not a {RUN_FORMAT} run folder")
     problem = metrics_problem(parts["metrics.json"])
     if problem:
-        raise RunFolderError(f"{folder / 'metrics.json'}: {problem}; rewrite the run with `searchkit eval --out`")
+        raise DataError(f"{folder / 'metrics.json'}: {problem}; rewrite the run with `searchkit eval --out`")
     return RunFolder(folder, _nan_for_null(parts["metrics.json"]), parts["provenance.json"], parts["config.json"])
 
 
@@ -376,11 +372,11 @@ def find_runs(root: str | os.PathLike[str]) -> tuple[list[RunSummary], list[str]
     folders (a write in progress: ``.NAME.*.tmp``) and symbolic links are not followed.
 
     Raises:
-        RunFolderError: ``root`` is not a folder.
+        DataError: ``root`` is not a folder.
     """
     top = Path(root)
     if not top.is_dir():
-        raise RunFolderError(f"{str(top)!r} is not a folder; give the folder that holds run folders (default runs/)")
+        raise DataError(f"{str(top)!r} is not a folder; give the folder that holds run folders (default runs/)")
     found: list[RunSummary] = []
     problems: list[str] = []
     for folder, dirs, files in os.walk(top, followlinks=False):
@@ -389,7 +385,7 @@ def find_runs(root: str | os.PathLike[str]) -> tuple[list[RunSummary], list[str]
             dirs[:] = []  # a run folder holds no run folders
             try:
                 found.append(_summary(load_run(folder)))
-            except RunFolderError as exc:
+            except DataError as exc:  # load_run raises no other
                 problems.append(str(exc))
     found.sort(key=lambda r: (r.time, str(r.path)))
     return found, problems

@@ -30,7 +30,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit.config import SearchConfig
-from searchkit.evaluate.datasets import DatasetError, resolve_dataset
+from searchkit.errors import DataError
+from searchkit.evaluate.datasets import resolve_dataset
 from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.ingest import tasks as store
 from searchkit.records import Record
@@ -100,7 +101,7 @@ def _text(path: Path) -> str:
     try:
         return read_regular_text(path)
     except FileProblem as exc:
-        raise DatasetError(f"{path}: {exc.problem}") from None
+        raise DataError(f"{path}: {exc.problem}", reason="dataset") from None
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -112,13 +113,13 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            raise DataError(f"{path}, line {lineno}: malformed JSON ({exc.msg} at column {exc.colno})", reason="dataset") from None
         except RecursionError:
-            raise DatasetError(f"{path}, line {lineno}: JSON nested too deeply") from None
+            raise DataError(f"{path}, line {lineno}: JSON nested too deeply", reason="dataset") from None
         except ValueError:
-            raise DatasetError(f"{path}, line {lineno}: a number too long to read") from None
+            raise DataError(f"{path}, line {lineno}: a number too long to read", reason="dataset") from None
         if not isinstance(row, dict):
-            raise DatasetError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
+            raise DataError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}", reason="dataset")
         out.append((lineno, row))
     return out
 
@@ -127,14 +128,14 @@ def _records(root: Path) -> tuple[Record, ...]:
     tasks = {}
     for lineno, row in _rows(root / "tasks.jsonl"):
         if not isinstance(row.get("id"), int) or not isinstance(row.get("space"), str):
-            raise DatasetError(f"{root / 'tasks.jsonl'}, line {lineno}: a task needs an integer 'id' and a 'space'")
+            raise DataError(f"{root / 'tasks.jsonl'}, line {lineno}: a task needs an integer 'id' and a 'space'", reason="dataset")
         tasks[row["id"]] = row
     records = []
     for lineno, row in _rows(root / "comments.jsonl"):
         task = tasks.get(row.get("task"))
         if not isinstance(row.get("id"), int) or task is None:
-            raise DatasetError(f"{root / 'comments.jsonl'}, line {lineno}: a comment needs an integer 'id' and "
-                               "the id of a task in tasks.jsonl")
+            raise DataError(f"{root / 'comments.jsonl'}, line {lineno}: a comment needs an integer 'id' and "
+                               "the id of a task in tasks.jsonl", reason="dataset")
         text = store.indexed_text(row)
         if text is None:
             continue
@@ -150,16 +151,16 @@ def _query(path: Path, lineno: int, row: Mapping[str, Any]) -> TaskQuery:
     where = f"{path}, line {lineno}"
     qid, text = row.get("_id"), row.get("text")
     if not isinstance(qid, str) or not qid or not isinstance(text, str) or not text.strip():
-        raise DatasetError(f"{where}: a query needs a non-empty string '_id' and 'text'")
+        raise DataError(f"{where}: a query needs a non-empty string '_id' and 'text'", reason="dataset")
     space = row.get("space")
     if not isinstance(space, str) or not space:
-        raise DatasetError(f"{where}: the query needs the 'space' it is asked in")
+        raise DataError(f"{where}: the query needs the 'space' it is asked in", reason="dataset")
     current = row.get("current_task")
     if current is not None and (not isinstance(current, int) or isinstance(current, bool)):
-        raise DatasetError(f"{where}: 'current_task' must be a task id (an integer) or absent")
+        raise DataError(f"{where}: 'current_task' must be a task id (an integer) or absent", reason="dataset")
     answerable = row.get("answerable", True)
     if not isinstance(answerable, bool):
-        raise DatasetError(f"{where}: 'answerable' must be true or false")
+        raise DataError(f"{where}: 'answerable' must be true or false", reason="dataset")
     return TaskQuery(id=qid, text=text, lang=row.get("lang"), answerable=answerable,
                      category=str(row.get("category") or ("answerable" if answerable else "unanswerable")),
                      space=space, current_task=current)
@@ -170,20 +171,20 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
     folder) for ``split``.
 
     Raises:
-        DatasetError: no such set, a missing file, a bad line (file and line named), a judgement of
+        DataError: no such set, a missing file, a bad line (file and line named), a judgement of
             an unknown query or comment, an answerable query without a relevant comment or an
             unanswerable one with one.
     """
     root = resolve_dataset(name_or_path)
     missing = [f for f in TASK_SET_FILES if not (root / f).is_file()]
     if missing:
-        raise DatasetError(f"{root} is not a labelled task-store set: no {', '.join(missing)} "
-                           f"(it needs {', '.join(TASK_SET_FILES)} and qrels/<split>.tsv)")
+        raise DataError(f"{root} is not a labelled task-store set: no {', '.join(missing)} "
+                           f"(it needs {', '.join(TASK_SET_FILES)} and qrels/<split>.tsv)", reason="dataset")
     qrels_path = root / "qrels" / f"{split}.tsv"
     if not qrels_path.is_file():
         have = sorted(p.stem for p in (root / "qrels").glob("*.tsv")) if (root / "qrels").is_dir() else []
-        raise DatasetError(f"{qrels_path} not found: split {split!r} is not in this set; available splits: "
-                           f"{', '.join(have) or 'none'}")
+        raise DataError(f"{qrels_path} not found: split {split!r} is not in this set; available splits: "
+                           f"{', '.join(have) or 'none'}", reason="dataset")
     records = _records(root)
     doc_ids = {r.id for r in records}
     queries: dict[str, TaskQuery] = {}
@@ -193,7 +194,7 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
     for lineno, row in _rows(qpath):
         q = _query(qpath, lineno, row)
         if q.id in queries:
-            raise DatasetError(f"{qpath}, line {lineno}: the query id is given twice (first on line {qlines[q.id]})")
+            raise DataError(f"{qpath}, line {lineno}: the query id is given twice (first on line {qlines[q.id]})", reason="dataset")
         queries[q.id] = q
         qlines[q.id] = lineno
         declared[q.id] = str(row.get("split") or "")
@@ -203,25 +204,25 @@ def load_task_set(name_or_path: str | os.PathLike[str], split: str = "dev") -> T
             continue
         cols = [c.strip() for c in line.split("\t")]
         if len(cols) != 3 or not cols[2].lstrip("-").isdigit():
-            raise DatasetError(f"{qrels_path}, line {lineno}: expected query-id, corpus-id, score (tab-separated)")
+            raise DataError(f"{qrels_path}, line {lineno}: expected query-id, corpus-id, score (tab-separated)", reason="dataset")
         qid, doc, score = cols[0], cols[1], int(cols[2])
         if qid not in queries:
-            raise DatasetError(f"{qrels_path}, line {lineno}: unknown query id (not in queries.jsonl)")
+            raise DataError(f"{qrels_path}, line {lineno}: unknown query id (not in queries.jsonl)", reason="dataset")
         if doc not in doc_ids:
-            raise DatasetError(f"{qrels_path}, line {lineno}: the corpus id is not an indexed comment of the store")
+            raise DataError(f"{qrels_path}, line {lineno}: the corpus id is not an indexed comment of the store", reason="dataset")
         if declared[qid] and declared[qid] != split:
-            raise DatasetError(f"{qrels_path}, line {lineno}: the query's 'split' (queries.jsonl line {qlines[qid]}) "
-                               "names another split")
+            raise DataError(f"{qrels_path}, line {lineno}: the query's 'split' (queries.jsonl line {qlines[qid]}) "
+                               "names another split", reason="dataset")
         qrels.setdefault(qid, {})[doc] = score
     kept = tuple(q for q in queries.values() if declared[q.id] == split or (not declared[q.id] and q.id in qrels))
     for q in kept:
         positive = any(v > 0 for v in qrels.get(q.id, {}).values())
         if q.answerable and not positive:
-            raise DatasetError(f"{qpath}, line {qlines[q.id]}: the answerable query has no relevant comment in "
-                               f"{qrels_path.name}")
+            raise DataError(f"{qpath}, line {qlines[q.id]}: the answerable query has no relevant comment in "
+                               f"{qrels_path.name}", reason="dataset")
         if not q.answerable and positive:
-            raise DatasetError(f"{qrels_path}: the unanswerable query of queries.jsonl line {qlines[q.id]} has a "
-                               "relevant comment")
+            raise DataError(f"{qrels_path}: the unanswerable query of queries.jsonl line {qlines[q.id]} has a "
+                               "relevant comment", reason="dataset")
     frozen = MappingProxyType({q: MappingProxyType(dict(d)) for q, d in qrels.items()})
     return TaskSet(name=root.resolve().name, path=root, split=split, records=records, queries=kept, qrels=frozen)
 

@@ -25,7 +25,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 from urllib.parse import quote, unquote
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy as np
 from searchkit.errors import DataError
 from searchkit.evaluate.dataset_files import Problem, Problems, lines
 
-__all__ = ["TrecRun", "TrecRunError", "check_trec_run", "read_trec_run", "below", "run_text", "single",
+__all__ = ["TrecRun", "check_trec_run", "read_trec_run", "below", "run_text", "single",
            "strictly_decreasing", "trec_id", "untrec_id"]
 
 
@@ -90,14 +90,6 @@ def run_text(run: Mapping[str, Mapping[str, float]], tag: str) -> str:
         for rank, ((doc, _s), score) in enumerate(zip(ranked, scores), 1):
             out.append(f"{trec_id(qid)} Q0 {trec_id(doc)} {rank} {score!r} {tag_col}")
     return "\n".join(out) + ("\n" if out else "")
-
-
-class TrecRunError(DataError):
-    """A TREC run file that cannot be used; ``problems`` lists each bad line (``file:line: why``)."""
-
-    def __init__(self, message: str, problems: Sequence[Problem] = (), *, path: str | os.PathLike[str] | None = None):
-        super().__init__(message, path=path)
-        self.problems = tuple(problems)
 
 
 @dataclass(frozen=True)
@@ -164,15 +156,15 @@ def read_trec_run(path: str | os.PathLike[str]) -> TrecRun:
     """A TREC run file, checked (``check_trec_run``).
 
     Raises:
-        TrecRunError: the file is missing or holds a bad line; the message names the first problem as
-            ``file:line: why`` and how many more there are, ``problems`` lists them all.
+        DataError: the file is missing or holds a bad line; the message names the first problem as
+            ``file:line: why`` and how many more there are (``check_trec_run`` lists them all).
     """
     p = Path(path)
     if not p.exists():
-        raise TrecRunError(f"{p}: no such run file", path=p)
+        raise DataError(f"{p}: no such run file", path=p)
     run, problems = check_trec_run(p)
     if problems:
         more = len(problems) - 1
         tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        raise TrecRunError(f"{problems[0]}{tail}", problems, path=p)
+        raise DataError(f"{problems[0]}{tail}", path=p)
     return run

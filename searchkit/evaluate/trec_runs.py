@@ -53,7 +53,7 @@ def evaluate_trec_run(run: TrecRun | str | os.PathLike[str], dataset: Dataset, *
         ``run_queries_outside_split`` and ``unknown_documents``.
 
     Raises:
-        TrecRunError: the file is missing or holds a bad line (``file:line: why``).
+        DataError: the file is missing or holds a bad line (``file:line: why``).
     """
     if not isinstance(run, TrecRun):
         run = read_trec_run(run)

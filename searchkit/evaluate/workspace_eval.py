@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from searchkit.evaluate.datasets import DatasetError
+from searchkit.errors import DataError
 from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.tools.history import DEFAULT_LIMIT
@@ -60,13 +60,13 @@ class WorkspaceQueries:
 
 def load_queries(folder: str | Path) -> WorkspaceQueries:
     """Read a query folder (module doc). A missing file, a bad line or a judgement of an unknown
-    query is a ``DatasetError`` naming the file and the line, never quoting its content."""
+    query is a ``DataError`` naming the file and the line, never quoting its content."""
     root = Path(folder)
     path = root / "queries.jsonl"
     try:
         lines = read_regular_text(path).splitlines()
     except (FileProblem, OSError) as exc:
-        raise DatasetError(f"{path}: cannot read the queries ({type(exc).__name__})") from None
+        raise DataError(f"{path}: cannot read the queries ({type(exc).__name__})", reason="dataset") from None
     queries = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -74,29 +74,29 @@ def load_queries(folder: str | Path) -> WorkspaceQueries:
         try:
             row = parse_json_text(line, f"{path}, line {n}")
         except FileProblem as exc:
-            raise DatasetError(str(exc)) from None
+            raise DataError(str(exc), reason="dataset") from None
         queries.append(_query(row, f"{path}, line {n}"))
     ids = {q.id for q in queries}
     if len(ids) != len(queries):
-        raise DatasetError(f"{path}: a query id is used twice")
+        raise DataError(f"{path}: a query id is used twice", reason="dataset")
     return WorkspaceQueries(root.name, tuple(queries), _qrels(root / "qrels" / "dev.tsv", ids))
 
 
 def _query(row: object, where: str) -> WorkspaceQuery:
     if not isinstance(row, dict):
-        raise DatasetError(f"{where}: a query must be a JSON object")
+        raise DataError(f"{where}: a query must be a JSON object", reason="dataset")
     missing = [k for k in REQUIRED if k not in row]
     if missing:
-        raise DatasetError(f"{where}: a query needs {', '.join(missing)}")
+        raise DataError(f"{where}: a query needs {', '.join(missing)}", reason="dataset")
     for key in ("_id", "text", "caller", "space"):
         if not isinstance(row[key], str) or not row[key].strip():
-            raise DatasetError(f"{where}: {key} must be a non-empty string")
+            raise DataError(f"{where}: {key} must be a non-empty string", reason="dataset")
     if not isinstance(row["answerable"], bool):
-        raise DatasetError(f"{where}: answerable must be true or false")
+        raise DataError(f"{where}: answerable must be true or false", reason="dataset")
     spaces = row.get("spaces")
     if spaces is not None and spaces != "all":
         if not isinstance(spaces, list) or not all(isinstance(s, str) for s in spaces):
-            raise DatasetError(f"{where}: spaces must be a list of slugs or \"all\"")
+            raise DataError(f"{where}: spaces must be a list of slugs or \"all\"", reason="dataset")
         spaces = tuple(spaces)
     given = row.get("lang")
     lang = given if isinstance(given, str) else ""
@@ -107,16 +107,16 @@ def _qrels(path: Path, ids: set[str]) -> dict[str, dict[str, int]]:
     try:
         lines = read_regular_text(path).splitlines()
     except (FileProblem, OSError) as exc:
-        raise DatasetError(f"{path}: cannot read the judgements ({type(exc).__name__})") from None
+        raise DataError(f"{path}: cannot read the judgements ({type(exc).__name__})", reason="dataset") from None
     out: dict[str, dict[str, int]] = {}
     for n, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         parts = line.split("\t")
         if len(parts) != 3 or not parts[2].strip().lstrip("-").isdigit():
-            raise DatasetError(f"{path}, line {n}: expected query-id, corpus-id and an integer score, tab-separated")
+            raise DataError(f"{path}, line {n}: expected query-id, corpus-id and an integer score, tab-separated", reason="dataset")
         if parts[0] not in ids:
-            raise DatasetError(f"{path}, line {n}: judges a query id that queries.jsonl does not have")
+            raise DataError(f"{path}, line {n}: judges a query id that queries.jsonl does not have", reason="dataset")
         out.setdefault(parts[0], {})[parts[1]] = int(parts[2])
     return out
 
@@ -130,7 +130,7 @@ def evaluate_workspace(index: HistoryIndex, labelled: WorkspaceQueries, *, limit
     for qid, judged in labelled.qrels.items():
         unknown = sorted(set(judged) - known)
         if unknown:
-            raise DatasetError(f"{labelled.name}: query {qid} judges a record the workspace does not hold")
+            raise DataError(f"{labelled.name}: query {qid} judges a record the workspace does not hold", reason="dataset")
     kind_of = {r.id: r.kind for r in index.searcher.records}
     outcomes = []
     for q in labelled.queries:

@@ -17,7 +17,6 @@ from typing import Any
 from searchkit import export
 from searchkit.config import SearchConfig
 from searchkit.errors import DataError, ResourceError
-from searchkit.evaluate.datasets import DatasetError
 from searchkit.index import store as index_store
 from searchkit.serve.auth import load_tokens
 from searchkit.serve.freshness import Mark, iso
@@ -57,7 +56,9 @@ def _verify(path: str | Path, ex: export.Exported, no_verify: bool) -> tuple[str
         return "not_verified", "a bare config has no replay to verify (export it with `searchkit config export`)"
     try:
         v = export.verify(path)
-    except DatasetError:
+    except DataError as exc:
+        if exc.reason != "dataset":  # the replay dataset's own; an index's or a cache's as it is
+            raise
         return "not_verified", "the replay dataset is not on this machine; the ranking was not replayed"
     if v.status == "dataset_changed":
         return "not_verified", f"the replay dataset {v.dataset}/{v.split} changed since export; not replayed"

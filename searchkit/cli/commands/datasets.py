@@ -11,7 +11,7 @@ from searchkit.tools.terminal import json_text, one_line
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Print every problem of the dataset folder (exit 1), or a one-line summary (exit 0). A folder
-    that cannot be read raises ``DatasetError``: one line on stderr, exit 2."""
+    that cannot be read raises ``DataError``: one line on stderr, exit 2."""
     check = check_dataset(resolve_dataset(args.dir))
     if args.json:
         print(json_text(strict_json.dumps(check.to_dict())))

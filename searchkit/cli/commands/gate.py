@@ -11,11 +11,11 @@ from typing import Any
 
 from searchkit import strict_json
 from searchkit.cli.common import load_config
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit.config import SearchConfig
 from searchkit.evaluate import endpoint_check, gate
 from searchkit.evaluate.any_run import load_any_run, open_dataset
-from searchkit.evaluate.datasets import DatasetError, resolve_dataset
+from searchkit.evaluate.datasets import resolve_dataset
 from searchkit.evaluate.provenance import dataset_hash
 from searchkit.evaluate.run_values import with_metrics
 from searchkit.util import check_file_target, write_failure_line
@@ -47,7 +47,7 @@ def _is_baseline(path: Path) -> bool:
     (a damaged one is not: its owner removes it)."""
     try:
         gate.read_baseline(path)
-    except gate.GateError:
+    except DataError:  # read_baseline raises no other
         return False
     return True
 
@@ -81,7 +81,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             raise InputError(f"--update of a new baseline {path!r} needs --dataset (and --split)", usage=True)
         try:
             where = resolve_dataset(ds_name)
-        except DatasetError as exc:
+        except DataError as exc:  # resolve_dataset raises no other
             if args.skip_missing:
                 skipped.append({"baseline": str(path), "name": name, "why": " ".join(str(exc).split())})  # whole
                 continue

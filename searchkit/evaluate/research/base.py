@@ -12,8 +12,8 @@ from typing import Any, Iterable
 
 from searchkit.config import SearchConfig
 from searchkit.config_file import load_config
-from searchkit.errors import InputError, SearchkitError
-from searchkit.evaluate.datasets import DatasetError, available_splits, resolve_dataset
+from searchkit.errors import DataError, InputError, SearchkitError
+from searchkit.evaluate.datasets import available_splits, resolve_dataset
 from searchkit.evaluate.task_eval import TASK_SET_FILES, is_task_set
 from searchkit.util import make_folders_private
 
@@ -78,7 +78,7 @@ def check_datasets(names: Iterable[str], split: str = "dev", *, task_sets: Itera
     for name in names:
         try:
             root = resolve_dataset(name)
-        except DatasetError as exc:
+        except DataError as exc:  # resolve_dataset raises no other
             raise InputError(f"DATASET {name!r}: {_one_line(exc)}") from None
         if not (root / "corpus.jsonl").is_file():
             raise InputError(f"DATASET {name!r}: {root} has no corpus.jsonl (not an eval dataset folder)")
@@ -88,7 +88,7 @@ def check_datasets(names: Iterable[str], split: str = "dev", *, task_sets: Itera
     for name in task_sets:
         try:
             root = resolve_dataset(name)
-        except DatasetError as exc:
+        except DataError as exc:  # resolve_dataset raises no other
             raise InputError(f"DATASET {name!r}: {_one_line(exc)}") from None
         if not is_task_set(root):
             raise InputError(f"DATASET {name!r}: {root} is not a labelled task-store set "

@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+from searchkit.errors import DataError
 from searchkit.evaluate.any_run import open_dataset
 from searchkit.evaluate.metrics import RANKING_METRICS
 from searchkit.evaluate.provenance import dataset_hash, git_commit, package_versions
 from searchkit.evaluate.run import evaluate_dataset
-from searchkit.evaluate.runs import RunFolderError, load_run, write_run
+from searchkit.evaluate.runs import load_run, write_run
 from searchkit.evaluate.datasets import Dataset
 from searchkit.evaluate.run import EvalReport
 from searchkit.evaluate.runs import RunFolder
@@ -40,7 +41,7 @@ def _reuse(target: Path, dataset_sha256: str, config: SearchConfig, path: str) -
         return None
     try:
         run = load_run(target)
-    except RunFolderError:
+    except DataError:  # load_run raises no other
         return None
     return run if _same_origin(run.provenance, dataset_sha256, config, path) else None
 
@@ -135,7 +136,7 @@ def find_runs(runs_dir: str | os.PathLike[str], config: SearchConfig) -> list[Pa
             continue
         try:
             run = load_run(p)
-        except (RunFolderError, OSError):
+        except (DataError, OSError):
             continue
         if run.provenance.get("config_fingerprint") == config.fingerprint():
             out.append(p)
