@@ -349,7 +349,8 @@ def task_queries(model: core.CorpusModel, n: int, seed: int) -> tuple[list[str],
 
 def bench_tasks(model: core.CorpusModel, args: argparse.Namespace) -> dict[str, Any]:
     from searchkit.ingest import tasks as store
-    from searchkit.tools.tasks import TaskContext, task_search
+    from searchkit.tools.base import ToolContext
+    from searchkit.tools.tasks import TaskSearchParams, task_search
 
     out: dict[str, Any] = {}
     fts_q, like_q = task_queries(model, args.task_queries + 5, args.seed)
@@ -372,15 +373,15 @@ def bench_tasks(model: core.CorpusModel, args: argparse.Namespace) -> dict[str, 
             size_mb = sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20
             core.log(f"  imported in {import_s:.0f} s ({size_mb:,.0f} MB on disk); timing searches ...")
             conn = store.open_readonly(path)
-            ctx = TaskContext(space="acme", current_task=1, owner="u-anna")
+            ctx = ToolContext(caller="u-anna", space="acme", current_task=1, store=conn)
             r: dict[str, Any] = {"n_comments": n, "import_s": import_s, "store_mb": size_mb, **stats}
             for label, qs in (("fts", fts_q), ("like", like_q)):
                 for q in qs[:5]:  # warm the page cache and the statements
-                    task_search(conn, ctx, query=q)
+                    task_search(TaskSearchParams(query=q), ctx)
                 times, methods, hits = [], set(), []
                 for q in qs[5:5 + args.task_queries]:
                     t0 = time.perf_counter()
-                    res = task_search(conn, ctx, query=q)
+                    res = task_search(TaskSearchParams(query=q), ctx)
                     times.append((time.perf_counter() - t0) * 1e3)
                     methods.add(res.method)
                     hits.append(len(res.hits))

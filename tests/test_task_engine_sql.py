@@ -18,7 +18,8 @@ from searchkit.ingest.tasks import query_terms
 from searchkit.retrievers.fts5 import FTS5Retriever, TaskScope, TermQuery
 from searchkit.searcher import Searcher
 from searchkit.tools.task_engine import TaskEngine
-from searchkit.tools.tasks import TaskContext, task_search
+from searchkit.tools.base import ToolContext
+from searchkit.tools.tasks import TaskSearchParams, task_search
 
 TASKS = [(1, "acme", "認証の改修"), (2, "acme", "cache timeout"), (3, "acme", "payment"), (9, "globex", "認証 cache")]
 LONG = " ".join(["cache timeout 認証 エラー payment"] * 6)
@@ -282,5 +283,5 @@ def test_fts5_alone_is_a_searcher_keeping_its_order_and_method(conn):
     assert len(s.passages) == len(s.records) and engine.pipeline.names == ("retrieve", "keep", "cut")
     ids, method = engine.rank(TermQuery("認証", ("認証",)), TaskScope("acme"), 10)
     assert method == "like" and ids == [10, 14, 17, 11]  # two characters: LIKE, newest first (T4)
-    r = task_search(conn, TaskContext("acme", None, "u"), query="認証")
+    r = task_search(TaskSearchParams(query="認証"), ToolContext(caller="u", space="acme", current_task=None, store=conn))
     assert [h.comment_id for h in r.hits] == ids and r.method == "like"

@@ -1,12 +1,14 @@
 """Property tests for task search (SPEC T1, T4): scope invariants and terms searched as text."""
 import unicodedata
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from searchkit.ingest import tasks as store
 from searchkit.errors import DataError
-from searchkit.tools.tasks import TaskContext, TaskSearchError, query_terms, task_search
+from searchkit.ingest import tasks as store
+from searchkit.tools.base import ToolContext
+from searchkit.tools.tasks import TaskSearchError, TaskSearchParams, query_terms, task_search
 
 WORDS = ["認証", "ログイン", "画面", "満月", "周期", "計算", "ошибка", "импорт", "report", "CSV", "AND", "OR",
          "NEAR", "a*", '"q"', "50%", "x_y", "id", "Ж"]
@@ -43,8 +45,8 @@ def build(tasks):
 )
 def test_hits_stay_in_space_and_out_of_the_current_task(tasks, query, mode, space, current):
     conn = build(tasks)
-    ctx = TaskContext(space, current, "u")
-    r = task_search(conn, ctx, query=query, match_mode=mode, limit=30)
+    ctx = ToolContext(caller="u", space=space, current_task=current)
+    r = task_search(TaskSearchParams(query=query, match_mode=mode, limit=30), replace(ctx, store=conn))
     got = {h.comment_id for h in r.hits}
     task_of = dict(conn.execute("SELECT c.id, t.space FROM comments c JOIN tasks t ON t.id = c.task"))
     for h in r.hits:
@@ -96,14 +98,14 @@ def test_any_term_is_searched_as_text(base_rows, term):
     row = {"id": 3, "task": 3, "author": "user", "kind": "request", "body": f"前 {term} 後",
            "ts": "2026-01-02T00:00:00Z"}
     store.add_comments(conn, base_rows + [row])
-    ctx = TaskContext("s", None, "u")
+    ctx = ToolContext(caller="u", space="s", current_task=None)
     if not unicodedata.normalize("NFKC", term).split():
         with pytest.raises(TaskSearchError) as e:
-            task_search(conn, ctx, query=term)
+            task_search(TaskSearchParams(query=term), replace(ctx, store=conn))
         assert e.value.param == "query"
         return
     for mode in ("any", "all"):
-        r = task_search(conn, ctx, query=term, match_mode=mode, limit=30)  # never an SQL/FTS error
+        r = task_search(TaskSearchParams(query=term, match_mode=mode, limit=30), replace(ctx, store=conn))  # never an SQL/FTS error
         indexed = store.indexed_text(row)
         if all(t in indexed for t in query_terms(term)):
             assert 3 in {h.comment_id for h in r.hits}
@@ -119,7 +121,7 @@ def test_hits_contain_the_terms(base_rows, term):
     terms = query_terms(term)
     if not terms:
         return
-    r = task_search(conn, TaskContext("s", None, "u"), query=term, match_mode="all")
+    r = task_search(TaskSearchParams(query=term, match_mode="all"), ToolContext(caller="u", space="s", current_task=None, store=conn))
     expected = {row["id"] for row in base_rows
                 if all(t.casefold() in store.indexed_text(row).casefold() for t in terms)}
     assert {h.comment_id for h in r.hits} == expected

@@ -1,15 +1,19 @@
 """Workspace task search on the bundled demo store (SPEC T1, T3–T8; seed 003's own examples)."""
 import sqlite3
 from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
 from searchkit.ingest import tasks as store
 from searchkit.tools import tasks as T
-from searchkit.tools.tasks import TaskContext, TaskSearchError, list_tasks, render, task_search
+from searchkit.tools.base import ToolContext
+from searchkit.tools.tasks import (
+    TaskAroundParams, TaskListParams, TaskSearchError, TaskSearchParams, list_tasks, render, task_search,
+)
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
-CTX = TaskContext(space="acme", current_task=30, owner="u-anna")
+CTX = ToolContext(caller="u-anna", space="acme", current_task=30)
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +30,7 @@ def ids(result):
 # ------------------------------------------------------------------ the seed's examples
 
 def test_seed_example_ninsho(conn):
-    r = task_search(conn, CTX, query="認証")
+    r = task_search(TaskSearchParams(query="認証"), replace(CTX, store=conn))
     # 認証 is two characters: LIKE path, newest first; 86 (comment) and 90 (status) are not indexed,
     # 140/141 are the current task, 150/152 another space.
     assert r.method == "like"
@@ -41,21 +45,21 @@ def test_seed_example_ninsho(conn):
 
 
 def test_seed_example_login_ninsho_any_and_all(conn):
-    any_ = task_search(conn, CTX, query="ログイン 認証")
+    any_ = task_search(TaskSearchParams(query="ログイン 認証"), replace(CTX, store=conn))
     assert set(ids(any_)) == {88, 93, 95}  # 88 only 認証, 93 only ログイン, 95 both
     assert ids(any_) == [95, 93, 88]  # LIKE path: newest first
-    all_ = task_search(conn, CTX, query="ログイン 認証", match_mode="all")
+    all_ = task_search(TaskSearchParams(query="ログイン 認証", match_mode="all"), replace(CTX, store=conn))
     assert ids(all_) == [95]
 
 
 def test_any_on_fts_ranks_comments_with_both_terms_higher(conn):
-    r = task_search(conn, CTX, query="ログイン 差し替え")
+    r = task_search(TaskSearchParams(query="ログイン 差し替え"), replace(CTX, store=conn))
     assert r.method == "fts"
     assert set(ids(r)[:2]) == {93, 95} and ids(r)[2] == 88  # 88 holds only 差し替え
 
 
 def test_seed_example_compound_split(conn):
-    r = task_search(conn, CTX, query="満月の周期の計算")
+    r = task_search(TaskSearchParams(query="満月の周期の計算"), replace(CTX, store=conn))
     # the phrase is only in the current task (140) and another space (150): zero hits, then split
     assert r.split_from == "満月の周期の計算"
     assert r.terms == ("満月", "周期", "計算")
@@ -66,12 +70,12 @@ def test_seed_example_compound_split(conn):
 
 
 def test_split_only_on_zero_hits_in_any_mode(conn):
-    assert task_search(conn, CTX, query="満月の周期の計算", match_mode="all").split_from is None
-    assert ids(task_search(conn, CTX, query="満月の周期の計算", match_mode="all")) == []
+    assert task_search(TaskSearchParams(query="満月の周期の計算", match_mode="all"), replace(CTX, store=conn)).split_from is None
+    assert ids(task_search(TaskSearchParams(query="満月の周期の計算", match_mode="all"), replace(CTX, store=conn))) == []
     # a phrase that is found is not split
-    assert task_search(conn, CTX, query="認証フロー").split_from is None
+    assert task_search(TaskSearchParams(query="認証フロー"), replace(CTX, store=conn)).split_from is None
     # non-Japanese terms are not split at punctuation
-    r = task_search(conn, CTX, query="sk-live")
+    r = task_search(TaskSearchParams(query="sk-live"), replace(CTX, store=conn))
     assert r.split_from is None and ids(r) == []
 
 
@@ -84,11 +88,11 @@ def test_split_compound_uses_parts_of_speech():
 # ------------------------------------------------------------------ T1 scope
 
 def test_current_task_and_other_spaces_never_hit(conn):
-    r = task_search(conn, CTX, query="認証ログ")  # only in task 30, the current one
+    r = task_search(TaskSearchParams(query="認証ログ"), replace(CTX, store=conn))  # only in task 30, the current one
     assert ids(r) == []
-    other = task_search(conn, TaskContext("acme", None, "u-anna"), query="認証ログ")
+    other = task_search(TaskSearchParams(query="認証ログ"), ToolContext(caller="u-anna", space="acme", current_task=None, store=conn))
     assert set(ids(other)) == {140, 141}
-    g = task_search(conn, TaskContext("globex", None, "u-bob"), query="認証")
+    g = task_search(TaskSearchParams(query="認証"), ToolContext(caller="u-bob", space="globex", current_task=None, store=conn))
     assert set(ids(g)) == {150, 152}
 
 
@@ -96,8 +100,8 @@ def test_scope_is_in_the_sql(conn):
     seen = []
     conn.set_trace_callback(seen.append)
     try:
-        task_search(conn, CTX, query="認証フロー")
-        task_search(conn, CTX, query="認証")
+        task_search(TaskSearchParams(query="認証フロー"), replace(CTX, store=conn))
+        task_search(TaskSearchParams(query="認証"), replace(CTX, store=conn))
     finally:
         conn.set_trace_callback(None)
     reads = [s for s in seen if "SELECT c.id" in s]
@@ -117,26 +121,26 @@ def test_scope_is_in_the_sql(conn):
 @pytest.mark.parametrize("query", ["Hunter2", "4f9a8b7c6d5e", "ops@acme.example", "intranet", "deploy.sh",
                                    "Noted", "了解しました", "スコープ"])
 def test_unindexed_and_redacted_text_is_not_found(conn, query):
-    assert ids(task_search(conn, CTX, query=query)) == []
+    assert ids(task_search(TaskSearchParams(query=query), replace(CTX, store=conn))) == []
 
 
 def test_tool_runs_and_attachments(conn):
-    assert ids(task_search(conn, CTX, query="WebFetch")) == [91]
-    r = task_search(conn, CTX, query="login-screen.png")
+    assert ids(task_search(TaskSearchParams(query="WebFetch"), replace(CTX, store=conn))) == [91]
+    r = task_search(TaskSearchParams(query="login-screen.png"), replace(CTX, store=conn))
     assert ids(r) == [95] and r.hits[0].excerpt == "…attachments: login-screen.png…"
-    assert ids(task_search(conn, CTX, query="calendar.png")) == [104]
+    assert ids(task_search(TaskSearchParams(query="calendar.png"), replace(CTX, store=conn))) == [104]
 
 
 def test_search_excerpt_is_redacted(conn):
-    r = task_search(conn, CTX, query="キー")
+    r = task_search(TaskSearchParams(query="キー"), replace(CTX, store=conn))
     hit = {h.comment_id: h for h in r.hits}[110]
     assert "[redacted]" in hit.excerpt and "sk-live" not in hit.excerpt
 
 
 def test_case_and_width_insensitive_in_three_scripts(conn):
-    assert ids(task_search(conn, CTX, query="ОШИБКА")) == [132, 130]  # FTS path
-    assert set(ids(task_search(conn, CTX, query="ОШИБКА ок"))) >= {130, 132}  # LIKE path, Unicode folding
-    assert 120 in ids(task_search(conn, CTX, query="ＷＥＥＫＬＹ"))  # NFKC of the query
+    assert ids(task_search(TaskSearchParams(query="ОШИБКА"), replace(CTX, store=conn))) == [132, 130]  # FTS path
+    assert set(ids(task_search(TaskSearchParams(query="ОШИБКА ок"), replace(CTX, store=conn)))) >= {130, 132}  # LIKE path, Unicode folding
+    assert 120 in ids(task_search(TaskSearchParams(query="ＷＥＥＫＬＹ"), replace(CTX, store=conn)))  # NFKC of the query
 
 
 # ------------------------------------------------------------------ T4 matching
@@ -144,7 +148,7 @@ def test_case_and_width_insensitive_in_three_scripts(conn):
 @pytest.mark.parametrize("query", ["AND", "OR", "NEAR", "*", '"', "NOT", "a*", "NEAR(a b)", "(", "x OR y",
                                    "%", "_", "\\", "'; DROP TABLE comments; --"])
 def test_operators_and_metacharacters_are_text(conn, query):
-    r = task_search(conn, CTX, query=query)
+    r = task_search(TaskSearchParams(query=query), replace(CTX, store=conn))
     for h in r.hits:  # never a MATCH that matches everything
         text = conn.execute("SELECT folded FROM comments WHERE id = ?", (h.comment_id,)).fetchone()[0]
         assert any(t.casefold() in text for t in r.terms)
@@ -152,20 +156,20 @@ def test_operators_and_metacharacters_are_text(conn, query):
 
 
 def test_like_wildcards_are_literal(conn):
-    assert ids(task_search(conn, CTX, query="%")) == []
-    assert ids(task_search(conn, CTX, query="_")) == [130, 104]  # импорт_2026-07.csv, moon_phase.py
+    assert ids(task_search(TaskSearchParams(query="%"), replace(CTX, store=conn))) == []
+    assert ids(task_search(TaskSearchParams(query="_"), replace(CTX, store=conn))) == [130, 104]  # импорт_2026-07.csv, moon_phase.py
 
 
 def test_filters(conn):
-    assert ids(task_search(conn, CTX, query="CSV", kind="ask")) == [121]
-    assert ids(task_search(conn, CTX, query="archived", author="anna")) == [122]
-    assert set(ids(task_search(conn, CTX, query="CSV", task_id=24))) == {130}
-    assert ids(task_search(conn, CTX, query="CSV", task_id=40)) == []  # another space's task: nothing
-    assert ids(task_search(conn, CTX, query="report", limit=2)) == ids(task_search(conn, CTX, query="report"))[:2]
+    assert ids(task_search(TaskSearchParams(query="CSV", kind="ask"), replace(CTX, store=conn))) == [121]
+    assert ids(task_search(TaskSearchParams(query="archived", author="anna"), replace(CTX, store=conn))) == [122]
+    assert set(ids(task_search(TaskSearchParams(query="CSV", task_id=24), replace(CTX, store=conn)))) == {130}
+    assert ids(task_search(TaskSearchParams(query="CSV", task_id=40), replace(CTX, store=conn))) == []  # another space's task: nothing
+    assert ids(task_search(TaskSearchParams(query="report", limit=2), replace(CTX, store=conn))) == ids(task_search(TaskSearchParams(query="report"), replace(CTX, store=conn)))[:2]
 
 
 def test_context_neighbours_are_raw(conn):
-    r = task_search(conn, CTX, query="ローテーション", context=1)
+    r = task_search(TaskSearchParams(query="ローテーション", context=1), replace(CTX, store=conn))
     hit = {h.comment_id: h for h in r.hits}[112]
     assert [c.comment_id for c in hit.context] == [111, 112]
     assert "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c" in hit.context[0].text  # raw tool run
@@ -213,7 +217,7 @@ def test_context_neighbours_are_raw(conn):
 )
 def test_bad_parameters_name_the_parameter(conn, kwargs, param):
     with pytest.raises(TaskSearchError) as e:
-        task_search(conn, CTX, **kwargs)
+        task_search(TaskSearchParams(**kwargs), replace(CTX, store=conn))
     assert e.value.param == param
     assert str(e.value).startswith(param + ":")
     assert isinstance(e.value, ValueError)
@@ -221,7 +225,7 @@ def test_bad_parameters_name_the_parameter(conn, kwargs, param):
 
 def test_long_query_message_is_actionable(conn):
     with pytest.raises(TaskSearchError, match="100,000 characters long; at most 1,000"):
-        task_search(conn, CTX, query="x" * 100_000)
+        task_search(TaskSearchParams(query="x" * 100_000), replace(CTX, store=conn))
 
 
 # ------------------------------------------------------------------ T6 around_ref
@@ -236,7 +240,7 @@ SEED_AROUND = (  # seed 003, the second markdown example, line for line
 
 def test_seed_example_around(conn):
     # T3: context defaults to 0, for around_ref too; the seed's example reads one comment each side
-    r = task_search(conn, CTX, around_ref="comment:88", context=1)
+    r = task_search(TaskSearchParams(around_ref="comment:88", context=1), replace(CTX, store=conn))
     assert [c.comment_id for c in r.comments] == [86, 88, 90]
     assert render(r, "ja") == SEED_AROUND  # T6: text inline, after "← " for the target
     assert "(comment:88, 2 neighbouring comment(s))" in render(r, "en")
@@ -245,37 +249,37 @@ def test_seed_example_around(conn):
 def test_around_ref_reads_one_neighbour_each_side_by_default_as_the_seed_shows(conn):
     # issue 28 item 6: seed 003's example "comment:88 前後 2 件" shows 86, 88, 90 (an earlier reading
     # of T3's context default 0 for around was wrong: that default is for the neighbours of a hit)
-    r = task_search(conn, CTX, around_ref="comment:88")
+    r = task_search(TaskSearchParams(around_ref="comment:88"), replace(CTX, store=conn))
     assert r.context == 1 and [c.comment_id for c in r.comments] == [86, 88, 90]
     assert render(r, "ja").startswith(
         '## Workspace Task Search — task:12 "ログイン画面の改修" (comment:88 前後 2 件)\n\n'
         "- comment:86 user/comment 2026-06-20T09:55:00Z 質問なんですが、"
     )
-    assert T.read_around(conn, CTX, "comment:88").comments == r.comments
-    alone = task_search(conn, CTX, around_ref="comment:88", context=0)
+    assert T.read_around(TaskAroundParams("comment:88"), replace(CTX, store=conn)).comments == r.comments
+    alone = task_search(TaskSearchParams(around_ref="comment:88", context=0), replace(CTX, store=conn))
     assert [c.comment_id for c in alone.comments] == [88]
-    assert [h.context for h in task_search(conn, CTX, query="認証フロー").hits] == [()]  # a hit's default is 0
+    assert [h.context for h in task_search(TaskSearchParams(query="認証フロー"), replace(CTX, store=conn)).hits] == [()]  # a hit's default is 0
 
 
 def test_context_of_a_hit_uses_the_same_inline_layout(conn):
-    md = render(task_search(conn, CTX, query="認証フロー", context=1), "ja")
+    md = render(task_search(TaskSearchParams(query="認証フロー", context=1), replace(CTX, store=conn)), "ja")
     assert "  - comment:88 user/request 2026-06-20T10:00:00Z ← 既存の認証フローは変更しないでください。" in md
     assert "  - comment:86 user/comment 2026-06-20T09:55:00Z 質問なんですが、" in md
 
 
 def test_around_returns_raw_text_and_context(conn):
-    r = task_search(conn, CTX, around_ref=" comment:110 ", context=0)
+    r = task_search(TaskSearchParams(around_ref=" comment:110 ", context=0), replace(CTX, store=conn))
     assert [c.comment_id for c in r.comments] == [110]
     assert "password=Hunter2!Secret" in r.comments[0].text and "ops@acme.example" in r.comments[0].text
-    wide = task_search(conn, CTX, around_ref="comment:88", context=5)
+    wide = task_search(TaskSearchParams(around_ref="comment:88", context=5), replace(CTX, store=conn))
     assert [c.comment_id for c in wide.comments] == [86, 88, 90, 91, 93, 95]
 
 
 def test_around_ref_to_another_space_is_not_found_like_a_missing_one(conn):
     with pytest.raises(TaskSearchError) as other:
-        task_search(conn, CTX, around_ref="comment:152")
+        task_search(TaskSearchParams(around_ref="comment:152"), replace(CTX, store=conn))
     with pytest.raises(TaskSearchError) as missing:
-        task_search(conn, CTX, around_ref="comment:999999")
+        task_search(TaskSearchParams(around_ref="comment:999999"), replace(CTX, store=conn))
     assert other.value.param == missing.value.param == "around_ref"
     assert str(other.value).replace("152", "N") == str(missing.value).replace("999999", "N")
     assert "globex-admin" not in str(other.value) and "認証基盤" not in str(other.value)
@@ -283,20 +287,20 @@ def test_around_ref_to_another_space_is_not_found_like_a_missing_one(conn):
 
 def test_around_ref_to_the_current_task(conn):
     with pytest.raises(TaskSearchError, match="current task") as e:
-        task_search(conn, CTX, around_ref="comment:140")
+        task_search(TaskSearchParams(around_ref="comment:140"), replace(CTX, store=conn))
     assert e.value.param == "around_ref"
 
 
 # ------------------------------------------------------------------ rendering
 
 def test_english_rendering_and_zero_hits(conn):
-    md = render(task_search(conn, CTX, query="ログイン 認証", match_mode="all"), "en")
+    md = render(task_search(TaskSearchParams(query="ログイン 認証", match_mode="all"), replace(CTX, store=conn)), "en")
     assert md.splitlines()[0] == '## Workspace Task Search Results (query: "ログイン 認証", 1 hit(s))'
     assert md.rstrip().endswith('To read the surrounding comments, pass around_ref: "comment:<id>".')
-    none = render(task_search(conn, CTX, query="存在しない語句"), "ja")
+    none = render(task_search(TaskSearchParams(query="存在しない語句"), replace(CTX, store=conn)), "ja")
     assert "0 hit(s)" in none and "around_ref" not in none
     with pytest.raises(ValueError, match="en, ja"):
-        render(task_search(conn, CTX, query="認証"), "fr")
+        render(task_search(TaskSearchParams(query="認証"), replace(CTX, store=conn)), "fr")
 
 
 def test_excerpt_window():
@@ -309,20 +313,20 @@ def test_excerpt_window():
 # ------------------------------------------------------------------ T7 list_tasks
 
 def test_list_tasks(conn):
-    r = list_tasks(conn, CTX)
+    r = list_tasks(TaskListParams(), replace(CTX, store=conn))
     assert [t.task_id for t in r.tasks] == [24, 21, 18, 15, 12]  # newest first, no 30, no globex
-    assert [t.task_id for t in list_tasks(conn, CTX, state="open").tasks] == [24, 15]
-    assert [t.task_id for t in list_tasks(conn, CTX, state="closed", limit=2).tasks] == [21, 18]
+    assert [t.task_id for t in list_tasks(TaskListParams(state="open"), replace(CTX, store=conn)).tasks] == [24, 15]
+    assert [t.task_id for t in list_tasks(TaskListParams(state="closed", limit=2), replace(CTX, store=conn)).tasks] == [21, 18]
     md = render(r, "ja")
     assert md.splitlines()[0] == "## Workspace Tasks (space: acme, 5 件)"
     assert '- task:12 "ログイン画面の改修" 完了 / piece: default / 最終更新 2026-06-20T11:30:00Z' in md
-    assert "## Workspace Tasks (space: acme, state: open, 2 task(s))" in render(list_tasks(conn, CTX, state="open"), "en")
+    assert "## Workspace Tasks (space: acme, state: open, 2 task(s))" in render(list_tasks(TaskListParams(state="open"), replace(CTX, store=conn)), "en")
 
 
 @pytest.mark.parametrize("kwargs,param", [({"state": "done"}, "state"), ({"limit": 51}, "limit"), ({"limit": 0}, "limit")])
 def test_list_tasks_bad_parameters(conn, kwargs, param):
     with pytest.raises(TaskSearchError) as e:
-        list_tasks(conn, CTX, **kwargs)
+        list_tasks(TaskListParams(**kwargs), replace(CTX, store=conn))
     assert e.value.param == param
 
 
@@ -330,9 +334,9 @@ def test_list_default_limit_is_20():
     c = store.connect(":memory:")
     store.add_tasks(c, [{"id": i, "space": "s", "state": "open", "updated": f"2026-01-01T00:{i:02d}:00Z"}
                         for i in range(1, 60)])
-    ctx = TaskContext("s", None, "u")
-    assert [t.task_id for t in list_tasks(c, ctx).tasks] == list(range(59, 39, -1))
-    assert len(list_tasks(c, ctx, limit=50).tasks) == 50
+    ctx = ToolContext(caller="u", space="s", current_task=None)
+    assert [t.task_id for t in list_tasks(TaskListParams(), replace(ctx, store=c)).tasks] == list(range(59, 39, -1))
+    assert len(list_tasks(TaskListParams(limit=50), replace(ctx, store=c)).tasks) == 50
 
 
 # ------------------------------------------------------------------ T8 plain messages
@@ -340,13 +344,13 @@ def test_list_default_limit_is_20():
 @pytest.mark.parametrize(
     "ctx,reason,ja",
     [
-        (TaskContext("acme", 30, None), "no_auth", "このコンテキストでは利用できません"),
-        (TaskContext("acme", 30, "u-anna", subtask=True), "subtask", "このコンテキストでは利用できません"),
+        (ToolContext(caller=None, space="acme", current_task=30), "no_auth", "このコンテキストでは利用できません"),
+        (ToolContext(caller="u-anna", space="acme", current_task=30, subtask=True), "subtask", "このコンテキストでは利用できません"),
     ],
 )
 def test_no_auth_and_subtask_get_a_plain_message(conn, ctx, reason, ja):
-    for result in (task_search(conn, ctx, query="認証"), task_search(conn, ctx, around_ref="comment:88"),
-                   list_tasks(conn, ctx), task_search(conn, ctx)):  # even bad parameters
+    for result in (task_search(TaskSearchParams(query="認証"), replace(ctx, store=conn)), task_search(TaskSearchParams(around_ref="comment:88"), replace(ctx, store=conn)),
+                   list_tasks(TaskListParams(), replace(ctx, store=conn)), task_search(TaskSearchParams(), replace(ctx, store=conn))):  # even bad parameters
         assert result == T.Unavailable(reason)
         assert render(result, "ja").startswith(ja)
 
@@ -362,12 +366,12 @@ def test_missing_fts5_answers_a_plain_message(tmp_path):
     db = tmp_path / "t.db"
     store.import_dir(store.connect(db), DEMO)
     conn = sqlite3.connect(db, factory=NoFts5)
-    r = task_search(conn, CTX, query="認証フロー")
+    r = task_search(TaskSearchParams(query="認証フロー"), replace(CTX, store=conn))
     assert r == T.Unavailable("no_fts5")
     assert "FTS5" in render(r, "ja") and "FTS5" in render(r, "en")
     # reading and listing need no FTS5
-    assert [c.comment_id for c in task_search(conn, CTX, around_ref="comment:88", context=1).comments] == [86, 88, 90]
-    assert len(list_tasks(conn, CTX).tasks) == 5
+    assert [c.comment_id for c in task_search(TaskSearchParams(around_ref="comment:88", context=1), replace(CTX, store=conn)).comments] == [86, 88, 90]
+    assert len(list_tasks(TaskListParams(), replace(CTX, store=conn)).tasks) == 5
 
 
 # ------------------------------------------------------------------ the LIKE path's plan (issue 13)
@@ -399,15 +403,15 @@ def test_like_path_answers_the_same_without_the_index(conn, tmp_path):
     path = tmp_path / "tasks.sqlite"
     c = store.connect(path)
     store.import_dir(c, DEMO)
-    before = {q: ids(task_search(c, CTX, query=q)) for q in _LIKE_QUERIES}
+    before = {q: ids(task_search(TaskSearchParams(query=q), replace(CTX, store=c))) for q in _LIKE_QUERIES}
     with c:
         c.execute("DROP INDEX comments_ts")
     c.close()
     old = store.open_readonly(path)
     assert old.execute("SELECT count(*) FROM sqlite_master WHERE name = 'comments_ts'").fetchone()[0] == 0
     for q in _LIKE_QUERIES:
-        res = task_search(old, CTX, query=q)
+        res = task_search(TaskSearchParams(query=q), replace(CTX, store=old))
         assert res.method == "like"
         assert ids(res) == before[q], q
     old.close()
-    assert before["認証"] == [95, 88] and before == {q: ids(task_search(conn, CTX, query=q)) for q in _LIKE_QUERIES}
+    assert before["認証"] == [95, 88] and before == {q: ids(task_search(TaskSearchParams(query=q), replace(CTX, store=conn))) for q in _LIKE_QUERIES}

@@ -27,11 +27,13 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
 from searchkit.ingest import tasks as store
-from searchkit.tools.tasks import TaskContext, task_search
+from searchkit.tools.base import ToolContext
+from searchkit.tools.tasks import TaskSearchParams, task_search
 
 ROOT = Path(__file__).resolve().parents[1]
 N_TASKS = 20
@@ -41,7 +43,7 @@ NEW = 150  # indexed comments each version adds
 CRASH_RUNS = 12
 CRASH_SEED = 20260805
 FRESH_RUNS = (2, 7, 10)
-CTX = TaskContext("acme", None, "u-test")
+CTX = ToolContext(caller="u-test", space="acme", current_task=None)
 _FILLER = ("既存の認証フローの確認、ログイン画面の改修。Export the weekly report as CSV. " * 60)[:BODY_CHARS]
 
 
@@ -130,7 +132,7 @@ def snapshot(db: Path) -> tuple[int, frozenset[int]]:
         version = int(next(iter(base))[2:])
         if marker(version) not in {f"mk{v:04d}" for v in added}:
             raise Mixed(f"base comments of {version} without its added comments {sorted(added)}")
-        hits = task_search(conn, CTX, query=marker(version), limit=30).hits  # FTS path, trigram index
+        hits = task_search(TaskSearchParams(query=marker(version), limit=30), replace(CTX, store=conn)).hits  # FTS path, trigram index
         if len(hits) != 30 or any(marker(version) not in h.excerpt or h.comment_id < 10000 for h in hits):
             raise Mixed(f"search for {marker(version)} found {len(hits)} hit(s)")
         conn.execute("COMMIT")

@@ -3,13 +3,15 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from searchkit.ingest import tasks as store
 from searchkit.errors import DataError
-from searchkit.tools.tasks import TaskContext, list_tasks, render, task_search
+from searchkit.tools.base import ToolContext
+from searchkit.tools.tasks import TaskListParams, TaskSearchParams, list_tasks, render, task_search
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "tasks-demo"
 
@@ -473,7 +475,7 @@ def test_a_held_lock_is_reported_as_a_lock(tmp_path):
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 def test_readonly_open_never_writes_the_store(tmp_path, journal):
-    from searchkit.tools.tasks import TaskContext, list_tasks, task_search
+    from searchkit.tools.tasks import list_tasks, task_search
 
     db = tmp_path / "t.db"
     store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")
@@ -483,11 +485,11 @@ def test_readonly_open_never_writes_the_store(tmp_path, journal):
         c.close()
     before = db.read_bytes()
     conn = store.open_readonly(db)
-    ctx = TaskContext("acme", 30, "u")
-    assert [h.comment_id for h in task_search(conn, ctx, query="認証").hits] == [95, 88]
-    assert [h.comment_id for h in task_search(conn, ctx, query="認証フロー").hits] == [88]
-    assert [c.comment_id for c in task_search(conn, ctx, around_ref="comment:88").comments] == [86, 88, 90]
-    assert len(list_tasks(conn, ctx).tasks) == 5
+    ctx = ToolContext(caller="u", space="acme", current_task=30)
+    assert [h.comment_id for h in task_search(TaskSearchParams(query="認証"), replace(ctx, store=conn)).hits] == [95, 88]
+    assert [h.comment_id for h in task_search(TaskSearchParams(query="認証フロー"), replace(ctx, store=conn)).hits] == [88]
+    assert [c.comment_id for c in task_search(TaskSearchParams(around_ref="comment:88"), replace(ctx, store=conn)).comments] == [86, 88, 90]
+    assert len(list_tasks(TaskListParams(), replace(ctx, store=conn)).tasks) == 5
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         conn.execute("INSERT INTO spaces(slug) VALUES ('x')")
@@ -527,9 +529,9 @@ def _title_store(tmp_path, title, *, name="src"):
 
 
 def _every_rendering(conn):
-    ctx = TaskContext("acme", 801, "u")
-    results = [task_search(conn, ctx, query="移行"), task_search(conn, ctx, query="移行の件", context=1),
-               task_search(conn, ctx, around_ref="comment:9001"), list_tasks(conn, ctx)]
+    ctx = ToolContext(caller="u", space="acme", current_task=801)
+    results = [task_search(TaskSearchParams(query="移行"), replace(ctx, store=conn)), task_search(TaskSearchParams(query="移行の件", context=1), replace(ctx, store=conn)),
+               task_search(TaskSearchParams(around_ref="comment:9001"), replace(ctx, store=conn)), list_tasks(TaskListParams(), replace(ctx, store=conn))]
     return "\n".join(render(r, lang) for r in results for lang in ("ja", "en")) + "\n" + "\n".join(
         json.dumps(r.to_dict(), ensure_ascii=False) for r in results)
 
@@ -562,7 +564,7 @@ def test_no_secret_of_any_title_reaches_a_result(tmp_path_factory, value, frame,
 def test_ordinary_titles_are_shown_as_written(title):
     conn = store.connect(":memory:")
     store.add_tasks(conn, [{"id": 5, "space": "acme", "title": title, "state": "open"}])
-    assert list_tasks(conn, TaskContext("acme", None, "u")).tasks[0].title == title
+    assert list_tasks(TaskListParams(), ToolContext(caller="u", space="acme", current_task=None, store=conn)).tasks[0].title == title
 
 
 def _legacy_store(db):
@@ -587,8 +589,8 @@ def test_a_store_made_before_titles_were_redacted_is_read_redacted_and_migrated(
     _legacy_store(db)
     before = db.read_bytes()
     conn = store.open_readonly(db)
-    ctx = TaskContext("acme", 30, "u")
-    titles = {t.task_id: t.title for t in list_tasks(conn, ctx).tasks}
+    ctx = ToolContext(caller="u", space="acme", current_task=30)
+    titles = {t.task_id: t.title for t in list_tasks(TaskListParams(), replace(ctx, store=conn)).tasks}
     assert titles[21] == "Deploy token=[redacted]" and titles[12] == "ログイン画面の改修"
     conn.close()
     assert db.read_bytes() == before  # read through a temp view; the store is not written
@@ -744,8 +746,8 @@ def test_what_a_read_leaves_beside_a_store(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db"]  # the importer leaves no side file
     before = db.read_bytes()
     conn = store.open_readonly(db)
-    list_tasks(conn, TaskContext("acme", 30, "u"))
-    task_search(conn, TaskContext("acme", 30, "u"), query="認証フロー")
+    list_tasks(TaskListParams(), ToolContext(caller="u", space="acme", current_task=30, store=conn))
+    task_search(TaskSearchParams(query="認証フロー"), ToolContext(caller="u", space="acme", current_task=30, store=conn))
     conn.close()
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.db", "t.db-shm", "t.db-wal"]
@@ -817,7 +819,7 @@ def test_a_store_others_can_read_that_cannot_be_changed_is_warned_about(tmp_path
     monkeypatch.setattr(os, "chmod", refused)  # another user's store
     with caplog.at_level("WARNING", logger=store.__name__):
         conn = store.open_readonly(db)
-    assert [h.comment_id for h in task_search(conn, TaskContext("acme", 30, "u"), query="認証フロー").hits] == [88]
+    assert [h.comment_id for h in task_search(TaskSearchParams(query="認証フロー"), ToolContext(caller="u", space="acme", current_task=30, store=conn)).hits] == [88]
     assert "could not be made 0600" in caplog.text and "Operation not permitted" in caplog.text
 
 
@@ -839,17 +841,17 @@ def _author_store(tmp_path):
 def test_authors_are_shown_redacted_everywhere_and_kept_raw_in_the_store(tmp_path):
     db = _author_store(tmp_path)
     conn = store.open_readonly(db)
-    ctx = TaskContext("acme", 2, "u")
-    hits = task_search(conn, ctx, query="認証フロー").hits
-    around = task_search(conn, ctx, around_ref="comment:1", context=1)
+    ctx = ToolContext(caller="u", space="acme", current_task=2)
+    hits = task_search(TaskSearchParams(query="認証フロー"), replace(ctx, store=conn)).hits
+    around = task_search(TaskSearchParams(around_ref="comment:1", context=1), replace(ctx, store=conn))
     shown = {h.author for h in hits} | {c.author for c in around.comments}
     assert shown == set(SECRET_AUTHORS.values())
-    for result in (task_search(conn, ctx, query="認証フロー"), around):
+    for result in (task_search(TaskSearchParams(query="認証フロー"), replace(ctx, store=conn)), around):
         text = render(result, "en") + json.dumps(result.to_dict(), ensure_ascii=False)
         assert "anna@example.com" not in text and "Hunter_2x9" not in text
     # the filter matches what is shown; the raw author is not a key into the store
-    assert [h.comment_id for h in task_search(conn, ctx, query="認証フロー", author="[email]").hits] == [1]
-    assert task_search(conn, ctx, query="認証フロー", author="anna@example.com").hits == ()
+    assert [h.comment_id for h in task_search(TaskSearchParams(query="認証フロー", author="[email]"), replace(ctx, store=conn)).hits] == [1]
+    assert task_search(TaskSearchParams(query="認証フロー", author="anna@example.com"), replace(ctx, store=conn)).hits == ()
     raw = dict(sqlite3.connect(db).execute("SELECT id, author_raw FROM comments").fetchall())
     assert raw == {1: "anna@example.com", 2: "bot password=Hunter_2x9"}
 
@@ -864,9 +866,9 @@ def test_a_store_made_before_authors_were_redacted_is_read_redacted_and_migrated
     conn.close()
     before = db.read_bytes()
     reader = store.open_readonly(db)
-    hits = task_search(reader, TaskContext("acme", 2, "u"), query="認証フロー").hits
+    hits = task_search(TaskSearchParams(query="認証フロー"), ToolContext(caller="u", space="acme", current_task=2, store=reader)).hits
     assert {h.author for h in hits} == set(SECRET_AUTHORS.values())
-    assert {t.state for t in list_tasks(reader, TaskContext("acme", 2, "u")).tasks} == {"open"}
+    assert {t.state for t in list_tasks(TaskListParams(), ToolContext(caller="u", space="acme", current_task=2, store=reader)).tasks} == {"open"}
     reader.close()
     assert db.read_bytes() == before
     store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl")  # the next import migrates
@@ -886,11 +888,11 @@ def test_any_platform_state_is_imported_as_given_and_classed_open_or_closed():
     rows = [{"id": i, "space": "acme", "title": f"t{i}", "state": s, "updated": f"2026-01-01T00:{i:02d}:00Z"}
             for i, s in enumerate(PLATFORM_STATES, 1)]
     assert store.add_tasks(conn, rows) == len(rows)
-    ctx = TaskContext("acme", 99, "u")
-    every = list_tasks(conn, ctx, limit=50).tasks
+    ctx = ToolContext(caller="u", space="acme", current_task=99)
+    every = list_tasks(TaskListParams(limit=50), replace(ctx, store=conn)).tasks
     assert {t.state: t.state_class for t in every} == PLATFORM_STATES
     for cls in ("open", "closed"):
-        got = {t.state for t in list_tasks(conn, ctx, state=cls, limit=50).tasks}
+        got = {t.state for t in list_tasks(TaskListParams(state=cls, limit=50), replace(ctx, store=conn)).tasks}
         assert got == {s for s, c in PLATFORM_STATES.items() if c == cls}
     assert store.state_class("something new") == store.UNKNOWN_STATE_CLASS == "open"
 
@@ -901,7 +903,7 @@ def test_search_ignores_the_state(tmp_path):
     conn = store.connect(":memory:")
     store.add_tasks(conn, rows)
     store.add_comments(conn, comments)
-    hits = task_search(conn, TaskContext("acme", 99, "u"), query="認証フロー", limit=30).hits
+    hits = task_search(TaskSearchParams(query="認証フロー", limit=30), ToolContext(caller="u", space="acme", current_task=99, store=conn)).hits
     assert len(hits) == len(rows)
 
 

@@ -4,6 +4,7 @@ context and never in the parameters, the registry, and the CLI as a thin adapter
 import dataclasses
 import json
 from pathlib import Path
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -16,7 +17,9 @@ from searchkit.ingest import tasks as store
 from searchkit.tools.base import CONTEXT_FIELDS, Answer, ToolContext
 from searchkit.tools.history import HistoryIndex
 from searchkit.tools.registry import TOOLS, schemas, tool
-from searchkit.tools.tasks import TaskContext, list_tasks, read_around, render, task_search
+from searchkit.tools.tasks import (
+    TaskAroundParams, TaskListParams, TaskSearchParams, list_tasks, read_around, render, task_search,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "datasets" / "demo-workspace"
@@ -186,13 +189,13 @@ def test_the_current_space_defaults_from_the_session_not_the_parameters(index):
 
 
 def test_task_tools_are_the_library_functions_and_their_answers_round_trip(conn, ctx):
-    lib = TaskContext(space="acme", current_task=30, owner="u-anna")
+    lib = ToolContext(caller="u-anna", space="acme", current_task=30)
     pairs = [
-        (TOOLS["task_search"]({"query": "認証"}, ctx), task_search(conn, lib, query="認証")),
-        (TOOLS["task_search"]({"around_ref": "comment:88"}, ctx), task_search(conn, lib, around_ref="comment:88")),
+        (TOOLS["task_search"]({"query": "認証"}, ctx), task_search(TaskSearchParams(query="認証"), replace(lib, store=conn))),
+        (TOOLS["task_search"]({"around_ref": "comment:88"}, ctx), task_search(TaskSearchParams(around_ref="comment:88"), replace(lib, store=conn))),
         (TOOLS["task_around"]({"around_ref": "comment:88", "context": 2}, ctx),
-         read_around(conn, lib, "comment:88", context=2)),
-        (TOOLS["task_list"]({"state": "closed"}, ctx), list_tasks(conn, lib, state="closed")),
+         read_around(TaskAroundParams("comment:88", context=2), replace(lib, store=conn))),
+        (TOOLS["task_list"]({"state": "closed"}, ctx), list_tasks(TaskListParams(state="closed"), replace(lib, store=conn))),
     ]
     for answer, expected in pairs:
         assert answer == expected

@@ -9,8 +9,9 @@ import`` reads, plus queries and graded judgements over its comments::
     qrels/<split>.tsv             query-id, corpus-id (``comment:<id>``), score (0-3)
 
 ``evaluate_task_search`` imports the store into a temporary file, asks every query of the split
-through the task tool itself (``searchkit.tools.tasks.task_search``: the caller's space, never the
-current task, the zero-hit split T5) with the retrievers ``config.tasks.retrievers`` names, and
+through the task tool itself (``searchkit.tools.tasks.task_search`` with a ``ToolContext``, as the
+tools past their membership check: the caller's space, never the current task, the zero-hit split
+T5) with the retrievers ``config.tasks.retrievers`` names, and
 measures the answers as ``searchkit eval`` measures the Searcher (``run.summarize``: ranx metrics
 over the answerable queries, per language and category). The tool has no weak-match probability:
 its only way to say "nothing here" is an empty answer, so a query's ``answer_probability`` is 1
@@ -36,6 +37,7 @@ from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.ingest import tasks as store
 from searchkit.records import Record
 from searchkit.tools import tasks as tools
+from searchkit.tools.base import ToolContext
 from searchkit.tools.task_engine import TaskEngine
 from searchkit.util import FileProblem, read_regular_text
 
@@ -263,9 +265,10 @@ def evaluate_task_search(
                     s = time.perf_counter()
                     engines[q.space] = TaskEngine(conn, q.space, config, embedder=embedder, cache=cache)
                     index_s += time.perf_counter() - s
-                ctx = tools.TaskContext(space=q.space, current_task=q.current_task, owner=EVAL_OWNER)
+                ctx = ToolContext(caller=EVAL_OWNER, space=q.space, current_task=q.current_task, store=conn,
+                                  engine=engines[q.space])
                 s = time.perf_counter()
-                res = tools.task_search(conn, ctx, query=q.text, limit=limit, engine=engines[q.space])
+                res = tools.task_search(tools.TaskSearchParams(query=q.text, limit=limit), ctx)
                 ms = (time.perf_counter() - s) * 1000
                 hits = getattr(res, "hits", ())
                 ranking = tuple(f"comment:{h.comment_id}" for h in hits)

@@ -384,10 +384,15 @@ class TaskStores:
             local.conn, local.signature = conn, signature
         return conn
 
-    def engine(self, space: str | None) -> Any:
-        """The engine of ``space`` for this thread; None when the config keeps FTS5 alone (the seed's)."""
-        if space is None or list(self.config.tasks.retrievers) == ["fts5"]:
+    def engine(self, space: str | None) -> TaskEngine | None:
+        """The task engine of ``space`` under the served config (None without a space). FTS5 alone
+        (the seed's, the shipped config) is made for each call: ``TaskEngine`` reuses its Searcher
+        while the store is unchanged (``task_engine.kept_alone``) and reads it again once imported
+        into; the engines of the other configs are kept per thread until the next refresh."""
+        if space is None:
             return None
+        if list(self.config.tasks.retrievers) == ["fts5"]:
+            return TaskEngine(self.connection(), space, self.config)
         local = self._local
         if getattr(local, "generation", None) != self._generation:
             local.engines, local.generation = {}, self._generation

@@ -11,24 +11,30 @@ one comment each side unless ``context`` says otherwise, as the seed's example s
 it and filters on its class (``searchkit.ingest.tasks.STATE_CLASSES``).
 
 The answers and their rendering are ``searchkit.tools.task_answers`` (``render`` writes no
-terminal control character); the three tools in the one tool shape (parameter dataclass,
-``run(params, ctx)``) are ``searchkit.tools.task_tools``. These functions are their library form,
-taking the store and a ``TaskContext``.
+terminal control character). The parameter dataclasses are here; each function takes its parameters
+and the session's ``ToolContext`` (the store ``ctx.store``, the engine ``ctx.engine``, the space,
+the current task and the signed-in owner ``ctx.caller``) and asks the task engine
+(``searchkit.tools.task_engine``: a Searcher in the search's SQL scope) directly. The tools
+(``searchkit.tools.task_tools``: what the CLI and the server run) check the session and the caller's
+membership first, then call these; the task eval calls ``task_search`` as they do.
 """
 from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, Mapping, Sequence
 
 from searchkit.analyze import content_words
 from searchkit.errors import ParameterError
 from searchkit.ingest.tasks import fts
+from searchkit.ingest.tasks.fts import MATCH_OPERATORS
 from searchkit.ingest import tasks as store
 from searchkit.ingest.tasks import query_terms
 from searchkit.ports import TaskEnginePort
 from searchkit.retrievers.fts5 import TaskScope, TermQuery
+from searchkit.tools.base import ToolContext
 from searchkit.tools.history_search import is_slug
 from searchkit.tools.task_answers import (  # noqa: F401 - the answers' names, importable from here as before
     AroundResult, Comment, SearchResult, TaskHit, TaskList, TaskSummary, Unavailable, render,
@@ -57,32 +63,71 @@ TaskSearchError = ParameterError
 """A bad parameter; ``param`` names it (``query``, ``around_ref``, ``limit``...): the one input error."""
 
 
+_REF_DOC = 'A comment ref, "comment:<id>", as a hit shows it.'
+
+
 @dataclass(frozen=True)
-class TaskContext:
-    """Who is calling: the space, the current task (excluded from results), the signed-in owner.
+class TaskSearchParams:
+    """Search the comments of the other tasks of the current space (whatever their state; the
+    current task is never searched), or read around one comment. Give exactly one of query and
+    around_ref. Hits show redacted excerpts; around_ref and context return the raw comments."""
 
-    ``owner=None`` (a no-auth run) or ``subtask=True`` makes the tools answer with T8's message.
-    These library functions take the owner as a member of ``space``: the tools (``task_search``,
-    ``task_around``, ``task_list`` in ``searchkit.tools.task_tools``, which the CLI and the server
-    run) check that live before calling them (T1, ``searchkit.tools.task_members``).
-    """
+    SCHEMA_RULES: ClassVar[Mapping[str, Any]] = MappingProxyType({"oneOf": [
+        {"title": "search", "required": ["query"], "properties": {"query": {"type": "string"}}},
+        {"title": "read around", "required": ["around_ref"], "properties": {"around_ref": {"type": "string"}}},
+    ]})
+    """Exactly one of query and around_ref (T3), in the generated schema (``Tool.schema``)."""
 
-    space: str
-    current_task: int | None
-    owner: str | None
-    subtask: bool = False
+    query: str | None = field(default=None, metadata={
+        "doc": f"One or a few keywords (at most {MAX_QUERY_CHARS} characters); exclusive with around_ref."})
+    around_ref: str | None = field(default=None, metadata={
+        "doc": f"{_REF_DOC} Read that comment and its neighbours instead of searching; exclusive with query."})
+    match_mode: str | None = field(default=None, metadata={
+        "choices": MATCH_OPERATORS, "doc": "any (default): comments holding any term; all: every term."})
+    context: int | None = field(default=None, metadata={
+        "lo": 0, "hi": MAX_CONTEXT,
+        "doc": f"Neighbouring comments attached to each hit, each side (default 0; with around_ref "
+               f"{AROUND_DEFAULT_CONTEXT})."})
+    limit: int | None = field(default=None, metadata={
+        "lo": 1, "hi": MAX_LIMIT, "doc": f"Hits, default {DEFAULT_LIMIT} (query mode only)."})
+    kind: str | None = field(default=None, metadata={
+        "choices": FILTER_KINDS, "doc": "Only comments of this kind (query mode only)."})
+    author: str | None = field(default=None, metadata={"doc": "Only comments by this author (query mode only)."})
+    task_id: int | None = field(default=None, metadata={
+        "lo": 1, "doc": "Only comments of this task (query mode only); never the current task."})
+
+
+@dataclass(frozen=True)
+class TaskAroundParams:
+    """Read one comment of another task of the current space and its neighbours, as written."""
+
+    around_ref: str = field(metadata={"doc": _REF_DOC})
+    context: int | None = field(default=None, metadata={
+        "lo": 0, "hi": MAX_CONTEXT, "doc": f"Neighbours each side, default {AROUND_DEFAULT_CONTEXT}."})
+
+
+@dataclass(frozen=True)
+class TaskListParams:
+    """List the other tasks of the current space, most recently updated first: id, state, title,
+    piece, last update."""
+
+    state: str | None = field(default=None, metadata={
+        "choices": LIST_STATES, "doc": "open (running, 実行中, open) or closed (done, 完了, interrupted, 中断, "
+                                       "closed); a state the platform does not name is open."})
+    limit: int | None = field(default=None, metadata={
+        "lo": 1, "hi": MAX_LIST_LIMIT, "doc": f"Tasks, default {DEFAULT_LIST_LIMIT}."})
 
 
 # --------------------------------------------------------------------------- validation
 
-def check_context(ctx: TaskContext) -> Unavailable | None:
-    """T8's answer where the tools cannot run (no signed-in owner, a subtask), else None; raises
-    ``TaskSearchError`` naming ``space`` for a space that is not a slug (a folder name: the rule
-    of every space slug, ``history_search.is_slug``; issue 39 item 8) and ``current_task`` for a
-    bad task id. The caller's membership is the tools' check (``searchkit.tools.task_members``)."""
-    if not isinstance(ctx, TaskContext):
-        raise TypeError(f"ctx must be a TaskContext, got {type(ctx).__name__}")
-    if not ctx.owner:
+def check_session(ctx: ToolContext) -> Unavailable | None:
+    """T8's answer where the tools cannot run (no signed-in owner ``ctx.caller``, a subtask), else
+    None; raises ``TaskSearchError`` naming ``space`` for a space that is not a slug (a folder name:
+    the rule of every space slug, ``history_search.is_slug``; issue 39 item 8) and ``current_task``
+    for a bad task id. The caller's membership is the tools' check (``searchkit.tools.task_members``)."""
+    if not isinstance(ctx, ToolContext):
+        raise TypeError(f"ctx must be a ToolContext, got {type(ctx).__name__}")
+    if not ctx.caller:
         return Unavailable("no_auth")
     if ctx.subtask:
         return Unavailable("subtask")
@@ -93,6 +138,15 @@ def check_context(ctx: TaskContext) -> Unavailable | None:
     if ctx.current_task is not None:
         _check_id(ctx.current_task, "current_task")
     return None
+
+
+def task_store(ctx: ToolContext) -> sqlite3.Connection:
+    """The session's open task store (``ctx.store``)."""
+    if not isinstance(ctx, ToolContext):
+        raise TypeError(f"ctx must be a ToolContext, got {type(ctx).__name__}")
+    if ctx.store is None:
+        raise TypeError("the task tools need the open task store in ctx.store (searchkit.ingest.tasks.open_readonly)")
+    return ctx.store
 
 
 def _check_id(value: object, param: str) -> int:
@@ -246,53 +300,45 @@ def _neighbours(conn: sqlite3.Connection, comment_id: int, context: int) -> tupl
 
 # --------------------------------------------------------------------------- the tools
 
-def task_search(
-    conn: sqlite3.Connection,
-    ctx: TaskContext,
-    *,
-    query: str | None = None,
-    around_ref: str | None = None,
-    match_mode: str | None = None,
-    context: int | None = None,
-    limit: int | None = None,
-    kind: str | None = None,
-    author: str | None = None,
-    task_id: int | None = None,
-    engine: Any = None,
-) -> SearchResult | AroundResult | Unavailable:
+def task_search(params: TaskSearchParams, ctx: ToolContext) -> SearchResult | AroundResult | Unavailable:
     """Search the other tasks of ``ctx.space`` (SPEC T1–T6), or read around a comment.
 
-    Exactly one of ``query`` and ``around_ref`` (``"comment:<id>"``). ``match_mode`` ``any``
-    (default, OR) or ``all`` (AND); ``context`` 0–5 raw neighbours per hit (default 0; 1 for
-    ``around_ref``); ``limit`` 1–30 (default 10, query mode only); filters ``kind``, ``author``,
-    ``task_id`` (query mode only). ``engine`` (a ``TaskEngine``; default: FTS5 alone, the seed's
-    ranking) composes the retrievers ``tasks.retrievers`` names; whatever it proposes is fetched
-    again under the SQL scope, so the scope always decides what may come back (T1).
+    ``params``: exactly one of ``query`` and ``around_ref`` (``"comment:<id>"``). ``match_mode``
+    ``any`` (default, OR) or ``all`` (AND); ``context`` 0–5 raw neighbours per hit (default 0; 1
+    for ``around_ref``); ``limit`` 1–30 (default 10, query mode only); filters ``kind``,
+    ``author``, ``task_id`` (query mode only). ``ctx.engine`` (a ``TaskEngine`` for ``ctx.space``;
+    None: FTS5 alone under the shipped config, the seed's ranking) composes the retrievers
+    ``tasks.retrievers`` names; whatever it proposes is fetched again under the SQL scope, so the
+    scope always decides what may come back (T1).
 
     Returns:
         ``SearchResult`` / ``AroundResult``, or ``Unavailable`` where the tool cannot run (T8).
     Raises:
         TaskSearchError: a bad parameter; ``.param`` names it. Nothing is searched.
     """
-    unavailable = check_context(ctx)
+    unavailable = check_session(ctx)
     if unavailable:
         return unavailable
-    if (query is None) == (around_ref is None):
+    conn = task_store(ctx)
+    p = params
+    query, author = p.query, p.author
+    if (query is None) == (p.around_ref is None):
         got = "both" if query is not None else "neither"
         raise TaskSearchError("query/around_ref", f"give exactly one of query and around_ref (got {got})")
-    if around_ref is not None:
-        for name, value in (("match_mode", match_mode), ("limit", limit), ("kind", kind),
-                            ("author", author), ("task_id", task_id)):
+    if p.around_ref is not None:
+        for name, value in (("match_mode", p.match_mode), ("limit", p.limit), ("kind", p.kind),
+                            ("author", author), ("task_id", p.task_id)):
             if value is not None:
                 raise TaskSearchError(name, "applies to query mode only; it cannot be used with around_ref")
-        return read_around(conn, ctx, around_ref, context=context)
+        return read_around(TaskAroundParams(p.around_ref, p.context), ctx)
 
+    kind, task_id = p.kind, p.task_id
     query = _check_text(query, "query", MAX_QUERY_CHARS)
-    mode = "any" if match_mode is None else match_mode
+    mode = "any" if p.match_mode is None else p.match_mode
     if mode not in fts.MATCH_OPERATORS:
         raise TaskSearchError("match_mode", f"must be one of {', '.join(fts.MATCH_OPERATORS)}, got {mode!r}")
-    ctx_n = _check_int(context, "context", 0, MAX_CONTEXT, 0)
-    lim = _check_int(limit, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)
+    ctx_n = _check_int(p.context, "context", 0, MAX_CONTEXT, 0)
+    lim = _check_int(p.limit, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT)
     if kind is not None and kind not in FILTER_KINDS:
         raise TaskSearchError("kind", f"must be one of {', '.join(FILTER_KINDS)}, got {kind!r}")
     if author is not None:
@@ -309,11 +355,13 @@ def task_search(
     if not store.check_fts(conn):  # a store without its FTS table where FTS5 exists raises, naming the file
         return Unavailable("no_fts5")
 
-    if engine is None:
-        engine = TaskEngine(conn, ctx.space)
-    elif engine.space != ctx.space:
-        raise TaskSearchError("space", f"the engine was built for space {engine.space!r}, not {ctx.space!r}")
-    scope = TaskScope(ctx.space, ctx.current_task, kind, author, task_id)
+    space = ctx.space
+    assert space is not None  # check_session: a slug
+    engine = ctx.engine if ctx.engine is not None else TaskEngine(conn, space)
+    built_for = getattr(engine, "space", space)  # a TaskEngine says its space
+    if built_for != space:
+        raise TaskSearchError("space", f"the engine was built for space {built_for!r}, not {space!r}")
+    scope = TaskScope(space, ctx.current_task, kind, author, task_id)
     method, rows = _run(conn, engine, query, terms, mode, lim, scope)
     split_from = None
     if not rows and mode == "any":
@@ -334,18 +382,18 @@ def task_search(
     return SearchResult(" ".join(terms), terms, mode, method, hits, split_from)
 
 
-def read_around(
-    conn: sqlite3.Connection, ctx: TaskContext, ref: str, *, context: int | None = None
-) -> AroundResult | Unavailable:
-    """The raw text of comment ``ref`` (``"comment:<id>"``) and ``context`` neighbours each side.
+def read_around(params: TaskAroundParams, ctx: ToolContext) -> AroundResult | Unavailable:
+    """The raw text of comment ``params.around_ref`` (``"comment:<id>"``) and ``params.context``
+    neighbours each side.
 
     A comment outside ``ctx.space`` answers exactly as one that does not exist.
     """
-    unavailable = check_context(ctx)
+    unavailable = check_session(ctx)
     if unavailable:
         return unavailable
-    cid = parse_ref(ref)
-    n = _check_int(context, "context", 0, MAX_CONTEXT, AROUND_DEFAULT_CONTEXT)
+    conn = task_store(ctx)
+    cid = parse_ref(params.around_ref)
+    n = _check_int(params.context, "context", 0, MAX_CONTEXT, AROUND_DEFAULT_CONTEXT)
     row = conn.execute(
         "SELECT c.task, t.title FROM comments c JOIN tasks t ON t.id = c.task WHERE c.id = ? AND t.space = ?",
         (cid, ctx.space),
@@ -359,31 +407,33 @@ def read_around(
     return AroundResult(int(row[0]), row[1], cid, n, _neighbours(conn, cid, n))
 
 
-def list_tasks(
-    conn: sqlite3.Connection, ctx: TaskContext, *, state: str | None = None, limit: int | None = None
-) -> TaskList | Unavailable:
-    """Other tasks of ``ctx.space``, most recently updated first (T7); ``limit`` 1–50, default 20.
+def list_tasks(params: TaskListParams, ctx: ToolContext) -> TaskList | Unavailable:
+    """Other tasks of ``ctx.space``, most recently updated first (T7); ``params.limit`` 1–50, default 20.
 
-    ``state`` (``open`` / ``closed``) filters on the class of each task's state
+    ``params.state`` (``open`` / ``closed``) filters on the class of each task's state
     (``searchkit.ingest.tasks.STATE_CLASSES``: running / 実行中 / open are open; done / 完了 /
     interrupted / 中断 / closed are closed; a state it does not know is open)."""
-    unavailable = check_context(ctx)
+    unavailable = check_session(ctx)
     if unavailable:
         return unavailable
+    conn = task_store(ctx)
+    state = params.state
     if state is not None and state not in LIST_STATES:
         raise TaskSearchError("state", f"must be one of {', '.join(LIST_STATES)}, got {state!r}")
-    lim = _check_int(limit, "limit", 1, MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT)
+    lim = _check_int(params.limit, "limit", 1, MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT)
     where = ["space = ?"]
-    params: list[Any] = [ctx.space]
+    space = ctx.space
+    assert space is not None  # check_session: a slug
+    args: list[Any] = [space]
     if ctx.current_task is not None:
         where.append("id <> ?")
-        params.append(ctx.current_task)
+        args.append(ctx.current_task)
     if state is not None:
         where.append("state = ?")
-        params.append(state)
+        args.append(state)
     rows = conn.execute(
         f"SELECT id, title, coalesce(state_raw, state), piece, updated, state FROM tasks WHERE {' AND '.join(where)}"
         " ORDER BY updated_utc IS NULL, updated_utc DESC, id DESC LIMIT ?",
-        params + [lim],
+        args + [lim],
     ).fetchall()
-    return TaskList(ctx.space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows))
+    return TaskList(space, state, tuple(TaskSummary(int(r[0]), r[1], r[2], r[3], r[4], r[5]) for r in rows))
