@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from searchkit.errors import InputError
+from searchkit.errors import InputError, ResourceError
 from searchkit.evaluate import ragas_metrics as rm
-from searchkit.evaluate.ragas_metrics import JudgeError, JudgeItem, LLMJudge
+from searchkit.evaluate.ragas_metrics import JudgeItem, LLMJudge
 from searchkit.index.embedders import HashingEmbedder
 
 pytestmark = pytest.mark.skipif(not rm.is_available(), reason="ragas is not installed (the research extra)")
@@ -237,7 +237,7 @@ def test_an_http_error_is_one_line_without_the_key_or_the_body(llm, monkeypatch)
     monkeypatch.setenv("JUDGE_KEY", KEY)
     llm.status = 401
     judge = LLMJudge(base_url=llm.url, model="fake-chat", api_key_env="JUDGE_KEY", max_retries=0)
-    with pytest.raises(JudgeError) as e:
+    with pytest.raises(ResourceError) as e:
         rm.judge_scores(ITEMS[:1], judge, embedder=HashingEmbedder())
     msg = str(e.value)
     assert msg == f"LLM endpoint {llm.url} (model 'fake-chat'): HTTP 401"
@@ -247,14 +247,14 @@ def test_an_http_error_is_one_line_without_the_key_or_the_body(llm, monkeypatch)
 def test_an_unreachable_or_slow_endpoint_is_one_error(llm):
     llm.close()
     judge = LLMJudge(base_url=llm.url, model="fake-chat", max_retries=0, timeout=2)
-    with pytest.raises(JudgeError, match=r"connection failed .*after 1 attempt\)"):
+    with pytest.raises(ResourceError, match=r"connection failed .*after 1 attempt\)"):
         rm.judge_scores(ITEMS[:1], judge, embedder=HashingEmbedder())
     slow = FakeLLM()
     try:
         slow.delay = 1.5
         judge = LLMJudge(base_url=slow.url, model="fake-chat", max_retries=0, timeout=0.3)
         started = time.monotonic()
-        with pytest.raises(JudgeError, match=r"no answer within the 0.3s timeout"):
+        with pytest.raises(ResourceError, match=r"no answer within the 0.3s timeout"):
             rm.judge_scores(ITEMS[:1], judge, embedder=HashingEmbedder())
         assert time.monotonic() - started < 1.4
     finally:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from report_runs import ROOT, make_run
 
-from searchkit.errors import InputError
+from searchkit.errors import InputError, ResourceError
 from searchkit.cli import main
 from searchkit.evaluate.compare import compare_runs
 from searchkit.evaluate.report import (
@@ -178,7 +178,7 @@ def test_written_atomically(tmp_path, monkeypatch, capsys):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(ResourceError, match="the disk is full"):
         write_report([a], out, title="second")
     assert out.read_text(encoding="utf-8") == first  # the old page stays whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "report.html"]  # no temporary file left

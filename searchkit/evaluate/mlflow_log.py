@@ -51,7 +51,7 @@ from searchkit.evaluate.run import BREAKDOWNS, EvalReport
 from searchkit.evaluate.runs import trec_text
 from searchkit.util import dotted_leaves
 
-__all__ = ["EXPERIMENT", "HTTP_DEFAULTS", "INSTALL_HINT", "MlflowLogError", "check_uri", "config_params",
+__all__ = ["EXPERIMENT", "HTTP_DEFAULTS", "INSTALL_HINT", "check_uri", "config_params",
            "eval_metrics", "is_available", "log_eval", "metric_key", "shown_uri"]
 
 EXPERIMENT = "searchkit"
@@ -65,23 +65,19 @@ HTTP_DEFAULTS: dict[str, str] = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW
 """MLflow's HTTP settings during ``log_eval`` when the environment sets none."""
 
 
-class MlflowLogError(ResourceError, RuntimeError):
-    """Logging to MLflow failed; the message names the URI (never a credential in it)."""
-
-
 def is_available() -> bool:
     """Whether mlflow is installed (the ``mlflow`` extra)."""
     return importlib.util.find_spec("mlflow") is not None
 
 
 def check_uri(uri: str) -> str:
-    """``uri`` when it can be used; refused (``MlflowLogError``, naming what it holds, never the
+    """``uri`` when it can be used; refused (``ResourceError``, naming what it holds, never the
     value) when it is empty or holds a credential."""
     if not uri.strip():
-        raise MlflowLogError("--mlflow needs a tracking URI, e.g. file:///path/to/mlruns")
+        raise ResourceError("--mlflow needs a tracking URI, e.g. file:///path/to/mlruns")
     found = url_secrets(uri)
     if found:
-        raise MlflowLogError(f"--mlflow {shown_uri(uri)} holds {found[0]}: credentials never go in a URL; MLflow reads "
+        raise ResourceError(f"--mlflow {shown_uri(uri)} holds {found[0]}: credentials never go in a URL; MLflow reads "
                              "MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD or MLFLOW_TRACKING_TOKEN from the environment")
     return uri
 
@@ -163,7 +159,7 @@ def log_eval(uri: str, report: EvalReport, config: SearchConfig, body: Mapping[s
     the module doc) and return the MLflow run id. The run is marked FAILED if logging stops half-way.
 
     Raises:
-        MlflowLogError: mlflow refused the URI or a write (one line naming the URI without credentials).
+        ResourceError: mlflow refused the URI or a write (one line naming the URI without credentials).
         ModuleNotFoundError: mlflow is not installed (the CLI names the extra).
     """
     import mlflow  # noqa: F401  (before anything else: a missing extra is one clear line)
@@ -203,9 +199,9 @@ def _log(uri: str, report: EvalReport, config: SearchConfig, body: Mapping[str, 
         experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
         run = client.create_run(experiment_id, run_name=name, tags=_tags(body, config))
     except MlflowException as exc:
-        raise MlflowLogError(f"--mlflow {where}: {_short(exc, uri, where)}") from None
+        raise ResourceError(f"--mlflow {where}: {_short(exc, uri, where)}") from None
     except OSError as exc:
-        raise MlflowLogError(f"--mlflow {where}: {exc.strerror or type(exc).__name__}") from None
+        raise ResourceError(f"--mlflow {where}: {exc.strerror or type(exc).__name__}") from None
     run_id = run.info.run_id
     stamp = int(run.info.start_time or 0)
     try:
@@ -227,7 +223,7 @@ def _log(uri: str, report: EvalReport, config: SearchConfig, body: Mapping[str, 
         except (MlflowException, OSError):
             pass
         what = _short(exc, uri, where) if isinstance(exc, MlflowException) else (exc.strerror or type(exc).__name__)
-        raise MlflowLogError(f"--mlflow {where}: logging run {run_id} failed: {what}") from None
+        raise ResourceError(f"--mlflow {where}: logging run {run_id} failed: {what}") from None
     return run_id
 
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from searchkit.evaluate.run import EvalReport
     from searchkit.index.embedding import Embedder
 
-__all__ = ["INSTALL_HINT", "JudgeError", "JudgeItem", "LLMJudge", "RagasUnavailable",
+__all__ = ["INSTALL_HINT", "JudgeItem", "LLMJudge", 
            "answer_messages", "is_available", "judge_items", "judge_names", "judge_scores", "judge_summary",
            "ragas_scores", "ragas_summary"]
 
@@ -60,10 +60,6 @@ INSTALL_HINT = (
 )
 
 
-class RagasUnavailable(ImportError):
-    """ragas is not installed (the message says how to install it)."""
-
-
 def is_available() -> bool:
     """True when ragas can be imported."""
     import importlib.util
@@ -73,7 +69,7 @@ def is_available() -> bool:
 
 def _metrics():
     if not is_available():
-        raise RagasUnavailable(INSTALL_HINT)
+        raise ResourceError(INSTALL_HINT)
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     with warnings.catch_warnings():
         # ragas 0.4 marks these imports deprecated in favour of ragas.metrics.collections,
@@ -106,7 +102,7 @@ def ragas_scores(
         precision is nan where the run returned nothing (ragas' own convention).
 
     Raises:
-        RagasUnavailable: ragas is not installed.
+        ResourceError: ragas is not installed.
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
@@ -136,11 +132,6 @@ def ragas_summary(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]
 
 
 # --------------------------------------------------------------------------- LLM-judged metrics
-
-
-class JudgeError(ResourceError, RuntimeError):
-    """The LLM endpoint failed (unreachable, timed out, an HTTP error): the message names the endpoint
-    as ``shown_url`` shows it and what failed, never the API key nor what the endpoint answered."""
 
 
 ANSWER_INSTRUCTIONS = (
@@ -307,10 +298,10 @@ def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge,
         ``{query_id: {"ragas:faithfulness@k": f, "ragas:answer_relevancy@k": r}}``.
 
     Raises:
-        RagasUnavailable: ragas (or the openai client) is not installed.
+        ResourceError: ragas (or the openai client) is not installed.
         InputError: the API key's variable is not set, or neither an embedding model nor an
             embedder is given.
-        JudgeError: the endpoint failed (after its retries); nothing is returned.
+        ResourceError: the endpoint failed (after its retries); nothing is returned.
     """
     if judge.embedding_model is None and embedder is None:
         raise InputError("answer relevancy needs embeddings: give the llm embedding_model or an embedder")
@@ -323,7 +314,7 @@ def judge_scores(items: Sequence[JudgeItem], judge: LLMJudge,
 
 def _judge_parts() -> dict[str, Any]:
     if not is_available():
-        raise RagasUnavailable(INSTALL_HINT)
+        raise ResourceError(INSTALL_HINT)
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -447,7 +438,7 @@ def _finite(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> JudgeError:
+def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> ResourceError:
     """One line naming the endpoint and what failed: the status code or the kind of failure, never
     the answer's body (it may echo the key or the cards)."""
     import openai
@@ -463,7 +454,7 @@ def _endpoint_error(judge: LLMJudge, exc: BaseException, key: str | None) -> Jud
         why = f"HTTP {exc.status_code}" + (after if exc.status_code in (408, 409, 429) or exc.status_code >= 500 else "")
     else:
         why = f"{type(exc).__name__}"
-    return JudgeError(f"LLM endpoint {judge.shown_url} (model {judge.model!r}): {redacted(why, [key] if key else [])}")
+    return ResourceError(f"LLM endpoint {judge.shown_url} (model {judge.model!r}): {redacted(why, [key] if key else [])}")
 
 
 def _own_embeddings(base: type, embedder: Any) -> Any:

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from searchkit import __version__ as version
-from searchkit.errors import InputError, SearchkitError
+from searchkit.errors import InputError, ResourceError, SearchkitError
 from searchkit.evaluate.any_run import is_trec, load_any_runs
 from searchkit.evaluate.compare import N_PERMUTATIONS, SEED, compare_runs, has_no_answer
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
@@ -50,7 +50,7 @@ from searchkit.evaluate.report_compare import compare_section
 from searchkit.evaluate.report_compare import esc as _e
 from searchkit.evaluate.report_compare import num as _num
 from searchkit.evaluate.report_curves import NO_PROBABILITY, figure, has_llm, llm_section, no_answer_section
-from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, ReportWriteError, check_out
+from searchkit.evaluate.report_out import NO_TEXT_MARKER, REPORT_MARKER, check_out
 from searchkit.evaluate.research import DEFAULT, config_changes, significance_marks, worst_queries
 from searchkit.evaluate.task_eval import is_task_set, load_task_set
 from searchkit.ingest.policy import Policy, can_see
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from searchkit.evaluate.runs import RunFolder
     from searchkit.evaluate.task_eval import TaskSet
 
-__all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "ReportWriteError", "build_report",
+__all__ = ["NO_CONFIG", "NO_TEXT_MARKER", "REPORT_MARKER", "build_report",
            "check_one_dataset", "check_out", "write_report"]
 
 NO_CONFIG = "a TREC run file: no searchkit config"
@@ -431,7 +431,7 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
 
     Raises:
         InputError: ``out`` is not safe to replace, or the runs cannot make one report.
-        ReportWriteError: the page could not be written (an ``OSError`` too); ``out`` is as it was.
+        ResourceError: the page could not be written; ``out`` is as it was.
         DataError: a path is not a run folder. InputError: a TREC run file and no dataset.
     """
     target = check_out(out)
@@ -441,5 +441,5 @@ def write_report(run_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathL
     try:
         atomic_write_text(target, page)  # a temporary file (mkstemp: 0600) renamed into place
     except OSError as exc:  # no permission, a full disk: one line naming --out (issue 39 item 8b)
-        raise ReportWriteError(write_failure_line("--out", target, exc)) from None
+        raise ResourceError(write_failure_line("--out", target, exc)) from None
     return target

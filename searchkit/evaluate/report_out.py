@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from searchkit.errors import InputError, ResourceError
+from searchkit.errors import InputError
 from searchkit.util import UnsafeTarget, check_file_target, open_regular
 
-__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "ReportWriteError", "check_out"]
+__all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "check_out"]
 
 REPORT_MARKER = '<meta name="generator" content="searchkit report">'
 """In the ``<head>`` of every page ``build_report`` writes: ``--out`` replaces only a file that holds it."""
@@ -22,11 +22,6 @@ _LEGACY_NAV = '<nav><a href="#headline">Headline</a><a href="#compare">Compariso
 """How pages written before ``REPORT_MARKER`` begin: they are reports of this tool too."""
 _HEAD_BYTES = 65_536
 
-
-
-class ReportWriteError(ResourceError, OSError):
-    """The page could not be written to ``--out`` (no permission, a full disk): one line naming
-    ``--out``; what was there is kept (issue 39 item 8b)."""
 
 
 def _is_report(path: Path) -> bool:
