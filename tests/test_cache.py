@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from searchkit.index.cache import EmbeddingCache, default_cache_path
-from searchkit.index.embedders import EmbeddingError, HashingEmbedder
+from searchkit.errors import ResourceError
+from searchkit.index.embedders import HashingEmbedder
 
 
 class Counting:
@@ -152,7 +153,7 @@ def test_invalid_embedder_output_raises_and_stores_nothing(bad, message):
             return bad(texts)
 
     cache = EmbeddingCache(None)
-    with pytest.raises(EmbeddingError, match=message):
+    with pytest.raises(ResourceError, match=message):
         cache.embed(Bad(), ["a", "b"], "query", show_progress=False)
     assert len(cache) == 0
 
@@ -282,7 +283,7 @@ def test_a_vector_of_another_dimension_than_the_cached_family_is_never_stored(tm
     with EmbeddingCache(path) as cache:
         cache.embed(Counting(), TEXTS, "passage", show_progress=False)  # the family is 16-dimensional
     with EmbeddingCache(path) as cache:  # another process
-        with pytest.raises(EmbeddingError, match=r"8-dimensional.*16"):
+        with pytest.raises(ResourceError, match=r"8-dimensional.*16"):
             cache.embed(Wide(8), ["a new query"], "query", show_progress=False)
         assert len(cache) == len(TEXTS)
         assert cache.embed(Counting(), ["a new query"], "query", show_progress=False).shape == (1, 16)
@@ -291,7 +292,7 @@ def test_a_vector_of_another_dimension_than_the_cached_family_is_never_stored(tm
 def test_an_expected_dimension_is_enforced_and_stale_vectors_are_embedded_again(tmp_path, caplog):
     path = tmp_path / "c.sqlite"
     with EmbeddingCache(path) as cache:
-        with pytest.raises(EmbeddingError, match=r"8-dimensional.*16"):
+        with pytest.raises(ResourceError, match=r"8-dimensional.*16"):
             cache.embed(Wide(8), ["q"], "query", show_progress=False, dim=16)
         assert len(cache) == 0
     # a cache poisoned before this check existed: an 8-dimensional query vector under the family's fingerprint

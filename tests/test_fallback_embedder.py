@@ -17,7 +17,8 @@ from searchkit.cli import main
 from searchkit.config import ConfigError, EmbedderSpec, SearchConfig
 from searchkit.index import embedders as emb
 from searchkit.index.cache import EmbeddingCache
-from searchkit.index.embedders import EmbeddingError, FallbackEmbedder, HashingEmbedder, OpenAIEmbedder
+from searchkit.errors import ResourceError
+from searchkit.index.embedders import FallbackEmbedder, HashingEmbedder, OpenAIEmbedder
 from searchkit.searcher import make_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +182,7 @@ def test_every_provider_down_is_one_error_naming_each_and_no_warning(ep, caplog)
     bad.mode = "500"
     down = _down_url()
     f = FallbackEmbedder([_openai(down), _openai(bad.url)])
-    with caplog.at_level(logging.WARNING, logger=emb.__name__), pytest.raises(EmbeddingError) as err:
+    with caplog.at_level(logging.WARNING, logger=emb.__name__), pytest.raises(ResourceError) as err:
         f.embed_passages(["x"])
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith("each of the 2 embedding providers failed")
@@ -195,7 +196,7 @@ def test_a_fallback_answering_in_another_dimension_is_a_failure(ep):
     f = FallbackEmbedder([_openai(primary.url), _openai(wide.url)])
     assert f.embed_queries(["a"]).shape == (1, 4)
     primary.mode = "500"
-    with pytest.raises(EmbeddingError, match=r"fallback 1: returned 8-dimensional vectors, but this family's are 4"):
+    with pytest.raises(ResourceError, match=r"fallback 1: returned 8-dimensional vectors, but this family's are 4"):
         f.embed_queries(["b"])
 
 
@@ -395,7 +396,7 @@ def test_a_fallback_of_another_dimension_never_poisons_the_cache(ep, tmp_path):
         assert cache.embed(family(), TEXTS, "passage", show_progress=False).shape == (4, 64)
     primary.mode = "500"  # the primary stops; a query not cached yet
     with EmbeddingCache(path) as cache:
-        with pytest.raises(EmbeddingError) as err:
+        with pytest.raises(ResourceError) as err:
             cache.embed(family(), ["сроки ATL-1655"], "query", show_progress=False)
         assert len(cache) == len(TEXTS)  # nothing of the 32-dimensional answer was stored
     msg = str(err.value)
@@ -476,7 +477,7 @@ def test_an_endpoint_echoing_the_key_never_puts_it_in_the_error(code, monkeypatc
     monkeypatch.setenv("H16_ECHO_KEY", KEY)
     server = EchoingEndpoint(code)
     try:
-        with pytest.raises(EmbeddingError) as err:
+        with pytest.raises(ResourceError) as err:
             _openai(server.url, api_key_env="H16_ECHO_KEY", max_retries=1).embed_queries(["x"])
     finally:
         server.close()
@@ -548,6 +549,6 @@ def test_config_validate_refuses_a_url_with_a_password(tmp_path, capsys):
 
 def test_a_query_value_of_the_url_is_never_in_an_error():
     secret = "VERSIONVALUE12"
-    with pytest.raises(EmbeddingError) as err:
+    with pytest.raises(ResourceError) as err:
         OpenAIEmbedder(_down_url() + f"?api-version={secret}", MODEL, max_retries=0, timeout=2).embed_queries(["x"])
     assert secret not in str(err.value) and "connection failed" in str(err.value)

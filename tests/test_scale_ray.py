@@ -21,7 +21,8 @@ from searchkit.config import SearchConfig
 from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.index import engine
 from searchkit.index.cache import EmbeddingCache
-from searchkit.index.embedders import EmbeddingError, HashingEmbedder
+from searchkit.errors import ResourceError
+from searchkit.index.embedders import HashingEmbedder
 from searchkit.searcher import Searcher
 
 MINI_CONFIG = {"dense": {"embedder": "hashing", "hashing_dim": 64, "batch_size": 8}}
@@ -89,7 +90,7 @@ def test_missing_and_store_speak_through_the_cache(tmp_path):
     assert engine.missing(cache, emb, ["a", "b", "c", "d"]) == ([], 16)
     out = cache.embed(emb, ["c", "d"], "passage", show_progress=False)
     assert np.array_equal(out, vectors)
-    with pytest.raises(EmbeddingError):  # checked as any embedder's answer: another dimension
+    with pytest.raises(ResourceError):  # checked as any embedder's answer: another dimension
         engine.store(cache, emb, ["e"], np.ones((1, 8), np.float32))
 
 
@@ -185,7 +186,7 @@ def test_only_what_the_cache_lacks_is_sent(ray_cluster, mini, cfg, tmp_path):
 
 class _Failing:
     """Hashing vectors under the hashing fingerprint, but a batch holding ``bad`` fails: by an
-    EmbeddingError, or (``die``) by the worker process exiting."""
+    ResourceError, or (``die``) by the worker process exiting."""
 
     def __init__(self, bad: str, die: bool = False) -> None:
         self.inner = HashingEmbedder(dim=64)
@@ -202,7 +203,7 @@ class _Failing:
             if self.die:
                 time.sleep(2)  # the blocks finished before reach the driver (and the cache) first
                 os._exit(3)
-            raise EmbeddingError(f"provider refused {self.bad[:20]!r}")
+            raise ResourceError(f"provider refused {self.bad[:20]!r}", reason="embedding")
         return self.inner.embed_passages(texts)
 
 
@@ -222,7 +223,7 @@ def test_a_failed_job_keeps_what_was_embedded_and_a_rerun_resumes(ray_cluster, m
         Searcher.build(mini.records, cfg, embedder=_Failing(bad, die=die), cache=cache)
     msg = str(info.value)
     assert "\n" not in msg and "rerun to resume" in msg
-    assert ("died" in msg) if die else ("EmbeddingError: provider refused" in msg)
+    assert ("died" in msg) if die else ("ResourceError: provider refused" in msg)
     kept = len(cache)
     assert 0 < kept < len(texts)
     with eng, engine.using(eng):

@@ -19,7 +19,7 @@ from searchkit.cli import (
     compare, config, datasets, eval, gate, history, index, refs, report, runs, search, serve, snapshot, tasks, tools, tune,
 )
 from searchkit._omp import prefer_passive_wait
-from searchkit.errors import InputError, SearchkitError
+from searchkit.errors import InputError, ResourceError, SearchkitError
 from searchkit.tools.terminal import one_line
 
 VERBS = (index, search, eval, compare, report, runs, datasets, gate, tune, config, history, refs, snapshot, tasks, tools, serve)
@@ -61,10 +61,8 @@ def _one_line(exc: BaseException, limit: int = 500) -> str:
 
 
 def _embedding_failed(exc: BaseException) -> bool:
-    """Whether ``exc`` is an ``EmbeddingError``, asked without importing ``searchkit.index.embedding``
-    (numpy) at start: where that module was never loaded, no embedding ran, so none was raised."""
-    embedding = sys.modules.get("searchkit.index.embedding")
-    return embedding is not None and isinstance(exc, embedding.EmbeddingError)
+    """Whether ``exc`` is an embedder's failure: a ``ResourceError`` with reason ``embedding``."""
+    return isinstance(exc, ResourceError) and exc.reason == "embedding"
 
 
 def _stdout_gone() -> int:

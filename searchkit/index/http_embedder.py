@@ -13,7 +13,8 @@ import numpy as np
 from searchkit.credentials import shown_url, url_secrets
 from searchkit.http_client import (RETRY_STATUS, Deadline, bearer_headers, excerpt, message_secrets,
                                    post_json, read_capped, read_quietly, redacted)
-from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
+from searchkit.errors import InputError, ResourceError
+from searchkit.index.embedding import _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible HTTP
@@ -28,7 +29,7 @@ class OpenAIEmbedder:
     ``"Instruct: ...\\nQuery: "``), are given as ``query_prefix`` / ``passage_prefix``.
     Every answer is validated (HTTP status, JSON, a ``data`` list with one item per input and
     indices 0..n-1, each embedding a list of finite numbers of one dimension, equal to ``dim``
-    when given); rows are L2-normalised. Any failure raises :class:`EmbeddingError` naming the
+    when given); rows are L2-normalised. Any failure raises ``ResourceError`` (reason ``embedding``) naming the
     endpoint URL and what was wrong. Connection errors, timeouts and HTTP 408/429/5xx are retried
     ``max_retries`` times with exponential backoff.
 
@@ -67,26 +68,26 @@ class OpenAIEmbedder:
         api_model: str | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
-            raise ValueError(f"OpenAIEmbedder base_url must be an http(s) URL, got {shown_url(base_url)!r}")
+            raise InputError(f"OpenAIEmbedder base_url must be an http(s) URL, got {shown_url(base_url)!r}")
         secrets = url_secrets(base_url)
         if secrets:
-            raise ValueError(f"OpenAIEmbedder base_url holds {secrets[0]}: give the key through api_key_env "
+            raise InputError(f"OpenAIEmbedder base_url holds {secrets[0]}: give the key through api_key_env "
                              "(an environment variable), never in the URL")
         if not isinstance(model, str) or not model:
-            raise ValueError(f"OpenAIEmbedder model must be a non-empty string, got {model!r}")
+            raise InputError(f"OpenAIEmbedder model must be a non-empty string, got {model!r}")
         if api_model is not None and (not isinstance(api_model, str) or not api_model):
-            raise ValueError(f"OpenAIEmbedder api_model must be a non-empty string or None, got {api_model!r}")
+            raise InputError(f"OpenAIEmbedder api_model must be a non-empty string or None, got {api_model!r}")
         if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env):
-            raise ValueError(f"OpenAIEmbedder api_key_env must name an environment variable, got {api_key_env!r}")
+            raise InputError(f"OpenAIEmbedder api_key_env must name an environment variable, got {api_key_env!r}")
         if dim is not None:
             _positive_int(dim, "OpenAIEmbedder dim")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"OpenAIEmbedder timeout must be a positive number of seconds, got {timeout!r}")
+            raise InputError(f"OpenAIEmbedder timeout must be a positive number of seconds, got {timeout!r}")
         _positive_int(batch_size, "OpenAIEmbedder batch_size")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"OpenAIEmbedder max_retries must be an integer >= 0, got {max_retries!r}")
+            raise InputError(f"OpenAIEmbedder max_retries must be an integer >= 0, got {max_retries!r}")
         if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or backoff < 0:
-            raise ValueError(f"OpenAIEmbedder backoff must be a number >= 0, got {backoff!r}")
+            raise InputError(f"OpenAIEmbedder backoff must be a number >= 0, got {backoff!r}")
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/embeddings"
         self.shown_url = shown_url(self.url)
@@ -142,11 +143,11 @@ class OpenAIEmbedder:
                  for i in range(0, len(items), self.batch_size)]
         return np.concatenate(parts, axis=0)
 
-    def _fail(self, what: str) -> EmbeddingError:
+    def _fail(self, what: str) -> ResourceError:
         """The error of a failed request: the endpoint as :func:`shown_url` shows it, and ``what``
         scrubbed of the API key, the URL's secrets and anything token-shaped (issue 27, items 4-5)."""
-        return EmbeddingError(f"embedding endpoint {self.shown_url} (model {self.api_model or self.model!r}): "
-                              f"{redacted(what, self._secrets())}")
+        return ResourceError(f"embedding endpoint {self.shown_url} (model {self.api_model or self.model!r}): "
+                              f"{redacted(what, self._secrets())}", reason="embedding")
 
     def _secrets(self) -> list[str]:
         """What no message may hold: the configured API key (read now, as requests read it) and the

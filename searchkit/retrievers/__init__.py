@@ -212,7 +212,7 @@ def get(name: str) -> RetrieverSpec:
     try:
         return RETRIEVERS[name]
     except KeyError:
-        raise ValueError(f"unknown retriever {name!r}; valid: {', '.join(RETRIEVERS)}") from None
+        raise InputError(f"unknown retriever {name!r}; valid: {', '.join(RETRIEVERS)}") from None
 
 
 BUILTINS: tuple[str, ...] = ("bm25", "dense", "fts5")

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 import searchkit
-from searchkit.errors import ResourceError
+from searchkit.errors import InputError, ResourceError
 from searchkit.scale.portable import _one_line, _Portable, built, portable
 from searchkit.scale.sweeps import fusion_payload, fusion_task
 
@@ -135,18 +135,18 @@ class RayEngine:
                  max_restarts: int = MAX_RESTARTS) -> None:
         for what, v in (("workers", workers), ("num_cpus", num_cpus)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise ValueError(f"{what} must be a positive integer or None, got {v!r}")
+                raise InputError(f"{what} must be a positive integer or None, got {v!r}")
         if isinstance(block_texts, bool) or not isinstance(block_texts, int) or block_texts < 1:
-            raise ValueError(f"block_texts must be a positive integer, got {block_texts!r}")
+            raise InputError(f"block_texts must be a positive integer, got {block_texts!r}")
         if address is not None and (not isinstance(address, str) or not address.strip()):
-            raise ValueError(f"address must be a non-empty string or None, got {address!r}")
+            raise InputError(f"address must be a non-empty string or None, got {address!r}")
         self.address = address.strip() if address else None
         self.workers = workers
         self.num_cpus = num_cpus
         self.block_texts = block_texts
         self.connect_timeout = connect_timeout
         if isinstance(max_restarts, bool) or not isinstance(max_restarts, int) or max_restarts < 0:
-            raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
+            raise InputError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
         self.max_restarts = max_restarts
         self._owns = False
         self._started = False
@@ -233,7 +233,7 @@ class RayEngine:
                 message) or kept dying, and the blocks finished before stay cached.
         """
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+            raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
         texts = list(texts)
         todo, family = cache.missing(embedder, texts, "passage")
         if todo:

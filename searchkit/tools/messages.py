@@ -6,6 +6,8 @@ seed's) and the space snapshot (keys ``snapshot.*``). Keys are stable; ``message
 「メッセージ 1 件」)."""
 from __future__ import annotations
 
+from searchkit.errors import InputError
+
 LANGS: tuple[str, ...] = ("ru", "en", "ja")
 
 CATALOGUE: dict[str, dict[str, str]] = {
@@ -189,14 +191,14 @@ CATALOGUE: dict[str, dict[str, str]] = {
 def message(lang: str, key: str, **values: str) -> str:
     """One message of the catalogue; ``lang`` must be in ``LANGS``."""
     if lang not in CATALOGUE:
-        raise ValueError(f"lang must be one of {list(LANGS)}, got {lang!r}")
+        raise InputError(f"lang must be one of {list(LANGS)}, got {lang!r}")
     return CATALOGUE[lang][key].format(**values)
 
 
 def counted(lang: str, key: str, n: int, **values: str) -> str:
     """``message`` for a count ``n``: the ``KEY_one`` form when ``n`` is 1 and ``lang`` has one."""
     if lang not in CATALOGUE:
-        raise ValueError(f"lang must be one of {list(LANGS)}, got {lang!r}")
+        raise InputError(f"lang must be one of {list(LANGS)}, got {lang!r}")
     one = f"{key}_one"
     return CATALOGUE[lang][one if n == 1 and one in CATALOGUE[lang] else key].format(n=str(n), **values)
 
@@ -204,5 +206,5 @@ def counted(lang: str, key: str, n: int, **values: str) -> str:
 def task_messages(lang: str) -> dict[str, str]:
     """The task search messages of ``lang`` without their ``task.`` prefix."""
     if lang not in CATALOGUE:
-        raise ValueError(f"unknown language {lang!r}; valid: {', '.join(LANGS)}")
+        raise InputError(f"unknown language {lang!r}; valid: {', '.join(LANGS)}")
     return {k[len("task."):]: v for k, v in CATALOGUE[lang].items() if k.startswith("task.")}

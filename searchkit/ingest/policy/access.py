@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Mapping, Protocol, Sequence
 
-from searchkit.errors import ParameterError
+from searchkit.errors import InputError, ParameterError
 from searchkit.records import Record
 
 MAX_SPACES = 60
@@ -18,7 +18,7 @@ SKIP_REASONS: tuple[str, ...] = ("not_member", "history_search_off", "space_limi
 
 def _check_container(container: str) -> None:
     if container not in CONTAINERS:
-        raise ValueError(f"container must be one of {CONTAINERS}, got {container!r}")
+        raise InputError(f"container must be one of {CONTAINERS}, got {container!r}")
 
 
 def can_see(record: Record, caller: str | None, container: str) -> bool:

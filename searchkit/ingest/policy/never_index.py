@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
+from searchkit.errors import InputError
 from searchkit.ingest.policy.secret_rules import SecretRules
 from searchkit.ingest.policy.tables import TableRules
 
@@ -342,7 +343,7 @@ class Policy(TableRules, SecretRules):
         for name in CAPS:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"Policy.{name} must be a positive integer, got {value!r}")
+                raise InputError(f"Policy.{name} must be a positive integer, got {value!r}")
         compiled = tuple(
             (label, tuple(n.lower() for n in needles),
              tuple((not p.startswith("!"), re.compile(p.removeprefix("!"))) for p in patterns))
@@ -359,7 +360,7 @@ class Policy(TableRules, SecretRules):
         that is not a positive integer."""
         unknown = sorted(set(caps) - set(CAPS))
         if unknown:
-            raise ValueError(f"unknown cap {unknown[0]!r}; the caps are {', '.join(CAPS)}")
+            raise InputError(f"unknown cap {unknown[0]!r}; the caps are {', '.join(CAPS)}")
         return replace(self, **dict(caps))
 
     # -- files ---------------------------------------------------------------------------
