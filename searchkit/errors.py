@@ -13,13 +13,13 @@ traceback. Below the root, an error says what kind of thing went wrong, never wh
 - ``ResourceError``: something searchkit depends on failed or refused (an embedding or reranking
   endpoint, a cluster, a lock, a full disk, a judge model, a server); retrying may help.
 
-A module may refine one of these for its callers to catch (``DataError``, ``EmbeddingError``,
-...): each refinement derives from its meaning here and from the built-in exception it refines
-(``ValueError`` for bad values, ``FileNotFoundError`` for a missing index, ``RuntimeError`` for a
-failing embedder), so ``except ValueError`` keeps working.
+No module adds classes of its own: where a caller must tell two cases apart, the error's
+``reason`` says which (``DataError``: ``task_store``, ``locked``, ``no_fts5``, ``no_index``;
+``ResourceError``: ``access``, ``disk``, ``embedding``). ``InputError`` and ``DataError`` are
+``ValueError``s, so ``except ValueError`` keeps working.
 
 Every error has a stable ``code`` for machines, its meaning's (``CODES``): ``input``, ``parameter``,
-``config``, ``data``, ``resource`` (``error`` for the root); a refinement keeps its meaning's code.
+``config``, ``data``, ``resource`` (``error`` for the root).
 """
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ class ResourceError(SearchkitError):
     ``retry`` is true where the very attempt may be tried again now (no answer, HTTP 429/5xx);
     ``late`` where a deadline cut it; ``cause`` is what the transport raised, where known; ``reason``
     says which case where callers tell them apart (``access``: who may see what cannot be read;
-    ``disk``: a write failed, the previous state kept)."""
+    ``disk``: a write failed, the previous state kept; ``embedding``: an embedder gave no valid
+    vectors, the command line says "embedding failed")."""
 
     code: ClassVar[str] = "resource"
 
