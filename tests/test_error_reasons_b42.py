@@ -97,3 +97,18 @@ def test_bad_input_values_are_input_errors_with_their_message(make, match):
     with pytest.raises(InputError, match=match) as e:
         make()
     assert e.value.code == "input" and isinstance(e.value, ValueError)
+
+
+def test_a_bm25_index_without_term_frequencies_is_a_data_error():
+    import numpy as np
+
+    from searchkit.config import BM25Config
+    from searchkit.index.bm25 import BM25Index
+    from searchkit.index.bm25_scope import ScopedBM25
+
+    ix = BM25Index.build([["a", "b"], ["b", "c"]], BM25Config())
+    ix._tf = None  # as an index saved by an older searchkit loads
+    allowed = np.ones(2, dtype=bool)
+    for scope in (lambda: ix.restrict(allowed), lambda: ScopedBM25(ix, allowed)):
+        with pytest.raises(DataError, match="no term frequencies .*rebuild it"):
+            scope()

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit.config import BM25Config
 from searchkit.index.bm25_build import BM25Builder
 from searchkit.index.bm25_store import BM25Storage
@@ -159,7 +159,7 @@ class BM25Index(BM25Builder, BM25Storage):
             allowed: bool mask of length ``n_docs``.
         """
         if self._tf is None:
-            raise ValueError("this BM25 index holds no term frequencies (saved by an older searchkit); rebuild it")
+            raise DataError("this BM25 index holds no term frequencies (saved by an older searchkit); rebuild it")
         allowed = np.asarray(allowed)
         if allowed.dtype != np.bool_ or allowed.shape != (self._n_docs,):
             raise ValueError(f"allowed must be a bool array of shape ({self._n_docs},), got {allowed.dtype} {allowed.shape}")

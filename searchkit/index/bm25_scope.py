@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from searchkit.errors import DataError
 from searchkit.index import bm25 as bm25_module
 from searchkit.index.bm25 import BM25Index, _query_list
 
@@ -51,7 +52,7 @@ class ScopedBM25:
 
     def __init__(self, index: BM25Index, allowed: np.ndarray) -> None:
         if index._tf is None:
-            raise ValueError("this BM25 index holds no term frequencies (saved by an older searchkit); rebuild it")
+            raise DataError("this BM25 index holds no term frequencies (saved by an older searchkit); rebuild it")
         allowed = np.asarray(allowed)
         if allowed.dtype != np.bool_ or allowed.shape != (index.n_docs,):
             raise ValueError(f"allowed must be a bool array of shape ({index.n_docs},), got {allowed.dtype} {allowed.shape}")
