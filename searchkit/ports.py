@@ -110,6 +110,9 @@ class TaskEnginePort(Protocol):
     """Task search over one space of a store: the matching task ids of one query within one scope,
     best first, and the method that ranked them."""
 
+    @property
+    def space(self) -> str: ...
+
     def rank(self, query: Any, scope: Any, limit: int) -> tuple[list[int], str]: ...
 
 

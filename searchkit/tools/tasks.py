@@ -358,9 +358,8 @@ def task_search(params: TaskSearchParams, ctx: ToolContext) -> SearchResult | Ar
     space = ctx.space
     assert space is not None  # check_session: a slug
     engine = ctx.engine if ctx.engine is not None else TaskEngine(conn, space)
-    built_for = getattr(engine, "space", space)  # a TaskEngine says its space
-    if built_for != space:
-        raise TaskSearchError("space", f"the engine was built for space {built_for!r}, not {space!r}")
+    if engine.space != space:
+        raise TaskSearchError("space", f"the engine was built for space {engine.space!r}, not {space!r}")
     scope = TaskScope(space, ctx.current_task, kind, author, task_id)
     method, rows = _run(conn, engine, query, terms, mode, lim, scope)
     split_from = None
