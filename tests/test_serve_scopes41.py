@@ -108,3 +108,17 @@ def test_a_new_version_takes_the_line_heads_of_unchanged_records(ws):
     loaded.follow(new.index)
     assert loaded.access is new.index.access
     assert conversation._HEADS.get(loaded.searcher) == carried
+
+
+def test_a_refresh_that_found_nothing_changed_keeps_the_memo_it_learned(ws):
+    # an index saved without a memo (or under other secret rules) checks every text at its next
+    # refresh; finding nothing changed, the served version keeps the memo of that check, so the
+    # refresh after it (and the refresh child's store seeded from it) does not check them again
+    index = HistoryIndex.build(ws, CFG, cache=EmbeddingCache(None))
+    index.memo = None
+    served = Served(index, 1, "t0")
+    new, line = refreshed(served, ws)
+    assert new is None and line.startswith("unchanged: ")
+    assert served.index.memo is not None and any(served.index.memo.digests().values())
+    again, _line = refreshed(served, ws)
+    assert again is None

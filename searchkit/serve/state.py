@@ -91,9 +91,22 @@ def refreshed(served: Served, workspace: str | Path, late_at: float | None = Non
     before = {p.text for p in served.index.searcher.passages}
     report = index.update(workspace)
     if same_content(served.index, index):
+        keep_memo(served.index, index)
         return None, "unchanged: " + report.line()
     index.searcher.embed_rerank_sentences(new_rerank_passages(index.searcher, before))
     return Served(index, served.version + 1, now_iso(), time.perf_counter() - t0), report.line()
+
+
+def keep_memo(served: Any, updated: Any) -> None:
+    """A refresh that found nothing changed still read every text the memo of ``served`` did not
+    vouch for (an index saved under other secret rules, or without a memo): ``served`` keeps the
+    new memo (``HistoryIndex.memo``: the clean verdicts and known secrets of this very content
+    under the rules now), so the next refresh, and the refresh child's store seeded from it, do
+    not check the whole workspace again (issue 41 item 9: 860 s of a 102k-passage start, then
+    every refresh, after the rules' source changed). The records and spaces are the same."""
+    memo = getattr(updated, "memo", None)
+    if memo is not None and hasattr(served, "memo"):
+        served.memo = memo
 
 
 CHILD_NICE = 19
