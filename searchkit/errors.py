@@ -14,8 +14,10 @@ traceback. Below the root, an error says what kind of thing went wrong, never wh
   endpoint, a cluster, a lock, a full disk, a judge model, a server); retrying may help.
 
 No module adds classes of its own: where a caller must tell two cases apart, the error's
-``reason`` says which (``DataError``: ``task_store``, ``locked``, ``no_fts5``, ``no_index``;
-``ResourceError``: ``access``, ``disk``, ``embedding``). ``InputError`` and ``DataError`` are
+``reason`` says which (``DataError``: ``task_store``, ``locked``, ``no_fts5``, ``no_index``,
+``dataset``; ``ResourceError``: ``access``, ``disk``, ``embedding``), as ``InputError.usage`` marks a
+command line whose flags do not go together and ``ResourceError.retry`` an attempt that may be tried
+again (``late``: a deadline cut it). ``InputError`` and ``DataError`` are
 ``ValueError``s, so ``except ValueError`` keeps working.
 
 Every error has a stable ``code`` for machines, its meaning's (``CODES``): ``input``, ``parameter``,

@@ -6,6 +6,8 @@ resource), keeps the built-in exception it refined, and reaches the terminal thr
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import importlib
 import pkgutil
 import sqlite3
@@ -21,22 +23,14 @@ from searchkit.config import ConfigError
 from searchkit.errors import DataError, InputError, ParameterError, ResourceError, SearchkitError
 
 REPO = Path(__file__).resolve().parents[1]
-MEANINGS = (InputError, DataError, ResourceError)
 
-# the built-in exception each refinement must still be (``except ValueError`` etc. keeps working)
-BUILTIN = {
-    "ConfigError": ValueError, "DatasetError": ValueError, "RunFolderError": ValueError, "TuneError": ValueError,
-    "CompareError": ValueError, "GateError": ValueError, "TaskStoreError": ValueError, "CacheError": ValueError,
-    "IndexStoreError": ValueError, "IndexNotFoundError": FileNotFoundError, "IndexMismatchError": ValueError,
-    "QueryError": ValueError, "EmbeddingError": RuntimeError, "RerankError": RuntimeError, "ScaleError": RuntimeError,
-    "ClusterUnreachable": ConnectionError, "IndexWriteError": OSError, "CacheWriteError": OSError,
-    "AccessError": RuntimeError, "ServeError": RuntimeError, "RefreshError": RuntimeError,
-}
+SIX = {"searchkit.errors.SearchkitError", "searchkit.errors.InputError", "searchkit.errors.ParameterError",
+       "searchkit.errors.DataError", "searchkit.errors.ResourceError", "searchkit.config.base.ConfigError"}
+"""Issue 42 item 6: the error classes searchkit may define, one per meaning (``errors.CODES``)."""
 
 
-def _searchkit_errors() -> dict[str, type]:
-    """Every SearchkitError subclass defined in the package (its modules imported; the optional
-    extras' modules only where installed)."""
+def _import_every_module() -> None:
+    """Import every module of the package (the optional extras' modules only where installed)."""
     for mod in pkgutil.walk_packages(searchkit.__path__, "searchkit."):
         if mod.name.startswith("searchkit.cli.__main__"):
             continue
@@ -44,6 +38,12 @@ def _searchkit_errors() -> dict[str, type]:
             importlib.import_module(mod.name)
         except ImportError:  # an extra that is not installed (serve, scale, mlflow, research)
             continue
+
+
+def _searchkit_errors() -> dict[str, type]:
+    """Every SearchkitError subclass defined in the package (its modules imported; the optional
+    extras' modules only where installed)."""
+    _import_every_module()
     found, todo = {}, [SearchkitError]
     while todo:
         for sub in todo.pop().__subclasses__():
@@ -53,17 +53,46 @@ def _searchkit_errors() -> dict[str, type]:
     return found
 
 
-def test_every_error_has_one_meaning_and_keeps_its_builtin():
-    errors = _searchkit_errors()
-    assert len(errors) >= 20  # the scan sees the package's errors
-    for name, cls in errors.items():
-        if cls in MEANINGS or cls is ParameterError:
-            continue
-        meanings = [m for m in MEANINGS if issubclass(cls, m)]
-        assert len(meanings) == 1, f"{name} has no single meaning: {meanings}"
-        builtin = BUILTIN.get(cls.__name__)
-        if builtin is not None:
-            assert issubclass(cls, builtin), f"{name} is no longer a {builtin.__name__}"
+def _exception_classes_defined_in_searchkit() -> set[str]:
+    """Every exception class (any ``BaseException`` subclass, not only ``SearchkitError``'s) that a
+    searchkit module defines, found two ways: by import (subclasses of ``BaseException``) and by
+    reading every module's source (a class whose bases name an exception or another such class)."""
+    _import_every_module()
+    found, todo = set(), [BaseException]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__.startswith("searchkit."):
+                found.add(f"{sub.__module__}.{sub.__qualname__}")
+            todo.append(sub)
+    root = Path(searchkit.__file__).parent
+    defs: dict[str, list[tuple[str, list[str]]]] = {}
+    for path in root.rglob("*.py"):
+        module = ".".join(("searchkit", *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+                defs.setdefault(node.name, []).append((f"{module}.{node.name}", bases))
+    names = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
+    grew = True
+    while grew:
+        grew = False
+        for name, places in defs.items():
+            for qual, bases in places:
+                if qual not in found and any(b in names for b in bases):
+                    found.add(qual)
+                    names.add(name)
+                    grew = True
+    return found
+
+
+@pytest.mark.xfail(strict=True, reason="searchkit.util's FileProblem and UnsafeTarget remain: util may not import "
+                   "errors (siblings in .importlinter); the patch that removes them waits for that layer change")
+def test_at_most_six_error_classes_one_per_meaning():
+    """Issue 42 item 6: searchkit defines six exception classes, the meanings (``errors.CODES``);
+    a module's own refinement, an alias's target or an internal flow-control exception fails here."""
+    found = _exception_classes_defined_in_searchkit()
+    assert found == SIX, f"{len(found)} exception classes; not a meaning: {sorted(found - SIX)}"
+    assert len(found) <= 6
     assert issubclass(ConfigError, InputError) and issubclass(ParameterError, InputError)
 
 
