@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from searchkit.errors import InputError
 from searchkit.records import Passage, Record
 
 MIN_MAX_CHARS = 50
@@ -33,7 +34,7 @@ def split_passages(text: str, max_chars: int = 1500) -> list[tuple[int, int]]:
     if not isinstance(text, str):
         raise TypeError(f"split_passages expects str text, got {type(text).__name__}")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < MIN_MAX_CHARS:
-        raise ValueError(f"max_chars must be an int >= {MIN_MAX_CHARS}, got {max_chars!r}")
+        raise InputError(f"max_chars must be an int >= {MIN_MAX_CHARS}, got {max_chars!r}")
     if not text:
         return []
     return _split(text, 0, len(text), 0, max_chars)

@@ -178,3 +178,29 @@ def test_every_error_carries_its_meaning_s_stable_code():
                        if issubclass(cls, m))
         assert cls.code == expected[meaning], f"{name}: {cls.code} is not its meaning's code {expected[meaning]}"
     assert InputError("x", param="k").code == "input" and ParameterError("q", "bad").code == "parameter"
+
+
+def _bad_inputs():
+    """A bare ``ValueError`` each raised for a caller's value (issue 42 item 6): now an InputError."""
+    from searchkit.evaluate import tune
+    from searchkit.passages import split_passages
+    from searchkit.rank.fusion import fuse
+    from searchkit.rank.http_rerank import HTTPReranker
+
+    return [
+        (lambda: fuse({"a": {"d": 1.0}}, method="nosuch"), "unknown fusion method 'nosuch'"),
+        (lambda: fuse({"a": {"d": 1.0}}, method="rrf", k=-1), "rrf parameter k must be a finite number >= 0"),
+        (lambda: fuse({"a": {"d": 1.0}}, method="rrf", nosuch=1), "got unknown parameter"),
+        (lambda: split_passages("text", max_chars=0), "max_chars must be an int"),
+        (lambda: tune.operating_rate(1.5, 10), r"the false-warning target must be within \[0, 1\)"),
+        (lambda: HTTPReranker(base_url="ftp://x", model="m"), "base_url must be an http"),
+    ]
+
+
+def test_a_bad_value_from_the_caller_is_an_input_error_with_its_message():
+    """Issue 42 item 6: input checks raise InputError (still a ValueError), messages unchanged, so
+    the command line prints them as one line instead of a traceback."""
+    for call, message in _bad_inputs():
+        with pytest.raises(InputError, match=message) as err:
+            call()
+        assert isinstance(err.value, ValueError) and err.value.code == "input"

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from searchkit.errors import InputError
 from searchkit import retrievers
 from searchkit.config import SHIPPED_ADAPTIVE, AdaptiveFusion, SearchConfig
 from searchkit.evaluate.halves import half_of
@@ -83,13 +84,13 @@ def collect_cases(datasets: Sequence[Any], base: SearchConfig | None = None, *, 
     rest of the search path (rerank, who said it, the question's date) as ``Searcher.search`` does."""
     base = base or SearchConfig()
     if base.fusion.method == "rrf":
-        raise ValueError("adaptive fusion chooses weighted-sum weights; the base config fuses by rrf")
+        raise InputError("adaptive fusion chooses weighted-sum weights; the base config fuses by rrf")
     cases: list[FusionCase] = []
     for ds in datasets:
         s = Searcher.build(ds.records, base, show_progress=show_progress)
         lead, others = lead_of(base)
         if lead not in s.retrievers or not others:
-            raise ValueError(f"adaptive fusion needs the {lead or 'first'} retriever and at least one other")
+            raise InputError(f"adaptive fusion needs the {lead or 'first'} retriever and at least one other")
         # retrieve once, then vary the fuse stage and run the rest of the search path (rerank, who
         # said it, the question's date; the evidence stage reads and moves nothing)
         retrieve = s.pipeline.upto("retrieve")
@@ -157,7 +158,7 @@ def fit(cases: Sequence[FusionCase], *, features: Sequence[str] = DEFAULT_FEATUR
     diff = np.array([c.at(hi) - c.at(lo) for c in cases])
     keep = np.abs(diff) > 1e-12
     if keep.sum() < 2 or len(set((diff[keep] > 0).tolist())) < 2:
-        raise ValueError("too few queries where the two shares rank differently to fit a model")
+        raise InputError("too few queries where the two shares rank differently to fit a model")
     x = _matrix([c for c, k in zip(cases, keep) if k], features)
     y = (diff[keep] > 0).astype(int)
     w = np.abs(diff[keep]) * _balanced([c for c, k in zip(cases, keep) if k])
@@ -209,7 +210,7 @@ def fit_and_choose(cases: Sequence[FusionCase], *, base_share: float, features: 
             trials.append((float(np.mean(list(t.values()))), lo, hi, C, model))
             log.info("lo %.1f hi %.1f C %g: tune %.4f", lo, hi, C, trials[-1][0])
     if not trials:
-        raise ValueError("no setting could be fitted")
+        raise InputError("no setting could be fitted")
     trials.sort(key=lambda t: -t[0])
     best = trials[0][4]
     rest = others[0] if len(others) == 1 else "others"

@@ -105,7 +105,7 @@ def ragas_scores(
         ResourceError: ragas is not installed.
     """
     if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+        raise InputError(f"k must be at least 1, got {k}")
     Sample, precision, recall = _metrics()
     p_name, r_name = names(k)
     out: dict[str, dict[str, float]] = {}

@@ -217,11 +217,11 @@ def operating_rate(target: float, check_n: int, confidence: float = CHECK_CONFID
     from scipy.stats import beta
 
     if not 0.0 <= target < 1.0:
-        raise ValueError(f"the false-warning target must be within [0, 1), got {target}")
+        raise InputError(f"the false-warning target must be within [0, 1), got {target}")
     if not isinstance(check_n, int) or isinstance(check_n, bool) or check_n < 1:
-        raise ValueError(f"check_n must be a positive number of answerable queries, got {check_n!r}")
+        raise InputError(f"check_n must be a positive number of answerable queries, got {check_n!r}")
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be within (0, 1), got {confidence}")
+        raise InputError(f"confidence must be within (0, 1), got {confidence}")
     k = int(np.floor(target * check_n))
     if k >= check_n:
         return 1.0
@@ -267,12 +267,12 @@ def held_threshold(p_answerable: Sequence[float], target: float = FALSE_WARN_TAR
     target held with a margin a check split of ``check_n`` answerable queries can carry: 0.032 for
     10% and 26 at 95%). A threshold of 1.0 (every one may warn) when ``n`` allows it."""
     if not 0.0 <= target < 1.0:
-        raise ValueError(f"the false-warning target must be within [0, 1), got {target}")
+        raise InputError(f"the false-warning target must be within [0, 1), got {target}")
     rate = rate_of(target, check_n, confidence)
     p = np.sort(np.asarray([float(x) for x in p_answerable], dtype=float))
     n = len(p)
     if not n:
-        raise ValueError("no answerable query to hold the false-warning rate on")
+        raise InputError("no answerable query to hold the false-warning rate on")
     k = int(np.floor(rate * n))
     threshold = float(p[k]) if k < n else 1.0
     return HeldThreshold(threshold, n, min(k, n), target, rate, check_n, confidence if check_n else None, k == 0)

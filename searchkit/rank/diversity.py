@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Callable, Hashable, Mapping, Optional, Sequence
 
+from searchkit.errors import InputError
 from searchkit import retrievers
 from searchkit.records import Hit
 
@@ -66,7 +67,7 @@ def cap_groups(
     a session's other matching turns before its chat), each in relevance order. Hits keyed
     ``None`` all stay; order and ranks are unchanged. ``per_group`` 1 is ``one_per_group``."""
     if per_group < 1:
-        raise ValueError(f"per_group must be at least 1, got {per_group}")
+        raise InputError(f"per_group must be at least 1, got {per_group}")
     if per_group == 1 or not hits:
         return one_per_group(hits, group)
     close = close_enough(hits, min_relative_score, weights)
@@ -175,7 +176,7 @@ def diversify(
     Returns the chosen hits in their original relevance order, re-numbered from rank 1.
     """
     if limit < 1:
-        raise ValueError(f"limit must be at least 1, got {limit}")
+        raise InputError(f"limit must be at least 1, got {limit}")
     pool = list(hits) if group is None else cap_groups(hits, group, per_group, min_relative_score=min_relative_score,
                                                        prefer=prefer, weights=weights)
     chosen = list(pool[:limit])

@@ -15,6 +15,7 @@ import math
 import numbers
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from searchkit.errors import InputError
 from searchkit import registries
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def rrf(runs: Mapping[str, Run], k: float = 60) -> dict[str, float]:
         k: the smoothing constant (>= 0; the paper's 60 by default).
     """
     if not _is_number(k) or k < 0:
-        raise ValueError(f"rrf parameter k must be a finite number >= 0, got {k!r}")
+        raise InputError(f"rrf parameter k must be a finite number >= 0, got {k!r}")
     fused: dict[str, float] = {}
     for run in runs.values():
         for doc, r in ranks(run).items():
@@ -159,7 +160,7 @@ def fuse(runs: Mapping[str, Run], method: str = "rrf", **params: object) -> dict
     accepted = [p for p in inspect.signature(fn).parameters if p != "runs"]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
-        raise ValueError(
+        raise InputError(
             f"fusion method {method!r} got unknown parameter(s) {', '.join(unknown)}; "
             f"it accepts: {', '.join(accepted)}"
         )
@@ -231,7 +232,7 @@ def _lookup(registry: Mapping[str, Callable], name: str, what: str) -> Callable:
     try:
         return registry[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(sorted(registry))}") from None
+        raise InputError(f"unknown {what} {name!r}; valid: {', '.join(sorted(registry))}") from None
 
 
 def _check_runs(runs: Mapping[str, Run]) -> dict[str, dict[str, float]]:
@@ -253,18 +254,18 @@ def _weights(runs: Mapping[str, Run], weights: Mapping[str, float] | None) -> di
     if weights is None:
         return {name: 1.0 / len(runs) for name in runs} if runs else {}
     if not isinstance(weights, Mapping):
-        raise ValueError(f"wsum weights must map run name -> weight, got {type(weights).__name__}")
+        raise InputError(f"wsum weights must map run name -> weight, got {type(weights).__name__}")
     missing = sorted(set(runs) - set(weights))
     extra = sorted(set(weights) - set(runs))
     if missing or extra:
-        raise ValueError(
+        raise InputError(
             f"wsum weights must name exactly the runs {sorted(runs)}; "
             f"missing {missing}, unknown {extra}"
         )
     for name, w in weights.items():
         if not _is_number(w) or w < 0:
-            raise ValueError(f"wsum weight of run {name!r} must be a finite number >= 0, got {w!r}")
+            raise InputError(f"wsum weight of run {name!r} must be a finite number >= 0, got {w!r}")
     total = math.fsum(weights.values())
     if runs and total <= 0:
-        raise ValueError("wsum weights are all 0; give at least one run a positive weight")
+        raise InputError("wsum weights are all 0; give at least one run a positive weight")
     return {name: w / total for name, w in weights.items()}

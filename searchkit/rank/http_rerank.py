@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from searchkit.errors import ResourceError
+from searchkit.errors import InputError, ResourceError
 from searchkit.credentials import shown_url, url_secrets
 from searchkit.http_client import Rests, bearer_headers, message_secrets, one_line, post_json, redacted
 
@@ -122,26 +122,26 @@ class HTTPReranker:
                  api_model: str | None = None, timeout: float = 30.0, max_retries: int = 2, backoff: float = 0.5,
                  batch_size: int = 64) -> None:
         if not isinstance(base_url, str) or not re.match(r"^https?://[^/\s]+", base_url):
-            raise ValueError(f"HTTPReranker base_url must be an http(s) URL, got {shown_url(str(base_url))!r}")
+            raise InputError(f"HTTPReranker base_url must be an http(s) URL, got {shown_url(str(base_url))!r}")
         secrets = url_secrets(base_url)
         if secrets:
-            raise ValueError(f"HTTPReranker base_url holds {secrets[0]}: give the key through api_key_env "
+            raise InputError(f"HTTPReranker base_url holds {secrets[0]}: give the key through api_key_env "
                              "(an environment variable), never in the URL")
         if api not in RERANK_APIS:
-            raise ValueError(f"HTTPReranker api {api!r} is unknown; valid: {', '.join(sorted(RERANK_APIS))}")
+            raise InputError(f"HTTPReranker api {api!r} is unknown; valid: {', '.join(sorted(RERANK_APIS))}")
         if not isinstance(model, str) or not model:
-            raise ValueError("HTTPReranker model must be a non-empty string")
+            raise InputError("HTTPReranker model must be a non-empty string")
         for what, value in (("api_key_env", api_key_env), ("api_model", api_model)):
             if value is not None and (not isinstance(value, str) or not value):
-                raise ValueError(f"HTTPReranker {what} must be a non-empty string or None")
+                raise InputError(f"HTTPReranker {what} must be a non-empty string or None")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError(f"HTTPReranker timeout must be a positive number of seconds, got {timeout!r}")
+            raise InputError(f"HTTPReranker timeout must be a positive number of seconds, got {timeout!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"HTTPReranker max_retries must be an integer >= 0, got {max_retries!r}")
+            raise InputError(f"HTTPReranker max_retries must be an integer >= 0, got {max_retries!r}")
         if isinstance(backoff, bool) or not isinstance(backoff, (int, float)) or backoff < 0:
-            raise ValueError(f"HTTPReranker backoff must be a number >= 0, got {backoff!r}")
+            raise InputError(f"HTTPReranker backoff must be a number >= 0, got {backoff!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"HTTPReranker batch_size must be a positive integer, got {batch_size!r}")
+            raise InputError(f"HTTPReranker batch_size must be a positive integer, got {batch_size!r}")
         self.api = RERANK_APIS[api]
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + self.api.path
@@ -244,11 +244,11 @@ class FallbackReranker:
                  max_cooldown: float = 900.0) -> None:
         self.members = list(members)
         if not self.members:
-            raise ValueError("FallbackReranker needs at least one provider")
+            raise InputError("FallbackReranker needs at least one provider")
         self.labels = list(labels) if labels is not None else [
             "primary" if i == 0 else f"fallback {i}" for i in range(len(self.members))]
         if len(self.labels) != len(self.members):
-            raise ValueError(f"FallbackReranker: {len(self.labels)} labels for {len(self.members)} providers")
+            raise InputError(f"FallbackReranker: {len(self.labels)} labels for {len(self.members)} providers")
         self.cooldown = float(cooldown)
         self.max_cooldown = float(max_cooldown)
         self._rests = Rests(len(self.members), self.cooldown, self.max_cooldown)

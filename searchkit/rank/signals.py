@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
+from searchkit.errors import InputError
 from searchkit import registries, retrievers
 from searchkit.analyze import canonical_identifier, find_identifiers, identifier_forms
 from searchkit.config import register_feature_readers
@@ -102,7 +103,7 @@ def answer_probability(features: Mapping[str, float], cfg: "WeakMatchConfig") ->
     """``sigmoid(intercept + sum(coef_i * feature_i))`` over the configured features."""
     unknown = [f for f in cfg.features if f not in FEATURES]
     if unknown:
-        raise ValueError(f"unknown weak-match feature {unknown[0]!r}; valid: {sorted(FEATURES)}")
+        raise InputError(f"unknown weak-match feature {unknown[0]!r}; valid: {sorted(FEATURES)}")
     z = cfg.intercept + sum(c * features[f] for f, c in zip(cfg.features, cfg.coef))
     return 1.0 / (1.0 + math.exp(-max(min(z, 500.0), -500.0)))
 

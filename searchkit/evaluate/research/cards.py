@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any, Mapping
 
 from searchkit.config import SearchConfig
-from searchkit.errors import SearchkitError
+from searchkit.errors import InputError, SearchkitError
 from searchkit.evaluate.research.base import _pd
 from searchkit.evaluate.research.tables import _cut
 from searchkit.ingest.policy import can_see
@@ -133,7 +133,7 @@ def per_query_deltas(run_a: RunFolder, run_b: RunFolder, metric: str = "nDCG@10"
     pd = _pd()
     la, lb = labels
     if la == lb or {la, lb} & {"lang", "category", "delta"}:
-        raise ValueError(f"labels {labels!r}: two different names, none of lang, category, delta")
+        raise InputError(f"labels {labels!r}: two different names, none of lang, category, delta")
     a, b = run_a.per_query(), run_b.per_query()
     info = {q["id"]: q for q in run_a.queries}
     rows = [{"id": qid, "lang": info[qid].get("lang"), "category": info[qid].get("category"),

@@ -249,10 +249,10 @@ def threshold_for_false_alarm(answerable: Sequence[bool], prob: Sequence[float],
         ValueError: ``rate`` outside [0, 1], or no answerable query.
     """
     if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"the false-alarm rate must be within 0 and 1, got {rate}")
+        raise InputError(f"the false-alarm rate must be within 0 and 1, got {rate}")
     pa = sorted(float(p) for a, p in zip(answerable, prob) if a)
     if not pa:
-        raise ValueError("no answerable query to set a false-alarm rate on")
+        raise InputError("no answerable query to set a false-alarm rate on")
     k = int(math.floor(rate * len(pa) + 1e-12))
     return 1.0 if k >= len(pa) else pa[k]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from searchkit.errors import InputError
 from searchkit.evaluate.compare import CORRECTION_NAMES, N_PERMUTATIONS, TESTS
 from searchkit.evaluate.research.base import HEADLINE, _pd
 
@@ -129,9 +130,9 @@ def _run_labels(cmp: Comparison, labels: Mapping[str, str] | Sequence[str] | Non
         return names
     shown = [labels.get(n, n) for n in names] if isinstance(labels, Mapping) else [str(x) for x in labels]
     if len(shown) != len(names):
-        raise ValueError(f"{len(shown)} labels for the {len(names)} runs of the comparison")
+        raise InputError(f"{len(shown)} labels for the {len(names)} runs of the comparison")
     if len(set(shown)) != len(shown):
-        raise ValueError(f"two runs of the comparison have one label ({', '.join(shown)}): name them apart")
+        raise InputError(f"two runs of the comparison have one label ({', '.join(shown)}): name them apart")
     return shown
 
 
@@ -197,7 +198,7 @@ def min_p(n: int, test: str = "fisher", n_resamples: int | None = None) -> float
     p is at least ``2 / (n_resamples + 1)``. ``student``: no floor (0.0): a t statistic grows
     without bound."""
     if test not in TESTS:
-        raise ValueError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
+        raise InputError(f"unknown test {test!r}; valid: {', '.join(TESTS)}")
     if n < 2:
         return math.nan
     if test == "student":
