@@ -168,7 +168,7 @@ class Searcher:
         seen: set[str] = set()
         for r in records:
             if r.id in seen:
-                raise ValueError(f"duplicate record id {r.id!r}")
+                raise InputError(f"duplicate record id {r.id!r}")
             seen.add(r.id)
         passages: list[Passage] = []
         for r in records:

@@ -204,3 +204,14 @@ def test_a_bad_value_from_the_caller_is_an_input_error_with_its_message():
         with pytest.raises(InputError, match=message) as err:
             call()
         assert isinstance(err.value, ValueError) and err.value.code == "input"
+
+
+def test_a_duplicate_record_id_is_an_input_error():
+    """Issue 42 item 6: the Searcher refuses records that share an id as an InputError (the message
+    as before), so the command line prints one line."""
+    from searchkit.records import Record
+    from searchkit.searcher import Searcher
+
+    twice = [Record(id="a", kind="doc", text="one"), Record(id="a", kind="doc", text="two")]
+    with pytest.raises(InputError, match="duplicate record id 'a'"):
+        Searcher.build(twice)
