@@ -44,7 +44,7 @@ from searchkit.evaluate.tune import (
     held_by_group,
     rate_of,
 )
-from searchkit.util import FileProblem, atomic_write_text, read_json_file
+from searchkit.util import atomic_write_text, read_json_file
 
 REPORTED = ("mini",)
 """Datasets whose splits report and gate the warning's figures: never read here."""
@@ -110,7 +110,7 @@ def main() -> int:
         runs = [(str(p), read_json_file(p)) for p in args.runs]
         rows = development_rows(runs)
         result = hold(rows, cfg, args.target, args.check_n or None, args.confidence)
-    except (FileProblem, OSError, ValueError) as exc:  # InputError and ConfigError are ValueErrors
+    except (OSError, ValueError) as exc:  # InputError and ConfigError are ValueErrors
         print(f"hold_threshold: {exc}", file=sys.stderr)
         return 2
     wm = cfg.weak_match

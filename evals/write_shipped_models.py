@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from searchkit.config import ConfigError, SearchConfig, bm25_only_of, models_of, models_path, models_text
-from searchkit.util import FileProblem, atomic_write_text, read_json_file
+from searchkit.util import atomic_write_text, read_json_file
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
         if args.bm25_only_fit is not None:
             models.update(bm25_only_of(read_json_file(args.bm25_only_fit)))
         text = models_text(models)
-    except (FileProblem, OSError, ConfigError, KeyError, TypeError, ValueError) as exc:
+    except (OSError, ConfigError, KeyError, TypeError, ValueError) as exc:
         print(f"write_shipped_models: {exc}", file=sys.stderr)
         return 2
     atomic_write_text(args.out, text)

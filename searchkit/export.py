@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from searchkit.config import ConfigError, SearchConfig, read_config_bytes
-from searchkit.errors import DataError
+from searchkit.errors import DataError, ResourceError
 from searchkit.config_file import (  # noqa: F401 - loading lives there; importable from here as before
     FORMAT,
     MIGRATIONS,
@@ -48,8 +48,7 @@ from searchkit.ingest.policy import can_see
 from searchkit.records import Record
 from searchkit.searcher import Filters, Searcher
 from searchkit.util import (
-    FileProblem,
-    UnsafeTarget,
+    problem_of,
     check_folder_target,
     make_folders_private,
     read_json_file,
@@ -170,8 +169,8 @@ def _run_summary(folder: str | os.PathLike[str], cfg: SearchConfig) -> dict[str,
             value = read_json_file(p / name)
         except FileNotFoundError:
             raise ConfigError(f"--runs {p}: not a run folder (no {name}; write one with `searchkit eval --out`)") from None
-        except FileProblem as exc:
-            raise ConfigError(f"--runs {p}: cannot read {name}: {exc.problem}") from None
+        except DataError as exc:
+            raise ConfigError(f"--runs {p}: cannot read {name}: {problem_of(exc)}") from None
         except OSError as exc:
             raise ConfigError(f"--runs {p}: cannot read {name}: {exc.strerror or type(exc).__name__}") from None
         if not isinstance(value, dict):
@@ -258,7 +257,7 @@ def export_config(
     Raises:
         ConfigError: an invalid config, a bad name, a run folder that cannot be read.
         DataError: the replay dataset or a ``tuned_on`` dataset is missing.
-        UnsafeTarget: ``out_dir`` is not a folder (a file, a link, a FIFO) or cannot be written;
+        InputError, ResourceError: ``out_dir`` is not a folder (a file, a link, a FIFO), or cannot be written;
             one line naming ``--out``, nothing written.
     """
     check_folder_target(out_dir, "--out")  # before the replay: a link, a file, a FIFO is refused now (issue 39 item 6)
@@ -312,7 +311,7 @@ def export_config(
     try:
         path = _write_new(Path(out_dir), base, build)
     except OSError as exc:  # no permission, a full disk: one line naming the flag, never a raw [Errno N]
-        raise UnsafeTarget(write_failure_line("--out", out_dir, exc)) from None
+        raise ResourceError(write_failure_line("--out", out_dir, exc)) from None
     log.info("exported %s (config %s, replay %s/%s: %d queries)", path, cfg.fingerprint(), block["dataset"],
              block["split"], block["queries"])
     return path

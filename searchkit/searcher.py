@@ -40,7 +40,7 @@ from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result
 from searchkit.retrievers.scopes import ScopeMasks, SqlScope, pushed_down
-from searchkit.util import open_regular, read_json_file
+from searchkit.util import open_regular, problem_of, read_json_file
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -559,8 +559,8 @@ def _read_json_file(path: Path, shown: str) -> Any:
         return read_json_file(path)
     except FileNotFoundError:
         raise DataError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
-    except OSError as exc:
-        why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
+    except (OSError, DataError) as exc:  # DataError: not a regular file, not UTF-8, not JSON
+        why = problem_of(exc)
         raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
 
 
@@ -578,8 +578,12 @@ def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]
                     ) from None
     except FileNotFoundError:
         raise DataError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
+    except DataError as exc:
+        if exc.path != str(path):  # a damaged line, said above
+            raise
+        raise DataError(f"{shown}: {path.name} is unreadable ({problem_of(exc)[:100]}); rebuild the index") from None
     except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "problem", None) or getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
+        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
         raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
     return out
 

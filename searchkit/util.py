@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from searchkit.errors import DataError, InputError
+
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and an atomic rename."""
@@ -131,16 +133,20 @@ def aware(value: str | _dt.date | _dt.datetime | None) -> _dt.datetime | None:
     return v if v.tzinfo is not None else v.replace(tzinfo=_dt.timezone.utc)
 
 
-class FileProblem(OSError):
-    """A file that cannot be read as asked: not a regular file, too large, not UTF-8, not JSON.
+def file_problem(path: str | os.PathLike[str], problem: str) -> DataError:
+    """The error for a file that cannot be read as asked (not a regular file, too large, not UTF-8,
+    not JSON): a ``DataError`` whose message is ``PATH: PROBLEM`` and whose ``path`` is ``path``,
+    never quoting the file's content (issue 27, item 8); :func:`problem_of` gives the problem back."""
+    return DataError(f"{os.fspath(path)}: {problem}", path=path)
 
-    The message names the path and the problem, never the file's content (issue 27, item 8). It is
-    an ``OSError`` so the command line prints it as one line (exit 2) wherever it surfaces."""
 
-    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
-        super().__init__(f"{os.fspath(path)}: {problem}")
-        self.path = os.fspath(path)
-        self.problem = problem
+def problem_of(exc: BaseException) -> str:
+    """What is wrong, without the path: a ``DataError``'s message after its ``PATH: ``, an
+    ``OSError``'s ``strerror`` (else its type's name)."""
+    if isinstance(exc, DataError):
+        text, prefix = str(exc), f"{exc.path}: "
+        return text[len(prefix):] if exc.path is not None and text.startswith(prefix) else text
+    return getattr(exc, "strerror", None) or type(exc).__name__
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -151,14 +157,14 @@ def open_regular(path: str | os.PathLike[str], mode: str = "r", *, encoding: str
     """Open a regular file for reading, never a FIFO, socket or device (no hang on a pipe: the
     descriptor is opened non-blocking, checked with ``fstat`` and only then read). ``mode`` is
     ``"r"`` (text, ``encoding``) or ``"rb"``. A missing file raises ``FileNotFoundError`` as
-    ``open`` does; anything that is not a regular file raises ``FileProblem`` naming the path."""
+    ``open`` does; anything that is not a regular file raises ``DataError`` (``file_problem``) naming the path."""
     if mode not in ("r", "rb"):
         raise ValueError(f"open_regular reads only ('r' or 'rb'), got mode {mode!r}")
     fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise FileProblem(path, f"not a regular file ({_file_type(st.st_mode)}); only regular files are read")
+            raise file_problem(path, f"not a regular file ({_file_type(st.st_mode)}); only regular files are read")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         if mode == "rb":
@@ -182,25 +188,25 @@ DEFAULT_MAX_READ = 1 << 30
 
 
 def read_regular_bytes(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> bytes:
-    """The bytes of a regular file (``open_regular``), refused with ``FileProblem`` when larger than
+    """The bytes of a regular file (``open_regular``), refused with ``DataError`` (``file_problem``) when larger than
     ``limit`` bytes (``None``: no cap)."""
     with open_regular(path, "rb") as fh:
         if limit is None:
             return fh.read()
         data = fh.read(limit + 1)
     if len(data) > limit:
-        raise FileProblem(path, f"larger than {limit} bytes; not read")
+        raise file_problem(path, f"larger than {limit} bytes; not read")
     return data
 
 
 def read_regular_text(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> str:
-    """The UTF-8 text of a regular file; ``FileProblem`` (naming the path, never quoting the
+    """The UTF-8 text of a regular file; ``DataError`` (``file_problem``) (naming the path, never quoting the
     content) when it is not a regular file, too large or not UTF-8."""
     data = read_regular_bytes(path, limit=limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FileProblem(path, f"not UTF-8 text (bad byte at offset {exc.start})") from None
+        raise file_problem(path, f"not UTF-8 text (bad byte at offset {exc.start})") from None
 
 
 def parse_json_text(text: str, where: str | os.PathLike[str]) -> Any:
@@ -211,27 +217,21 @@ def parse_json_text(text: str, where: str | os.PathLike[str]) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FileProblem(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise file_problem(where, f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
-        raise FileProblem(where, "JSON nested too deeply to read") from None
+        raise file_problem(where, "JSON nested too deeply to read") from None
     except ValueError as exc:  # e.g. an integer longer than Python's int-conversion limit
         msg = str(exc).split(":")[0] if "digits" in str(exc) else "a value that cannot be read"
-        raise FileProblem(where, f"not usable JSON ({msg})") from None
+        raise file_problem(where, f"not usable JSON ({msg})") from None
 
 
 def read_json_file(path: str | os.PathLike[str], *, limit: int | None = DEFAULT_MAX_READ) -> Any:
-    """A regular UTF-8 JSON file, parsed; every failure is a ``FileProblem`` (or ``FileNotFoundError``)
+    """A regular UTF-8 JSON file, parsed; every failure is a ``DataError`` (``file_problem``) (or ``FileNotFoundError``)
     that names the path and never quotes the content."""
     return parse_json_text(read_regular_text(path, limit=limit), path)
 
 
 # -- where a verb may write (issue 27 item 9, issue 39 item 6) -------------------------------------
-
-class UnsafeTarget(OSError):
-    """A path given to a verb to write that it refuses (or that the system refused to write): the
-    message names the flag, the path and what is there; nothing was written. An ``OSError``, so the command line prints it as one line
-    (exit 2) wherever it surfaces."""
-
 
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
@@ -241,7 +241,7 @@ def _kind(mode: int) -> str:
 
 def _lstat_or_none(target: Path, flag: str, give: str) -> os.stat_result | None:
     """``os.lstat(target)`` (never following a link), None where nothing is and the path could be
-    created: its nearest existing ancestor is a folder. Anything else is an ``UnsafeTarget``."""
+    created: its nearest existing ancestor is a folder. Anything else is an ``InputError`` (``param``: the flag)."""
     shown = repr(str(target))
     try:
         return os.lstat(target)
@@ -254,7 +254,7 @@ def _lstat_or_none(target: Path, flag: str, give: str) -> os.stat_result | None:
             why = "its path runs through something that is not a folder"
         else:
             why = f"cannot be checked ({exc.strerror or type(exc).__name__})"
-        raise UnsafeTarget(f"{flag} {shown}: {why}; {give}") from None
+        raise InputError(f"{flag} {shown}: {why}; {give}", param=flag) from None
     ancestor = target.parent
     while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -263,7 +263,7 @@ def _lstat_or_none(target: Path, flag: str, give: str) -> os.stat_result | None:
     except OSError:
         is_dir = False
     if not is_dir:
-        raise UnsafeTarget(f"{flag} {shown} is under {str(ancestor)!r}, which is not a folder; {give}")
+        raise InputError(f"{flag} {shown} is under {str(ancestor)!r}, which is not a folder; {give}", param=flag)
     return None
 
 
@@ -287,7 +287,7 @@ def check_file_target(out: str | os.PathLike[str], flag: str, *, what: str = "fi
         file_text: how a folder's message names the file to give (default "the file").
 
     Raises:
-        UnsafeTarget: the line.
+        InputError: the line (``param``: the flag).
     """
     target = Path(out)
     shown = repr(str(target))
@@ -296,23 +296,23 @@ def check_file_target(out: str | os.PathLike[str], flag: str, *, what: str = "fi
     if st is None:
         return target
     if stat.S_ISDIR(st.st_mode):
-        raise UnsafeTarget(f"{flag} {shown} is a folder; {give}")
+        raise InputError(f"{flag} {shown} is a folder; {give}", param=flag)
     if not stat.S_ISREG(st.st_mode):
-        raise UnsafeTarget(f"{flag} {shown} is {_kind(st.st_mode)}, not {what}; refusing to replace it "
-                           "(give a new path)")
+        raise InputError(f"{flag} {shown} is {_kind(st.st_mode)}, not {what}; refusing to replace it "
+                           "(give a new path)", param=flag)
     if ours is None:
-        raise UnsafeTarget(f"{flag} {shown} exists; refusing to replace it (give a new path, or remove the "
-                           "file yourself)")
+        raise InputError(f"{flag} {shown} exists; refusing to replace it (give a new path, or remove the "
+                           "file yourself)", param=flag)
     try:
         mine = ours(target)
-    except OSError as exc:
-        why = getattr(exc, "problem", None) or exc.strerror or type(exc).__name__
-        raise UnsafeTarget(f"{flag} {shown} exists and cannot be read ({why}); refusing to replace it "
-                           "(give a new path)") from None
+    except (OSError, DataError) as exc:  # DataError: a file it cannot read as asked
+        why = problem_of(exc)
+        raise InputError(f"{flag} {shown} exists and cannot be read ({why}); refusing to replace it "
+                           "(give a new path)", param=flag) from None
     if mine is not True:
         why = f" ({mine})" if isinstance(mine, str) and mine else ""
-        raise UnsafeTarget(f"{flag} {shown} exists and is not {ours_text or what}{why}; refusing to replace it "
-                           "(give a new path, or remove the file yourself)")
+        raise InputError(f"{flag} {shown} exists and is not {ours_text or what}{why}; refusing to replace it "
+                           "(give a new path, or remove the file yourself)", param=flag)
     return target
 
 
@@ -326,7 +326,7 @@ def check_folder_target(out: str | os.PathLike[str], flag: str) -> bool:
     file or through a link loop, one that cannot be checked.
 
     Raises:
-        UnsafeTarget: the line.
+        InputError: the line (``param``: the flag).
     """
     target = Path(out)
     shown = repr(str(target))
@@ -334,9 +334,9 @@ def check_folder_target(out: str | os.PathLike[str], flag: str) -> bool:
     if st is None:
         return False
     if stat.S_ISLNK(st.st_mode):
-        raise UnsafeTarget(f"{flag} {shown} is a symbolic link; give a real folder")
+        raise InputError(f"{flag} {shown} is a symbolic link; give a real folder", param=flag)
     if not stat.S_ISDIR(st.st_mode):
-        raise UnsafeTarget(f"{flag} {shown} exists and is not a folder ({_kind(st.st_mode)}); refusing to replace it")
+        raise InputError(f"{flag} {shown} exists and is not a folder ({_kind(st.st_mode)}); refusing to replace it", param=flag)
     return True
 
 

@@ -85,8 +85,6 @@ def _exception_classes_defined_in_searchkit() -> set[str]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="searchkit.util's FileProblem and UnsafeTarget remain: util may not import "
-                   "errors (siblings in .importlinter); the patch that removes them waits for that layer change")
 def test_at_most_six_error_classes_one_per_meaning():
     """Issue 42 item 6: searchkit defines six exception classes, the meanings (``errors.CODES``);
     a module's own refinement, an alias's target or an internal flow-control exception fails here."""

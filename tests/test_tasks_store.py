@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from searchkit.ingest import tasks as store
 from searchkit.errors import DataError
+from searchkit.ingest import tasks as store
 from searchkit.tools.base import ToolContext
 from searchkit.tools.tasks import TaskListParams, TaskSearchParams, list_tasks, render, task_search
 
@@ -211,9 +211,9 @@ def test_an_fts_table_that_cannot_be_written_without_fts5_imports_nothing(monkey
     monkeypatch.setattr(fts, "fts5_available", lambda conn=None: False)
     with pytest.raises(DataError, match="no FTS5") as e:
         store.add_comments(conn, [_row()])
+    assert e.value.reason == "no_fts5"
     assert conn.execute("SELECT count(*) FROM comments").fetchone()[0] == 0
 
-    assert e.value.reason == "no_fts5"
 
 def test_connect_without_create_needs_an_existing_file(tmp_path):
     with pytest.raises(DataError, match="does not exist"):
@@ -468,9 +468,9 @@ def test_a_held_lock_is_reported_as_a_lock(tmp_path):
     try:
         with pytest.raises(DataError, match="locked by another process.*nothing imported") as e:
             store.import_into(db, DEMO / "tasks.jsonl", DEMO / "comments.jsonl", timeout=0.3)
+        assert e.value.reason == "locked"
     finally:
         holder.execute("ROLLBACK")
-        assert e.value.reason == "locked"
 
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])

@@ -6,20 +6,21 @@ import os
 
 import pytest
 
-from searchkit.util import FileProblem, open_regular, read_json_file, read_regular_text
+from searchkit.errors import DataError
+from searchkit.util import open_regular, problem_of, read_json_file, read_regular_text
 
 
 def test_fifo_is_refused_without_hanging(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    with pytest.raises(FileProblem, match="FIFO"):
+    with pytest.raises(DataError, match="FIFO"):
         read_json_file(fifo)
-    with pytest.raises(FileProblem, match="not a regular file"):
+    with pytest.raises(DataError, match="not a regular file"):
         open_regular(fifo, "rb")
 
 
 def test_folder_is_refused(tmp_path):
-    with pytest.raises(FileProblem, match="folder"):
+    with pytest.raises(DataError, match="folder"):
         read_regular_text(tmp_path)
 
 
@@ -36,20 +37,20 @@ def test_missing_file_is_file_not_found(tmp_path):
 def test_bad_json_names_the_file_never_its_content(tmp_path, content, problem):
     p = tmp_path / "x.json"
     p.write_text(content, encoding="utf-8")
-    with pytest.raises(FileProblem) as info:
+    with pytest.raises(DataError) as info:
         read_json_file(p)
     msg = str(info.value)
-    assert problem in msg and str(p) in msg
+    assert problem in msg and str(p) in msg and info.value.path == str(p) and problem in problem_of(info.value)
     assert "SECRET" not in msg and "7777" not in msg
 
 
 def test_not_utf8_and_size_cap(tmp_path):
     p = tmp_path / "bin"
     p.write_bytes(b"ok\xff\xfe")
-    with pytest.raises(FileProblem, match="not UTF-8"):
+    with pytest.raises(DataError, match="not UTF-8"):
         read_regular_text(p)
     p.write_text("x" * 100, encoding="utf-8")
-    with pytest.raises(FileProblem, match="larger than 10 bytes"):
+    with pytest.raises(DataError, match="larger than 10 bytes"):
         read_regular_text(p, limit=10)
     assert read_regular_text(p, limit=100) == "x" * 100
 

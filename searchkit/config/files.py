@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from searchkit.errors import DataError
 from searchkit.config.base import ConfigError
-from searchkit.util import FileProblem, parse_json_text, read_regular_bytes
+from searchkit.util import problem_of, parse_json_text, read_regular_bytes
 
 
 MAX_CONFIG_BYTES = 64 << 20
@@ -22,8 +23,8 @@ def read_config_bytes(path: str | os.PathLike[str]) -> bytes:
     p = Path(path)
     try:
         return read_regular_bytes(p, limit=MAX_CONFIG_BYTES)
-    except FileProblem as exc:
-        raise ConfigError(f"config file {p} is {exc.problem}") from None
+    except DataError as exc:
+        raise ConfigError(f"config file {p} is {problem_of(exc)}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {p}: {exc.strerror or type(exc).__name__}") from None
 
@@ -48,8 +49,8 @@ def parse_config_json(text: str, where: str | None = None) -> Any:
     except (ValueError, RecursionError):
         try:
             parse_json_text(text, where or "config")
-        except FileProblem as exc:
-            raise ConfigError(f"config is {exc.problem}", where=where) from None
+        except DataError as exc:
+            raise ConfigError(f"config is {problem_of(exc)}", where=where) from None
         raise ConfigError("config is not usable JSON", where=where) from None
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
+from searchkit.errors import DataError
 from searchkit.records import KINDS, VISIBILITIES, Record
-from searchkit.util import FileProblem, open_regular, parse_iso
+from searchkit.util import problem_of, open_regular, parse_iso
 
 if TYPE_CHECKING:
     from searchkit.evaluate.datasets import Query
@@ -65,8 +66,8 @@ def lines(path: Path, problems: Problems) -> Iterator[tuple[int, str]]:
     only (``util.open_regular``: a FIFO is refused, never waited on)."""
     try:
         fh = open_regular(path, "rb")
-    except FileProblem as exc:
-        problems.add(path, None, exc.problem)
+    except DataError as exc:
+        problems.add(path, None, problem_of(exc))
         return
     except OSError as exc:
         problems.add(path, None, f"cannot be read ({exc.strerror or type(exc).__name__})")

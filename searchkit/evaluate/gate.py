@@ -45,7 +45,7 @@ from searchkit.evaluate.provenance import dataset_hash, git_commit, now, package
 from searchkit.evaluate.datasets import Dataset
 from searchkit.evaluate.run import PATHS, EvalReport, evaluate_dataset
 from searchkit.evaluate.trec_runs import TREC_PATH
-from searchkit.util import FileProblem, atomic_write_text, read_json_file
+from searchkit.util import problem_of, atomic_write_text, read_json_file
 
 if TYPE_CHECKING:
     from searchkit.evaluate.task_eval import TaskSet
@@ -118,8 +118,8 @@ def read_baseline(path: str | Path) -> dict[str, Any]:
         data = read_json_file(p)  # a regular file only: a FIFO is refused, never waited on
     except FileNotFoundError:
         raise DataError(f"baseline {str(p)!r} does not exist; write one with `searchkit gate --update --baseline {p}`") from None
-    except FileProblem as exc:
-        raise DataError(f"baseline {str(p)!r} is unreadable ({exc.problem})") from None
+    except DataError as exc:
+        raise DataError(f"baseline {str(p)!r} is unreadable ({problem_of(exc)})") from None
     except OSError as exc:
         raise DataError(f"baseline {str(p)!r} is unreadable ({exc.strerror or type(exc).__name__})") from None
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:

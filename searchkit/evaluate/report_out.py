@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from searchkit.errors import InputError
-from searchkit.util import UnsafeTarget, check_file_target, open_regular
+from searchkit.util import check_file_target, open_regular
 
 __all__ = ["NO_TEXT_MARKER", "REPORT_MARKER", "check_out"]
 
@@ -49,5 +49,5 @@ def check_out(out: str | os.PathLike[str]) -> Path:
     try:
         return check_file_target(out, "--out", what="a report file", ours=_is_report,
                                  ours_text="a report written by searchkit report", file_text="the HTML file")
-    except UnsafeTarget as exc:
+    except InputError as exc:  # check_file_target's refusal (param --out), as a plain InputError
         raise InputError(str(exc)) from None

@@ -30,7 +30,7 @@ from searchkit import strict_json
 from searchkit.errors import DataError
 from searchkit.evaluate.provenance import provenance
 from searchkit.evaluate.trec import run_text
-from searchkit.util import FileProblem, make_folders_private, read_json_file
+from searchkit.util import problem_of, make_folders_private, read_json_file
 
 if TYPE_CHECKING:
     from searchkit.config import SearchConfig
@@ -100,7 +100,7 @@ def _is_run_folder(path: Path) -> bool:
 
     try:
         prov = read_json_file(path / "provenance.json")
-    except OSError:  # FileProblem too: a FIFO, bad JSON, too deep
+    except (OSError, DataError):  # DataError: a FIFO, bad JSON, too deep
         return False
     return isinstance(prov, dict) and prov.get("format") == RUN_FORMAT
 
@@ -238,8 +238,8 @@ def load_run(path: str | os.PathLike[str]) -> RunFolder:
             raise DataError(f"{str(folder)!r} is not a run folder (no {name}); write one with `searchkit eval --out`")
         try:
             parts[name] = read_json_file(f)  # a regular file only: a FIFO is refused, never waited on
-        except FileProblem as exc:
-            raise DataError(f"{f}: unreadable ({exc.problem})") from None
+        except DataError as exc:
+            raise DataError(f"{f}: unreadable ({problem_of(exc)})") from None
         except OSError as exc:
             raise DataError(f"{f}: unreadable ({exc.strerror or type(exc).__name__})") from None
         if not isinstance(parts[name], dict):

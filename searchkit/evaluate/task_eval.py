@@ -39,7 +39,7 @@ from searchkit.records import Record
 from searchkit.tools import tasks as tools
 from searchkit.tools.base import ToolContext
 from searchkit.tools.task_engine import TaskEngine
-from searchkit.util import FileProblem, read_regular_text
+from searchkit.util import problem_of, read_regular_text
 
 if TYPE_CHECKING:
     from searchkit.index.cache import EmbeddingCache
@@ -102,8 +102,8 @@ def _text(path: Path) -> str:
     the file and the problem, never the content (issue 27, items 8 and 12)."""
     try:
         return read_regular_text(path)
-    except FileProblem as exc:
-        raise DataError(f"{path}: {exc.problem}", reason="dataset") from None
+    except DataError as exc:
+        raise DataError(f"{path}: {problem_of(exc)}", reason="dataset") from None
 
 
 def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:

@@ -18,9 +18,9 @@ from typing import Any, Sequence
 
 from searchkit.config import ConfigError, SearchConfig, WeakMatchModel
 from searchkit.config_file import load_export
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit.evaluate.tune import LabelledSignals, from_eval_json
-from searchkit.util import FileProblem, read_json_file
+from searchkit.util import problem_of, read_json_file
 
 __all__ = ["EvalRun", "config_for_runs", "fit_fingerprint", "read_eval_run"]
 
@@ -58,8 +58,8 @@ class EvalRun:
 def _read(path: Path, what: str) -> Any:
     try:
         return read_json_file(path)
-    except FileProblem as exc:
-        raise InputError(f"{what}: {exc.problem}") from None
+    except DataError as exc:
+        raise InputError(f"{what}: {problem_of(exc)}") from None
     except OSError as exc:
         raise InputError(f"{what}: {exc.strerror or type(exc).__name__}") from None
 

@@ -27,7 +27,7 @@ from searchkit.errors import DataError
 from searchkit.evaluate.halves import query_shape, run_shape
 from searchkit.evaluate.run import EvalReport, QueryOutcome, summarize
 from searchkit.tools.history import DEFAULT_LIMIT
-from searchkit.util import FileProblem, parse_json_text, read_regular_text
+from searchkit.util import parse_json_text, read_regular_text
 
 if TYPE_CHECKING:
     from searchkit.tools.history import HistoryIndex
@@ -65,7 +65,7 @@ def load_queries(folder: str | Path) -> WorkspaceQueries:
     path = root / "queries.jsonl"
     try:
         lines = read_regular_text(path).splitlines()
-    except (FileProblem, OSError) as exc:
+    except (DataError, OSError) as exc:
         raise DataError(f"{path}: cannot read the queries ({type(exc).__name__})", reason="dataset") from None
     queries = []
     for n, line in enumerate(lines, start=1):
@@ -73,7 +73,7 @@ def load_queries(folder: str | Path) -> WorkspaceQueries:
             continue
         try:
             row = parse_json_text(line, f"{path}, line {n}")
-        except FileProblem as exc:
+        except DataError as exc:
             raise DataError(str(exc), reason="dataset") from None
         queries.append(_query(row, f"{path}, line {n}"))
     ids = {q.id for q in queries}
@@ -106,7 +106,7 @@ def _query(row: object, where: str) -> WorkspaceQuery:
 def _qrels(path: Path, ids: set[str]) -> dict[str, dict[str, int]]:
     try:
         lines = read_regular_text(path).splitlines()
-    except (FileProblem, OSError) as exc:
+    except (DataError, OSError) as exc:
         raise DataError(f"{path}: cannot read the judgements ({type(exc).__name__})", reason="dataset") from None
     out: dict[str, dict[str, int]] = {}
     for n, line in enumerate(lines[1:], start=2):

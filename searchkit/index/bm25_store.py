@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 
+from searchkit.errors import DataError
 from searchkit.config import BM25Config
 from searchkit.index.bm25_variants import _DTYPES, _INDEX_FIELDS, _dtype_name, _index_config
 from searchkit.index.writes import write_failure
-from searchkit.util import FileProblem, read_json_file
+from searchkit.util import problem_of, read_json_file
 
 if TYPE_CHECKING:  # the class these methods belong to (it imports this module)
     from searchkit.index.bm25 import BM25Index
@@ -96,8 +97,8 @@ class BM25Storage:
                 raise FileNotFoundError(f"BM25 index file missing: {path}")
         try:
             meta = read_json_file(json_path)  # a regular file only: a FIFO is refused, never waited on
-        except FileProblem as exc:
-            raise ValueError(f"{json_path}: {exc.problem}") from None
+        except DataError as exc:
+            raise ValueError(f"{json_path}: {problem_of(exc)}") from None
         if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
             raise ValueError(f"{json_path}: not a searchkit BM25 index (format {_FORMAT!r} expected)")
         if meta.get("format_version") != _FORMAT_VERSION:

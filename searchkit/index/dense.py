@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit import registries
 from searchkit._omp import prefer_passive_wait
 from searchkit.config import ConfigError, DenseConfig
 from searchkit.index.writes import write_failure
-from searchkit.util import FileProblem, atomic_write_text, read_json_file
+from searchkit.util import problem_of, atomic_write_text, read_json_file
 
 if TYPE_CHECKING:
     import faiss
@@ -279,8 +279,8 @@ class DenseIndex:
                 raise FileNotFoundError(f"dense index file {p} is missing")
         try:
             meta = read_json_file(meta_path)  # a regular file only: a FIFO is refused, never waited on
-        except FileProblem as e:
-            raise ValueError(f"dense index metadata {meta_path} is unreadable: {e.problem}") from None
+        except DataError as e:
+            raise ValueError(f"dense index metadata {meta_path} is unreadable: {problem_of(e)}") from None
         except OSError as e:
             raise ValueError(f"dense index metadata {meta_path} is unreadable: {e.strerror or type(e).__name__}") from None
         if not isinstance(meta, dict) or meta.get("format_version") != _FORMAT_VERSION:

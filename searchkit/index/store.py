@@ -44,13 +44,13 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from searchkit.errors import DataError
+from searchkit.errors import DataError, InputError
 from searchkit.util import (
-    UnsafeTarget,
     atomic_write_text,
     check_folder_target,
     make_folders_private,
     make_private,
+    problem_of,
     read_json_file,
     read_regular_bytes,
     read_regular_text,
@@ -127,8 +127,8 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
         data = read_json_file(path, limit=SMALL_FILE)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise DataError(f"{path}: not a searchkit index marker ({getattr(exc, 'problem', exc.strerror)})") from None
+    except (OSError, DataError) as exc:  # DataError: not UTF-8, not JSON, too large
+        raise DataError(f"{path}: not a searchkit index marker ({problem_of(exc) if isinstance(exc, DataError) else exc.strerror})") from None
     if not isinstance(data, dict) or data.get("format") != STORE_FORMAT:
         raise DataError(f"{path}: not a searchkit index marker (format is not {STORE_FORMAT!r})")
     return data
@@ -203,7 +203,7 @@ def check_target(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike
     path = Path(out).expanduser()
     try:  # what the path is, before anything resolves it (a link loop is one line, never a traceback)
         exists = check_folder_target(path, "--out")
-    except UnsafeTarget as exc:
+    except InputError as exc:  # check_folder_target's refusal, a DataError here
         raise DataError(str(exc)) from None
     resolved = path.resolve()
     for given in inputs:
@@ -268,8 +268,8 @@ def _read_pointer(folder: Path) -> str | None:
         name = read_regular_text(path, limit=SMALL_FILE).strip()
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise DataError(f"{path}: unreadable ({getattr(exc, 'problem', None) or exc.strerror})") from None
+    except (OSError, DataError) as exc:  # DataError: not UTF-8, too large
+        raise DataError(f"{path}: unreadable ({problem_of(exc) if isinstance(exc, DataError) else exc.strerror})") from None
     if not _VERSION_RE.match(name):
         raise DataError(f"{path}: does not name a version folder; the index is damaged")
     return name

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from searchkit import strict_json
 from searchkit.cli.commands import engine
 from searchkit.cli.common import load_config
-from searchkit.errors import InputError
+from searchkit.errors import DataError, InputError
 from searchkit.config import AdaptiveFusion, ConfigError, SearchConfig, WeakMatchConfig
 from searchkit.evaluate import adaptive, weak_match_runs
 from searchkit.evaluate import tune as tuning
@@ -21,7 +21,7 @@ from searchkit.evaluate.datasets import load_dataset, resolve_dataset
 from searchkit.index.engine import using
 from searchkit.rank.adaptive import FEATURES
 from searchkit.util import (
-    FileProblem,
+    problem_of,
     atomic_write_text,
     check_file_target,
     parse_json_text,
@@ -218,7 +218,7 @@ def _is_config(path: Path) -> bool | str:
     replaced) nor any other file (issue 39 item 6)."""
     try:
         data = read_json_file(path, limit=_SMALL)
-    except FileProblem:  # not JSON, not UTF-8, too large: not a config
+    except DataError:  # not JSON, not UTF-8, too large: not a config
         return False
     if isinstance(data, dict) and "format" in data:
         return "an exported config is never replaced"
@@ -236,7 +236,7 @@ def _is_result(path: Path) -> bool:
     ``tune fusion`` (every trial, test and warning)."""
     try:
         data = read_json_file(path, limit=_SMALL)
-    except FileProblem:
+    except DataError:
         return False
     return (isinstance(data, dict) and isinstance(data.get("picked_on"), str) and data["picked_on"].startswith("tune half")
             and isinstance(data.get("trials"), list) and isinstance(data.get("best"), dict))
@@ -298,8 +298,8 @@ def _grid(value: str, base: SearchConfig) -> tuple[dict[str, Any], ...]:
         where = "--grid"
         try:
             data = parse_json_text(text, where)
-        except FileProblem as exc:
-            raise InputError(f"--grid: {exc.problem}", usage=True) from None
+        except DataError as exc:
+            raise InputError(f"--grid: {problem_of(exc)}", usage=True) from None
     else:
         where = f"--grid {value}"
         data = _read_json(Path(value), where)
@@ -379,8 +379,8 @@ def _read_json(path: Path, what: str) -> Any:
     on); the error names it and the problem, never its content (issue 27, items 8 and 12)."""
     try:
         return read_json_file(path)
-    except FileProblem as exc:
-        raise InputError(f"{what}: {exc.problem}", usage=True) from None
+    except DataError as exc:
+        raise InputError(f"{what}: {problem_of(exc)}", usage=True) from None
     except OSError as exc:
         raise InputError(f"{what}: {exc.strerror or type(exc).__name__}", usage=True) from None
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, TypeVar
 from searchkit.errors import DataError
 from searchkit.ingest.tasks.model import SkippedItem
 from searchkit.ingest.tasks.validate import _Batch, _no_duplicates, _validate_comment, _validate_task
-from searchkit.util import FileProblem, open_regular, parse_json_text
+from searchkit.util import open_regular, parse_json_text
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ def _jsonl_lines(path: str | Path, max_item_bytes: int) -> Iterator[tuple[int, b
         fh = open_regular(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file", reason="task_store") from None
-    except FileProblem:
+    except DataError:
         raise DataError(f"{path}: not a regular file", reason="task_store") from None
     except OSError as e:
         raise DataError(f"{path}: cannot read ({e.strerror or e})", reason="task_store") from None
@@ -87,7 +87,7 @@ def _read_items(
             raise DataError(f"{where}: not UTF-8 text", reason="task_store") from None
         try:
             obj = parse_json_text(text, where)
-        except FileProblem as e:
+        except DataError as e:
             raise DataError(str(e), reason="task_store") from None
         if not isinstance(obj, dict):
             raise DataError(f"{where}: each line must be a JSON object", reason="task_store")
