@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from searchkit.errors import InputError
+
 KINDS: tuple[str, ...] = ("digest", "chat", "log", "file", "source", "page", "app")
 """The seven kinds of record of a space (SPEC H1). Datasets may use ``doc`` as well."""
 
@@ -49,9 +51,9 @@ class Record:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError(f"Record.id must be a non-empty string, got {self.id!r}")
+            raise InputError(f"Record.id must be a non-empty string, got {self.id!r}")
         if self.visibility not in VISIBILITIES:
-            raise ValueError(
+            raise InputError(
                 f"Record {self.id!r}: visibility must be one of {VISIBILITIES}, got {self.visibility!r}"
             )
         object.__setattr__(self, "fields", _frozen_map(self.fields))

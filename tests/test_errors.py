@@ -213,3 +213,15 @@ def test_a_duplicate_record_id_is_an_input_error():
     twice = [Record(id="a", kind="doc", text="one"), Record(id="a", kind="doc", text="two")]
     with pytest.raises(InputError, match="duplicate record id 'a'"):
         Searcher.build(twice)
+
+
+def test_a_bad_record_is_an_input_error():
+    """Issue 42 item 6: a Record built from bad input (empty id, unknown visibility) is an InputError
+    (still a ValueError), message unchanged."""
+    from searchkit.errors import InputError
+    from searchkit.records import Record
+
+    with pytest.raises(InputError, match="Record.id must be a non-empty string"):
+        Record(id="", text="x")
+    with pytest.raises(InputError, match="visibility must be one of"):
+        Record(id="r1", text="x", visibility="everyone")
