@@ -638,14 +638,15 @@ def open_loop_main(args: argparse.Namespace, rates: list[float], server: Server,
             fig = summarize(answers, rate, span)
             records = [Record(a.tool, a.transport, a.at, a.ms, a.outcome == "ok", a.version, *_stamps(a.data), a.error,
                               a.outcome) for a in answers]
-            fig.update(swap_at_s=None if window.swap_at is None else round(window.swap_at, 1),
+            fig.update(load=[round(x, 2) for x in os.getloadavg()],  # the machine's (1, 5, 15 min) at the window's end
+                       swap_at_s=None if window.swap_at is None else round(window.swap_at, 1),
                        cpu=cpu_share(cpu0, cpu1, took, len(answers)), version_check=check_versions(records),
                        by_transport=by_transport(records))
             windows.append(fig)
             hs = fig["tools"].get("history_search", {})
             log(f"{rate:g}/s for {span:.0f} s: ok {fig['outcomes']['ok']}, busy {fig['outcomes']['busy']}, refused "
                 f"{fig['outcomes']['refused']}, errors {sum(fig['outcomes'][k] for k in ERROR_OUTCOMES)}; history_search "
-                f"p95 {hs.get('p95_ms')} ms, p99 {hs.get('p99_ms')} ms; swap at {fig['swap_at_s']} s")
+                f"p95 {hs.get('p95_ms')} ms, p99 {hs.get('p99_ms')} ms; swap at {fig['swap_at_s']} s; load {fig['load']}")
             time.sleep(2.0)  # the queue drains between windows
     finally:
         phase["until"] = 0.0

@@ -87,5 +87,6 @@ def test_the_open_loop_end_to_end_sheds_a_load_beyond_capacity(tmp_path):
     for w in (low, high):
         assert w["version_check"]["violations"] == 0
         assert sum(w["outcomes"].values()) == w["calls"]
+        assert len(w["load"]) == 3  # the machine's load average at the window's end (a shared machine is noisy)
     assert any(w["swap_at_s"] is not None for w in (low, high))  # a refresh's swap inside a window
     assert res["crossing"]["note"]
