@@ -58,7 +58,7 @@ def _query_list(query_tokens: Iterable[str]) -> list:
 USE_NUMBA: bool = os.environ.get("SEARCHKIT_NO_NUMBA", "").strip().lower() not in (
     "1", "true", "yes", "on"
 )
-_KERNELS: Any = None  # None: not tried yet; False: numba unavailable; else (top_k, scores)
+_KERNELS: Any = None  # None: not tried yet; False: numba unavailable; else (top_k, scores, scope_df)
 _KERNELS_LOCK = threading.Lock()
 _SCRATCH = threading.local()  # per thread: a float64 buffer of >= n_docs zeros, kept clear
 _EMPTY_F8 = np.zeros(0, dtype=np.float64)
@@ -66,8 +66,8 @@ _NO_MASK = np.zeros(0, dtype=np.bool_)
 
 
 def _kernels() -> Any:
-    """The compiled (top_k, scores) kernels of ``_bm25_numba``, or None when numba is off or
-    cannot import.
+    """The compiled (top_k, scores, scope_df) kernels of ``_bm25_numba``, or None when numba is off
+    or cannot import.
     numba compiles each dtype combination on its first call (a few seconds) and caches it in
     ``__pycache__``; later processes load it from there."""
     global _KERNELS
@@ -81,7 +81,7 @@ def _kernels() -> Any:
                 except ImportError:
                     _KERNELS = False
                 else:
-                    _KERNELS = (_bm25_numba.top_k, _bm25_numba.scores)
+                    _KERNELS = (_bm25_numba.top_k, _bm25_numba.scores, _bm25_numba.scope_df)
     return _KERNELS or None
 
 

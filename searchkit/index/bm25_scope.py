@@ -36,11 +36,10 @@ def scope_df(index: BM25Index, allowed: np.ndarray) -> np.ndarray:
     """Each column's number of postings whose document is ``allowed`` (int64): on the numba kernel
     when ``bm25`` queries run on numba, else numpy (the same counts)."""
     ptr = index._indptr
-    if bm25_module._kernels() is not None:
-        from searchkit.index._bm25_numba import scope_df as kernel
-
+    kernels = bm25_module._kernels()
+    if kernels is not None:
         df = np.empty(ptr.shape[0] - 1, dtype=np.int64)
-        kernel(ptr, index._uindices, allowed, df)
+        kernels[2](ptr, index._uindices, allowed, df)
         return df
     seen = np.zeros(index._indices.size + 1, dtype=np.int64)
     np.cumsum(allowed[index._indices], out=seen[1:])
