@@ -26,6 +26,7 @@ from searchkit.config import SearchConfig
 from searchkit.errors import DataError, InputError, SearchkitError
 from searchkit.index import store
 from searchkit.index.cache import EmbeddingCache, default_cache_path
+from searchkit.index.jsonl_lines import LineObjects, read_lines
 from searchkit.index.writes import write_failure
 from searchkit.passages import make_passages
 from searchkit.ports import EmbedderPort, EmbeddingCachePort
@@ -40,7 +41,7 @@ from searchkit.rank.stages import Pipeline, Query, build_pipeline
 from searchkit.rank.stages import passage_depth as _passage_depth  # noqa: F401  (benchmarks read it here)
 from searchkit.records import Hit, Passage, Record, Result
 from searchkit.retrievers.scopes import ScopeMasks, SqlScope, pushed_down
-from searchkit.util import open_regular, problem_of, read_json_file
+from searchkit.util import problem_of, read_json_file
 
 INDEX_FORMAT = 2
 """2: retrievers in folders named after them, the analysis identity in the manifest."""
@@ -97,6 +98,7 @@ class Searcher:
         self._speakers: dict[bytes, Any] = {}
         self._languages: dict[str, str] = {}  # language_of's memo
         self.line_analysis: Any = None
+        self.line_objects: tuple[LineObjects, LineObjects] | None = None  # load_version's, for the next
         """Who said each line of the passages, analysed once (``searchkit.rank.lines.LineAnalysis``;
         a history index builds and keeps one): the speaker and evidence stages read it instead of
         analysing the lines of every search's top passages. None: they analyse them."""
@@ -464,8 +466,11 @@ class Searcher:
         embedder: EmbedderPort | None = None,
         cache: EmbeddingCachePort | None = None,
         name: str | None = None,
+        previous: "Searcher | None" = None,
     ) -> "Searcher":
-        """Load one version folder (see ``load``); every damaged file is a one-line error naming it."""
+        """Load one version folder (see ``load``); every damaged file is a one-line error naming it.
+        ``previous``, a version loaded before: its records and passages are reused for every line
+        whose bytes are the same (``index.jsonl_lines``; a new version after a refresh)."""
 
         shown = name or str(folder)
         manifest = _read_json_file(folder / "manifest.json", shown)
@@ -487,10 +492,11 @@ class Searcher:
                 f"asked for {config.index_fingerprint()}): analysis, passages, BM25 or embedder settings differ; "
                 "rebuild the index with this config"
             )
-        records = _read_lines(folder / "records.jsonl", shown, lambda obj: Record.from_dict(obj))
-        passages = _read_lines(
+        known = (previous.line_objects if previous is not None else None) or ({}, {})
+        records, rec_lines = read_lines(folder / "records.jsonl", shown, Record.from_dict, known[0])
+        passages, pas_lines = read_lines(
             folder / "passages.jsonl", shown,
-            lambda obj: Passage(record_id=obj[0], index=obj[1], text=obj[4], start=obj[2], end=obj[3]),
+            lambda obj: Passage(record_id=obj[0], index=obj[1], text=obj[4], start=obj[2], end=obj[3]), known[1],
         )
         expected = (manifest.get("n_records"), manifest.get("n_passages"))
         if expected != (len(records), len(passages)):
@@ -528,6 +534,7 @@ class Searcher:
             loaded[rname] = r
         out = cls(config, records, passages, retrievers=loaded, analyzer=analyzer)
         out.line_analysis = load_line_analysis(folder / LINES_FILE, len(passages))
+        out.line_objects = (rec_lines, pas_lines)
         return out
 
 
@@ -562,30 +569,6 @@ def _read_json_file(path: Path, shown: str) -> Any:
     except (OSError, DataError) as exc:  # DataError: not a regular file, not UTF-8, not JSON
         why = problem_of(exc)
         raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
-
-
-def _read_lines(path: Path, shown: str, make: Callable[[Any], Any]) -> list[Any]:
-    out = []
-    try:
-        with open_regular(path) as fh:  # a regular file only: a FIFO is refused, never read
-            for number, line in enumerate(fh, 1):
-                try:
-                    out.append(make(json.loads(line)))
-                except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
-                    why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__  # never the line
-                    raise DataError(
-                        f"{shown}: {path.name} line {number} is damaged ({why}); rebuild the index"
-                    ) from None
-    except FileNotFoundError:
-        raise DataError(f"{shown}: {path.name} is missing; the index is damaged, rebuild it") from None
-    except DataError as exc:
-        if exc.path != str(path):  # a damaged line, said above
-            raise
-        raise DataError(f"{shown}: {path.name} is unreadable ({problem_of(exc)[:100]}); rebuild the index") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or type(exc).__name__
-        raise DataError(f"{shown}: {path.name} is unreadable ({str(why)[:100]}); rebuild the index") from None
-    return out
 
 
 def _default_cache():

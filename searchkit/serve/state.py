@@ -213,7 +213,8 @@ class ChildRefresh:
             raise ResourceError(last)
         if now_name == before:  # a child that did not refresh is never a success
             raise ResourceError("the refresh child exited without writing a new version of the index")
-        index = HistoryIndex.load(self.store, self.config)
+        previous = served.index if isinstance(served.index, HistoryIndex) else None
+        index = HistoryIndex.load(self.store, self.config, previous=previous)  # unchanged lines reused
         follow = getattr(index, "follow", None)
         if follow is not None:  # what the previous version read of the workspace carries over (re-checked)
             follow(served.index)

@@ -190,15 +190,18 @@ class HistoryIndex:
 
     @classmethod
     def load(cls, folder: str | Path, config: SearchConfig | None = None, *, embedder: Embedder | None = None,
-             cache: EmbeddingCache | None = None) -> "HistoryIndex":
+             cache: EmbeddingCache | None = None, previous: "HistoryIndex | None" = None) -> "HistoryIndex":
         """Load the current version of a history index folder (its records, spaces and Searcher
-        from one version, never mixed with a version a writer publishes meanwhile)."""
+        from one version, never mixed with a version a writer publishes meanwhile). ``previous``, the
+        version served before (a refresh): its records and passages are reused where their lines are
+        the same (``Searcher.load_version``)."""
         with store.reading(folder) as version:
             if not (version / "workspace.json").is_file():
                 raise DataError(
                     f"{folder} is not a history index (no workspace.json); build one with `searchkit index --workspace`", reason="no_index"
                 )
-            s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder))
+            s = Searcher.load_version(version, config, embedder=embedder, cache=cache, name=str(folder),
+                                      previous=None if previous is None else previous.searcher)
             try:
                 saved = read_json_file(version / "workspace.json")  # a regular file only: no FIFO hang
                 spaces = {slug: space_info(slug, d) for slug, d in saved["spaces"].items()}
