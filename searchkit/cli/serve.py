@@ -50,9 +50,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--workers", type=int, default=2,
                    help="tool calls run at once (default 2: on 2 cores it served the most calls with the shortest "
                         "waits; benchmarks/README.md)")
-    p.add_argument("--queue", type=int, default=8,
-                   help="tool calls that may wait for a worker (default 8); beyond it a call is refused at once: "
-                        "HTTP 503 with Retry-After, an MCP tool error 'busy' (issue 41)")
+    p.add_argument("--queue", type=int, default=16,
+                   help="tool calls that may wait for a worker (default 16: at 2 workers and ~50 ms a call, a "
+                        "waiting call starts within ~0.4 s; 8 shed calls at 20/s during a version swap; "
+                        "benchmarks/README.md); beyond it a call is refused at once: HTTP 503 with Retry-After, an "
+                        "MCP tool error 'busy' (issue 41)")
     p.add_argument("--allowed-host", action="append", metavar="HOST",
                    help="HTTP: a Host header /mcp also answers (a name or address, optionally :PORT), e.g. the name a "
                         "TLS proxy forwards; repeat for more (loopback names, and beyond loopback the bound address "

@@ -50,7 +50,7 @@ class Options:
     log_content: bool = False
     workers: int = 2
     state_dir: str | None = None
-    queue: int = 8
+    queue: int = 16  # the --queue default (cli/serve.py): tests/test_serve_queue_default41.py
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     explain: bool = False
